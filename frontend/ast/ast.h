@@ -1,0 +1,97 @@
+// The abstract syntax tree.
+//
+// Nodes live in one dense array and are named by `NodeId`; a node's children
+// are a contiguous slice of a second array, in the fixed order that
+// node_kind.def documents (optional children are invalid ids). Nodes are
+// created bottom-up by the parser and never change kind afterwards; later
+// phases attach what they learn in side tables keyed by NodeId.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frontend/lex/value_stores.h"
+#include "frontend/source/source_manager.h"
+
+namespace tessera {
+
+enum class NodeKind : uint8_t {
+#define TESSERA_AST_NODE(Name, Roles) Name,
+#include "frontend/ast/node_kind.def"
+};
+
+std::string_view node_kind_name(NodeKind kind);
+// The role names of the children ("lhs", "rhs"); a trailing "..." role is variadic.
+std::string_view node_kind_roles(NodeKind kind);
+
+enum class BinaryOperator : uint8_t { Add, Sub, Mul, MatMul, Div, FloorDiv, Mod, Pow, LShift, RShift, BitAnd, BitOr, BitXor };
+enum class UnaryOperator : uint8_t { Neg, Pos, Invert, Not };
+enum class BoolOperator : uint8_t { And, Or };
+enum class CompareOperator : uint8_t { Lt, Gt, Le, Ge, Eq, Ne, In, NotIn, Is, IsNot };
+enum class ParameterKind : uint8_t {
+  Normal,          // x, x: T, x=1
+  KeywordOnly,     // a parameter after `*` or `*args`
+  VarPositional,   // *args
+  VarKeyword,      // **kwargs
+  KeywordMarker,   // bare `*`
+};
+
+std::string_view operator_spelling(BinaryOperator op);
+std::string_view operator_spelling(UnaryOperator op);
+std::string_view operator_spelling(BoolOperator op);
+std::string_view operator_spelling(CompareOperator op);
+std::string_view parameter_kind_name(ParameterKind kind);
+
+struct NodeId {
+  uint32_t index = UINT32_MAX;
+  bool valid() const { return index != UINT32_MAX; }
+  friend bool operator==(NodeId, NodeId) = default;
+};
+
+struct Node {
+  NodeKind kind;
+  uint8_t op = 0;
+  uint16_t flags = 0;
+  SourceRange range;
+  uint32_t children_begin = 0;
+  uint32_t children_count = 0;
+  uint32_t payload = UINT32_MAX;
+};
+
+class Ast {
+ public:
+  NodeId add(NodeKind kind, SourceRange range, std::span<const NodeId> children = {}, uint32_t payload = UINT32_MAX,
+             uint8_t op = 0, uint16_t flags = 0);
+  NodeId add(NodeKind kind, SourceRange range, std::initializer_list<NodeId> children, uint32_t payload = UINT32_MAX,
+             uint8_t op = 0, uint16_t flags = 0) {
+    return add(kind, range, std::span<const NodeId>(children.begin(), children.size()), payload, op, flags);
+  }
+
+  const Node& node(NodeId id) const { return nodes_[id.index]; }
+  Node& mutable_node(NodeId id) { return nodes_[id.index]; }
+  NodeKind kind(NodeId id) const { return nodes_[id.index].kind; }
+  SourceRange range(NodeId id) const { return nodes_[id.index].range; }
+  std::span<const NodeId> children(NodeId id) const {
+    const Node& n = nodes_[id.index];
+    return std::span<const NodeId>(children_.data() + n.children_begin, n.children_count);
+  }
+  NodeId child(NodeId id, size_t i) const { return children(id)[i]; }
+  size_t size() const { return nodes_.size(); }
+
+  NodeId root() const { return root_; }
+  void set_root(NodeId root) { root_ = root; }
+
+ private:
+  std::vector<Node> nodes_;
+  std::vector<NodeId> children_;
+  NodeId root_;
+};
+
+// `--emit=ast`: one node per line, indented by depth, with the child's role,
+// kind, kind-specific details and source range "[line:col-line:col]".
+std::string dump_ast(const Ast& ast, const SourceManager& sources, const ValueStores& values);
+
+}  // namespace tessera

@@ -1,0 +1,228 @@
+// tesserac: the Tessera compiler driver.
+//
+// Exit codes: 0 success; 1 the input has errors (or -verify found a
+// mismatch); 2 the command line is wrong; 3 an internal compiler error.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "frontend/ast/ast.h"
+#include "frontend/diagnostics/diagnostics.h"
+#include "frontend/diagnostics/internal_error.h"
+#include "frontend/diagnostics/verify.h"
+#include "frontend/lex/lexer.h"
+#include "frontend/parse/parse.h"
+#include "tools/tesserac/output_file.h"
+
+namespace tessera {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitUserError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInternalError = 3;
+
+// The phase running now, for internal-error and crash reports.
+const char* volatile g_current_phase = "driver";
+
+extern "C" void handle_crash(int signal_number) {
+  // Only async-signal-safe calls here.
+  const char* prefix = "tesserac: error: internal compiler error: crashed in phase '";
+  const char* phase = g_current_phase;
+  (void)!::write(STDERR_FILENO, prefix, std::strlen(prefix));
+  (void)!::write(STDERR_FILENO, phase, std::strlen(phase));
+  const char* suffix = "' (signal ";
+  (void)!::write(STDERR_FILENO, suffix, std::strlen(suffix));
+  char digits[4] = {static_cast<char>('0' + (signal_number / 10) % 10), static_cast<char>('0' + signal_number % 10),
+                    ')', '\n'};
+  (void)!::write(STDERR_FILENO, digits, sizeof digits);
+  const char* report = "please report this bug with the input file that caused it [internal.compiler-error]\n";
+  (void)!::write(STDERR_FILENO, report, std::strlen(report));
+  ::_exit(kExitInternalError);
+}
+
+void install_crash_handlers() {
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, handle_crash);
+}
+
+enum class Emit { None, Tokens, Ast };
+
+struct Options {
+  std::string input;
+  std::string output = "-";
+  std::string emit;
+  bool syntax_only = false;
+  bool verify = false;
+  bool warnings_as_errors = false;
+  bool no_warnings = false;
+  uint32_t error_limit = 20;
+  std::string color = "auto";
+  bool list_diagnostics = false;
+};
+
+// Options spelled with one dash and a long name, clang style (-verify,
+// -fsyntax-only, -Werror, -ferror-limit=N). CLI11 wants two dashes for long
+// names, so these are rewritten before parsing.
+const std::set<std::string, std::less<>> kSingleDashLongOptions = {
+    "verify", "fsyntax-only", "Werror", "ferror-limit", "fcolor-diagnostics", "fno-color-diagnostics", "emit",
+};
+
+std::vector<std::string> normalize_arguments(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-') {
+      std::string_view name(arg);
+      name.remove_prefix(1);
+      name = name.substr(0, name.find('='));
+      if (kSingleDashLongOptions.count(name)) arg = "-" + arg;
+    }
+    args.push_back(std::move(arg));
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
+  return args;
+}
+
+bool use_color(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* term = std::getenv("TERM");
+  return ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr && term != nullptr &&
+         std::string_view(term) != "dumb";
+}
+
+int list_diagnostics() {
+  for (const DiagnosticKindInfo& info : all_diagnostic_kinds()) {
+    std::printf("%s %s\n", std::string(info.id).c_str(), std::string(severity_name(info.severity)).c_str());
+  }
+  return kExitOk;
+}
+
+int compile(const Options& options) {
+  SourceManager sources;
+  CollectingDiagnosticConsumer collected;
+  TextDiagnosticPrinter printer(sources, stderr, TextPrinterOptions{use_color(options.color)});
+  DiagnosticConsumer& consumer = options.verify ? static_cast<DiagnosticConsumer&>(collected) : printer;
+  DiagnosticEngine diags(sources, consumer,
+                         DiagnosticOptions{options.warnings_as_errors, options.no_warnings,
+                                           options.verify ? 0u : options.error_limit});
+
+  std::string error;
+  std::optional<FileId> file = sources.load_file(options.input, error);
+  if (!file) {
+    diags.emit_global<diag::DriverCannotOpenInput>(options.input, error.substr(error.find(':') + 1));
+    diags.flush();
+    if (options.verify) std::fputs(printer.render(collected.diagnostics.back()).c_str(), stderr);
+    return kExitUserError;
+  }
+
+  ValueStores values;
+  Emit emit = options.emit == "tokens" ? Emit::Tokens : options.emit == "ast" ? Emit::Ast : Emit::None;
+
+  g_current_phase = "lex";
+  TokenizedBuffer tokens = lex_file(*file, sources, values, diags);
+  std::string output;
+  if (emit == Emit::Tokens) {
+    output = dump_tokens(tokens, sources, values);
+  } else {
+    g_current_phase = "parse";
+    Ast ast;
+    parse_file(tokens, ast, values, diags);
+    if (emit == Emit::Ast) output = dump_ast(ast, sources, values);
+  }
+  g_current_phase = "driver";
+  diags.flush();
+
+  if (options.verify) {
+    VerifyResult result = verify_diagnostics(sources, *file, tokens.comments(), collected.diagnostics);
+    std::fputs(result.report.c_str(), stderr);
+    if (!result.ok) return kExitUserError;
+    return kExitOk;
+  }
+
+  // Dumps to standard output are printed even after errors (they show how
+  // the compiler recovered); files are only written by a clean run.
+  bool to_stdout = options.output == "-";
+  if (emit != Emit::None && (to_stdout || !diags.has_errors())) {
+    if (!write_output_atomically(options.output, output, error)) {
+      diags.emit_global<diag::DriverCannotWriteOutput>(options.output, error);
+      diags.flush();
+      return kExitUserError;
+    }
+  }
+  return diags.has_errors() ? kExitUserError : kExitOk;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"tesserac: the ahead-of-time compiler for the Tessera tile language", "tesserac"};
+  app.set_version_flag("--version", std::string("tesserac ") + TESSERA_VERSION);
+  Options options;
+  app.add_option("input", options.input, "Input .tsr file ('-' reads standard input)");
+  app.add_option("-o,--output", options.output, "Output file ('-' for standard output, the default for dumps)");
+  app.add_option("--emit", options.emit, "What to produce: tokens, ast")
+      ->check(CLI::IsMember({"tokens", "ast"}));
+  app.add_flag("--fsyntax-only", options.syntax_only, "Check the input and stop (-fsyntax-only)");
+  app.add_flag("--verify", options.verify,
+               "Check diagnostics against '# expected-error {{...}}' comments in the input (-verify)");
+  app.add_flag("--Werror", options.warnings_as_errors, "Turn warnings into errors (-Werror)");
+  app.add_flag("-w", options.no_warnings, "Suppress all warnings");
+  app.add_option("--ferror-limit", options.error_limit, "Stop after N errors; 0 for no limit (-ferror-limit=N)");
+  app.add_option("--color", options.color, "Colour diagnostics: auto, always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  bool color_on = false;
+  bool color_off = false;
+  app.add_flag("--fcolor-diagnostics", color_on, "Same as --color=always (-fcolor-diagnostics)");
+  app.add_flag("--fno-color-diagnostics", color_off, "Same as --color=never (-fno-color-diagnostics)");
+  app.add_flag("--list-diagnostics", options.list_diagnostics, "Print every diagnostic kind and its severity");
+
+  try {
+    std::vector<std::string> args = normalize_arguments(argc, argv);
+    app.parse(args);
+  } catch (const CLI::Success& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  if (color_on) options.color = "always";
+  if (color_off) options.color = "never";
+  if (options.list_diagnostics) return list_diagnostics();
+  if (options.input.empty()) {
+    std::fprintf(stderr, "tesserac: error: no input file (run 'tesserac --help' for usage)\n");
+    return kExitUsage;
+  }
+  if (options.syntax_only && !options.emit.empty()) {
+    std::fprintf(stderr, "tesserac: error: -fsyntax-only cannot be combined with --emit\n");
+    return kExitUsage;
+  }
+  return compile(options);
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) {
+  tessera::install_crash_handlers();
+  try {
+    return tessera::run(argc, argv);
+  } catch (const tessera::InternalError& e) {
+    std::fprintf(stderr,
+                 "tesserac: error: internal compiler error in phase '%s': %s\n"
+                 "please report this bug with the input file that caused it [internal.compiler-error]\n",
+                 e.phase().c_str(), e.what());
+    return tessera::kExitInternalError;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr,
+                 "tesserac: error: internal compiler error in phase '%s': %s\n"
+                 "please report this bug with the input file that caused it [internal.compiler-error]\n",
+                 tessera::g_current_phase, e.what());
+    return tessera::kExitInternalError;
+  }
+}
