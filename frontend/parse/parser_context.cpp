@@ -200,14 +200,12 @@ NodeId ParserContext::make_type(NodeId expression) {
   }
 }
 
-NodeId ParserContext::make_type_alias(SourceRange range, uint32_t keyword, uint32_t name, NodeId type) {
-  if (identifier(keyword) != "type") {
-    SourceRange name_range = range;  // the whole statement; good enough to point at the line
-    diags_.emit<diag::ParseJuxtaposedNames>(name_range, std::string(identifier(name)),
-                                            std::string(identifier(keyword)));
-    return add(NodeKind::ErrorStmt, range);
-  }
-  return add(NodeKind::TypeAlias, range, {type}, name);
+bool ParserContext::check_type_alias_head(SourceRange keyword_range, uint32_t keyword, SourceRange name_range,
+                                          uint32_t name) {
+  if (identifier(keyword) == "type") return true;
+  diags_.emit<diag::ParseJuxtaposedNames>(name_range, std::string(identifier(name)), std::string(identifier(keyword)));
+  (void)keyword_range;
+  return false;
 }
 
 void ParserContext::check_assign_target(NodeId target) {
@@ -337,7 +335,14 @@ void ParserContext::report_syntax_error(SourceRange location, std::optional<Toke
     return;
   }
 
+  auto contains = [&](TokenKind wanted) { return std::find(expected.begin(), expected.end(), wanted) != expected.end(); };
   std::vector<std::string> items;
+  if (contains(TokenKind::KwPass) && contains(TokenKind::KwDef)) {
+    // Where any statement may start, naming them all helps nobody.
+    std::string found_text = lookahead ? token_kind_description(*lookahead) : "this token";
+    diags_.emit<diag::ParseSyntaxError>(location, fmt::format("expected a statement, found {}", found_text));
+    return;
+  }
   bool expression = std::any_of(expected.begin(), expected.end(), [](TokenKind k) { return k == TokenKind::Identifier; }) &&
                     std::any_of(expected.begin(), expected.end(), [](TokenKind k) { return k == TokenKind::IntLiteral; });
   if (expression) items.push_back("expression");
@@ -349,6 +354,9 @@ void ParserContext::report_syntax_error(SourceRange location, std::optional<Toke
   if (items.size() + others.size() > 4) {
     others.clear();
     for (TokenKind kind : expected) {
+      // 'in' closes a for-target; where comparisons are possible it is just
+      // one more operator.
+      if (kind == TokenKind::KwIn && contains(TokenKind::Less)) continue;
       if (is_structural(kind)) others.push_back(kind == TokenKind::Newline ? "end of line" : token_kind_description(kind));
     }
   }
