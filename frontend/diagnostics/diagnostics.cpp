@@ -178,7 +178,9 @@ void TextDiagnosticPrinter::render_one(std::string& out, const Diagnostic& d) co
   // Fix-its on this line: the replacement text printed under where it goes.
   for (const FixIt& fix : d.fix_its) {
     if (fix.range.begin < line_begin || fix.range.begin > line_end) continue;
+    // Multi-line and whitespace-only replacements would print as nothing useful.
     if (fix.replacement.find('\n') != std::string::npos) continue;
+    if (fix.replacement.find_first_not_of(" \t") == std::string::npos) continue;
     std::string_view before(sources_.pointer(line_begin), fix.range.begin - line_begin);
     std::string text(count_code_points(before), ' ');
     text += fix.replacement;

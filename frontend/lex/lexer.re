@@ -235,6 +235,7 @@ class Lexer {
   };
   std::vector<OpenBracket> brackets_;
   bool at_line_start_ = true;
+  bool reported_tab_ = false;
 };
 
 void Lexer::run() {
@@ -336,7 +337,10 @@ bool Lexer::handle_line_start() {
     return false;
   }
   at_line_start_ = false;
-  if (first_tab != nullptr) {
+  // Reported once per file: a tab-indented file would otherwise drown in
+  // one error per line. Later lines count a tab as reaching the next multiple of 8.
+  if (first_tab != nullptr && !reported_tab_) {
+    reported_tab_ = true;
     diags_.emit<diag::LexTabIndentation>(range(first_tab, first_tab + 1))
         .fix_it_replace(range(line_begin, line_indent_end), std::string(column, ' '));
   }

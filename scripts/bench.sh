@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds the release preset and runs the benchmarks under bench/.
+# Benchmarks report throughput and ratios; they are never part of ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$(nproc 2>/dev/null || echo 2)" --target frontend_bench
+echo "== bench/frontend: lexer and parser throughput"
+build/release/bench/frontend_bench "$@"
