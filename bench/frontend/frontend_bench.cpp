@@ -21,7 +21,8 @@ std::string generate(int functions) {
   std::string out = "import tessera as ts\n\n";
   for (int k = 0; k < functions; ++k) {
     out += "@kernel tile[(128,)] shared(16_KiB)\n";
-    out += "def kernel_" + std::to_string(k) + "(x: f32[n], y: mut f32[n], alpha: f32, w: ts.Tensor[\"N\", ts.bf16 @accum(ts.f32)]):\n";
+    out += "def kernel_" + std::to_string(k) +
+           "(x: f32[n], y: mut f32[n], alpha: f32, w: ts.Tensor[\"N\", ts.bf16 @accum(ts.f32)]):\n";
     out += "    \"\"\"A generated kernel.\"\"\"\n";
     out += "    i = tile.linear_id()\n";
     out += "    smem = tile.alloc_shared((128,), f32, swizzle=\"xor\")\n";

@@ -28,64 +28,98 @@ std::string_view node_kind_roles(NodeKind kind) {
 
 std::string_view operator_spelling(BinaryOperator op) {
   switch (op) {
-    case BinaryOperator::Add: return "+";
-    case BinaryOperator::Sub: return "-";
-    case BinaryOperator::Mul: return "*";
-    case BinaryOperator::MatMul: return "@";
-    case BinaryOperator::Div: return "/";
-    case BinaryOperator::FloorDiv: return "//";
-    case BinaryOperator::Mod: return "%";
-    case BinaryOperator::Pow: return "**";
-    case BinaryOperator::LShift: return "<<";
-    case BinaryOperator::RShift: return ">>";
-    case BinaryOperator::BitAnd: return "&";
-    case BinaryOperator::BitOr: return "|";
-    case BinaryOperator::BitXor: return "^";
+    case BinaryOperator::Add:
+      return "+";
+    case BinaryOperator::Sub:
+      return "-";
+    case BinaryOperator::Mul:
+      return "*";
+    case BinaryOperator::MatMul:
+      return "@";
+    case BinaryOperator::Div:
+      return "/";
+    case BinaryOperator::FloorDiv:
+      return "//";
+    case BinaryOperator::Mod:
+      return "%";
+    case BinaryOperator::Pow:
+      return "**";
+    case BinaryOperator::LShift:
+      return "<<";
+    case BinaryOperator::RShift:
+      return ">>";
+    case BinaryOperator::BitAnd:
+      return "&";
+    case BinaryOperator::BitOr:
+      return "|";
+    case BinaryOperator::BitXor:
+      return "^";
   }
   return "?";
 }
 
 std::string_view operator_spelling(UnaryOperator op) {
   switch (op) {
-    case UnaryOperator::Neg: return "-";
-    case UnaryOperator::Pos: return "+";
-    case UnaryOperator::Invert: return "~";
-    case UnaryOperator::Not: return "not";
+    case UnaryOperator::Neg:
+      return "-";
+    case UnaryOperator::Pos:
+      return "+";
+    case UnaryOperator::Invert:
+      return "~";
+    case UnaryOperator::Not:
+      return "not";
   }
   return "?";
 }
 
 std::string_view operator_spelling(BoolOperator op) {
   switch (op) {
-    case BoolOperator::And: return "and";
-    case BoolOperator::Or: return "or";
+    case BoolOperator::And:
+      return "and";
+    case BoolOperator::Or:
+      return "or";
   }
   return "?";
 }
 
 std::string_view operator_spelling(CompareOperator op) {
   switch (op) {
-    case CompareOperator::Lt: return "<";
-    case CompareOperator::Gt: return ">";
-    case CompareOperator::Le: return "<=";
-    case CompareOperator::Ge: return ">=";
-    case CompareOperator::Eq: return "==";
-    case CompareOperator::Ne: return "!=";
-    case CompareOperator::In: return "in";
-    case CompareOperator::NotIn: return "not in";
-    case CompareOperator::Is: return "is";
-    case CompareOperator::IsNot: return "is not";
+    case CompareOperator::Lt:
+      return "<";
+    case CompareOperator::Gt:
+      return ">";
+    case CompareOperator::Le:
+      return "<=";
+    case CompareOperator::Ge:
+      return ">=";
+    case CompareOperator::Eq:
+      return "==";
+    case CompareOperator::Ne:
+      return "!=";
+    case CompareOperator::In:
+      return "in";
+    case CompareOperator::NotIn:
+      return "not in";
+    case CompareOperator::Is:
+      return "is";
+    case CompareOperator::IsNot:
+      return "is not";
   }
   return "?";
 }
 
 std::string_view parameter_kind_name(ParameterKind kind) {
   switch (kind) {
-    case ParameterKind::Normal: return "normal";
-    case ParameterKind::KeywordOnly: return "keyword-only";
-    case ParameterKind::VarPositional: return "*args";
-    case ParameterKind::VarKeyword: return "**kwargs";
-    case ParameterKind::KeywordMarker: return "*";
+    case ParameterKind::Normal:
+      return "normal";
+    case ParameterKind::KeywordOnly:
+      return "keyword-only";
+    case ParameterKind::VarPositional:
+      return "*args";
+    case ParameterKind::VarKeyword:
+      return "**kwargs";
+    case ParameterKind::KeywordMarker:
+      return "*";
   }
   return "?";
 }
@@ -93,7 +127,7 @@ std::string_view parameter_kind_name(ParameterKind kind) {
 NodeId Ast::add(NodeKind kind, SourceRange range, std::span<const NodeId> children, uint32_t payload, uint8_t op,
                 uint16_t flags) {
   internal_check(nodes_.size() < UINT32_MAX - 1, "parse", "too many AST nodes");
-  Node node{kind, op, flags, range, static_cast<uint32_t>(children_.size()), static_cast<uint32_t>(children.size()),
+  Node node{kind,   op, flags, range, static_cast<uint32_t>(children_.size()), static_cast<uint32_t>(children.size()),
             payload};
   children_.insert(children_.end(), children.begin(), children.end());
   nodes_.push_back(node);
@@ -106,11 +140,21 @@ std::string escape(std::string_view text) {
   std::string out = "\"";
   for (unsigned char c : text) {
     switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
       default:
         if (c < 0x20 || c == 0x7F) {
           out += fmt::format("\\x{:02x}", c);
@@ -173,8 +217,7 @@ class AstDumper {
       case NodeKind::BoolOp:
         return fmt::format(" '{}'", operator_spelling(static_cast<BoolOperator>(n.op)));
       case NodeKind::Compare:
-        return fmt::format(" '{}'{}", operator_spelling(static_cast<CompareOperator>(n.op)),
-                           n.flags ? " chained" : "");
+        return fmt::format(" '{}'{}", operator_spelling(static_cast<CompareOperator>(n.op)), n.flags ? " chained" : "");
       case NodeKind::Tuple:
         return n.flags ? " parenthesized" : "";
       default:

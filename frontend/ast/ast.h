@@ -27,16 +27,30 @@ std::string_view node_kind_name(NodeKind kind);
 // The role names of the children ("lhs", "rhs"); a trailing "..." role is variadic.
 std::string_view node_kind_roles(NodeKind kind);
 
-enum class BinaryOperator : uint8_t { Add, Sub, Mul, MatMul, Div, FloorDiv, Mod, Pow, LShift, RShift, BitAnd, BitOr, BitXor };
+enum class BinaryOperator : uint8_t {
+  Add,
+  Sub,
+  Mul,
+  MatMul,
+  Div,
+  FloorDiv,
+  Mod,
+  Pow,
+  LShift,
+  RShift,
+  BitAnd,
+  BitOr,
+  BitXor
+};
 enum class UnaryOperator : uint8_t { Neg, Pos, Invert, Not };
 enum class BoolOperator : uint8_t { And, Or };
 enum class CompareOperator : uint8_t { Lt, Gt, Le, Ge, Eq, Ne, In, NotIn, Is, IsNot };
 enum class ParameterKind : uint8_t {
-  Normal,          // x, x: T, x=1
-  KeywordOnly,     // a parameter after `*` or `*args`
-  VarPositional,   // *args
-  VarKeyword,      // **kwargs
-  KeywordMarker,   // bare `*`
+  Normal,         // x, x: T, x=1
+  KeywordOnly,    // a parameter after `*` or `*args`
+  VarPositional,  // *args
+  VarKeyword,     // **kwargs
+  KeywordMarker,  // bare `*`
 };
 
 std::string_view operator_spelling(BinaryOperator op);

@@ -55,8 +55,14 @@ void DiagnosticEngine::commit(Diagnostic diagnostic) {
     if (limit_reached_) return;
     if (options_.error_limit != 0 && error_count_ >= options_.error_limit) {
       limit_reached_ = true;
-      Diagnostic stop{diag::DriverTooManyErrors, Severity::Error, false, false, {},
-                      format_diagnostic_message<diag::DriverTooManyErrors>(), {}, {}};
+      Diagnostic stop{diag::DriverTooManyErrors,
+                      Severity::Error,
+                      false,
+                      false,
+                      {},
+                      format_diagnostic_message<diag::DriverTooManyErrors>(),
+                      {},
+                      {}};
       // Printed after everything else, whatever its location.
       stop.range = SourceRange::at(UINT32_MAX);
       pending_.push_back(std::move(stop));

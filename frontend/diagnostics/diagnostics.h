@@ -56,10 +56,10 @@ std::string_view severity_name(Severity severity);
 // The argument types a kind takes, from the registry.
 template <DiagnosticKind K>
 struct DiagnosticArgs;
-#define TESSERA_DIAGNOSTIC(Name, Sev, Id, Format, ...)      \
-  template <>                                               \
-  struct DiagnosticArgs<DiagnosticKind::Name> {             \
-    using Types = std::tuple<__VA_ARGS__>;                  \
+#define TESSERA_DIAGNOSTIC(Name, Sev, Id, Format, ...) \
+  template <>                                          \
+  struct DiagnosticArgs<DiagnosticKind::Name> {        \
+    using Types = std::tuple<__VA_ARGS__>;             \
   };
 #include "frontend/diagnostics/diagnostic_kinds.def"
 #undef TESSERA_DIAGNOSTIC
@@ -71,10 +71,10 @@ struct FixIt {
 
 struct Diagnostic {
   DiagnosticKind kind;
-  Severity severity;   // after -Werror promotion
+  Severity severity;  // after -Werror promotion
   bool promoted = false;
   bool has_location = true;
-  SourceRange range;   // caret at range.begin, underline to range.end
+  SourceRange range;  // caret at range.begin, underline to range.end
   std::string message;
   std::vector<FixIt> fix_its;
   std::vector<Diagnostic> notes;
@@ -138,15 +138,18 @@ class DiagnosticEngine {
 
   template <DiagnosticKind K, typename... Args>
   DiagnosticBuilder emit(SourceRange range, Args&&... args) {
-    Diagnostic d{K, diagnostic_info(K).severity, false, true, range,
-                 format_diagnostic_message<K>(std::forward<Args>(args)...), {}, {}};
+    Diagnostic d{K,     diagnostic_info(K).severity,
+                 false, true,
+                 range, format_diagnostic_message<K>(std::forward<Args>(args)...),
+                 {},    {}};
     return DiagnosticBuilder(this, std::move(d));
   }
   // A diagnostic about the invocation rather than a place in a file.
   template <DiagnosticKind K, typename... Args>
   DiagnosticBuilder emit_global(Args&&... args) {
-    Diagnostic d{K, diagnostic_info(K).severity, false, false, {},
-                 format_diagnostic_message<K>(std::forward<Args>(args)...), {}, {}};
+    Diagnostic d{
+        K, diagnostic_info(K).severity, false, false, {}, format_diagnostic_message<K>(std::forward<Args>(args)...), {},
+        {}};
     return DiagnosticBuilder(this, std::move(d));
   }
 

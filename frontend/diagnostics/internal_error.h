@@ -14,8 +14,7 @@ namespace tessera {
 
 class InternalError : public std::runtime_error {
  public:
-  InternalError(std::string_view phase, const std::string& message)
-      : std::runtime_error(message), phase_(phase) {}
+  InternalError(std::string_view phase, const std::string& message) : std::runtime_error(message), phase_(phase) {}
   const std::string& phase() const { return phase_; }
 
  private:

@@ -85,7 +85,8 @@ std::optional<std::string> parse_directives(std::string_view comment, uint32_t c
     if (!rest.empty() && rest[0] >= '0' && rest[0] <= '9') {
       size_t digits = 0;
       while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
-      directive.remaining = static_cast<uint32_t>(std::strtoul(std::string(rest.substr(0, digits)).c_str(), nullptr, 10));
+      directive.remaining =
+          static_cast<uint32_t>(std::strtoul(std::string(rest.substr(0, digits)).c_str(), nullptr, 10));
       rest.remove_prefix(digits);
       spaces = rest.find_first_not_of(' ');
       rest.remove_prefix(spaces == std::string_view::npos ? rest.size() : spaces);
@@ -118,13 +119,25 @@ VerifyResult verify_diagnostics(const SourceManager& sources, FileId file, const
     std::string_view text(sources.pointer(comment.begin), comment.end - comment.begin);
     uint32_t line = sources.presumed(comment.begin).line;
     if (auto error = parse_directives(text, line, directives, no_diagnostics)) {
-      report(Diagnostic{diag::VerifyMalformedDirective, Severity::Error, false, true, comment,
-                        format_diagnostic_message<diag::VerifyMalformedDirective>(*error), {}, {}});
+      report(Diagnostic{diag::VerifyMalformedDirective,
+                        Severity::Error,
+                        false,
+                        true,
+                        comment,
+                        format_diagnostic_message<diag::VerifyMalformedDirective>(*error),
+                        {},
+                        {}});
     }
   }
   if (directives.empty() && !no_diagnostics && result.ok) {
-    report(Diagnostic{diag::VerifyNoDirectives, Severity::Error, false, true, SourceRange::at(sources.file_begin(file)),
-                      format_diagnostic_message<diag::VerifyNoDirectives>(), {}, {}});
+    report(Diagnostic{diag::VerifyNoDirectives,
+                      Severity::Error,
+                      false,
+                      true,
+                      SourceRange::at(sources.file_begin(file)),
+                      format_diagnostic_message<diag::VerifyNoDirectives>(),
+                      {},
+                      {}});
   }
 
   std::vector<Emitted> seen;
@@ -146,11 +159,13 @@ VerifyResult verify_diagnostics(const SourceManager& sources, FileId file, const
     for (const Directive& d : directives) {
       if (d.severity != severity || d.remaining == 0) continue;
       std::string where = d.any_line ? "*" : std::to_string(d.line);
-      for (uint32_t i = 0; i < d.remaining; ++i) missing += fmt::format("  File {} Line {}: {}\n", file_name, where, d.text);
+      for (uint32_t i = 0; i < d.remaining; ++i)
+        missing += fmt::format("  File {} Line {}: {}\n", file_name, where, d.text);
     }
     if (!missing.empty()) {
       result.ok = false;
-      result.report += fmt::format("error: '{}' diagnostics expected but not seen:\n{}", severity_name(severity), missing);
+      result.report +=
+          fmt::format("error: '{}' diagnostics expected but not seen:\n{}", severity_name(severity), missing);
     }
     std::string unexpected;
     for (const Emitted& e : seen) {
@@ -160,7 +175,8 @@ VerifyResult verify_diagnostics(const SourceManager& sources, FileId file, const
     }
     if (!unexpected.empty()) {
       result.ok = false;
-      result.report += fmt::format("error: '{}' diagnostics seen but not expected:\n{}", severity_name(severity), unexpected);
+      result.report +=
+          fmt::format("error: '{}' diagnostics seen but not expected:\n{}", severity_name(severity), unexpected);
     }
   }
   return result;

@@ -42,10 +42,10 @@ class IdentifierTable {
 // conversion and a format spec, kept as written).
 struct FStringPart {
   bool is_expression = false;
-  std::string text;          // decoded literal text (is_expression == false)
-  SourceRange expression;    // source of the expression (is_expression == true)
-  char conversion = 0;       // 'r', 's', 'a' or 0
-  std::string format_spec;   // text after ':' (may itself hold {..}; kept verbatim)
+  std::string text;         // decoded literal text (is_expression == false)
+  SourceRange expression;   // source of the expression (is_expression == true)
+  char conversion = 0;      // 'r', 's', 'a' or 0
+  std::string format_spec;  // text after ':' (may itself hold {..}; kept verbatim)
 };
 
 struct FStringValue {
@@ -54,10 +54,10 @@ struct FStringValue {
 
 struct ValueStores {
   IdentifierTable identifiers;
-  std::vector<uint64_t> integers;       // IntLiteral and SizeLiteral payloads (bytes for sizes)
-  std::vector<double> reals;            // FloatLiteral payloads
-  std::vector<std::string> strings;     // StringLiteral payloads, escapes decoded
-  std::vector<FStringValue> fstrings;   // FStringLiteral payloads
+  std::vector<uint64_t> integers;      // IntLiteral and SizeLiteral payloads (bytes for sizes)
+  std::vector<double> reals;           // FloatLiteral payloads
+  std::vector<std::string> strings;    // StringLiteral payloads, escapes decoded
+  std::vector<FStringValue> fstrings;  // FStringLiteral payloads
 
   uint32_t add_integer(uint64_t value) { return push(integers, value); }
   uint32_t add_real(double value) { return push(reals, value); }

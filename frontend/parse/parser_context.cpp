@@ -61,8 +61,7 @@ NodeId ParserContext::make_parameters(SourceRange range, std::vector<NodeId> par
     Node& parameter = ast_.mutable_node(id);
     auto kind = static_cast<ParameterKind>(parameter.op);
     if (kwargs.valid()) {
-      diags_.emit<diag::ParseParameterAfterKwargs>(parameter.range,
-                                                   std::string(identifier(ast_.node(kwargs).payload)));
+      diags_.emit<diag::ParseParameterAfterKwargs>(parameter.range, std::string(identifier(ast_.node(kwargs).payload)));
     }
     if (parameter.payload != UINT32_MAX) {
       auto [it, inserted] = names.emplace(parameter.payload, id);
@@ -105,8 +104,8 @@ NodeId ParserContext::make_parameters(SourceRange range, std::vector<NodeId> par
 
 NodeId ParserContext::make_strings(SourceRange range, const std::vector<NodeId>& pieces) {
   if (pieces.size() == 1) return pieces[0];
-  bool all_plain = std::all_of(pieces.begin(), pieces.end(),
-                               [&](NodeId id) { return ast_.kind(id) == NodeKind::StringLiteral; });
+  bool all_plain =
+      std::all_of(pieces.begin(), pieces.end(), [&](NodeId id) { return ast_.kind(id) == NodeKind::StringLiteral; });
   if (all_plain) {
     std::string joined;
     for (NodeId id : pieces) joined += values_.strings[ast_.node(id).payload];
@@ -136,8 +135,8 @@ NodeId ParserContext::make_fstring(SourceRange range, uint32_t payload) {
     NodeId expression = parse_expression_fragment(part.expression, ast_, values_, diags_);
     if (!expression.valid()) expression = add(NodeKind::ErrorExpr, part.expression);
     uint32_t spec = part.format_spec.empty() ? UINT32_MAX : values_.add_string(std::move(part.format_spec));
-    parts.push_back(add(NodeKind::FormattedValue, part.expression, {expression}, spec,
-                        static_cast<uint8_t>(part.conversion)));
+    parts.push_back(
+        add(NodeKind::FormattedValue, part.expression, {expression}, spec, static_cast<uint8_t>(part.conversion)));
   }
   return add(NodeKind::FString, range, parts);
 }
@@ -335,7 +334,9 @@ void ParserContext::report_syntax_error(SourceRange location, std::optional<Toke
     return;
   }
 
-  auto contains = [&](TokenKind wanted) { return std::find(expected.begin(), expected.end(), wanted) != expected.end(); };
+  auto contains = [&](TokenKind wanted) {
+    return std::find(expected.begin(), expected.end(), wanted) != expected.end();
+  };
   std::vector<std::string> items;
   if (contains(TokenKind::KwPass) && contains(TokenKind::KwDef)) {
     // Where any statement may start, naming them all helps nobody.
@@ -343,8 +344,9 @@ void ParserContext::report_syntax_error(SourceRange location, std::optional<Toke
     diags_.emit<diag::ParseSyntaxError>(location, fmt::format("expected a statement, found {}", found_text));
     return;
   }
-  bool expression = std::any_of(expected.begin(), expected.end(), [](TokenKind k) { return k == TokenKind::Identifier; }) &&
-                    std::any_of(expected.begin(), expected.end(), [](TokenKind k) { return k == TokenKind::IntLiteral; });
+  bool expression =
+      std::any_of(expected.begin(), expected.end(), [](TokenKind k) { return k == TokenKind::Identifier; }) &&
+      std::any_of(expected.begin(), expected.end(), [](TokenKind k) { return k == TokenKind::IntLiteral; });
   if (expression) items.push_back("expression");
   std::vector<std::string> others;
   for (TokenKind kind : expected) {
@@ -357,7 +359,8 @@ void ParserContext::report_syntax_error(SourceRange location, std::optional<Toke
       // 'in' closes a for-target; where comparisons are possible it is just
       // one more operator.
       if (kind == TokenKind::KwIn && contains(TokenKind::Less)) continue;
-      if (is_structural(kind)) others.push_back(kind == TokenKind::Newline ? "end of line" : token_kind_description(kind));
+      if (is_structural(kind))
+        others.push_back(kind == TokenKind::Newline ? "end of line" : token_kind_description(kind));
     }
   }
   items.insert(items.end(), others.begin(), others.end());

@@ -48,8 +48,8 @@ class ParserContext {
              uint8_t op = 0, uint16_t flags = 0) {
     return ast_.add(kind, range, children, payload, op, flags);
   }
-  NodeId add(NodeKind kind, SourceRange range, std::initializer_list<NodeId> children,
-             uint32_t payload = UINT32_MAX, uint8_t op = 0, uint16_t flags = 0) {
+  NodeId add(NodeKind kind, SourceRange range, std::initializer_list<NodeId> children, uint32_t payload = UINT32_MAX,
+             uint8_t op = 0, uint16_t flags = 0) {
     return ast_.add(kind, range, children, payload, op, flags);
   }
   std::string_view identifier(uint32_t payload) const { return values_.identifiers.name(IdentifierId{payload}); }

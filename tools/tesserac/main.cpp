@@ -110,9 +110,9 @@ int compile(const Options& options) {
   CollectingDiagnosticConsumer collected;
   TextDiagnosticPrinter printer(sources, stderr, TextPrinterOptions{use_color(options.color)});
   DiagnosticConsumer& consumer = options.verify ? static_cast<DiagnosticConsumer&>(collected) : printer;
-  DiagnosticEngine diags(sources, consumer,
-                         DiagnosticOptions{options.warnings_as_errors, options.no_warnings,
-                                           options.verify ? 0u : options.error_limit});
+  DiagnosticEngine diags(
+      sources, consumer,
+      DiagnosticOptions{options.warnings_as_errors, options.no_warnings, options.verify ? 0u : options.error_limit});
 
   std::string error;
   std::optional<FileId> file = sources.load_file(options.input, error);
@@ -166,8 +166,7 @@ int run(int argc, char** argv) {
   Options options;
   app.add_option("input", options.input, "Input .tsr file ('-' reads standard input)");
   app.add_option("-o,--output", options.output, "Output file ('-' for standard output, the default for dumps)");
-  app.add_option("--emit", options.emit, "What to produce: tokens, ast")
-      ->check(CLI::IsMember({"tokens", "ast"}));
+  app.add_option("--emit", options.emit, "What to produce: tokens, ast")->check(CLI::IsMember({"tokens", "ast"}));
   app.add_flag("--fsyntax-only", options.syntax_only, "Check the input and stop (-fsyntax-only)");
   app.add_flag("--verify", options.verify,
                "Check diagnostics against '# expected-error {{...}}' comments in the input (-verify)");
