@@ -11,9 +11,7 @@ import subprocess
 import sys
 
 # Kinds that no file test can provoke, with the reason; keep this list short.
-EXEMPT = {
-    "internal.compiler-error": "compiler bugs; covered by the driver's crash handling, not by user input",
-}
+EXEMPT: dict[str, str] = {}
 
 
 def main() -> int:

@@ -49,7 +49,23 @@ extern "C" void handle_crash(int signal_number) {
 }
 
 void install_crash_handlers() {
+#if defined(__SANITIZE_ADDRESS__)
+  return;  // the sanitizers' own reports are more useful than ours
+#endif
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, handle_crash);
+}
+
+// A compiler bug: printed through the registry (so that it has a stable id)
+// but never confused with a user error: exit code 3.
+int report_internal_error(const std::string& phase, const std::string& what) {
+  Diagnostic d{diag::InternalCompilerError, Severity::Error, false, false, {},
+               format_diagnostic_message<diag::InternalCompilerError>(phase, what), {}, {}};
+  log_diagnostic_kind_for_coverage(d);
+  SourceManager no_sources;
+  std::string text = TextDiagnosticPrinter(no_sources, stderr).render(d);
+  text += "tesserac: note: this is a bug in tesserac, not in your program; please report it with the input file\n";
+  std::fputs(text.c_str(), stderr);
+  return kExitInternalError;
 }
 
 enum class Emit { None, Tokens, Ast };
@@ -65,6 +81,7 @@ struct Options {
   uint32_t error_limit = 20;
   std::string color = "auto";
   bool list_diagnostics = false;
+  std::string debug_internal_error;  // test hook: fail on purpose in this phase
 };
 
 // Options spelled with one dash and a long name, clang style (-verify,
@@ -126,13 +143,18 @@ int compile(const Options& options) {
   ValueStores values;
   Emit emit = options.emit == "tokens" ? Emit::Tokens : options.emit == "ast" ? Emit::Ast : Emit::None;
 
+  auto debug_hook = [&](const char* phase) {
+    if (options.debug_internal_error == phase) internal_error(phase, "failure requested by --debug-internal-error");
+  };
   g_current_phase = "lex";
+  debug_hook("lex");
   TokenizedBuffer tokens = lex_file(*file, sources, values, diags);
   std::string output;
   if (emit == Emit::Tokens) {
     output = dump_tokens(tokens, sources, values);
   } else {
     g_current_phase = "parse";
+    debug_hook("parse");
     Ast ast;
     parse_file(tokens, ast, values, diags);
     if (emit == Emit::Ast) output = dump_ast(ast, sources, values);
@@ -180,6 +202,8 @@ int run(int argc, char** argv) {
   app.add_flag("--fcolor-diagnostics", color_on, "Same as --color=always (-fcolor-diagnostics)");
   app.add_flag("--fno-color-diagnostics", color_off, "Same as --color=never (-fno-color-diagnostics)");
   app.add_flag("--list-diagnostics", options.list_diagnostics, "Print every diagnostic kind and its severity");
+  // Hidden: lets the test suite check how internal errors are reported.
+  app.add_option("--debug-internal-error", options.debug_internal_error)->group("");
 
   try {
     std::vector<std::string> args = normalize_arguments(argc, argv);
@@ -212,16 +236,8 @@ int main(int argc, char** argv) {
   try {
     return tessera::run(argc, argv);
   } catch (const tessera::InternalError& e) {
-    std::fprintf(stderr,
-                 "tesserac: error: internal compiler error in phase '%s': %s\n"
-                 "please report this bug with the input file that caused it [internal.compiler-error]\n",
-                 e.phase().c_str(), e.what());
-    return tessera::kExitInternalError;
+    return tessera::report_internal_error(e.phase(), e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr,
-                 "tesserac: error: internal compiler error in phase '%s': %s\n"
-                 "please report this bug with the input file that caused it [internal.compiler-error]\n",
-                 tessera::g_current_phase, e.what());
-    return tessera::kExitInternalError;
+    return tessera::report_internal_error(tessera::g_current_phase, e.what());
   }
 }
