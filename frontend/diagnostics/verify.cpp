@@ -110,7 +110,7 @@ VerifyResult verify_diagnostics(const SourceManager& sources, FileId file, const
   std::vector<Directive> directives;
   bool no_diagnostics = false;
   TextDiagnosticPrinter printer(sources, stderr);
-  auto report = [&](Diagnostic d) {
+  auto report = [&](const Diagnostic& d) {
     log_diagnostic_kind_for_coverage(d);
     result.ok = false;
     result.report += printer.render(d);

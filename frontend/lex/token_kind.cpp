@@ -25,7 +25,7 @@ std::string token_kind_description(TokenKind kind) {
     return Text;
 #define TESSERA_TOKEN(Name, Text) \
   case TokenKind::Name:           \
-    return std::string("'") + Text + "'";
+    return std::string("'") + (Text) + "'";
 #include "frontend/lex/token_kind.def"
   }
   return "?";

@@ -99,7 +99,7 @@ std::vector<std::string> normalize_arguments(int argc, char** argv) {
       std::string_view name(arg);
       name.remove_prefix(1);
       name = name.substr(0, name.find('='));
-      if (kSingleDashLongOptions.count(name)) arg = "-" + arg;
+      if (kSingleDashLongOptions.count(name)) arg.insert(0, "-");
     }
     args.push_back(std::move(arg));
   }
