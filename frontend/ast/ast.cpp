@@ -168,8 +168,9 @@ std::string escape(std::string_view text) {
 
 class AstDumper {
  public:
-  AstDumper(const Ast& ast, const SourceManager& sources, const ValueStores& values)
-      : ast_(ast), sources_(sources), values_(values) {}
+  AstDumper(const Ast& ast, const SourceManager& sources, const ValueStores& values,
+            const std::function<std::string(NodeId)>& annotate)
+      : ast_(ast), sources_(sources), values_(values), annotate_(annotate) {}
 
   std::string run() {
     if (ast_.root().valid()) dump(ast_.root(), "", 0);
@@ -239,7 +240,8 @@ class AstDumper {
       return;
     }
     const Node& n = ast_.node(id);
-    out_ += fmt::format("{}{}{}{} {}\n", indent, prefix, node_kind_name(n.kind), details(id), location(n.range));
+    std::string extra = annotate_ ? annotate_(id) : std::string();
+    out_ += fmt::format("{}{}{}{} {}{}\n", indent, prefix, node_kind_name(n.kind), details(id), location(n.range), extra);
 
     // Split the role list; the last role may be variadic ("args...").
     std::vector<std::string_view> roles;
@@ -270,13 +272,15 @@ class AstDumper {
   const Ast& ast_;
   const SourceManager& sources_;
   const ValueStores& values_;
+  const std::function<std::string(NodeId)>& annotate_;
   std::string out_;
 };
 
 }  // namespace
 
-std::string dump_ast(const Ast& ast, const SourceManager& sources, const ValueStores& values) {
-  return AstDumper(ast, sources, values).run();
+std::string dump_ast(const Ast& ast, const SourceManager& sources, const ValueStores& values,
+                     const std::function<std::string(NodeId)>& annotate) {
+  return AstDumper(ast, sources, values, annotate).run();
 }
 
 }  // namespace tessera

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -106,6 +107,8 @@ class Ast {
 
 // `--emit=ast`: one node per line, indented by depth, with the child's role,
 // kind, kind-specific details and source range "[line:col-line:col]".
-std::string dump_ast(const Ast& ast, const SourceManager& sources, const ValueStores& values);
+// `annotate`, when given, appends text to a node's line (sema adds types).
+std::string dump_ast(const Ast& ast, const SourceManager& sources, const ValueStores& values,
+                     const std::function<std::string(NodeId)>& annotate = {});
 
 }  // namespace tessera

@@ -19,6 +19,9 @@
 #include "frontend/diagnostics/verify.h"
 #include "frontend/lex/lexer.h"
 #include "frontend/parse/parse.h"
+#ifdef TESSERA_WITH_SEMA
+#include "sema/sema.h"
+#endif
 #include "tools/tesserac/output_file.h"
 
 namespace tessera {
@@ -68,13 +71,17 @@ int report_internal_error(const std::string& phase, const std::string& what) {
   return kExitInternalError;
 }
 
-enum class Emit { None, Tokens, Ast };
+enum class Emit { None, Tokens, Ast, TypedAst };
+
+// The last phase a run goes through.
+enum class StopAfter { Lex, Parse, Sema };
 
 struct Options {
   std::string input;
   std::string output = "-";
   std::string emit;
   bool syntax_only = false;
+  bool parse_only = false;
   bool verify = false;
   bool warnings_as_errors = false;
   bool no_warnings = false;
@@ -88,7 +95,7 @@ struct Options {
 // -fsyntax-only, -Werror, -ferror-limit=N). CLI11 wants two dashes for long
 // names, so these are rewritten before parsing.
 const std::set<std::string, std::less<>> kSingleDashLongOptions = {
-    "verify", "fsyntax-only", "Werror", "ferror-limit", "fcolor-diagnostics", "fno-color-diagnostics", "emit",
+    "verify", "fsyntax-only", "fparse-only", "Werror", "ferror-limit", "fcolor-diagnostics", "fno-color-diagnostics", "emit",
 };
 
 std::vector<std::string> normalize_arguments(int argc, char** argv) {
@@ -141,7 +148,13 @@ int compile(const Options& options) {
   }
 
   ValueStores values;
-  Emit emit = options.emit == "tokens" ? Emit::Tokens : options.emit == "ast" ? Emit::Ast : Emit::None;
+  Emit emit = options.emit == "tokens"       ? Emit::Tokens
+              : options.emit == "ast"        ? Emit::Ast
+              : options.emit == "typed-ast"  ? Emit::TypedAst
+                                             : Emit::None;
+  StopAfter stop = emit == Emit::Tokens                          ? StopAfter::Lex
+                   : (emit == Emit::Ast || options.parse_only)   ? StopAfter::Parse
+                                                                 : StopAfter::Sema;
 
   auto debug_hook = [&](const char* phase) {
     if (options.debug_internal_error == phase) internal_error(phase, "failure requested by --debug-internal-error");
@@ -150,7 +163,7 @@ int compile(const Options& options) {
   debug_hook("lex");
   TokenizedBuffer tokens = lex_file(*file, sources, values, diags);
   std::string output;
-  if (emit == Emit::Tokens) {
+  if (stop == StopAfter::Lex) {
     output = dump_tokens(tokens, sources, values);
   } else {
     g_current_phase = "parse";
@@ -158,6 +171,19 @@ int compile(const Options& options) {
     Ast ast;
     parse_file(tokens, ast, values, diags);
     if (emit == Emit::Ast) output = dump_ast(ast, sources, values);
+    // Sema runs on a syntactically valid file only: a recovered parse leaves
+    // holes that would produce misleading follow-on errors.
+#ifdef TESSERA_WITH_SEMA
+    if (stop == StopAfter::Sema && !diags.has_errors()) {
+      g_current_phase = "sema";
+      debug_hook("sema");
+      std::unique_ptr<sema::TypedModule> typed = sema::check_module(ast, values, diags);
+      if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*typed, ast, sources, values);
+    } else
+#endif
+    if (emit == Emit::TypedAst) {
+      output = dump_ast(ast, sources, values);
+    }
   }
   g_current_phase = "driver";
   diags.flush();
@@ -188,8 +214,11 @@ int run(int argc, char** argv) {
   Options options;
   app.add_option("input", options.input, "Input .tsr file ('-' reads standard input)");
   app.add_option("-o,--output", options.output, "Output file ('-' for standard output, the default for dumps)");
-  app.add_option("--emit", options.emit, "What to produce: tokens, ast")->check(CLI::IsMember({"tokens", "ast"}));
-  app.add_flag("--fsyntax-only", options.syntax_only, "Check the input and stop (-fsyntax-only)");
+  app.add_option("--emit", options.emit, "What to produce: tokens, ast, typed-ast")
+      ->check(CLI::IsMember({"tokens", "ast", "typed-ast"}));
+  app.add_flag("--fsyntax-only", options.syntax_only,
+               "Check the input (lexing, parsing, names, types, kernel rules) and stop (-fsyntax-only)");
+  app.add_flag("--fparse-only", options.parse_only, "Stop after parsing (-fparse-only)");
   app.add_flag("--verify", options.verify,
                "Check diagnostics against '# expected-error {{...}}' comments in the input (-verify)");
   app.add_flag("--Werror", options.warnings_as_errors, "Turn warnings into errors (-Werror)");
@@ -221,8 +250,8 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "tesserac: error: no input file (run 'tesserac --help' for usage)\n");
     return kExitUsage;
   }
-  if (options.syntax_only && !options.emit.empty()) {
-    std::fprintf(stderr, "tesserac: error: -fsyntax-only cannot be combined with --emit\n");
+  if ((options.syntax_only || options.parse_only) && !options.emit.empty()) {
+    std::fprintf(stderr, "tesserac: error: -fsyntax-only and -fparse-only cannot be combined with --emit\n");
     return kExitUsage;
   }
   return compile(options);

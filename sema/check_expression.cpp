@@ -1,0 +1,682 @@
+// Sema: expressions, names, promotion rules and builtin calls.
+#include <algorithm>
+#include <cmath>
+
+#include "frontend/diagnostics/internal_error.h"
+#include "sema/checker.h"
+
+namespace tessera::sema {
+
+std::string dotted_path_of(const Ast& ast, const ValueStores& values, NodeId node);
+
+namespace {
+
+// Python builtins that host code may use; they type as dynamic values.
+bool is_python_builtin(std::string_view name) {
+  return name == "dict" || name == "len" || name == "int" || name == "float" || name == "bool" || name == "list" ||
+         name == "tuple" || name == "str" || name == "isinstance";
+}
+
+bool same_tree(const Ast& ast, NodeId a, NodeId b) {
+  if (a.valid() != b.valid()) return false;
+  if (!a.valid()) return true;
+  const Node& x = ast.node(a);
+  const Node& y = ast.node(b);
+  if (x.kind != y.kind || x.op != y.op || x.payload != y.payload || x.children_count != y.children_count) return false;
+  for (size_t i = 0; i < x.children_count; ++i) {
+    if (!same_tree(ast, ast.child(a, i), ast.child(b, i))) return false;
+  }
+  return true;
+}
+
+uint64_t storage_bytes(ScalarType type, uint64_t count) {
+  return (count * scalar_info(type).bits + 7) / 8;
+}
+
+}  // namespace
+
+TypeId Checker::default_type(TypeId type) {
+  switch (types_.kind(type)) {
+    case TypeKind::UntypedInt:
+      return types_.scalar(ScalarType::I32);
+    case TypeKind::UntypedFloat:
+      return types_.scalar(ScalarType::F32);
+    default:
+      return type;
+  }
+}
+
+TypeId Checker::compute_type(TypeId type) {
+  const TypeInfo& info = types_.info(type);
+  if (info.kind != TypeKind::Scalar) return type;
+  ScalarType scalar = info.scalar;
+  if (is_storage_float(scalar)) scalar = types_.policy(info.policy).accum.value_or(ScalarType::F32);
+  return types_.scalar(scalar);
+}
+
+bool Checker::is_assignable(TypeId from, TypeId to) const {
+  if (from == to) return true;
+  const TypeInfo& f = types_.info(from);
+  const TypeInfo& t = types_.info(to);
+  if (f.kind == TypeKind::Dynamic || t.kind == TypeKind::Dynamic) return true;
+  if (f.kind == TypeKind::Error || t.kind == TypeKind::Error) return true;
+  if (t.kind == TypeKind::Scalar) {
+    if (f.kind == TypeKind::UntypedInt) return t.scalar != ScalarType::Bool;
+    if (f.kind == TypeKind::UntypedFloat) return is_float(t.scalar);
+    if (f.kind != TypeKind::Scalar) return false;
+    if (f.scalar == t.scalar) return true;
+    // Widening only: ints into wider ints of the same signedness or any float,
+    // floats into floats at least as wide.
+    const ScalarInfo& fs = scalar_info(f.scalar);
+    const ScalarInfo& ts = scalar_info(t.scalar);
+    if (is_float(t.scalar)) return !is_float(f.scalar) ? f.scalar != ScalarType::Bool : ts.bits >= fs.bits;
+    if (is_integer(t.scalar) && is_integer(f.scalar)) return fs.category == ts.category && ts.bits >= fs.bits;
+    return false;
+  }
+  if (t.kind == TypeKind::Tensor && f.kind == TypeKind::Tensor) {
+    return f.scalar == t.scalar && types_.dims(from).size() == types_.dims(to).size();
+  }
+  return false;
+}
+
+void Checker::finalize_bare_shared(IdentifierId name, TypeId element) {
+  auto it = locals_.find(name.index);
+  if (it == locals_.end() || !it->second.bare_shared || !types_.is_error(it->second.type)) return;
+  const TypeInfo& e = types_.info(element);
+  if (e.kind != TypeKind::Scalar) return;
+  // Bare allocations share the budget equally.
+  uint32_t bare = 0;
+  for (auto& [id, local] : locals_) bare += local.bare_shared ? 1 : 0;
+  uint64_t budget = function_ && function_->shared_budget ? *function_->shared_budget : kDefaultSharedBudgetBytes;
+  uint64_t count = budget * 8 / scalar_info(e.scalar).bits / std::max<uint32_t>(bare, 1);
+  DimId dims[] = {types_.constant_dim(static_cast<int64_t>(count))};
+  it->second.type = types_.tensor(e.scalar, e.policy, dims, AddressSpace::Shared, true, false);
+  set_type(it->second.def, it->second.type);
+  if (function_) function_->shared_bytes += storage_bytes(e.scalar, count);
+}
+
+Value Checker::check_expression(NodeId node) {
+  const Node& n = ast_.node(node);
+  Value value{types_.error()};
+  switch (n.kind) {
+    case NodeKind::IntLiteral:
+    case NodeKind::SizeLiteral:
+      value = Value{types_.untyped_int(), Constant{false, static_cast<int64_t>(values_.integers[n.payload])}};
+      break;
+    case NodeKind::FloatLiteral:
+      value = Value{types_.untyped_float(), Constant{true, 0, values_.reals[n.payload]}};
+      break;
+    case NodeKind::BoolLiteral:
+      value = Value{types_.scalar(ScalarType::Bool), Constant{false, n.flags & 1}};
+      break;
+    case NodeKind::NoneLiteral:
+      value = Value{types_.none()};
+      break;
+    case NodeKind::StringLiteral:
+      value = Value{types_.string()};
+      break;
+    case NodeKind::FString:
+      for (NodeId part : ast_.children(node)) {
+        if (ast_.kind(part) == NodeKind::FormattedValue) check_expression(ast_.child(part, 0));
+      }
+      value = Value{types_.string()};
+      break;
+    case NodeKind::EllipsisLiteral:
+      value = Value{types_.dynamic()};
+      break;
+    case NodeKind::Name:
+      value = resolve_name(node);
+      break;
+    case NodeKind::Attribute:
+      value = resolve_attribute(node);
+      break;
+    case NodeKind::Call:
+      value = check_call(node);
+      break;
+    case NodeKind::Subscript:
+      value = check_subscript(node);
+      break;
+    case NodeKind::BinaryOp:
+      value = check_binary(node);
+      break;
+    case NodeKind::UnaryOp: {
+      Value operand = check_expression(ast_.child(node, 0));
+      auto op = static_cast<UnaryOperator>(n.op);
+      if (op == UnaryOperator::Not) {
+        value = Value{types_.scalar(ScalarType::Bool)};
+        if (operand.constant) value.constant = Constant{false, operand.constant->as_double() == 0.0};
+        break;
+      }
+      const TypeInfo& t = types_.info(operand.type);
+      bool numeric = t.kind == TypeKind::UntypedInt || t.kind == TypeKind::UntypedFloat ||
+                     (t.kind == TypeKind::Scalar && t.scalar != ScalarType::Bool) || t.kind == TypeKind::Dynamic ||
+                     (t.kind == TypeKind::Tensor && !in_kernel());
+      bool integral = t.kind == TypeKind::UntypedInt || (t.kind == TypeKind::Scalar && is_integer(t.scalar)) ||
+                      t.kind == TypeKind::Dynamic;
+      if (t.kind == TypeKind::Error) break;
+      if (!numeric || (op == UnaryOperator::Invert && !integral)) {
+        diags_.emit<diag::SemaInvalidOperand>(n.range, std::string(operator_spelling(op)),
+                                              types_.to_string(operand.type));
+        break;
+      }
+      value = Value{t.kind == TypeKind::Scalar ? compute_type(operand.type) : operand.type};
+      value.global_id = operand.global_id;
+      if (operand.constant) {
+        Constant c = *operand.constant;
+        if (op == UnaryOperator::Neg) {
+          c.integer = -c.integer;
+          c.real = -c.real;
+        } else if (op == UnaryOperator::Invert) {
+          c.integer = ~c.integer;
+        }
+        value.constant = c;
+      }
+      break;
+    }
+    case NodeKind::BoolOp: {
+      Value lhs = check_expression(ast_.child(node, 0));
+      Value rhs = check_expression(ast_.child(node, 1));
+      value = Value{types_.scalar(ScalarType::Bool)};
+      if (lhs.constant && rhs.constant) {
+        bool a = lhs.constant->as_double() != 0.0, b = rhs.constant->as_double() != 0.0;
+        value.constant = Constant{false, static_cast<BoolOperator>(n.op) == BoolOperator::And ? (a && b) : (a || b)};
+      }
+      break;
+    }
+    case NodeKind::Compare: {
+      NodeId lhs_node = ast_.child(node, 0);
+      Value lhs = check_expression(lhs_node);
+      Value rhs = check_expression(ast_.child(node, 1));
+      // In a chain the left operand of this comparison is the right operand of the previous one.
+      TypeId left_type = (n.flags & 1) ? out_.node_types[ast_.child(lhs_node, 1).index] : lhs.type;
+      auto op = static_cast<CompareOperator>(n.op);
+      bool identity = op == CompareOperator::Is || op == CompareOperator::IsNot || op == CompareOperator::In ||
+                      op == CompareOperator::NotIn;
+      if (!identity) binary_result(node, operator_spelling(op), left_type, rhs.type, false);
+      bool tensor = types_.kind(left_type) == TypeKind::Tensor || types_.kind(rhs.type) == TypeKind::Tensor;
+      value = Value{tensor && !in_kernel() ? types_.dynamic() : types_.scalar(ScalarType::Bool)};
+      break;
+    }
+    case NodeKind::IfExp: {
+      check_expression(ast_.child(node, 0));
+      Value a = check_expression(ast_.child(node, 1));
+      Value b = check_expression(ast_.child(node, 2));
+      if (is_assignable(a.type, b.type)) {
+        value = Value{b.type};
+      } else if (is_assignable(b.type, a.type)) {
+        value = Value{a.type};
+      } else {
+        value = Value{binary_result(node, "if-else", a.type, b.type, true)};
+      }
+      break;
+    }
+    case NodeKind::Tuple: {
+      std::vector<TypeId> elements;
+      for (NodeId child : ast_.children(node)) elements.push_back(check_expression(child).type);
+      value = Value{types_.tuple(elements)};
+      break;
+    }
+    case NodeKind::List: {
+      TypeId element = types_.dynamic();
+      bool first = true;
+      for (NodeId child : ast_.children(node)) {
+        TypeId t = check_expression(child).type;
+        if (first) element = default_type(t);
+        else if (!is_assignable(t, element)) element = types_.dynamic();
+        first = false;
+      }
+      value = Value{types_.list(element)};
+      break;
+    }
+    case NodeKind::Dict:
+      for (NodeId entry : ast_.children(node)) {
+        check_expression(ast_.child(entry, 0));
+        check_expression(ast_.child(entry, 1));
+      }
+      if (in_kernel()) diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a dict literal"));
+      value = Value{types_.object(values_.identifiers.intern("dict"))};
+      break;
+    case NodeKind::ListComp:
+    case NodeKind::GeneratorExp:
+    case NodeKind::Lambda:
+      if (in_kernel()) {
+        diags_.emit<diag::SemaUnsupportedInKernel>(
+            n.range, std::string(n.kind == NodeKind::Lambda ? "a lambda" : "a comprehension"));
+        value = Value{types_.error()};
+      } else {
+        value = Value{types_.dynamic()};
+      }
+      break;
+    case NodeKind::DynamicDim:
+      diags_.emit<diag::SemaUseOfTypeAsValue>(n.range, std::string("?"));
+      break;
+    case NodeKind::KeywordArgument:
+    case NodeKind::StarArgument:
+    case NodeKind::DoubleStarArgument:
+      value = check_expression(ast_.child(node, 0));
+      break;
+    case NodeKind::Slice:
+      for (NodeId part : ast_.children(node)) {
+        if (part.valid()) check_expression(part);
+      }
+      value = Value{types_.dynamic()};
+      break;
+    case NodeKind::ErrorExpr:
+      break;
+    default:
+      internal_error("sema", "unexpected expression kind " + std::string(node_kind_name(n.kind)));
+  }
+  set_type(node, value.type);
+  if (value.constant) constants_[node.index] = *value.constant;
+  return value;
+}
+
+Value Checker::resolve_name(NodeId node) {
+  uint32_t id = ast_.node(node).payload;
+  std::string name = name_of(id);
+  if (auto it = locals_.find(id); it != locals_.end()) {
+    const Local& local = it->second;
+    if (local.bare_shared && types_.is_error(local.type)) {
+      // Typed by its first store: reading before that cannot be typed.
+      return Value{types_.error()};
+    }
+    return Value{local.type, local.constant, local.global_id};
+  }
+  if (auto it = module_symbols_.find(id); it != module_symbols_.end()) {
+    const ModuleSymbol& symbol = it->second;
+    switch (symbol.kind) {
+      case ModuleSymbol::Kind::Function:
+        return Value{types_.function(symbol.function_index)};
+      case ModuleSymbol::Kind::Class:
+        return Value{types_.object(IdentifierId{id}), std::nullopt, false, true};
+      case ModuleSymbol::Kind::TypeAlias:
+        return Value{types_.dtype(resolve_type(ast_.child(symbol.node, 0))), std::nullopt, false, true};
+      case ModuleSymbol::Kind::Constant: {
+        NodeId value_node = ast_.child(symbol.node, 1);
+        TypeId type = out_.node_types[value_node.index];
+        return Value{type.valid() ? type : types_.dynamic(), symbol.constant};
+      }
+      case ModuleSymbol::Kind::Import:
+        return Value{types_.module(symbol.module_id)};
+    }
+  }
+  if (name == "ts" || name == "tessera") return Value{types_.module(0)};
+  if (is_builtin_namespace(name) || name == "tshared" || name == "cp_async") return Value{types_.module(module_id(name))};
+  if (auto builtin = lookup_builtin(name)) return Value{types_.builtin(static_cast<uint32_t>(*builtin))};
+  if (auto dtype = lookup_dtype(name)) {
+    if (dtype->defaulted_format) {
+      diags_.emit<diag::SemaDefaultedFormat>(ast_.range(node), name, std::string(scalar_info(dtype->type).name));
+    }
+    return Value{types_.dtype(types_.scalar(dtype->type)), std::nullopt, false, true};
+  }
+  if (name == "Tensor") return Value{types_.dtype(types_.dynamic()), std::nullopt, false, true};
+  if (is_python_builtin(name)) return Value{types_.object(IdentifierId{id})};
+
+  std::vector<std::string> candidates;
+  for (auto& [local_id, local] : locals_) candidates.push_back(name_of(local_id));
+  for (auto& [symbol_id, symbol] : module_symbols_) candidates.push_back(name_of(symbol_id));
+  for (std::string_view path : all_builtin_paths()) {
+    if (path.find('.') == std::string_view::npos) candidates.emplace_back(path);
+  }
+  std::sort(candidates.begin(), candidates.end());
+  if (auto suggestion = closest_name(name, candidates)) {
+    diags_.emit<diag::SemaUndefinedNameSuggest>(ast_.range(node), name, *suggestion)
+        .fix_it_replace(ast_.range(node), *suggestion);
+  } else {
+    diags_.emit<diag::SemaUndefinedName>(ast_.range(node), name);
+  }
+  return Value{types_.error()};
+}
+
+Value Checker::resolve_attribute(NodeId node) {
+  NodeId object = ast_.child(node, 0);
+  Value base = check_expression(object);
+  std::string member = name_of(ast_.node(node).payload);
+  const TypeInfo& info = types_.info(base.type);
+  switch (info.kind) {
+    case TypeKind::Module: {
+      const std::string& prefix = module_path(info.payload);
+      std::string path = prefix.empty() ? member : prefix + "." + member;
+      if (auto builtin = lookup_builtin(path)) return Value{types_.builtin(static_cast<uint32_t>(*builtin))};
+      if (is_builtin_namespace(path) || path == "tshared" || path == "cp_async" || path == "cp_async.shared") {
+        return Value{types_.module(module_id(path))};
+      }
+      if (prefix.empty()) {
+        if (auto dtype = lookup_dtype(member)) return Value{types_.dtype(types_.scalar(dtype->type)), {}, false, true};
+        if (member == "Tensor") return Value{types_.dtype(types_.dynamic()), std::nullopt, false, true};
+        if (member == "pi") return Value{types_.untyped_float(), Constant{true, 0, M_PI}};
+        if (member == "e") return Value{types_.untyped_float(), Constant{true, 0, M_E}};
+        if (member == "precision_policy" || member == "kernel" || member == "jit") return Value{types_.dynamic()};
+      }
+      std::vector<std::string> candidates;
+      for (std::string_view p : all_builtin_paths()) {
+        if (prefix.empty() ? p.find('.') == std::string_view::npos : p.starts_with(prefix + ".")) {
+          candidates.emplace_back(prefix.empty() ? p : p.substr(prefix.size() + 1));
+        }
+      }
+      std::string owner = prefix.empty() ? source_text(object) : source_text(object);
+      if (auto suggestion = closest_name(member, candidates)) {
+        SourceOffset name_begin = ast_.range(node).end - static_cast<SourceOffset>(member.size());
+        diags_.emit<diag::SemaUnknownMemberSuggest>(ast_.range(node), owner, member, *suggestion)
+            .fix_it_replace(SourceRange{name_begin, ast_.range(node).end}, *suggestion);
+      } else {
+        diags_.emit<diag::SemaUnknownMember>(ast_.range(node), owner, member);
+      }
+      return Value{types_.error()};
+    }
+    case TypeKind::Error:
+      return Value{types_.error()};
+    case TypeKind::Tensor:
+      if (!in_kernel()) return Value{types_.dynamic()};
+      break;
+    case TypeKind::Dynamic:
+    case TypeKind::Object:
+    case TypeKind::Function:
+    case TypeKind::Builtin:
+      if (!in_kernel()) return Value{types_.dynamic()};
+      break;
+    default:
+      break;
+  }
+  diags_.emit<diag::SemaUnknownMember>(ast_.range(node), types_.to_string(base.type), member);
+  return Value{types_.error()};
+}
+
+TypeId Checker::binary_result(NodeId node, std::string_view op, TypeId lhs, TypeId rhs, bool arithmetic) {
+  const TypeInfo& a = types_.info(lhs);
+  const TypeInfo& b = types_.info(rhs);
+  SourceRange where = ast_.range(node);
+  auto invalid = [&] {
+    diags_.emit<diag::SemaInvalidOperands>(where, std::string(op), types_.to_string(lhs), types_.to_string(rhs));
+    return types_.error();
+  };
+  if (a.kind == TypeKind::Error || b.kind == TypeKind::Error) return types_.error();
+  if (a.kind == TypeKind::Dynamic || b.kind == TypeKind::Dynamic) return types_.dynamic();
+  if (a.kind == TypeKind::String && b.kind == TypeKind::String) return op == "+" ? types_.string() : invalid();
+
+  // Tensors: elementwise with broadcasting, graph-level code only.
+  if (a.kind == TypeKind::Tensor || b.kind == TypeKind::Tensor) {
+    if (in_kernel() && !(a.kind == TypeKind::Tensor && a.space == AddressSpace::Local)) return invalid();
+    if (a.kind == TypeKind::Tensor && b.kind == TypeKind::Tensor) {
+      auto da = types_.dims(lhs), db = types_.dims(rhs);
+      size_t rank = std::max(da.size(), db.size());
+      std::vector<DimId> dims(rank);
+      for (size_t i = 0; i < rank; ++i) {
+        DimId x = i < rank - da.size() ? types_.constant_dim(1) : da[i - (rank - da.size())];
+        DimId y = i < rank - db.size() ? types_.constant_dim(1) : db[i - (rank - db.size())];
+        auto cx = types_.constant_value(x), cy = types_.constant_value(y);
+        if (x == y || (cy && *cy == 1)) {
+          dims[i] = x;
+        } else if (cx && *cx == 1) {
+          dims[i] = y;
+        } else if (cx && cy) {
+          diags_.emit<diag::SemaShapeMismatch>(where, std::string(op), types_.to_string(lhs), types_.to_string(rhs));
+          return types_.error();
+        } else {
+          dims[i] = x;  // symbolic: checked at launch
+        }
+      }
+      TypeId element = binary_result(node, op, compute_type(types_.scalar(a.scalar)),
+                                     compute_type(types_.scalar(b.scalar)), arithmetic);
+      if (types_.is_error(element)) return element;
+      if (!arithmetic) element = types_.scalar(ScalarType::Bool);
+      return types_.tensor(types_.info(element).scalar, {}, dims, AddressSpace::Local, false, false);
+    }
+    const TypeInfo& t = a.kind == TypeKind::Tensor ? a : b;
+    TypeId tensor_type = a.kind == TypeKind::Tensor ? lhs : rhs;
+    TypeId scalar_side = a.kind == TypeKind::Tensor ? rhs : lhs;
+    if (!types_.is_numeric_scalar(scalar_side)) return invalid();
+    TypeId element = binary_result(node, op, compute_type(types_.scalar(t.scalar)), scalar_side, arithmetic);
+    if (types_.is_error(element)) return element;
+    std::vector<DimId> dims(types_.dims(tensor_type).begin(), types_.dims(tensor_type).end());
+    return types_.tensor(arithmetic ? types_.info(element).scalar : ScalarType::Bool, {}, dims, AddressSpace::Local,
+                         false, false);
+  }
+
+  if (!types_.is_numeric_scalar(lhs) || !types_.is_numeric_scalar(rhs)) return invalid();
+  bool bitwise = op == "&" || op == "|" || op == "^" || op == "<<" || op == ">>" || op == "&=" || op == "|=" ||
+                 op == "^=" || op == "<<=" || op == ">>=";
+  bool is_bool_a = a.kind == TypeKind::Scalar && a.scalar == ScalarType::Bool;
+  bool is_bool_b = b.kind == TypeKind::Scalar && b.scalar == ScalarType::Bool;
+  if (is_bool_a || is_bool_b) {
+    if (is_bool_a && is_bool_b && (op == "&" || op == "|" || op == "^" || op == "==" || op == "!=")) {
+      return types_.scalar(ScalarType::Bool);
+    }
+    if (arithmetic || !(is_bool_a && is_bool_b)) return invalid();
+    return types_.scalar(ScalarType::Bool);
+  }
+  if (op == "@" || op == "@=") return invalid();
+
+  bool a_float = a.kind == TypeKind::UntypedFloat || (a.kind == TypeKind::Scalar && is_float(a.scalar));
+  bool b_float = b.kind == TypeKind::UntypedFloat || (b.kind == TypeKind::Scalar && is_float(b.scalar));
+  if (bitwise && (a_float || b_float)) return invalid();
+
+  // Both untyped: stays untyped (constant arithmetic); true division gives a float.
+  if ((a.kind == TypeKind::UntypedInt || a.kind == TypeKind::UntypedFloat) &&
+      (b.kind == TypeKind::UntypedInt || b.kind == TypeKind::UntypedFloat)) {
+    if (a_float || b_float || op == "/" || op == "/=") return types_.untyped_float();
+    return types_.untyped_int();
+  }
+  TypeId ca = a.kind == TypeKind::Scalar ? compute_type(lhs) : lhs;
+  TypeId cb = b.kind == TypeKind::Scalar ? compute_type(rhs) : rhs;
+  const TypeInfo& x = types_.info(ca);
+  const TypeInfo& y = types_.info(cb);
+  TypeId result;
+  if (x.kind != TypeKind::Scalar) {
+    // untyped op typed
+    result = (x.kind == TypeKind::UntypedFloat && !is_float(y.scalar)) ? types_.scalar(ScalarType::F32) : cb;
+  } else if (y.kind != TypeKind::Scalar) {
+    result = (y.kind == TypeKind::UntypedFloat && !is_float(x.scalar)) ? types_.scalar(ScalarType::F32) : ca;
+  } else if (is_float(x.scalar) != is_float(y.scalar)) {
+    result = is_float(x.scalar) ? ca : cb;
+  } else if (is_float(x.scalar)) {
+    result = scalar_info(x.scalar).bits >= scalar_info(y.scalar).bits ? ca : cb;
+  } else {
+    if (scalar_info(x.scalar).category != scalar_info(y.scalar).category) {
+      diags_.emit<diag::SemaMixedSignedness>(where, std::string(op), types_.to_string(ca), types_.to_string(cb));
+      return types_.error();
+    }
+    result = scalar_info(x.scalar).bits >= scalar_info(y.scalar).bits ? ca : cb;
+  }
+  if ((op == "/" || op == "/=") && is_integer(types_.info(result).scalar)) result = types_.scalar(ScalarType::F32);
+  return result;
+}
+
+Value Checker::check_binary(NodeId node) {
+  const Node& n = ast_.node(node);
+  auto op = static_cast<BinaryOperator>(n.op);
+  Value lhs = check_expression(ast_.child(node, 0));
+  Value rhs = check_expression(ast_.child(node, 1));
+  std::string spelling(operator_spelling(op));
+
+  // Matrix product of two tensors: inner dimensions must agree.
+  if (op == BinaryOperator::MatMul && types_.kind(lhs.type) == TypeKind::Tensor &&
+      types_.kind(rhs.type) == TypeKind::Tensor && !in_kernel()) {
+    auto da = types_.dims(lhs.type), db = types_.dims(rhs.type);
+    if (da.size() >= 2 && db.size() >= 2) {
+      DimId k1 = da.back(), k2 = db[db.size() - 2];
+      auto c1 = types_.constant_value(k1), c2 = types_.constant_value(k2);
+      bool mismatch = k1 != k2 && ((c1 && c2) || (types_.dim(k1).kind == DimKind::Symbol &&
+                                                   types_.dim(k2).kind == DimKind::Symbol));
+      if (mismatch) {
+        diags_.emit<diag::SemaMatmulInnerDim>(n.range, source_text(ast_.child(node, 0)), types_.dim_to_string(k1),
+                                              source_text(ast_.child(node, 1)), types_.dim_to_string(k2));
+        return Value{types_.error()};
+      }
+      std::vector<DimId> dims(da.begin(), da.end() - 1);
+      dims.push_back(db.back());
+      TypeId element = binary_result(node, spelling, compute_type(types_.element_type(lhs.type)),
+                                     compute_type(types_.element_type(rhs.type)), true);
+      if (types_.is_error(element)) return Value{element};
+      return Value{types_.tensor(types_.info(element).scalar, {}, dims, AddressSpace::Local, false, false)};
+    }
+  }
+
+  Value result{binary_result(node, spelling, lhs.type, rhs.type, true)};
+  result.global_id = (lhs.global_id || rhs.global_id) && (op == BinaryOperator::Add || op == BinaryOperator::Sub);
+  if (lhs.constant && rhs.constant && !types_.is_error(result.type)) {
+    Constant a = *lhs.constant, b = *rhs.constant;
+    bool real = a.is_float || b.is_float || op == BinaryOperator::Div;
+    Constant c{real};
+    double x = a.as_double(), y = b.as_double();
+    int64_t i = a.integer, j = b.integer;
+    bool ok = true;
+    switch (op) {
+      case BinaryOperator::Add: c.real = x + y; c.integer = i + j; break;
+      case BinaryOperator::Sub: c.real = x - y; c.integer = i - j; break;
+      case BinaryOperator::Mul: c.real = x * y; c.integer = i * j; break;
+      case BinaryOperator::Div: ok = y != 0; c.real = ok ? x / y : 0; break;
+      case BinaryOperator::FloorDiv:
+        ok = y != 0;
+        if (ok) {
+          c.real = std::floor(x / y);
+          c.integer = i / j - ((i % j != 0) && ((i < 0) != (j < 0)) ? 1 : 0);
+        }
+        break;
+      case BinaryOperator::Mod:
+        ok = y != 0;
+        if (ok) {
+          c.real = x - std::floor(x / y) * y;
+          c.integer = ((i % j) + j) % j;
+        }
+        break;
+      case BinaryOperator::Pow:
+        c.real = std::pow(x, y);
+        if (!real && j >= 0) {
+          c.integer = 1;
+          for (int64_t k = 0; k < j && k < 64; ++k) c.integer *= i;
+        } else {
+          c.is_float = true;
+        }
+        break;
+      case BinaryOperator::LShift: c.integer = (j >= 0 && j < 64) ? i << j : 0; break;
+      case BinaryOperator::RShift: c.integer = (j >= 0 && j < 64) ? i >> j : 0; break;
+      case BinaryOperator::BitAnd: c.integer = i & j; break;
+      case BinaryOperator::BitOr: c.integer = i | j; break;
+      case BinaryOperator::BitXor: c.integer = i ^ j; break;
+      case BinaryOperator::MatMul: ok = false; break;
+    }
+    if (ok) result.constant = c;
+  }
+  return result;
+}
+
+Value Checker::check_subscript(NodeId node) {
+  NodeId object = ast_.child(node, 0);
+  NodeId index = ast_.child(node, 1);
+  Value base = check_expression(object);
+  const TypeInfo& info = types_.info(base.type);
+  std::vector<NodeId> indices;
+  if (ast_.kind(index) == NodeKind::Tuple && !(ast_.node(index).flags & 1)) {
+    indices.assign(ast_.children(index).begin(), ast_.children(index).end());
+  } else {
+    indices.push_back(index);
+  }
+
+  if (base.is_type) {
+    // A type in expression position (`ts.Tensor[...]`, `f32[n]`).
+    return Value{types_.dtype(resolve_type(node)), std::nullopt, false, true};
+  }
+  switch (info.kind) {
+    case TypeKind::Error:
+      for (NodeId i : indices) check_expression(i);
+      return Value{types_.error()};
+    case TypeKind::Dynamic:
+    case TypeKind::Object:
+      for (NodeId i : indices) check_expression(i);
+      return Value{types_.dynamic()};
+    case TypeKind::List: {
+      for (NodeId i : indices) check_expression(i);
+      return Value{TypeId{info.payload}};
+    }
+    case TypeKind::Tuple: {
+      Value i = check_expression(index);
+      auto elements = types_.tuple_elements(base.type);
+      if (i.constant && !i.constant->is_float && i.constant->integer >= 0 &&
+          static_cast<size_t>(i.constant->integer) < elements.size()) {
+        return Value{elements[static_cast<size_t>(i.constant->integer)]};
+      }
+      return Value{types_.dynamic()};
+    }
+    case TypeKind::Tensor:
+      break;
+    default:
+      for (NodeId i : indices) check_expression(i);
+      diags_.emit<diag::SemaNotSubscriptable>(ast_.range(object), types_.to_string(base.type));
+      return Value{types_.error()};
+  }
+
+  auto dims = types_.dims(base.type);
+  size_t consumed = 0;
+  std::vector<DimId> remaining;
+  bool error = false;
+  for (NodeId i : indices) {
+    if (ast_.kind(i) == NodeKind::NoneLiteral) {
+      remaining.push_back(types_.constant_dim(1));  // new axis
+      continue;
+    }
+    if (ast_.kind(i) == NodeKind::EllipsisLiteral) continue;
+    if (consumed >= dims.size()) {
+      for (NodeId rest : indices) check_expression(rest);
+      diags_.emit<diag::SemaTooManyIndices>(ast_.range(node), source_text(object), static_cast<unsigned>(dims.size()),
+                                            static_cast<unsigned>(indices.size()));
+      return Value{types_.error()};
+    }
+    if (ast_.kind(i) == NodeKind::Slice) {
+      NodeId lower = ast_.child(i, 0), upper = ast_.child(i, 1), step = ast_.child(i, 2);
+      std::optional<Constant> lo, hi;
+      for (NodeId part : {lower, upper, step}) {
+        if (!part.valid()) continue;
+        Value v = check_expression(part);
+        if (!types_.is_error(v.type) && types_.kind(default_type(v.type)) == TypeKind::Scalar &&
+            !is_integer(types_.info(default_type(v.type)).scalar)) {
+          diags_.emit<diag::SemaIndexNotInteger>(ast_.range(part), types_.to_string(v.type));
+          error = true;
+        }
+        if (part == lower) lo = v.constant;
+        if (part == upper) hi = v.constant;
+      }
+      set_type(i, types_.dynamic());
+      DimId length;
+      if (!lower.valid() && !upper.valid()) {
+        length = dims[consumed];
+      } else if (!lower.valid() && hi && !hi->is_float) {
+        length = types_.constant_dim(hi->integer);
+      } else if (lo && hi && !lo->is_float && !hi->is_float) {
+        length = types_.constant_dim(hi->integer - lo->integer);
+      } else if (upper.valid() && ast_.kind(upper) == NodeKind::BinaryOp &&
+                 static_cast<BinaryOperator>(ast_.node(upper).op) == BinaryOperator::Add && lower.valid() &&
+                 same_tree(ast_, ast_.child(upper, 0), lower)) {
+        Value extent = check_expression(ast_.child(upper, 1));
+        length = extent.constant && !extent.constant->is_float ? types_.constant_dim(extent.constant->integer)
+                                                               : types_.dynamic_dim();
+      } else if (!upper.valid() && lo && !lo->is_float && types_.constant_value(dims[consumed])) {
+        length = types_.constant_dim(*types_.constant_value(dims[consumed]) - lo->integer);
+      } else {
+        length = types_.dynamic_dim();
+      }
+      if (step.valid()) length = types_.dynamic_dim();
+      remaining.push_back(length);
+      ++consumed;
+      continue;
+    }
+    Value v = check_expression(i);
+    TypeId t = default_type(v.type);
+    const TypeInfo& ti = types_.info(t);
+    if (ti.kind != TypeKind::Error && ti.kind != TypeKind::Dynamic &&
+        !(ti.kind == TypeKind::Scalar && is_integer(ti.scalar))) {
+      diags_.emit<diag::SemaIndexNotInteger>(ast_.range(i), types_.to_string(v.type));
+      error = true;
+    }
+    if (v.global_id && info.space == AddressSpace::Shared) {
+      diags_.emit<diag::SemaSharedIndexedByGlobalId>(ast_.range(i), source_text(object));
+    }
+    ++consumed;
+  }
+  if (error) return Value{types_.error()};
+  for (size_t d = consumed; d < dims.size(); ++d) remaining.push_back(dims[d]);
+  if (remaining.empty()) return Value{types_.element_type(base.type)};
+  return Value{types_.tensor(info.scalar, info.policy, remaining, info.space, info.mut, info.seed_style)};
+}
+
+}  // namespace tessera::sema

@@ -1,0 +1,770 @@
+// Sema: module symbols, decorators, functions and statements.
+#include "sema/checker.h"
+
+#include <algorithm>
+
+#include "frontend/diagnostics/internal_error.h"
+
+namespace tessera::sema {
+
+std::string dotted_path_of(const Ast& ast, const ValueStores& values, NodeId node);
+
+std::string_view function_kind_name(FunctionKind kind) {
+  switch (kind) {
+    case FunctionKind::Kernel:
+      return "kernel";
+    case FunctionKind::Jit:
+      return "jit";
+    case FunctionKind::Helper:
+      return "helper";
+  }
+  return "helper";
+}
+
+Checker::Checker(const Ast& ast, ValueStores& values, DiagnosticEngine& diags, TypedModule& out)
+    : ast_(ast), values_(values), diags_(diags), out_(out), types_(out.types) {
+  out_.node_types.assign(ast_.size(), TypeId{});
+}
+
+std::string Checker::source_text(NodeId node) const {
+  SourceRange r = ast_.range(node);
+  return std::string(diags_.sources().pointer(r.begin), r.end - r.begin);
+}
+
+uint32_t Checker::module_id(const std::string& path) {
+  auto [it, inserted] = module_ids_.emplace(path, static_cast<uint32_t>(module_paths_.size()));
+  if (inserted) module_paths_.push_back(path);
+  return it->second;
+}
+
+void Checker::raise_effect(Effect effect, SourceRange where) {
+  if (function_ == nullptr) return;
+  if (effect > function_->effect) {
+    function_->effect = effect;
+    function_->effect_source = where;
+  }
+}
+
+std::optional<std::string> Checker::closest_name(std::string_view name,
+                                                 const std::vector<std::string>& candidates) const {
+  // Levenshtein distance, accepting at most a third of the name's length.
+  auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = up;
+      }
+    }
+    return row[b.size()];
+  };
+  size_t best = name.size() / 3 + 1;  // names shorter than 3 characters get no suggestion
+  std::optional<std::string> result;
+  for (const std::string& candidate : candidates) {
+    size_t d = distance(name, candidate);
+    if (d < best || (d == best && result && candidate < *result)) {
+      if (d < best) best = d;
+      result = candidate;
+    }
+  }
+  return result;
+}
+
+void Checker::run(NodeId module) {
+  collect_module_symbols(module);
+  checked_.assign(out_.functions.size(), 0);
+  // Module-level statements other than definitions, in order (host code and
+  // seed fragments): typed like a function body without a function.
+  function_ = nullptr;
+  for (NodeId statement : ast_.children(module)) {
+    NodeKind kind = ast_.kind(statement);
+    if (kind == NodeKind::FunctionDef || kind == NodeKind::ClassDef || kind == NodeKind::Import ||
+        kind == NodeKind::ImportFrom) {
+      continue;
+    }
+    if (kind == NodeKind::TypeAlias) {
+      resolve_type(ast_.child(statement, 0));
+      continue;
+    }
+    check_statement(statement);
+  }
+  locals_.clear();
+  for (uint32_t i = 0; i < out_.functions.size(); ++i) check_function(i);
+}
+
+std::optional<Constant> Checker::evaluate_constant(NodeId node) const {
+  const Node& n = ast_.node(node);
+  switch (n.kind) {
+    case NodeKind::IntLiteral:
+    case NodeKind::SizeLiteral:
+      return Constant{false, static_cast<int64_t>(values_.integers[n.payload])};
+    case NodeKind::FloatLiteral:
+      return Constant{true, 0, values_.reals[n.payload]};
+    case NodeKind::Name: {
+      auto it = module_symbols_.find(n.payload);
+      if (it != module_symbols_.end() && it->second.kind == ModuleSymbol::Kind::Constant) return it->second.constant;
+      return std::nullopt;
+    }
+    case NodeKind::UnaryOp: {
+      auto operand = evaluate_constant(ast_.child(node, 0));
+      if (!operand || static_cast<UnaryOperator>(n.op) != UnaryOperator::Neg) return std::nullopt;
+      return Constant{operand->is_float, -operand->integer, -operand->real};
+    }
+    case NodeKind::BinaryOp: {
+      auto a = evaluate_constant(ast_.child(node, 0));
+      auto b = evaluate_constant(ast_.child(node, 1));
+      if (!a || !b || a->is_float || b->is_float) return std::nullopt;
+      switch (static_cast<BinaryOperator>(n.op)) {
+        case BinaryOperator::Add:
+          return Constant{false, a->integer + b->integer};
+        case BinaryOperator::Sub:
+          return Constant{false, a->integer - b->integer};
+        case BinaryOperator::Mul:
+          return Constant{false, a->integer * b->integer};
+        case BinaryOperator::FloorDiv:
+          if (b->integer == 0) return std::nullopt;
+          return Constant{false, a->integer / b->integer};
+        default:
+          return std::nullopt;
+      }
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+void Checker::collect_module_symbols(NodeId module) {
+  auto define = [&](uint32_t name, ModuleSymbol symbol, SourceRange where) {
+    auto [it, inserted] = module_symbols_.emplace(name, symbol);
+    if (!inserted && it->second.kind != ModuleSymbol::Kind::Constant && symbol.kind != ModuleSymbol::Kind::Constant) {
+      diags_.emit<diag::SemaRedefinition>(where, name_of(name))
+          .note<diag::NotePreviousDefinition>(ast_.range(it->second.node), name_of(name));
+    }
+    return it;
+  };
+  for (NodeId statement : ast_.children(module)) {
+    const Node& n = ast_.node(statement);
+    switch (n.kind) {
+      case NodeKind::FunctionDef: {
+        FunctionInfo info;
+        info.def = statement;
+        info.name = IdentifierId{n.payload};
+        out_.functions.push_back(info);
+        ModuleSymbol symbol{ModuleSymbol::Kind::Function, statement, std::nullopt,
+                            static_cast<uint32_t>(out_.functions.size() - 1)};
+        define(n.payload, symbol, n.range);
+        break;
+      }
+      case NodeKind::ClassDef:
+        define(n.payload, ModuleSymbol{ModuleSymbol::Kind::Class, statement}, n.range);
+        break;
+      case NodeKind::TypeAlias:
+        define(n.payload, ModuleSymbol{ModuleSymbol::Kind::TypeAlias, statement}, n.range);
+        break;
+      case NodeKind::Import:
+      case NodeKind::ImportFrom: {
+        std::string base = n.kind == NodeKind::ImportFrom ? dotted_path_of(ast_, values_, ast_.child(statement, 0)) : "";
+        auto names = ast_.children(statement).subspan(n.kind == NodeKind::ImportFrom ? 1 : 0);
+        for (NodeId alias : names) {
+          NodeId target = ast_.child(alias, 0);
+          std::string path = dotted_path_of(ast_, values_, target);
+          if (!base.empty()) path = base + "." + path;
+          uint32_t bound;
+          if (ast_.node(alias).payload != UINT32_MAX) {
+            bound = ast_.node(alias).payload;
+          } else {
+            // `import a.b` binds `a`; `from x import y` binds `y`.
+            NodeId root = target;
+            while (ast_.kind(root) == NodeKind::Attribute) root = ast_.child(root, 0);
+            bound = n.kind == NodeKind::ImportFrom ? ast_.node(target).payload : ast_.node(root).payload;
+            if (n.kind == NodeKind::Import) path = dotted_path_of(ast_, values_, root);
+          }
+          ModuleSymbol symbol{ModuleSymbol::Kind::Import, alias};
+          symbol.module_id = module_id(path);
+          module_symbols_[bound] = symbol;
+        }
+        break;
+      }
+      case NodeKind::Assign: {
+        // Module constants: NAME = <constant expression>. Evaluated without
+        // diagnostics here; the statement itself is checked later.
+        auto children = ast_.children(statement);
+        if (children.size() == 2 && ast_.kind(children[0]) == NodeKind::Name) {
+          ModuleSymbol symbol{ModuleSymbol::Kind::Constant, statement, evaluate_constant(children[1])};
+          module_symbols_[ast_.node(children[0]).payload] = symbol;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
+  auto group_shape = [&](NodeId value) {
+    std::vector<NodeId> axes;
+    if (ast_.kind(value) == NodeKind::Tuple || ast_.kind(value) == NodeKind::List) {
+      axes.assign(ast_.children(value).begin(), ast_.children(value).end());
+    } else {
+      axes.push_back(value);
+    }
+    std::vector<int64_t> shape;
+    for (NodeId axis : axes) {
+      Value v = check_expression(axis);
+      if (!v.constant || v.constant->is_float || v.constant->integer <= 0) {
+        shape.clear();
+        break;
+      }
+      shape.push_back(v.constant->integer);
+    }
+    if (shape.empty() || shape.size() > 3) {
+      diags_.emit<diag::SemaInvalidGroupShape>(ast_.range(value));
+      return;
+    }
+    info.group_shape = shape;
+  };
+  auto shared_budget = [&](NodeId value) {
+    Value v = check_expression(value);
+    if (!v.constant || v.constant->is_float || v.constant->integer < 0) {
+      diags_.emit<diag::SemaInvalidSharedBudget>(ast_.range(value));
+      return;
+    }
+    info.shared_budget = static_cast<uint64_t>(v.constant->integer);
+  };
+  auto autotune_space = [&](NodeId value) {
+    // dict(NAME=[...]) or {"NAME": [...]}
+    std::vector<std::pair<IdentifierId, NodeId>> entries;
+    bool ok = true;
+    if (ast_.kind(value) == NodeKind::Call && dotted_path_of(ast_, values_, ast_.child(value, 0)) == "dict") {
+      for (NodeId argument : ast_.children(value).subspan(1)) {
+        if (ast_.kind(argument) != NodeKind::KeywordArgument) {
+          ok = false;
+          continue;
+        }
+        entries.emplace_back(IdentifierId{ast_.node(argument).payload}, ast_.child(argument, 0));
+      }
+    } else if (ast_.kind(value) == NodeKind::Dict) {
+      for (NodeId entry : ast_.children(value)) {
+        NodeId key = ast_.child(entry, 0);
+        if (ast_.kind(key) != NodeKind::StringLiteral) {
+          ok = false;
+          continue;
+        }
+        entries.emplace_back(values_.identifiers.intern(values_.strings[ast_.node(key).payload]), ast_.child(entry, 1));
+      }
+    } else {
+      ok = false;
+    }
+    if (!ok) {
+      diags_.emit<diag::SemaInvalidAutotuneSpace>(ast_.range(value), std::string("write space=dict(BM=[128, 256])"));
+      return;
+    }
+    for (auto& [name, list] : entries) {
+      AutotuneParameter parameter{name, {}};
+      if (ast_.kind(list) != NodeKind::List || ast_.children(list).empty()) {
+        diags_.emit<diag::SemaInvalidAutotuneSpace>(ast_.range(list),
+                                                    "'" + name_of(name) + "' needs a non-empty list of values");
+        continue;
+      }
+      for (NodeId candidate : ast_.children(list)) {
+        Value v = check_expression(candidate);
+        if (!v.constant || v.constant->is_float) {
+          diags_.emit<diag::SemaInvalidAutotuneSpace>(ast_.range(candidate),
+                                                      "'" + name_of(name) + "' values must be integer constants");
+          parameter.candidates.clear();
+          break;
+        }
+        parameter.candidates.push_back(v.constant->integer);
+      }
+      if (!parameter.candidates.empty()) info.autotune.push_back(parameter);
+    }
+  };
+  auto keyword = [&](NodeId argument, std::string_view context) {
+    std::string name = name_of(ast_.node(argument).payload);
+    NodeId value = ast_.child(argument, 0);
+    if (name == "tile" || name == "group") {
+      group_shape(value);
+    } else if (name == "shared") {
+      shared_budget(value);
+    } else if (name == "space" && context == "autotune") {
+      autotune_space(value);
+    } else {
+      diags_.emit<diag::SemaUnknownKernelClause>(ast_.node(argument).range, name);
+    }
+  };
+
+  auto children = ast_.children(decorator);
+  NodeId head = children[0];
+  std::string_view context = "kernel";
+  if (ast_.kind(head) == NodeKind::Call) {
+    std::string path = dotted_path_of(ast_, values_, ast_.child(head, 0));
+    if (path.ends_with("autotune")) context = "autotune";
+    for (NodeId argument : ast_.children(head).subspan(1)) {
+      if (ast_.kind(argument) == NodeKind::KeywordArgument) {
+        keyword(argument, context);
+      } else {
+        diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(argument), source_text(argument));
+      }
+    }
+  }
+  // Seed clauses: `tile[(128,)]`, `shared(16_KiB)`.
+  for (NodeId clause : children.subspan(1)) {
+    NodeKind kind = ast_.kind(clause);
+    NodeId callee = kind == NodeKind::Subscript || kind == NodeKind::Call ? ast_.child(clause, 0) : clause;
+    std::string name = dotted_path_of(ast_, values_, callee);
+    if (name == "tile" && kind == NodeKind::Subscript) {
+      group_shape(ast_.child(clause, 1));
+    } else if (name == "shared" && kind == NodeKind::Call && ast_.children(clause).size() == 2) {
+      shared_budget(ast_.child(clause, 1));
+    } else {
+      diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(clause), source_text(clause));
+    }
+  }
+}
+
+void Checker::read_decorators(FunctionInfo& info, NodeId decorators) {
+  for (NodeId decorator : ast_.children(decorators)) {
+    NodeId head = ast_.child(decorator, 0);
+    NodeId callee = ast_.kind(head) == NodeKind::Call ? ast_.child(head, 0) : head;
+    std::string path = dotted_path_of(ast_, values_, callee);
+    if (path == "kernel" || path == "op.kernel" || path == "kernel.autotune") {
+      info.kind = FunctionKind::Kernel;
+      read_kernel_decorator(info, decorator);
+    } else if (path == "jit" || path == "function") {
+      info.kind = FunctionKind::Jit;
+      if (ast_.kind(head) == NodeKind::Call) {
+        for (NodeId argument : ast_.children(head).subspan(1)) {
+          if (ast_.kind(argument) == NodeKind::KeywordArgument &&
+              name_of(ast_.node(argument).payload) == "deterministic") {
+            Value v = check_expression(ast_.child(argument, 0));
+            info.deterministic = ast_.kind(ast_.child(argument, 0)) == NodeKind::BoolLiteral &&
+                                 (ast_.node(ast_.child(argument, 0)).flags & 1);
+            (void)v;
+          } else {
+            diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(argument), source_text(argument));
+          }
+        }
+      }
+    } else if (path == "autodiff") {
+      info.autodiff = true;
+      if (info.kind == FunctionKind::Helper) info.kind = FunctionKind::Jit;
+    } else if (path == "custom_vjp") {
+      if (info.kind == FunctionKind::Helper) info.kind = FunctionKind::Jit;
+    } else {
+      diags_.emit<diag::SemaUnknownDecorator>(ast_.range(head), path.empty() ? source_text(head) : path);
+    }
+    if (ast_.children(decorator).size() > 1 && info.kind != FunctionKind::Kernel) {
+      diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(ast_.child(decorator, 1)),
+                                                 source_text(ast_.child(decorator, 1)));
+    }
+  }
+  if (info.kind == FunctionKind::Kernel && info.group_shape.empty()) info.group_shape = {128};
+}
+
+void Checker::check_function(uint32_t index) {
+  if (checked_[index] != 0) return;
+  checked_[index] = 1;
+  // Save the caller's state: checking a call may check its callee first.
+  FunctionInfo* saved_function = function_;
+  auto saved_locals = std::move(locals_);
+  int saved_loops = loop_depth_;
+  locals_.clear();
+  loop_depth_ = 0;
+
+  FunctionInfo& info = out_.functions[index];
+  function_ = &info;
+  NodeId def = info.def;
+  auto children = ast_.children(def);
+  NodeId decorators = children[0], parameters = children[1], returns = children[2], body = children[3];
+  read_decorators(info, decorators);
+  std::string function_name = name_of(info.name);
+
+  for (const AutotuneParameter& parameter : info.autotune) {
+    Local local;
+    local.type = types_.scalar(ScalarType::I32);
+    local.def = decorators;
+    local.constant = Constant{false, *std::max_element(parameter.candidates.begin(), parameter.candidates.end())};
+    locals_[parameter.name.index] = local;
+  }
+
+  uint32_t parameter_index = 0;
+  for (NodeId parameter : ast_.children(parameters)) {
+    const Node& p = ast_.node(parameter);
+    NodeId annotation = ast_.child(parameter, 0);
+    NodeId default_value = ast_.child(parameter, 1);
+    TypeId type;
+    if (annotation.valid()) {
+      type = resolve_type(annotation);
+    } else if (info.kind == FunctionKind::Kernel && p.payload != UINT32_MAX) {
+      diags_.emit<diag::SemaMissingParameterType>(p.range, name_of(p.payload), function_name);
+      type = types_.error();
+    } else {
+      type = types_.dynamic();
+    }
+    if (default_value.valid()) check_expression(default_value);
+    set_type(parameter, type);
+    info.parameter_types.push_back(type);
+    if (p.payload == UINT32_MAX) continue;
+    Local local;
+    local.type = type;
+    local.def = parameter;
+    local.is_parameter = true;
+    local.parameter_index = parameter_index++;
+    locals_[p.payload] = local;
+    // Symbolic dimensions become integer values readable in the body.
+    if (types_.kind(type) == TypeKind::Tensor) {
+      for (DimId dim : types_.dims(type)) {
+        const Dim& d = types_.dim(dim);
+        if (d.kind == DimKind::Symbol && !locals_.count(d.symbol.index)) {
+          Local symbol;
+          symbol.type = types_.scalar(ScalarType::I32);
+          symbol.def = parameter;
+          locals_[d.symbol.index] = symbol;
+        }
+      }
+    }
+  }
+
+  info.return_type = types_.none();
+  if (returns.valid()) {
+    if (info.kind == FunctionKind::Kernel) {
+      diags_.emit<diag::SemaKernelReturnType>(ast_.range(returns), function_name)
+          .fix_it_replace(SourceRange{ast_.range(parameters).end, ast_.range(returns).end}, "");
+      resolve_type(returns);
+    } else {
+      info.return_type = resolve_type(returns);
+    }
+  }
+
+  check_statements(body);
+  if (info.kind == FunctionKind::Kernel) check_uniformity(info);
+
+  uint64_t limit = kDefaultSharedLimitBytes;
+  if (info.kind == FunctionKind::Kernel && info.shared_budget && info.shared_bytes > *info.shared_budget) {
+    diags_.emit<diag::SemaSharedBudgetExceeded>(ast_.range(def), function_name, info.shared_bytes,
+                                                *info.shared_budget);
+  } else if (info.kind == FunctionKind::Kernel && info.shared_bytes > limit) {
+    diags_.emit<diag::SemaSharedTargetLimit>(ast_.range(def), function_name, info.shared_bytes, limit);
+  }
+  if (info.deterministic && info.effect > Effect::Random) {
+    std::string effect(effect_name(info.effect));
+    diags_.emit<diag::SemaDeterministicEffect>(ast_.range(def), function_name, effect)
+        .note<diag::NoteEffectSource>(info.effect_source, effect);
+  }
+
+  checked_[index] = 2;
+  function_ = saved_function;
+  locals_ = std::move(saved_locals);
+  loop_depth_ = saved_loops;
+}
+
+void Checker::check_statements(NodeId suite) {
+  for (NodeId statement : ast_.children(suite)) check_statement(statement);
+}
+
+void Checker::check_statement(NodeId statement) {
+  const Node& n = ast_.node(statement);
+  auto children = ast_.children(statement);
+  switch (n.kind) {
+    case NodeKind::ExprStmt: {
+      NodeId expression = children[0];
+      // A docstring or a bare string is allowed anywhere.
+      if (ast_.kind(expression) == NodeKind::StringLiteral) return;
+      check_expression(expression);
+      return;
+    }
+    case NodeKind::Assign: {
+      NodeId value_node = children.back();
+      Value value = check_expression(value_node);
+      for (NodeId target : children.first(children.size() - 1)) assign_to(target, value, value_node);
+      return;
+    }
+    case NodeKind::AnnAssign: {
+      NodeId target = children[0];
+      TypeId declared = resolve_type(children[1]);
+      if (children[2].valid()) {
+        Value value = check_expression(children[2]);
+        if (!is_assignable(value.type, declared) && !types_.is_error(value.type) && !types_.is_error(declared)) {
+          diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(children[2]), types_.to_string(value.type),
+                                                    source_text(target), types_.to_string(declared));
+        }
+      }
+      if (ast_.kind(target) == NodeKind::Name) {
+        Local local;
+        local.type = declared;
+        local.def = statement;
+        locals_[ast_.node(target).payload] = local;
+        set_type(target, declared);
+      } else {
+        check_expression(target);
+      }
+      return;
+    }
+    case NodeKind::AugAssign: {
+      NodeId target = children[0];
+      Value current = check_expression(target);
+      Value value = check_expression(children[1]);
+      std::string op(operator_spelling(static_cast<BinaryOperator>(n.op)));
+      TypeId result = binary_result(statement, op + "=", current.type, value.type, true);
+      if (types_.is_error(result) || types_.is_error(current.type)) return;
+      if (ast_.kind(target) == NodeKind::Name) {
+        auto it = locals_.find(ast_.node(target).payload);
+        if (it == locals_.end()) return;  // undefined: already reported
+        it->second.constant.reset();
+        it->second.global_id = it->second.global_id && value.global_id;
+        if (!is_assignable(result, it->second.type)) {
+          diags_.emit<diag::SemaLocalTypeChange>(ast_.range(children[1]), name_of(ast_.node(target).payload),
+                                                 types_.to_string(it->second.type), types_.to_string(result));
+        }
+      } else if (ast_.kind(target) == NodeKind::Subscript) {
+        NodeId root = ast_.child(target, 0);
+        while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
+        TypeId object = out_.node_types[ast_.child(target, 0).index];
+        if (object.valid() && types_.kind(object) == TypeKind::Tensor) {
+          write_tensor_element(target, object, root, Value{result});
+        }
+      }
+      return;
+    }
+    case NodeKind::If: {
+      Value condition = check_expression(children[0]);
+      if (types_.kind(condition.type) == TypeKind::Tensor && in_kernel()) {
+        diags_.emit<diag::SemaConditionType>(ast_.range(children[0]), types_.to_string(condition.type));
+      }
+      check_statements(children[1]);
+      if (children[2].valid()) {
+        if (ast_.kind(children[2]) == NodeKind::If) {
+          check_statement(children[2]);
+        } else {
+          check_statements(children[2]);
+        }
+      }
+      return;
+    }
+    case NodeKind::While: {
+      Value condition = check_expression(children[0]);
+      if (types_.kind(condition.type) == TypeKind::Tensor && in_kernel()) {
+        diags_.emit<diag::SemaConditionType>(ast_.range(children[0]), types_.to_string(condition.type));
+      }
+      ++loop_depth_;
+      check_statements(children[1]);
+      --loop_depth_;
+      return;
+    }
+    case NodeKind::For: {
+      Value iterable = check_expression(children[1]);
+      Value element{types_.dynamic()};
+      TypeKind kind = types_.kind(iterable.type);
+      if (kind == TypeKind::Range) {
+        element.type = types_.scalar(ScalarType::I32);
+      } else if (kind == TypeKind::List) {
+        element.type = TypeId{types_.info(iterable.type).payload};
+      } else if (kind == TypeKind::Error) {
+        element.type = types_.error();
+      } else if (in_kernel()) {
+        diags_.emit<diag::SemaNotIterable>(ast_.range(children[1]), types_.to_string(iterable.type));
+        element.type = types_.error();
+      }
+      assign_to(children[0], element, children[1]);
+      ++loop_depth_;
+      check_statements(children[2]);
+      --loop_depth_;
+      return;
+    }
+    case NodeKind::With:
+      for (NodeId item : children.first(children.size() - 1)) {
+        Value context = check_expression(ast_.child(item, 0));
+        if (ast_.child(item, 1).valid()) assign_to(ast_.child(item, 1), context, ast_.child(item, 0));
+      }
+      check_statements(children.back());
+      return;
+    case NodeKind::Return: {
+      if (function_ == nullptr) {
+        diags_.emit<diag::SemaReturnOutsideFunction>(n.range);
+        return;
+      }
+      if (!children[0].valid()) return;
+      Value value = check_expression(children[0]);
+      if (function_->kind == FunctionKind::Kernel) {
+        diags_.emit<diag::SemaKernelReturnsValue>(ast_.range(children[0]), name_of(function_->name));
+      } else if (types_.kind(function_->return_type) == TypeKind::None &&
+                 !ast_.child(function_->def, 2).valid()) {
+        function_->return_type = value.type;  // inferred from the first return
+      } else if (!types_.is_error(value.type) && !types_.is_error(function_->return_type) &&
+                 !is_assignable(value.type, function_->return_type)) {
+        diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(children[0]), types_.to_string(value.type),
+                                                  "the result", types_.to_string(function_->return_type));
+      }
+      return;
+    }
+    case NodeKind::Break:
+    case NodeKind::Continue:
+      if (loop_depth_ == 0) {
+        diags_.emit<diag::SemaLoopControlOutsideLoop>(n.range,
+                                                      std::string(n.kind == NodeKind::Break ? "break" : "continue"));
+      }
+      return;
+    case NodeKind::Assert:
+      check_expression(children[0]);
+      if (children[1].valid()) check_expression(children[1]);
+      return;
+    case NodeKind::FunctionDef:
+    case NodeKind::ClassDef:
+      if (in_kernel()) diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a nested definition"));
+      return;
+    case NodeKind::Pass:
+    case NodeKind::TypeAlias:
+    case NodeKind::Import:
+    case NodeKind::ImportFrom:
+    case NodeKind::ErrorStmt:
+      return;
+    default:
+      internal_error("sema", "unexpected statement kind " + std::string(node_kind_name(n.kind)));
+  }
+}
+
+void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
+  const Node& n = ast_.node(target);
+  switch (n.kind) {
+    case NodeKind::Name: {
+      auto it = locals_.find(n.payload);
+      if (it == locals_.end()) {
+        Local local;
+        local.type = default_type(value.type);
+        local.def = target;
+        local.global_id = value.global_id;
+        local.constant = value.constant;
+        // `smem = tshared.alloc`: a shared buffer typed by its first use.
+        if (types_.kind(value.type) == TypeKind::Builtin &&
+            static_cast<BuiltinId>(types_.info(value.type).payload) == BuiltinId::TileAllocShared) {
+          local.bare_shared = true;
+          local.type = types_.error();
+        }
+        locals_[n.payload] = local;
+        set_type(target, local.type);
+        return;
+      }
+      Local& local = it->second;
+      local.constant.reset();
+      local.global_id = local.global_id && value.global_id;
+      if (local.bare_shared && types_.kind(value.type) == TypeKind::Tensor) {
+        local.type = value.type;  // s0, s1 = s1, s0 swaps shared buffers
+      } else if (!types_.is_error(local.type) && !types_.is_error(value.type) &&
+                 !is_assignable(value.type, local.type)) {
+        diags_.emit<diag::SemaLocalTypeChange>(ast_.range(value_node), name_of(n.payload),
+                                               types_.to_string(local.type), types_.to_string(value.type));
+      }
+      set_type(target, local.type);
+      return;
+    }
+    case NodeKind::Tuple:
+    case NodeKind::List: {
+      auto targets = ast_.children(target);
+      if (types_.kind(value.type) == TypeKind::Tuple) {
+        auto elements = types_.tuple_elements(value.type);
+        if (elements.size() != targets.size()) {
+          diags_.emit<diag::SemaTupleArity>(ast_.range(value_node), static_cast<unsigned>(elements.size()),
+                                            static_cast<unsigned>(targets.size()));
+          for (NodeId t : targets) assign_to(t, Value{types_.error()}, value_node);
+          return;
+        }
+        // Per-element global-id flags come from the value's own tuple, when written as one.
+        bool literal_tuple = ast_.kind(value_node) == NodeKind::Tuple &&
+                             ast_.children(value_node).size() == targets.size();
+        for (size_t i = 0; i < targets.size(); ++i) {
+          Value element{elements[i]};
+          if (literal_tuple) {
+            NodeId source = ast_.child(value_node, i);
+            if (auto c = constants_.find(source.index); c != constants_.end()) element.constant = c->second;
+            if (ast_.kind(source) == NodeKind::Name) {
+              auto local = locals_.find(ast_.node(source).payload);
+              if (local != locals_.end()) element.global_id = local->second.global_id;
+            }
+          }
+          assign_to(targets[i], element, literal_tuple ? ast_.child(value_node, i) : value_node);
+        }
+        return;
+      }
+      for (NodeId t : targets) assign_to(t, Value{types_.is_error(value.type) ? types_.error() : types_.dynamic()},
+                                         value_node);
+      return;
+    }
+    case NodeKind::Subscript: {
+      // Find the tensor being written and check write permission.
+      NodeId root = ast_.child(target, 0);
+      while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
+      if (ast_.kind(root) == NodeKind::Name) {
+        auto it = locals_.find(ast_.node(root).payload);
+        if (it != locals_.end() && it->second.bare_shared && types_.is_error(it->second.type)) {
+          TypeId element = default_type(value.type);
+          if (types_.kind(element) == TypeKind::Scalar) finalize_bare_shared(IdentifierId{ast_.node(root).payload}, element);
+        }
+      }
+      Value slot = check_expression(target);
+      NodeId object = ast_.child(target, 0);
+      TypeId object_type = out_.node_types[object.index];
+      if (object_type.valid() && types_.kind(object_type) == TypeKind::Tensor) {
+        write_tensor_element(target, object_type, root, value);
+      }
+      if (!types_.is_error(slot.type) && !types_.is_error(value.type) && types_.kind(slot.type) == TypeKind::Scalar &&
+          !is_assignable(value.type, slot.type)) {
+        const TypeInfo& to = types_.info(slot.type);
+        const TypeInfo& from = types_.info(value.type);
+        bool narrowing_to_int = from.kind == TypeKind::Scalar && is_float(from.scalar) && is_integer(to.scalar);
+        if (narrowing_to_int || from.kind == TypeKind::UntypedFloat) {
+          diags_.emit<diag::SemaNarrowingConversion>(ast_.range(value_node), types_.to_string(value.type),
+                                                     std::string(scalar_info(to.scalar).name));
+        } else {
+          diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(value_node), types_.to_string(value.type),
+                                                    source_text(target), types_.to_string(slot.type));
+        }
+      }
+      return;
+    }
+    case NodeKind::Attribute:
+      check_expression(target);
+      return;
+    default:
+      check_expression(target);
+      return;
+  }
+}
+
+void Checker::write_tensor_element(NodeId target, TypeId tensor, NodeId root, const Value& value) {
+  (void)value;
+  raise_effect(Effect::State, ast_.range(target));
+  const TypeInfo& info = types_.info(tensor);
+  if (info.space != AddressSpace::Global || info.mut) return;
+  if (ast_.kind(root) != NodeKind::Name) return;
+  auto it = locals_.find(ast_.node(root).payload);
+  if (it == locals_.end() || !it->second.is_parameter) return;
+  Local& local = it->second;
+  local.written = true;
+  std::string name = name_of(ast_.node(root).payload);
+  NodeId parameter = local.def;
+  if (info.seed_style) {
+    // Reported once per parameter.
+    if (!reported_inferred_write_[parameter.index]) {
+      reported_inferred_write_[parameter.index] = true;
+      diags_.emit<diag::SemaInferredWrite>(ast_.range(target), name);
+    }
+    return;
+  }
+  NodeId annotation = ast_.child(parameter, 0);
+  auto builder = diags_.emit<diag::SemaWriteToImmutable>(ast_.range(target), name);
+  if (annotation.valid()) builder.fix_it_insert(ast_.range(annotation).begin, "mut ");
+}
+
+std::unique_ptr<TypedModule> check_module(const Ast& ast, ValueStores& values, DiagnosticEngine& diags) {
+  auto module = std::make_unique<TypedModule>(values.identifiers);
+  Checker checker(ast, values, diags, *module);
+  checker.run(ast.root());
+  return module;
+}
+
+}  // namespace tessera::sema

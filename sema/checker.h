@@ -1,0 +1,124 @@
+// The sema checker's internal interface, shared by its source files
+// (checker.cpp: declarations and statements; check_expression.cpp:
+// expressions and builtin calls; resolve_type.cpp: annotations;
+// uniformity.cpp: lane divergence). Not part of sema's public API.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sema/sema.h"
+
+namespace tessera::sema {
+
+// A compile-time constant value.
+struct Constant {
+  bool is_float = false;
+  int64_t integer = 0;
+  double real = 0.0;
+  double as_double() const { return is_float ? real : static_cast<double>(integer); }
+};
+
+// The result of checking an expression.
+struct Value {
+  TypeId type;
+  std::optional<Constant> constant;
+  bool global_id = false;   // derived from tile.linear_id() (for the shared-memory warning)
+  bool is_type = false;     // the expression names a type (dtype, Tensor, alias)
+};
+
+struct Local {
+  TypeId type;
+  NodeId def;
+  bool is_parameter = false;
+  bool global_id = false;
+  bool bare_shared = false;  // `tshared.alloc` without type: element type set by first use
+  bool written = false;
+  std::optional<Constant> constant;
+  std::optional<uint32_t> parameter_index;
+};
+
+struct ModuleSymbol {
+  enum class Kind : uint8_t { Function, Class, TypeAlias, Constant, Import } kind;
+  NodeId node;
+  std::optional<Constant> constant;
+  uint32_t function_index = UINT32_MAX;  // into TypedModule::functions
+  uint32_t module_id = 0;                // Import: which namespace it names
+};
+
+class Checker {
+ public:
+  Checker(const Ast& ast, ValueStores& values, DiagnosticEngine& diags, TypedModule& out);
+  void run(NodeId module);
+
+  // --- shared helpers (checker.cpp) ---
+  std::string name_of(IdentifierId id) const { return std::string(values_.identifiers.name(id)); }
+  std::string name_of(uint32_t payload) const { return name_of(IdentifierId{payload}); }
+  std::string source_text(NodeId node) const;
+  TypeId set_type(NodeId node, TypeId type) {
+    out_.node_types[node.index] = type;
+    return type;
+  }
+  void raise_effect(Effect effect, SourceRange where);
+  std::optional<std::string> closest_name(std::string_view name, const std::vector<std::string>& candidates) const;
+  uint32_t module_id(const std::string& path);
+  const std::string& module_path(uint32_t id) const { return module_paths_[id]; }
+  bool in_kernel() const { return function_ != nullptr && function_->kind == FunctionKind::Kernel; }
+
+  // --- types (resolve_type.cpp) ---
+  TypeId resolve_type(NodeId annotation);
+  std::optional<ScalarType> resolve_dtype_name(NodeId node, bool report);
+  std::optional<DimId> resolve_dim(NodeId node);
+  PolicyId resolve_policies(std::span<const NodeId> policies, ScalarType base, PolicyId start);
+
+  // --- expressions (check_expression.cpp) ---
+  Value check_expression(NodeId node);
+  Value check_call(NodeId node);
+  Value check_builtin_call(NodeId call, BuiltinId builtin);
+  Value check_subscript(NodeId node);
+  Value check_binary(NodeId node);
+  Value resolve_name(NodeId node);
+  Value resolve_attribute(NodeId node);
+  TypeId binary_result(NodeId node, std::string_view op, TypeId lhs, TypeId rhs, bool arithmetic);
+  TypeId compute_type(TypeId scalar);  // storage floats compute in their accumulation type
+  bool is_assignable(TypeId from, TypeId to) const;
+  TypeId default_type(TypeId type);  // untyped literals without context
+  void finalize_bare_shared(IdentifierId name, TypeId element);
+
+  // --- statements and declarations (checker.cpp) ---
+  void collect_module_symbols(NodeId module);
+  std::optional<Constant> evaluate_constant(NodeId node) const;
+  void check_function(uint32_t function_index);
+  void read_decorators(FunctionInfo& info, NodeId decorators);
+  void read_kernel_decorator(FunctionInfo& info, NodeId decorator);
+  void check_statements(NodeId suite);
+  void check_statement(NodeId statement);
+  void assign_to(NodeId target, const Value& value, NodeId value_node);
+  void write_tensor_element(NodeId target, TypeId tensor, NodeId root_name, const Value& value);
+
+  // --- lane divergence (uniformity.cpp) ---
+  void check_uniformity(const FunctionInfo& info);
+
+  const Ast& ast_;
+  ValueStores& values_;
+  DiagnosticEngine& diags_;
+  TypedModule& out_;
+  TypeStore& types_;
+
+  std::unordered_map<uint32_t, ModuleSymbol> module_symbols_;
+  std::vector<std::string> module_paths_{""};  // module id -> dotted path ("" is `tessera` itself)
+  std::unordered_map<std::string, uint32_t> module_ids_{{"", 0}};
+
+  // The function being checked.
+  FunctionInfo* function_ = nullptr;
+  std::unordered_map<uint32_t, Local> locals_;
+  int loop_depth_ = 0;
+  std::vector<uint32_t> checking_stack_;  // function indices, for recursion
+  std::vector<uint8_t> checked_;          // per function: 0 not yet, 1 in progress, 2 done
+  std::unordered_map<uint32_t, bool> reported_inferred_write_;
+  std::unordered_map<uint32_t, Constant> constants_;  // NodeId -> value, for constant expressions
+};
+
+}  // namespace tessera::sema

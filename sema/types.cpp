@@ -1,0 +1,395 @@
+#include "sema/types.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "frontend/diagnostics/internal_error.h"
+
+namespace tessera::sema {
+
+namespace {
+
+constexpr ScalarInfo kScalars[] = {
+#define TESSERA_SCALAR(Name, Spelling, Bits, Kind) {Spelling, Bits, ScalarCategory::Kind},
+#include "sema/scalar_type.def"
+};
+
+// Appends the raw bytes of a value to an interning key.
+template <typename T>
+void put(std::string& key, const T& value) {
+  key.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+}  // namespace
+
+const ScalarInfo& scalar_info(ScalarType type) { return kScalars[static_cast<size_t>(type)]; }
+
+bool is_storage_float(ScalarType t) { return is_float(t) && scalar_info(t).bits < 32; }
+
+std::optional<DtypeLookup> lookup_dtype(std::string_view name) {
+  static const std::unordered_map<std::string_view, DtypeLookup> table = [] {
+    std::unordered_map<std::string_view, DtypeLookup> t;
+#define TESSERA_SCALAR(Name, Spelling, Bits, Kind) t.emplace(Spelling, DtypeLookup{ScalarType::Name});
+#include "sema/scalar_type.def"
+    // Aliases from the language brief.
+    t.emplace("int8", DtypeLookup{ScalarType::I8});
+    t.emplace("int16", DtypeLookup{ScalarType::I16});
+    t.emplace("int32", DtypeLookup{ScalarType::I32});
+    t.emplace("int64", DtypeLookup{ScalarType::I64});
+    t.emplace("uint8", DtypeLookup{ScalarType::U8});
+    t.emplace("uint16", DtypeLookup{ScalarType::U16});
+    t.emplace("uint32", DtypeLookup{ScalarType::U32});
+    t.emplace("uint64", DtypeLookup{ScalarType::U64});
+    t.emplace("fp16", DtypeLookup{ScalarType::F16});
+    t.emplace("float16", DtypeLookup{ScalarType::F16});
+    t.emplace("bfloat16", DtypeLookup{ScalarType::BF16});
+    t.emplace("fp32", DtypeLookup{ScalarType::F32});
+    t.emplace("float32", DtypeLookup{ScalarType::F32});
+    t.emplace("fp64", DtypeLookup{ScalarType::F64});
+    t.emplace("float64", DtypeLookup{ScalarType::F64});
+    t.emplace("fp8_e4m3fn", DtypeLookup{ScalarType::FP8E4M3});
+    t.emplace("fp8", DtypeLookup{ScalarType::FP8E4M3, true});
+    t.emplace("fp6", DtypeLookup{ScalarType::FP6E3M2, true});
+    t.emplace("fp4", DtypeLookup{ScalarType::FP4E2M1, true});
+    return t;
+  }();
+  auto it = table.find(name);
+  if (it == table.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string_view rounding_mode_name(RoundingMode mode) {
+  switch (mode) {
+    case RoundingMode::NearestEven:
+      return "rne";
+    case RoundingMode::TowardZero:
+      return "rz";
+    case RoundingMode::Down:
+      return "rd";
+    case RoundingMode::Up:
+      return "ru";
+    case RoundingMode::NearestAway:
+      return "rna";
+  }
+  return "rne";
+}
+
+std::optional<RoundingMode> rounding_mode_by_name(std::string_view name) {
+  for (RoundingMode mode : {RoundingMode::NearestEven, RoundingMode::TowardZero, RoundingMode::Down, RoundingMode::Up,
+                            RoundingMode::NearestAway}) {
+    if (rounding_mode_name(mode) == name) return mode;
+  }
+  return std::nullopt;
+}
+
+TypeStore::TypeStore(const IdentifierTable& identifiers) : identifiers_(identifiers) {
+  policies_.push_back(Policy{});  // PolicyId{0}: the default policy
+  policy_ids_.emplace(std::string(), PolicyId{0});
+  auto simple = [&](TypeKind kind) {
+    TypeInfo info;
+    info.kind = kind;
+    return intern(info, {});
+  };
+  error_ = simple(TypeKind::Error);
+  none_ = simple(TypeKind::None);
+  string_ = simple(TypeKind::String);
+  untyped_int_ = simple(TypeKind::UntypedInt);
+  untyped_float_ = simple(TypeKind::UntypedFloat);
+  range_ = simple(TypeKind::Range);
+  dynamic_ = simple(TypeKind::Dynamic);
+}
+
+TypeId TypeStore::intern(const TypeInfo& info, std::span<const uint32_t> extra) {
+  std::string key;
+  put(key, info.kind);
+  put(key, info.scalar);
+  put(key, info.space);
+  put(key, info.mut);
+  put(key, info.seed_style);
+  put(key, info.policy.index);
+  put(key, info.payload);
+  for (uint32_t value : extra) put(key, value);
+  auto it = type_ids_.find(key);
+  if (it != type_ids_.end()) return it->second;
+  TypeInfo stored = info;
+  stored.extra_begin = static_cast<uint32_t>(extra_.size());
+  stored.extra_count = static_cast<uint32_t>(extra.size());
+  extra_.insert(extra_.end(), extra.begin(), extra.end());
+  types_.push_back(stored);
+  TypeId id{static_cast<uint32_t>(types_.size() - 1)};
+  type_ids_.emplace(std::move(key), id);
+  return id;
+}
+
+TypeId TypeStore::scalar(ScalarType type, PolicyId policy) {
+  TypeInfo info;
+  info.kind = TypeKind::Scalar;
+  info.scalar = type;
+  info.policy = policy;
+  return intern(info, {});
+}
+
+TypeId TypeStore::tensor(ScalarType element, PolicyId policy, std::span<const DimId> dims, AddressSpace space,
+                         bool mut, bool seed_style) {
+  TypeInfo info;
+  info.kind = TypeKind::Tensor;
+  info.scalar = element;
+  info.policy = policy;
+  info.space = space;
+  info.mut = mut;
+  info.seed_style = seed_style;
+  std::vector<uint32_t> extra;
+  for (DimId d : dims) extra.push_back(d.index);
+  return intern(info, extra);
+}
+
+TypeId TypeStore::tuple(std::span<const TypeId> elements) {
+  TypeInfo info;
+  info.kind = TypeKind::Tuple;
+  std::vector<uint32_t> extra;
+  for (TypeId t : elements) extra.push_back(t.index);
+  return intern(info, extra);
+}
+
+namespace {
+TypeInfo with_payload(TypeKind kind, uint32_t payload) {
+  TypeInfo info;
+  info.kind = kind;
+  info.payload = payload;
+  return info;
+}
+}  // namespace
+
+TypeId TypeStore::list(TypeId element) { return intern(with_payload(TypeKind::List, element.index), {}); }
+TypeId TypeStore::dtype(TypeId scalar_type) { return intern(with_payload(TypeKind::Dtype, scalar_type.index), {}); }
+TypeId TypeStore::module(uint32_t module_id) { return intern(with_payload(TypeKind::Module, module_id), {}); }
+TypeId TypeStore::builtin(uint32_t builtin_id) { return intern(with_payload(TypeKind::Builtin, builtin_id), {}); }
+TypeId TypeStore::function(uint32_t node_index) { return intern(with_payload(TypeKind::Function, node_index), {}); }
+TypeId TypeStore::object(IdentifierId class_name) {
+  return intern(with_payload(TypeKind::Object, class_name.index), {});
+}
+
+TypeId TypeStore::with_mut(TypeId tensor_type, bool mut) {
+  const TypeInfo& t = info(tensor_type);
+  internal_check(t.kind == TypeKind::Tensor, "sema", "with_mut on a non-tensor type");
+  std::vector<DimId> d(dims(tensor_type).begin(), dims(tensor_type).end());
+  return tensor(t.scalar, t.policy, d, t.space, mut, t.seed_style);
+}
+
+TypeId TypeStore::element_type(TypeId tensor_type) {
+  const TypeInfo& t = info(tensor_type);
+  internal_check(t.kind == TypeKind::Tensor, "sema", "element_type of a non-tensor type");
+  return scalar(t.scalar, t.policy);
+}
+
+std::span<const DimId> TypeStore::dims(TypeId tensor_type) const {
+  const TypeInfo& t = info(tensor_type);
+  return std::span<const DimId>(reinterpret_cast<const DimId*>(extra_.data() + t.extra_begin), t.extra_count);
+}
+
+std::span<const TypeId> TypeStore::tuple_elements(TypeId tuple_type) const {
+  const TypeInfo& t = info(tuple_type);
+  return std::span<const TypeId>(reinterpret_cast<const TypeId*>(extra_.data() + t.extra_begin), t.extra_count);
+}
+
+bool TypeStore::is_numeric_scalar(TypeId id) const {
+  TypeKind k = kind(id);
+  return k == TypeKind::Scalar || k == TypeKind::UntypedInt || k == TypeKind::UntypedFloat;
+}
+
+namespace {
+std::string dim_key(const Dim& d) {
+  std::string key;
+  put(key, d.kind);
+  put(key, d.value);
+  put(key, d.symbol.index);
+  put(key, d.lhs.index);
+  put(key, d.rhs.index);
+  put(key, d.dynamic_id);
+  return key;
+}
+}  // namespace
+
+DimId TypeStore::constant_dim(int64_t value) {
+  Dim d;
+  d.kind = DimKind::Constant;
+  d.value = value;
+  auto [it, inserted] = dim_ids_.emplace(dim_key(d), DimId{static_cast<uint32_t>(dims_.size())});
+  if (inserted) dims_.push_back(d);
+  return it->second;
+}
+
+DimId TypeStore::symbol_dim(IdentifierId symbol) {
+  Dim d;
+  d.kind = DimKind::Symbol;
+  d.symbol = symbol;
+  auto [it, inserted] = dim_ids_.emplace(dim_key(d), DimId{static_cast<uint32_t>(dims_.size())});
+  if (inserted) dims_.push_back(d);
+  return it->second;
+}
+
+DimId TypeStore::dynamic_dim() {
+  Dim d;
+  d.kind = DimKind::Dynamic;
+  d.dynamic_id = next_dynamic_++;
+  dims_.push_back(d);
+  return DimId{static_cast<uint32_t>(dims_.size() - 1)};
+}
+
+DimId TypeStore::binary_dim(DimKind kind, DimId lhs, DimId rhs) {
+  auto a = constant_value(lhs);
+  auto b = constant_value(rhs);
+  if (a && b) {
+    switch (kind) {
+      case DimKind::Add:
+        return constant_dim(*a + *b);
+      case DimKind::Sub:
+        return constant_dim(*a - *b);
+      case DimKind::Mul:
+        return constant_dim(*a * *b);
+      case DimKind::Div:
+      case DimKind::FloorDiv:
+        if (*b != 0 && *a % *b == 0) return constant_dim(*a / *b);
+        break;
+      case DimKind::Mod:
+        if (*b != 0) return constant_dim(*a % *b);
+        break;
+      default:
+        break;
+    }
+  }
+  Dim d;
+  d.kind = kind;
+  d.lhs = lhs;
+  d.rhs = rhs;
+  auto [it, inserted] = dim_ids_.emplace(dim_key(d), DimId{static_cast<uint32_t>(dims_.size())});
+  if (inserted) dims_.push_back(d);
+  return it->second;
+}
+
+std::optional<int64_t> TypeStore::constant_value(DimId id) const {
+  const Dim& d = dims_[id.index];
+  if (d.kind == DimKind::Constant) return d.value;
+  return std::nullopt;
+}
+
+PolicyId TypeStore::intern_policy(const Policy& p) {
+  std::string key;
+  if (p.accum || p.stochastic_round || p.saturate || p.rounding != RoundingMode::NearestEven ||
+      p.loss_scale != 0.0 || p.custom.valid()) {
+    put(key, p.accum.has_value());
+    put(key, p.accum.value_or(ScalarType::F32));
+    put(key, p.stochastic_round);
+    put(key, p.saturate);
+    put(key, p.rounding);
+    put(key, p.loss_scale);
+    put(key, p.custom.index);
+  }
+  auto [it, inserted] = policy_ids_.emplace(key, PolicyId{static_cast<uint32_t>(policies_.size())});
+  if (inserted) policies_.push_back(p);
+  return it->second;
+}
+
+std::string TypeStore::dim_to_string(DimId id) const {
+  const Dim& d = dims_[id.index];
+  auto binary = [&](const char* op) {
+    return fmt::format("({}{}{})", dim_to_string(d.lhs), op, dim_to_string(d.rhs));
+  };
+  switch (d.kind) {
+    case DimKind::Constant:
+      return std::to_string(d.value);
+    case DimKind::Symbol:
+      return std::string(identifiers_.name(d.symbol));
+    case DimKind::Dynamic:
+      return "?";
+    case DimKind::Add:
+      return binary("+");
+    case DimKind::Sub:
+      return binary("-");
+    case DimKind::Mul:
+      return binary("*");
+    case DimKind::Div:
+      return binary("/");
+    case DimKind::FloorDiv:
+      return binary("//");
+    case DimKind::Mod:
+      return binary("%");
+  }
+  return "?";
+}
+
+std::string TypeStore::policy_to_string(PolicyId id) const {
+  const Policy& p = policies_[id.index];
+  std::string out;
+  if (p.custom.valid()) out += fmt::format(" @{}", identifiers_.name(p.custom));
+  if (p.accum) out += fmt::format(" @accum({})", scalar_info(*p.accum).name);
+  if (p.stochastic_round) out += " @stochastic_round";
+  if (p.saturate) out += " @saturate";
+  if (p.rounding != RoundingMode::NearestEven) out += fmt::format(" @rounding(\"{}\")", rounding_mode_name(p.rounding));
+  if (p.loss_scale != 0.0) out += fmt::format(" @loss_scale({})", p.loss_scale);
+  return out;
+}
+
+std::string TypeStore::to_string(TypeId id) const {
+  const TypeInfo& t = info(id);
+  switch (t.kind) {
+    case TypeKind::Error:
+      return "<error>";
+    case TypeKind::None:
+      return "None";
+    case TypeKind::Scalar:
+      return std::string(scalar_info(t.scalar).name) + policy_to_string(t.policy);
+    case TypeKind::UntypedInt:
+      return "int literal";
+    case TypeKind::UntypedFloat:
+      return "float literal";
+    case TypeKind::String:
+      return "str";
+    case TypeKind::Tensor: {
+      std::string out;
+      if (t.mut) out += "mut ";
+      if (t.space == AddressSpace::Shared) out += "shared ";
+      if (t.space == AddressSpace::Local) out += "local ";
+      out += scalar_info(t.scalar).name;
+      out += "[";
+      auto d = dims(id);
+      for (size_t i = 0; i < d.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += dim_to_string(d[i]);
+      }
+      out += "]";
+      out += policy_to_string(t.policy);
+      return out;
+    }
+    case TypeKind::Tuple: {
+      std::string out = "(";
+      auto e = tuple_elements(id);
+      for (size_t i = 0; i < e.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += to_string(e[i]);
+      }
+      if (e.size() == 1) out += ",";
+      return out + ")";
+    }
+    case TypeKind::List:
+      return "list[" + to_string(TypeId{t.payload}) + "]";
+    case TypeKind::Dtype:
+      return "dtype " + to_string(TypeId{t.payload});
+    case TypeKind::Module:
+      return "module";
+    case TypeKind::Builtin:
+      return "builtin function";
+    case TypeKind::Function:
+      return "function";
+    case TypeKind::Range:
+      return "range";
+    case TypeKind::Object:
+      return std::string(identifiers_.name(IdentifierId{t.payload}));
+    case TypeKind::Dynamic:
+      return "dynamic";
+  }
+  return "?";
+}
+
+}  // namespace tessera::sema

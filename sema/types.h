@@ -1,0 +1,198 @@
+// Sema's types: scalars, tensors with symbolic shapes, numeric policies.
+//
+// Every type, dimension expression and policy is interned in a `TypeStore`:
+// structurally equal types are the same `TypeId`, so type equality is id
+// equality and types are cheap to pass around. Types never change after
+// creation.
+//
+// Tensors carry their element scalar type, a numeric policy (accumulation
+// type, rounding, saturation, loss scale, custom policy class), their
+// dimensions (interned `DimId` expressions over constants and symbols such as
+// `n` or `K/tp`), their address space (global for parameters, shared for
+// `tile.alloc_shared`) and two flags: `mut` (writable) and `seed_style`
+// (written as `ts.Tensor[...]`, whose write privilege is inferred).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "frontend/lex/value_stores.h"
+
+namespace tessera::sema {
+
+enum class ScalarType : uint8_t {
+#define TESSERA_SCALAR(Name, Spelling, Bits, Kind) Name,
+#include "sema/scalar_type.def"
+};
+
+enum class ScalarCategory : uint8_t { Bool, SignedInt, UnsignedInt, Float };
+
+struct ScalarInfo {
+  std::string_view name;
+  uint8_t bits;
+  ScalarCategory category;
+};
+
+const ScalarInfo& scalar_info(ScalarType type);
+inline bool is_float(ScalarType t) { return scalar_info(t).category == ScalarCategory::Float; }
+inline bool is_integer(ScalarType t) {
+  auto c = scalar_info(t).category;
+  return c == ScalarCategory::SignedInt || c == ScalarCategory::UnsignedInt;
+}
+// Float types narrower than f32, which compute in their accumulation type.
+bool is_storage_float(ScalarType t);
+
+// A dtype spelling: canonical names, the aliases of the language brief
+// (int8.., fp16/fp32/fp64, fp8[e4m3] handled by the resolver), and whether
+// the spelling is a bare `fp8`/`fp6`/`fp4` that picks a default format.
+struct DtypeLookup {
+  ScalarType type;
+  bool defaulted_format = false;  // bare fp8 / fp6 / fp4
+};
+std::optional<DtypeLookup> lookup_dtype(std::string_view name);
+
+struct DimId {
+  uint32_t index = UINT32_MAX;
+  bool valid() const { return index != UINT32_MAX; }
+  friend bool operator==(DimId, DimId) = default;
+};
+
+enum class DimKind : uint8_t { Constant, Symbol, Dynamic, Add, Sub, Mul, Div, FloorDiv, Mod };
+
+struct Dim {
+  DimKind kind = DimKind::Dynamic;
+  int64_t value = 0;       // Constant
+  IdentifierId symbol;     // Symbol
+  DimId lhs, rhs;          // binary kinds
+  uint32_t dynamic_id = 0; // Dynamic: each `?` is distinct
+};
+
+enum class RoundingMode : uint8_t { NearestEven, TowardZero, Down, Up, NearestAway };
+std::string_view rounding_mode_name(RoundingMode mode);
+std::optional<RoundingMode> rounding_mode_by_name(std::string_view name);
+
+struct PolicyId {
+  uint32_t index = 0;  // 0 is the default policy
+  friend bool operator==(PolicyId, PolicyId) = default;
+};
+
+struct Policy {
+  std::optional<ScalarType> accum;
+  bool stochastic_round = false;
+  bool saturate = false;
+  RoundingMode rounding = RoundingMode::NearestEven;
+  double loss_scale = 0.0;    // 0: none
+  IdentifierId custom;        // a @precision_policy class
+};
+
+enum class AddressSpace : uint8_t { Global, Shared, Local };
+
+enum class TypeKind : uint8_t {
+  Error,         // after a reported error: silences follow-on errors
+  None,          // the None value; the result of a call that returns nothing
+  Scalar,        // scalar + policy
+  UntypedInt,    // integer literal without context yet
+  UntypedFloat,  // float literal without context yet
+  String,
+  Tensor,        // element scalar + policy + dims + space + flags
+  Tuple,         // elements
+  List,          // payload: element TypeId (homogeneous)
+  Dtype,         // a dtype used as a value (ts.f32); payload: the scalar TypeId
+  Module,        // a namespace such as `tile` or `dist`; payload: ModuleId
+  Builtin,       // payload: BuiltinId
+  Function,      // a user function; payload: NodeId of its FunctionDef
+  Range,         // the iterator of range(...) / tile.range(...)
+  Object,        // an opaque host-level object; payload: IdentifierId of its class name
+  Dynamic,       // graph-level value whose type is known only when traced (unannotated @jit parameters)
+};
+
+struct TypeId {
+  uint32_t index = UINT32_MAX;
+  bool valid() const { return index != UINT32_MAX; }
+  friend bool operator==(TypeId, TypeId) = default;
+};
+
+struct TypeInfo {
+  TypeKind kind = TypeKind::Error;
+  ScalarType scalar = ScalarType::F32;
+  AddressSpace space = AddressSpace::Global;
+  bool mut = false;
+  bool seed_style = false;
+  PolicyId policy;
+  uint32_t payload = 0;
+  uint32_t extra_begin = 0;  // Tensor: dims; Tuple: element types (in the store's extra array)
+  uint32_t extra_count = 0;
+};
+
+class TypeStore {
+ public:
+  explicit TypeStore(const IdentifierTable& identifiers);
+
+  // Fixed types.
+  TypeId error() const { return error_; }
+  TypeId none() const { return none_; }
+  TypeId string() const { return string_; }
+  TypeId untyped_int() const { return untyped_int_; }
+  TypeId untyped_float() const { return untyped_float_; }
+  TypeId range() const { return range_; }
+  TypeId dynamic() const { return dynamic_; }
+  TypeId scalar(ScalarType type, PolicyId policy = {});
+
+  TypeId tensor(ScalarType element, PolicyId policy, std::span<const DimId> dims, AddressSpace space, bool mut,
+                bool seed_style);
+  TypeId tuple(std::span<const TypeId> elements);
+  TypeId list(TypeId element);
+  TypeId dtype(TypeId scalar_type);
+  TypeId module(uint32_t module_id);
+  TypeId builtin(uint32_t builtin_id);
+  TypeId function(uint32_t node_index);
+  TypeId object(IdentifierId class_name);
+
+  // Variants of an existing tensor type.
+  TypeId with_mut(TypeId tensor, bool mut);
+  TypeId element_type(TypeId tensor);  // scalar with the tensor's policy
+
+  const TypeInfo& info(TypeId id) const { return types_[id.index]; }
+  TypeKind kind(TypeId id) const { return types_[id.index].kind; }
+  std::span<const DimId> dims(TypeId tensor) const;
+  std::span<const TypeId> tuple_elements(TypeId tuple) const;
+  bool is_error(TypeId id) const { return kind(id) == TypeKind::Error; }
+  bool is_numeric_scalar(TypeId id) const;
+
+  // Dimensions.
+  DimId constant_dim(int64_t value);
+  DimId symbol_dim(IdentifierId symbol);
+  DimId dynamic_dim();
+  DimId binary_dim(DimKind kind, DimId lhs, DimId rhs);  // folds constants
+  const Dim& dim(DimId id) const { return dims_[id.index]; }
+  std::optional<int64_t> constant_value(DimId id) const;
+
+  // Policies.
+  PolicyId intern_policy(const Policy& policy);
+  const Policy& policy(PolicyId id) const { return policies_[id.index]; }
+
+  std::string to_string(TypeId id) const;
+  std::string dim_to_string(DimId id) const;
+  std::string policy_to_string(PolicyId id) const;  // " @accum(f32) @saturate" or ""
+
+ private:
+  TypeId intern(const TypeInfo& info, std::span<const uint32_t> extra);
+
+  const IdentifierTable& identifiers_;
+  std::vector<TypeInfo> types_;
+  std::vector<uint32_t> extra_;
+  std::unordered_map<std::string, TypeId> type_ids_;
+  std::vector<Dim> dims_;
+  std::unordered_map<std::string, DimId> dim_ids_;
+  std::vector<Policy> policies_;
+  std::unordered_map<std::string, PolicyId> policy_ids_;
+  uint32_t next_dynamic_ = 0;
+  TypeId error_, none_, string_, untyped_int_, untyped_float_, range_, dynamic_;
+};
+
+}  // namespace tessera::sema
