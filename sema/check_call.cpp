@@ -287,7 +287,7 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
       const TypeInfo& t = types_.info(x.type);
       if (t.kind == TypeKind::Tensor) {
         std::vector<DimId> dims(types_.dims(x.type).begin(), types_.dims(x.type).end());
-        return Value{types_.tensor(*dtype, {}, dims, AddressSpace::Local, false, false)};
+        return Value{types_.tensor(*dtype, {}, dims, value_space(), false, false)};
       }
       if (t.kind == TypeKind::Dynamic) return Value{types_.dynamic()};
       return Value{types_.scalar(*dtype)};
@@ -512,7 +512,7 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
             }
             ScalarType element = types_.info(compute_type(types_.element_type(a.type))).scalar;
             DimId dims[] = {da[0], db[1]};
-            return Value{types_.tensor(element, {}, dims, AddressSpace::Local, false, false)};
+            return Value{types_.tensor(element, {}, dims, value_space(), false, false)};
           }
         }
       }

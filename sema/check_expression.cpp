@@ -277,7 +277,9 @@ Value Checker::resolve_name(NodeId node) {
   if (auto it = locals_.find(id); it != locals_.end()) {
     const Local& local = it->second;
     if (local.bare_shared && types_.is_error(local.type)) {
-      // Typed by its first store: reading before that cannot be typed.
+      // Typed by its first store: reading before that cannot be typed. A
+      // store target is fine (assign_to types the buffer first).
+      if (!assigning_) diags_.emit<diag::SemaBareAllocNeedsType>(ast_.range(node), name);
       return Value{types_.error()};
     }
     return Value{local.type, local.constant, local.global_id};
@@ -416,11 +418,11 @@ TypeId Checker::binary_result(NodeId node, std::string_view op, TypeId lhs, Type
           dims[i] = x;  // symbolic: checked at launch
         }
       }
-      TypeId element = binary_result(node, op, compute_type(types_.scalar(a.scalar)),
-                                     compute_type(types_.scalar(b.scalar)), arithmetic);
+      TypeId element = binary_result(node, arithmetic ? op : "+", compute_type(types_.scalar(a.scalar)),
+                                     compute_type(types_.scalar(b.scalar)), true);
       if (types_.is_error(element)) return element;
       if (!arithmetic) element = types_.scalar(ScalarType::Bool);
-      return types_.tensor(types_.info(element).scalar, {}, dims, AddressSpace::Local, false, false);
+      return types_.tensor(types_.info(element).scalar, {}, dims, value_space(), false, false);
     }
     const TypeInfo& t = a.kind == TypeKind::Tensor ? a : b;
     TypeId tensor_type = a.kind == TypeKind::Tensor ? lhs : rhs;
@@ -429,8 +431,8 @@ TypeId Checker::binary_result(NodeId node, std::string_view op, TypeId lhs, Type
     TypeId element = binary_result(node, op, compute_type(types_.scalar(t.scalar)), scalar_side, arithmetic);
     if (types_.is_error(element)) return element;
     std::vector<DimId> dims(types_.dims(tensor_type).begin(), types_.dims(tensor_type).end());
-    return types_.tensor(arithmetic ? types_.info(element).scalar : ScalarType::Bool, {}, dims, AddressSpace::Local,
-                         false, false);
+    return types_.tensor(arithmetic ? types_.info(element).scalar : ScalarType::Bool, {}, dims, value_space(), false,
+                         false);
   }
 
   if (!types_.is_numeric_scalar(lhs) || !types_.is_numeric_scalar(rhs)) return invalid();
@@ -505,10 +507,10 @@ Value Checker::check_binary(NodeId node) {
       }
       std::vector<DimId> dims(da.begin(), da.end() - 1);
       dims.push_back(db.back());
-      TypeId element = binary_result(node, spelling, compute_type(types_.element_type(lhs.type)),
+      TypeId element = binary_result(node, "*", compute_type(types_.element_type(lhs.type)),
                                      compute_type(types_.element_type(rhs.type)), true);
       if (types_.is_error(element)) return Value{element};
-      return Value{types_.tensor(types_.info(element).scalar, {}, dims, AddressSpace::Local, false, false)};
+      return Value{types_.tensor(types_.info(element).scalar, {}, dims, value_space(), false, false)};
     }
   }
 

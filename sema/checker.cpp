@@ -48,19 +48,19 @@ void Checker::raise_effect(Effect effect, SourceRange where) {
 std::optional<std::string> Checker::closest_name(std::string_view name,
                                                  const std::vector<std::string>& candidates) const {
   // Levenshtein distance, accepting at most a third of the name's length.
+  // Optimal string alignment distance: edits and adjacent transpositions.
   auto distance = [](std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
     for (size_t i = 1; i <= a.size(); ++i) {
-      size_t diagonal = row[0];
-      row[0] = i;
       for (size_t j = 1; j <= b.size(); ++j) {
-        size_t up = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        diagonal = up;
+        size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
       }
     }
-    return row[b.size()];
+    return d[a.size()][b.size()];
   };
   size_t best = name.size() / 3 + 1;  // names shorter than 3 characters get no suggestion
   std::optional<std::string> result;
@@ -72,6 +72,18 @@ std::optional<std::string> Checker::closest_name(std::string_view name,
     }
   }
   return result;
+}
+
+SourceRange Checker::function_name_range(NodeId def) const {
+  NodeId decorators = ast_.child(def, 0);
+  SourceOffset from = ast_.children(decorators).empty() ? ast_.range(def).begin : ast_.range(decorators).end;
+  std::string_view text(diags_.sources().pointer(from), ast_.range(def).end - from);
+  size_t keyword = text.find("def");
+  if (keyword == std::string_view::npos) return ast_.range(def);
+  size_t name = text.find_first_not_of(" \t\\\r\n", keyword + 3);
+  std::string identifier = name_of(ast_.node(def).payload);
+  if (name == std::string_view::npos) return ast_.range(def);
+  return SourceRange{from + static_cast<SourceOffset>(name), from + static_cast<SourceOffset>(name + identifier.size())};
 }
 
 void Checker::run(NodeId module) {
@@ -156,7 +168,7 @@ void Checker::collect_module_symbols(NodeId module) {
         out_.functions.push_back(info);
         ModuleSymbol symbol{ModuleSymbol::Kind::Function, statement, std::nullopt,
                             static_cast<uint32_t>(out_.functions.size() - 1)};
-        define(n.payload, symbol, n.range);
+        define(n.payload, symbol, function_name_range(statement));
         break;
       }
       case NodeKind::ClassDef:
@@ -446,14 +458,14 @@ void Checker::check_function(uint32_t index) {
 
   uint64_t limit = kDefaultSharedLimitBytes;
   if (info.kind == FunctionKind::Kernel && info.shared_budget && info.shared_bytes > *info.shared_budget) {
-    diags_.emit<diag::SemaSharedBudgetExceeded>(ast_.range(def), function_name, info.shared_bytes,
+    diags_.emit<diag::SemaSharedBudgetExceeded>(function_name_range(def), function_name, info.shared_bytes,
                                                 *info.shared_budget);
   } else if (info.kind == FunctionKind::Kernel && info.shared_bytes > limit) {
-    diags_.emit<diag::SemaSharedTargetLimit>(ast_.range(def), function_name, info.shared_bytes, limit);
+    diags_.emit<diag::SemaSharedTargetLimit>(function_name_range(def), function_name, info.shared_bytes, limit);
   }
   if (info.deterministic && info.effect > Effect::Random) {
     std::string effect(effect_name(info.effect));
-    diags_.emit<diag::SemaDeterministicEffect>(ast_.range(def), function_name, effect)
+    diags_.emit<diag::SemaDeterministicEffect>(function_name_range(def), function_name, effect)
         .note<diag::NoteEffectSource>(info.effect_source, effect);
   }
 
@@ -705,14 +717,19 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
           if (types_.kind(element) == TypeKind::Scalar) finalize_bare_shared(IdentifierId{ast_.node(root).payload}, element);
         }
       }
+      assigning_ = true;
       Value slot = check_expression(target);
+      assigning_ = false;
       NodeId object = ast_.child(target, 0);
       TypeId object_type = out_.node_types[object.index];
       if (object_type.valid() && types_.kind(object_type) == TypeKind::Tensor) {
         write_tensor_element(target, object_type, root, value);
       }
-      if (!types_.is_error(slot.type) && !types_.is_error(value.type) && types_.kind(slot.type) == TypeKind::Scalar &&
-          !is_assignable(value.type, slot.type)) {
+      // A store into a narrower float tensor rounds by the tensor's policy.
+      bool policy_store = types_.kind(slot.type) == TypeKind::Scalar && is_float(types_.info(slot.type).scalar) &&
+                          types_.kind(value.type) == TypeKind::Scalar && is_float(types_.info(value.type).scalar);
+      if (!policy_store && !types_.is_error(slot.type) && !types_.is_error(value.type) &&
+          types_.kind(slot.type) == TypeKind::Scalar && !is_assignable(value.type, slot.type)) {
         const TypeInfo& to = types_.info(slot.type);
         const TypeInfo& from = types_.info(value.type);
         bool narrowing_to_int = from.kind == TypeKind::Scalar && is_float(from.scalar) && is_integer(to.scalar);

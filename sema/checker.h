@@ -66,6 +66,11 @@ class Checker {
   uint32_t module_id(const std::string& path);
   const std::string& module_path(uint32_t id) const { return module_paths_[id]; }
   bool in_kernel() const { return function_ != nullptr && function_->kind == FunctionKind::Kernel; }
+  // Where computed tensor values live: registers in kernels, device memory
+  // (global) in graph-level code.
+  AddressSpace value_space() const { return in_kernel() ? AddressSpace::Local : AddressSpace::Global; }
+  // The `def NAME` part of a function, for diagnostics about the function.
+  SourceRange function_name_range(NodeId def) const;
 
   // --- types (resolve_type.cpp) ---
   TypeId resolve_type(NodeId annotation);
@@ -115,6 +120,7 @@ class Checker {
   FunctionInfo* function_ = nullptr;
   std::unordered_map<uint32_t, Local> locals_;
   int loop_depth_ = 0;
+  bool assigning_ = false;  // checking the target of an assignment
   std::vector<uint32_t> checking_stack_;  // function indices, for recursion
   std::vector<uint8_t> checked_;          // per function: 0 not yet, 1 in progress, 2 done
   std::unordered_map<uint32_t, bool> reported_inferred_write_;

@@ -262,6 +262,12 @@ TypeId Checker::resolve_type(NodeId node) {
         }
         NodeId last = arguments.back();
         dim_nodes.pop_back();
+        NodeKind last_kind = ast_.kind(last);
+        if (last_kind == NodeKind::StringLiteral || last_kind == NodeKind::IntLiteral ||
+            last_kind == NodeKind::DynamicDim) {
+          diags_.emit<diag::SemaTensorWithoutDtype>(n.range);
+          return set_type(node, types_.error());
+        }
         TypeId element_type = resolve_type(last);
         if (types_.is_error(element_type)) return set_type(node, types_.error());
         if (types_.kind(element_type) != TypeKind::Scalar) {

@@ -348,7 +348,8 @@ std::string TypeStore::to_string(TypeId id) const {
       return "str";
     case TypeKind::Tensor: {
       std::string out;
-      if (t.mut) out += "mut ";
+      // Shared and local buffers are always writable: no `mut` for them.
+      if (t.mut && t.space == AddressSpace::Global) out += "mut ";
       if (t.space == AddressSpace::Shared) out += "shared ";
       if (t.space == AddressSpace::Local) out += "local ";
       out += scalar_info(t.scalar).name;

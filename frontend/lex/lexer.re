@@ -203,7 +203,7 @@ class Lexer {
   }
 
   bool handle_line_start();
-  void emit_newline(const char* at);
+  void emit_newline();
   void finish();
   void lex_identifier(const char* start);
   void lex_number(Raw raw, const char* start);
@@ -266,7 +266,7 @@ void Lexer::run() {
         break;
       case Raw::Newline:
         if (brackets_.empty() && !fragment_) {
-          emit_newline(start);
+          emit_newline();
           at_line_start_ = true;
         }
         break;
@@ -359,12 +359,15 @@ bool Lexer::handle_line_start() {
   return true;
 }
 
-void Lexer::emit_newline(const char* at) {
+void Lexer::emit_newline() {
   TokenKind last = last_kind();
   if (out_.size() == 0 || last == TokenKind::Newline || last == TokenKind::Indent || last == TokenKind::Dedent) {
     return;
   }
-  add(TokenKind::Newline, at, at);
+  // The Newline sits right after the line's last token, so that statement
+  // ranges and "expected ... found end of line" carets exclude trailing comments.
+  SourceOffset end = out_.tokens().back().range.end;
+  out_.add(Token{TokenKind::Newline, SourceRange::at(end), 0});
 }
 
 void Lexer::finish() {
@@ -380,7 +383,7 @@ void Lexer::finish() {
     }
   }
   if (!fragment_) {
-    emit_newline(eof);
+    emit_newline();
     while (indents_.size() > 1) {
       indents_.pop_back();
       add(TokenKind::Dedent, eof, eof);

@@ -38,6 +38,12 @@ class ParserContext {
   // generated parser); the very first one selects the start symbol.
   size_t take_token_index() { return next_ < tokens_.size() ? next_++ : tokens_.size() - 1; }
   const TokenizedBuffer& tokens() const { return tokens_; }
+  // An empty range at the start of the lookahead token (for empty rules that
+  // should sit before what follows them rather than after what precedes them).
+  SourceRange next_token_start() const {
+    size_t index = next_ == 0 ? 0 : next_ - 1;
+    return SourceRange::at(tokens_[TokenId{static_cast<uint32_t>(index)}].range.begin);
+  }
   StartSymbol start() const { return start_; }
   bool start_sent = false;
 

@@ -19,9 +19,7 @@
 #include "frontend/diagnostics/verify.h"
 #include "frontend/lex/lexer.h"
 #include "frontend/parse/parse.h"
-#ifdef TESSERA_WITH_SEMA
 #include "sema/sema.h"
-#endif
 #include "tools/tesserac/output_file.h"
 
 namespace tessera {
@@ -173,15 +171,12 @@ int compile(const Options& options) {
     if (emit == Emit::Ast) output = dump_ast(ast, sources, values);
     // Sema runs on a syntactically valid file only: a recovered parse leaves
     // holes that would produce misleading follow-on errors.
-#ifdef TESSERA_WITH_SEMA
     if (stop == StopAfter::Sema && !diags.has_errors()) {
       g_current_phase = "sema";
       debug_hook("sema");
       std::unique_ptr<sema::TypedModule> typed = sema::check_module(ast, values, diags);
       if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*typed, ast, sources, values);
-    } else
-#endif
-    if (emit == Emit::TypedAst) {
+    } else if (emit == Emit::TypedAst) {
       output = dump_ast(ast, sources, values);
     }
   }
