@@ -192,7 +192,9 @@ class AstDumper {
       case NodeKind::ImportAlias:
         return n.payload == UINT32_MAX ? "" : " as " + ident();
       case NodeKind::Parameter:
-        return fmt::format(" {} ({})", ident(), parameter_kind_name(static_cast<ParameterKind>(n.op)));
+        // A bare `*` marker has no name.
+        return fmt::format(" {} ({})", n.payload == UINT32_MAX ? std::string("*") : ident(),
+                           parameter_kind_name(static_cast<ParameterKind>(n.op)));
       case NodeKind::IntLiteral:
         return fmt::format(" {}", values_.integers[n.payload]);
       case NodeKind::SizeLiteral:
