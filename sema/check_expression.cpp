@@ -84,15 +84,21 @@ void Checker::finalize_bare_shared(IdentifierId name, TypeId element) {
   if (it == locals_.end() || !it->second.bare_shared || !types_.is_error(it->second.type)) return;
   const TypeInfo& e = types_.info(element);
   if (e.kind != TypeKind::Scalar) return;
-  // Bare allocations share the budget equally.
+  // The bare allocations of a kernel are interchangeable buffers (the seed's
+  // double buffer swaps them): the first use types all of them, and they
+  // share the budget equally.
   uint32_t bare = 0;
   for (auto& [id, local] : locals_) bare += local.bare_shared ? 1 : 0;
   uint64_t budget = function_ && function_->shared_budget ? *function_->shared_budget : kDefaultSharedBudgetBytes;
   uint64_t count = budget * 8 / scalar_info(e.scalar).bits / std::max<uint32_t>(bare, 1);
   DimId dims[] = {types_.constant_dim(static_cast<int64_t>(count))};
-  it->second.type = types_.tensor(e.scalar, e.policy, dims, AddressSpace::Shared, true, false);
-  set_type(it->second.def, it->second.type);
-  if (function_) function_->shared_bytes += storage_bytes(e.scalar, count);
+  TypeId buffer = types_.tensor(e.scalar, e.policy, dims, AddressSpace::Shared, true, false);
+  for (auto& [id, local] : locals_) {
+    if (!local.bare_shared || !types_.is_error(local.type)) continue;
+    local.type = buffer;
+    set_type(local.def, buffer);
+    if (function_) function_->shared_bytes += storage_bytes(e.scalar, count);
+  }
 }
 
 Value Checker::check_expression(NodeId node) {
