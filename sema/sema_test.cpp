@@ -1,0 +1,103 @@
+#include <doctest/doctest.h>
+
+#include "frontend/parse/parse.h"
+#include "sema/builtins.h"
+#include "sema/sema.h"
+#include "sema/types.h"
+
+namespace tessera::sema {
+namespace {
+
+TEST_CASE("types are interned: equal types are one id") {
+  IdentifierTable identifiers;
+  TypeStore types(identifiers);
+  IdentifierId n = identifiers.intern("n");
+  DimId dims[] = {types.symbol_dim(n), types.constant_dim(4)};
+  TypeId a = types.tensor(ScalarType::F32, {}, dims, AddressSpace::Global, false, false);
+  TypeId b = types.tensor(ScalarType::F32, {}, dims, AddressSpace::Global, false, false);
+  TypeId c = types.tensor(ScalarType::F32, {}, dims, AddressSpace::Global, true, false);
+  CHECK(a == b);
+  CHECK_FALSE(a == c);
+  CHECK(types.with_mut(a, true) == c);
+  CHECK(types.to_string(c) == "mut f32[n, 4]");
+  CHECK(types.scalar(ScalarType::BF16) == types.scalar(ScalarType::BF16));
+}
+
+TEST_CASE("dimension expressions fold constants and stay symbolic otherwise") {
+  IdentifierTable identifiers;
+  TypeStore types(identifiers);
+  DimId six = types.binary_dim(DimKind::Mul, types.constant_dim(2), types.constant_dim(3));
+  CHECK(types.constant_value(six) == 6);
+  DimId k = types.symbol_dim(identifiers.intern("K"));
+  DimId tp = types.symbol_dim(identifiers.intern("tp"));
+  DimId ratio = types.binary_dim(DimKind::Div, k, tp);
+  CHECK(ratio == types.binary_dim(DimKind::Div, k, tp));
+  CHECK(types.dim_to_string(ratio) == "(K/tp)");
+  CHECK_FALSE(types.dynamic_dim() == types.dynamic_dim());  // every `?` is distinct
+}
+
+TEST_CASE("policies intern and print") {
+  IdentifierTable identifiers;
+  TypeStore types(identifiers);
+  Policy p;
+  p.accum = ScalarType::F32;
+  p.stochastic_round = true;
+  PolicyId id = types.intern_policy(p);
+  CHECK(id == types.intern_policy(p));
+  CHECK(types.intern_policy(Policy{}) == PolicyId{});
+  CHECK(types.to_string(types.scalar(ScalarType::FP8E4M3, id)) == "fp8_e4m3 @accum(f32) @stochastic_round");
+}
+
+TEST_CASE("dtype names and aliases") {
+  CHECK(lookup_dtype("f32")->type == ScalarType::F32);
+  CHECK(lookup_dtype("fp32")->type == ScalarType::F32);
+  CHECK(lookup_dtype("int8")->type == ScalarType::I8);
+  CHECK(lookup_dtype("fp8")->defaulted_format);
+  CHECK(lookup_dtype("fp6")->type == ScalarType::FP6E3M2);
+  CHECK_FALSE(lookup_dtype("float128").has_value());
+  CHECK(scalar_info(ScalarType::FP4E2M1).bits == 4);
+  CHECK(is_storage_float(ScalarType::BF16));
+  CHECK_FALSE(is_storage_float(ScalarType::F32));
+}
+
+TEST_CASE("builtins: canonical paths, aliases and namespaces") {
+  CHECK(lookup_builtin("tile.barrier") == BuiltinId::TileBarrier);
+  CHECK(lookup_builtin("tbarrier") == BuiltinId::TileBarrier);
+  CHECK(lookup_builtin("tshared.alloc") == BuiltinId::TileAllocShared);
+  CHECK(lookup_builtin("dist.collective.all_reduce") == BuiltinId::AllReduce);
+  CHECK(builtin_info(BuiltinId::TileBarrier).context == CallContext::Kernel);
+  CHECK(builtin_info(BuiltinId::AllReduce).effect == Effect::Collective);
+  CHECK(is_builtin_namespace("tile"));
+  CHECK(is_builtin_namespace("dist.collective"));
+  CHECK_FALSE(lookup_builtin("tile.nope").has_value());
+}
+
+TEST_CASE("check_module types a kernel and records its facts") {
+  SourceManager sources;
+  CollectingDiagnosticConsumer consumer;
+  DiagnosticEngine diags(sources, consumer);
+  ValueStores values;
+  FileId file = sources.add_file("t.tsr",
+                                 "@kernel(tile=(64,), shared=1_KiB)\n"
+                                 "def k(x: f32[n], y: mut f32[n]):\n"
+                                 "    s = tile.alloc_shared((64,), f32)\n"
+                                 "    i = tile.local_id()\n"
+                                 "    s[i] = x[i]\n"
+                                 "    tile.barrier()\n"
+                                 "    y[i] = s[i] * 2.0\n");
+  ParsedFile parsed = lex_and_parse(file, sources, values, diags);
+  auto module = check_module(parsed.ast, values, diags);
+  diags.flush();
+  CHECK(consumer.diagnostics.empty());
+  REQUIRE(module->functions.size() == 1);
+  const FunctionInfo& k = module->functions[0];
+  CHECK(k.kind == FunctionKind::Kernel);
+  CHECK(k.group_shape == std::vector<int64_t>{64});
+  CHECK(k.shared_budget == 1024u);
+  CHECK(k.shared_bytes == 256u);
+  CHECK(k.effect == Effect::State);
+  CHECK(module->types.to_string(k.parameter_types[1]) == "mut f32[n]");
+}
+
+}  // namespace
+}  // namespace tessera::sema
