@@ -1,9 +1,9 @@
-// bench/frontend: lexer and parser throughput on a generated Tessera program.
+// bench/frontend: lexer, parser and sema throughput on a generated Tessera program.
 //
 //   frontend_bench [--functions N] [--repeat R] [FILE.tsr]
 //
-// Reports lines/s and MiB/s for lexing alone and for lexing + parsing, the
-// best of R runs. With FILE, measures that file instead of generated code.
+// Reports lines/s and MiB/s for lexing alone, lexing + parsing, and lexing +
+// parsing + sema, the best of R runs. With FILE, measures that file instead of generated code.
 // The target for the frontend (lex + parse + sema) is 500,000 lines/s.
 #include <chrono>
 #include <cstdio>
@@ -14,6 +14,7 @@
 
 #include "frontend/lex/lexer.h"
 #include "frontend/parse/parse.h"
+#include "sema/sema.h"
 
 namespace {
 
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
   for (char c : source) lines += c == '\n';
 
   double best_lex = 1e9;
+  double best_parse = 1e9;
   double best_total = 1e9;
   for (int r = 0; r < repeat; ++r) {
     tessera::SourceManager sources;
@@ -83,6 +85,8 @@ int main(int argc, char** argv) {
     double lex = seconds_since(start);
     tessera::Ast ast;
     tessera::parse_file(tokens, ast, values, diags);
+    double parse = seconds_since(start);
+    auto typed = tessera::sema::check_module(ast, values, diags);
     double total = seconds_since(start);
     diags.flush();
     if (!consumer.diagnostics.empty()) {
@@ -90,13 +94,14 @@ int main(int argc, char** argv) {
       return 1;
     }
     best_lex = std::min(best_lex, lex);
+    best_parse = std::min(best_parse, parse);
     best_total = std::min(best_total, total);
   }
   double mib = static_cast<double>(source.size()) / (1 << 20);
   std::printf("input: %zu lines, %.1f MiB\n", lines, mib);
   std::printf("lex:          %10.0f lines/s  %7.1f MiB/s\n", lines / best_lex, mib / best_lex);
-  std::printf("lex + parse:  %10.0f lines/s  %7.1f MiB/s\n", lines / best_total, mib / best_total);
-  std::printf("target (lex + parse + sema): 500000 lines/s -> %s so far\n",
-              lines / best_total >= 500000 ? "met" : "NOT met");
+  std::printf("lex + parse:  %10.0f lines/s  %7.1f MiB/s\n", lines / best_parse, mib / best_parse);
+  std::printf("+ sema:       %10.0f lines/s  %7.1f MiB/s\n", lines / best_total, mib / best_total);
+  std::printf("target (lex + parse + sema): 500000 lines/s -> %s\n", lines / best_total >= 500000 ? "met" : "NOT met");
   return 0;
 }
