@@ -2,10 +2,11 @@
 # The main job on a fresh Debian 12 machine: install what is missing, build
 # tesserac (release preset) and compile the examples.
 #
-# Today tesserac ends at the frontend (lexer, parser, AST): the main job
-# checks every example and prints the AST of examples/saxpy.tsr. Later stages
-# (sema, IR, PTX/CPU code generation, `tesserac run`) extend this script to
-# compile and run a kernel on the GPU when there is one, else on the CPU.
+# Today tesserac ends at sema (lexing, parsing, names, types, kernel rules):
+# the main job checks every example and prints the typed AST of
+# examples/saxpy.tsr. Later stages (IR, PTX/CPU code generation, `tesserac
+# run`) extend this script to compile and run a kernel on the GPU when there
+# is one, else on the CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +24,6 @@ for example in examples/*.tsr; do
     status=1
   fi
 done
-echo "== AST of examples/saxpy.tsr"
-"$tesserac" --emit=ast examples/saxpy.tsr
+echo "== typed AST of examples/saxpy.tsr"
+"$tesserac" --emit=typed-ast examples/saxpy.tsr
 exit "$status"

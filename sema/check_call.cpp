@@ -68,6 +68,7 @@ Value Checker::check_call(NodeId node) {
                                              std::to_string(expected) + " argument" + (expected == 1 ? "" : "s"),
                                              static_cast<unsigned>(args.positional.size()));
       }
+      bind_call_shapes(node, callee_info, args.positional);
       raise_effect(callee_info.effect, ast_.range(node));
       return Value{callee_info.return_type.valid() ? callee_info.return_type : types_.dynamic()};
     }
@@ -92,6 +93,45 @@ Value Checker::check_call(NodeId node) {
       diags_.emit<diag::SemaNotCallable>(ast_.range(callee), types_.to_string(target.type));
       return Value{types_.error()};
   }
+}
+
+// At a call of a user function, symbolic dimensions of the parameters are
+// bound to the arguments' dimensions: a symbol bound twice must denote the same
+// size, and constant dimensions must match.
+void Checker::bind_call_shapes(NodeId call, const FunctionInfo& callee, const std::vector<NodeId>& arguments) {
+  std::unordered_map<uint32_t, DimId> bound;  // symbol -> argument dimension
+  for (size_t i = 0; i < arguments.size() && i < callee.parameter_types.size(); ++i) {
+    TypeId parameter = callee.parameter_types[i];
+    TypeId argument = out_.node_types[arguments[i].index];
+    if (!argument.valid() || types_.kind(parameter) != TypeKind::Tensor || types_.kind(argument) != TypeKind::Tensor) {
+      continue;
+    }
+    auto expected = types_.dims(parameter);
+    auto actual = types_.dims(argument);
+    bool mismatch = expected.size() != actual.size();
+    for (size_t d = 0; !mismatch && d < expected.size(); ++d) {
+      const Dim& want = types_.dim(expected[d]);
+      auto have = types_.constant_value(actual[d]);
+      if (want.kind == DimKind::Constant) {
+        mismatch = have && *have != want.value;
+      } else if (want.kind == DimKind::Symbol) {
+        auto [it, inserted] = bound.emplace(want.symbol.index, actual[d]);
+        if (!inserted && it->second != actual[d]) {
+          auto previous = types_.constant_value(it->second);
+          const Dim& a = types_.dim(it->second);
+          const Dim& b = types_.dim(actual[d]);
+          // Two different constants, or two different symbols, cannot be equal sizes.
+          mismatch = (previous && have && *previous != *have) ||
+                     (a.kind == DimKind::Symbol && b.kind == DimKind::Symbol);
+        }
+      }
+    }
+    if (mismatch) {
+      diags_.emit<diag::SemaShapeMismatch>(ast_.range(arguments[i]), "call of '" + name_of(callee.name) + "'",
+                                           types_.to_string(parameter), types_.to_string(argument));
+    }
+  }
+  (void)call;
 }
 
 Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {

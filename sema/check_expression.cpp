@@ -73,6 +73,15 @@ bool Checker::is_assignable(TypeId from, TypeId to) const {
     if (is_integer(t.scalar) && is_integer(f.scalar)) return fs.category == ts.category && ts.bits >= fs.bits;
     return false;
   }
+  if (t.kind == TypeKind::Tuple && f.kind == TypeKind::Tuple) {
+    auto from_elements = types_.tuple_elements(from);
+    auto to_elements = types_.tuple_elements(to);
+    if (from_elements.size() != to_elements.size()) return false;
+    for (size_t i = 0; i < to_elements.size(); ++i) {
+      if (!is_assignable(from_elements[i], to_elements[i])) return false;
+    }
+    return true;
+  }
   if (t.kind == TypeKind::Tensor && f.kind == TypeKind::Tensor) {
     return f.scalar == t.scalar && types_.dims(from).size() == types_.dims(to).size();
   }

@@ -82,6 +82,7 @@ class Checker {
   Value check_expression(NodeId node);
   Value check_call(NodeId node);
   Value check_builtin_call(NodeId call, BuiltinId builtin);
+  void bind_call_shapes(NodeId call, const FunctionInfo& callee, const std::vector<NodeId>& arguments);
   Value check_subscript(NodeId node);
   Value check_binary(NodeId node);
   Value resolve_name(NodeId node);
