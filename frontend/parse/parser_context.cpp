@@ -12,34 +12,109 @@ NodeId ParserContext::rebuild(NodeId id, std::span<const NodeId> children) {
   return ast_.add(copy.kind, copy.range, children, copy.payload, copy.op, copy.flags);
 }
 
-NodeId ParserContext::make_tuple_or_single(SourceRange range, std::vector<NodeId> items, bool trailing_comma) {
-  if (items.size() == 1 && !trailing_comma) return items[0];
-  return add(NodeKind::Tuple, range, items);
+ListRef ParserContext::list_new() {
+  if (!free_lists_.empty()) {
+    uint32_t index = free_lists_.back();
+    free_lists_.pop_back();
+    lists_[index].clear();
+    return ListRef{index};
+  }
+  lists_.emplace_back();
+  return ListRef{static_cast<uint32_t>(lists_.size() - 1)};
 }
 
-NodeId ParserContext::make_call(SourceRange range, NodeId callee, const std::vector<NodeId>& arguments) {
+ListRef ParserContext::list_prepend(NodeId id, ListRef list) {
+  auto& items = lists_[list.index];
+  items.insert(items.begin(), id);
+  return list;
+}
+
+ListRef ParserContext::list_extend(ListRef list, ListRef more) {
+  auto& items = lists_[list.index];
+  const auto& extra = lists_[more.index];
+  items.insert(items.end(), extra.begin(), extra.end());
+  list_release(more);
+  return list;
+}
+
+void ParserContext::list_release(ListRef list) { free_lists_.push_back(list.index); }
+
+NodeId ParserContext::add_list(NodeKind kind, SourceRange range, ListRef list, uint32_t payload, uint8_t op,
+                               uint16_t flags) {
+  NodeId id = ast_.add(kind, range, view(list), payload, op, flags);
+  list_release(list);
+  return id;
+}
+
+ClauseListRef ParserContext::clauses_new(SourceRange range, NodeId target, NodeId iterable) {
+  uint32_t index;
+  if (!free_clause_lists_.empty()) {
+    index = free_clause_lists_.back();
+    free_clause_lists_.pop_back();
+    clause_lists_[index].clear();
+  } else {
+    clause_lists_.emplace_back();
+    index = static_cast<uint32_t>(clause_lists_.size() - 1);
+  }
+  return clauses_add(ClauseListRef{index}, range, target, iterable);
+}
+
+ClauseListRef ParserContext::clauses_add(ClauseListRef clauses, SourceRange range, NodeId target, NodeId iterable) {
+  clause_lists_[clauses.index].push_back(ComprehensionClause{range, {target, iterable}});
+  return clauses;
+}
+
+ClauseListRef ParserContext::clauses_condition(ClauseListRef clauses, SourceRange range, NodeId condition) {
+  ComprehensionClause& last = clause_lists_[clauses.index].back();
+  last.parts.push_back(condition);
+  last.range.end = range.end;
+  return clauses;
+}
+
+void ParserContext::clauses_release(ClauseListRef clauses) { free_clause_lists_.push_back(clauses.index); }
+
+NodeId ParserContext::make_tuple_or_single(SourceRange range, ListRef items, bool trailing_comma) {
+  if (view(items).size() == 1 && !trailing_comma) {
+    NodeId single = view(items)[0];
+    list_release(items);
+    return single;
+  }
+  return add_list(NodeKind::Tuple, range, items);
+}
+
+NodeId ParserContext::make_parenthesized(SourceRange range, ListRef items) {
+  if (view(items).size() == 1) {
+    NodeId single = view(items)[0];
+    list_release(items);
+    return single;
+  }
+  return add_list(NodeKind::Tuple, range, items, UINT32_MAX, 0, 1);
+}
+
+NodeId ParserContext::make_call(SourceRange range, NodeId callee, ListRef argument_list) {
+  std::span<const NodeId> arguments = view(argument_list);
   bool seen_keyword = false;
-  std::unordered_map<uint32_t, NodeId> keywords;
+  std::vector<std::pair<uint32_t, NodeId>> keywords;  // few per call: a vector beats a map
   for (NodeId argument : arguments) {
     NodeKind kind = ast_.kind(argument);
     if (kind == NodeKind::KeywordArgument || kind == NodeKind::DoubleStarArgument) {
       seen_keyword = true;
       if (kind == NodeKind::KeywordArgument) {
         uint32_t name = ast_.node(argument).payload;
-        auto [it, inserted] = keywords.emplace(name, argument);
-        if (!inserted) {
+        auto previous = std::find_if(keywords.begin(), keywords.end(), [&](auto& k) { return k.first == name; });
+        if (previous != keywords.end()) {
           std::string text(identifier(name));
           diags_.emit<diag::ParseDuplicateKeywordArgument>(ast_.range(argument), text)
-              .note<diag::NotePreviousDefinition>(ast_.range(it->second), text);
+              .note<diag::NotePreviousDefinition>(ast_.range(previous->second), text);
+        } else {
+          keywords.emplace_back(name, argument);
         }
       }
     } else if (seen_keyword && kind != NodeKind::StarArgument && kind != NodeKind::ErrorExpr) {
       diags_.emit<diag::ParsePositionalAfterKeyword>(ast_.range(argument));
     }
   }
-  std::vector<NodeId> children{callee};
-  children.insert(children.end(), arguments.begin(), arguments.end());
-  return add(NodeKind::Call, range, children);
+  return add_list(NodeKind::Call, range, list_prepend(callee, argument_list));
 }
 
 NodeId ParserContext::make_keyword_argument(SourceRange range, NodeId name, NodeId value) {
@@ -50,7 +125,8 @@ NodeId ParserContext::make_keyword_argument(SourceRange range, NodeId name, Node
   return add(NodeKind::KeywordArgument, range, {value}, ast_.node(name).payload);
 }
 
-NodeId ParserContext::make_parameters(SourceRange range, std::vector<NodeId> parameters) {
+NodeId ParserContext::make_parameters(SourceRange range, ListRef parameter_list) {
+  std::span<const NodeId> parameters = view(parameter_list);
   bool seen_default = false;
   bool seen_star = false;
   NodeId star_marker;
@@ -99,10 +175,13 @@ NodeId ParserContext::make_parameters(SourceRange range, std::vector<NodeId> par
   if (star_marker.valid() && !named_after_marker) {
     diags_.emit<diag::ParseBareStarWithoutNamed>(ast_.range(star_marker));
   }
-  return add(NodeKind::Parameters, range, parameters);
+  return add_list(NodeKind::Parameters, range, parameter_list);
 }
 
-NodeId ParserContext::make_strings(SourceRange range, const std::vector<NodeId>& pieces) {
+NodeId ParserContext::make_strings(SourceRange range, ListRef piece_list) {
+  // Copied: making nodes below may reuse the pool's vectors.
+  std::vector<NodeId> pieces(view(piece_list).begin(), view(piece_list).end());
+  list_release(piece_list);
   if (pieces.size() == 1) return pieces[0];
   bool all_plain =
       std::all_of(pieces.begin(), pieces.end(), [&](NodeId id) { return ast_.kind(id) == NodeKind::StringLiteral; });
@@ -142,11 +221,12 @@ NodeId ParserContext::make_fstring(SourceRange range, uint32_t payload) {
 }
 
 NodeId ParserContext::make_comprehension_expr(NodeKind kind, SourceRange range, NodeId element,
-                                              const std::vector<ComprehensionClause>& clauses) {
+                                              ClauseListRef clause_list) {
   std::vector<NodeId> children{element};
-  for (const ComprehensionClause& clause : clauses) {
+  for (const ComprehensionClause& clause : clause_lists_[clause_list.index]) {
     children.push_back(add(NodeKind::Comprehension, clause.range, clause.parts));
   }
+  clauses_release(clause_list);
   return add(kind, range, children);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,23 @@ enum class StartSymbol { File, Type, Expression };
 struct ComprehensionClause {
   SourceRange range;
   std::vector<NodeId> parts;  // target, iterable, conditions...
+};
+
+// Semantic values of the parser are trivially copyable (Bison's %union):
+// node ids, and references to lists held in pools by the ParserContext.
+struct NodeRef {
+  uint32_t index;
+  operator NodeId() const { return NodeId{index}; }  // NOLINT(google-explicit-constructor)
+  NodeRef& operator=(NodeId id) {
+    index = id.index;
+    return *this;
+  }
+};
+struct ListRef {
+  uint32_t index;
+};
+struct ClauseListRef {
+  uint32_t index;
 };
 
 class ParserContext {
@@ -60,14 +78,34 @@ class ParserContext {
   }
   std::string_view identifier(uint32_t payload) const { return values_.identifiers.name(IdentifierId{payload}); }
 
-  NodeId make_tuple_or_single(SourceRange range, std::vector<NodeId> items, bool trailing_comma);
-  NodeId make_call(SourceRange range, NodeId callee, const std::vector<NodeId>& arguments);
+  // --- list pools: vectors are reused, so the parser allocates almost nothing ---
+  ListRef list_new();
+  ListRef list_one(NodeId id) { return list_append(list_new(), id); }
+  ListRef list_append(ListRef list, NodeId id) {
+    lists_[list.index].push_back(id);
+    return list;
+  }
+  ListRef list_prepend(NodeId id, ListRef list);
+  ListRef list_extend(ListRef list, ListRef more);  // releases `more`
+  std::span<const NodeId> view(ListRef list) const { return lists_[list.index]; }
+  void list_release(ListRef list);
+  // Adds a node whose children are the list, and releases the list.
+  NodeId add_list(NodeKind kind, SourceRange range, ListRef list, uint32_t payload = UINT32_MAX, uint8_t op = 0,
+                  uint16_t flags = 0);
+
+  ClauseListRef clauses_new(SourceRange range, NodeId target, NodeId iterable);
+  ClauseListRef clauses_add(ClauseListRef clauses, SourceRange range, NodeId target, NodeId iterable);
+  ClauseListRef clauses_condition(ClauseListRef clauses, SourceRange range, NodeId condition);
+  void clauses_release(ClauseListRef clauses);
+
+  NodeId make_tuple_or_single(SourceRange range, ListRef items, bool trailing_comma);
+  NodeId make_parenthesized(SourceRange range, ListRef items);  // (x) is x; (x, y) a tuple
+  NodeId make_call(SourceRange range, NodeId callee, ListRef arguments);
   NodeId make_keyword_argument(SourceRange range, NodeId name, NodeId value);
-  NodeId make_parameters(SourceRange range, std::vector<NodeId> parameters);
-  NodeId make_strings(SourceRange range, const std::vector<NodeId>& pieces);
+  NodeId make_parameters(SourceRange range, ListRef parameters);
+  NodeId make_strings(SourceRange range, ListRef pieces);
   NodeId make_fstring(SourceRange range, uint32_t payload);
-  NodeId make_comprehension_expr(NodeKind kind, SourceRange range, NodeId element,
-                                 const std::vector<ComprehensionClause>& clauses);
+  NodeId make_comprehension_expr(NodeKind kind, SourceRange range, NodeId element, ClauseListRef clauses);
   NodeId make_policy(SourceRange range, NodeId expression);
   // Annotation positions: a subscript argument written `T @accum(f32)` is a
   // policy type, not a matrix product.
@@ -90,6 +128,10 @@ class ParserContext {
   DiagnosticEngine& diags_;
   StartSymbol start_;
   size_t next_ = 0;
+  std::vector<std::vector<NodeId>> lists_;
+  std::vector<uint32_t> free_lists_;
+  std::vector<std::vector<ComprehensionClause>> clause_lists_;
+  std::vector<uint32_t> free_clause_lists_;
 };
 
 }  // namespace tessera::parse
