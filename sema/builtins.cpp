@@ -67,7 +67,9 @@ std::string_view effect_name(Effect effect) {
   return "pure";
 }
 
-const BuiltinInfo& builtin_info(BuiltinId id) { return table()[static_cast<size_t>(id)]; }
+const BuiltinInfo& builtin_info(BuiltinId id) {
+  return table()[static_cast<size_t>(id)];
+}
 
 std::optional<BuiltinId> lookup_builtin(std::string_view path) {
   const auto& by_path = index().by_path;
@@ -76,8 +78,12 @@ std::optional<BuiltinId> lookup_builtin(std::string_view path) {
   return it->second;
 }
 
-bool is_builtin_namespace(std::string_view prefix) { return index().namespaces.count(std::string(prefix)) > 0; }
+bool is_builtin_namespace(std::string_view prefix) {
+  return index().namespaces.count(std::string(prefix)) > 0;
+}
 
-const std::vector<std::string_view>& all_builtin_paths() { return index().paths; }
+const std::vector<std::string_view>& all_builtin_paths() {
+  return index().paths;
+}
 
 }  // namespace tessera::sema

@@ -121,8 +121,8 @@ void Checker::bind_call_shapes(NodeId call, const FunctionInfo& callee, const st
           const Dim& a = types_.dim(it->second);
           const Dim& b = types_.dim(actual[d]);
           // Two different constants, or two different symbols, cannot be equal sizes.
-          mismatch = (previous && have && *previous != *have) ||
-                     (a.kind == DimKind::Symbol && b.kind == DimKind::Symbol);
+          mismatch =
+              (previous && have && *previous != *have) || (a.kind == DimKind::Symbol && b.kind == DimKind::Symbol);
         }
       }
     }
@@ -213,7 +213,8 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
     Value v = require_integer(argument, parameter);
     if (types_.is_error(v.type)) return std::nullopt;  // already reported
     if (!v.constant || v.constant->is_float) {
-      diags_.emit<diag::SemaNotConstant>(ast_.range(argument), "argument '" + std::string(parameter) + "' of '" + name + "'");
+      diags_.emit<diag::SemaNotConstant>(ast_.range(argument),
+                                         "argument '" + std::string(parameter) + "' of '" + name + "'");
       return std::nullopt;
     }
     return v.constant->integer;
@@ -358,7 +359,8 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
       if (ast_.kind(callee) == NodeKind::Subscript) {
         set_type(callee, types_.dynamic());
         element = resolve_dtype_name(ast_.child(callee, 1), true);
-        if (!element) diags_.emit<diag::SemaNotAType>(ast_.range(ast_.child(callee, 1)), source_text(ast_.child(callee, 1)));
+        if (!element)
+          diags_.emit<diag::SemaNotAType>(ast_.range(ast_.child(callee, 1)), source_text(ast_.child(callee, 1)));
         dim_nodes = args.positional;
       } else {
         NodeId shape = args.positional.size() > 0 ? args.positional[0] : option("shape");
@@ -400,8 +402,9 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
         count += rows * static_cast<uint64_t>(padding);
       }
       uint64_t bytes = (count * scalar_info(*element).bits + 7) / 8;
-      if (alignment > 0) bytes = (bytes + static_cast<uint64_t>(alignment) - 1) / static_cast<uint64_t>(alignment) *
-                                 static_cast<uint64_t>(alignment);
+      if (alignment > 0)
+        bytes = (bytes + static_cast<uint64_t>(alignment) - 1) / static_cast<uint64_t>(alignment) *
+                static_cast<uint64_t>(alignment);
       if (constant && function_) function_->shared_bytes += bytes;
       return Value{types_.tensor(*element, {}, dims, AddressSpace::Shared, true, false)};
     }
@@ -459,8 +462,9 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
       NodeId root = bound[0];
       while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
       TypeId object = ast_.kind(bound[0]) == NodeKind::Subscript ? out_.node_types[ast_.child(bound[0], 0).index]
-                                                                  : destination.type;
-      if (object.valid() && types_.kind(object) == TypeKind::Tensor) write_tensor_element(call, object, root, destination);
+                                                                 : destination.type;
+      if (object.valid() && types_.kind(object) == TypeKind::Tensor)
+        write_tensor_element(call, object, root, destination);
       return Value{types_.none()};
     }
     case Signature::CpAsyncArgs: {
@@ -541,13 +545,12 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
         if (types_.kind(a.type) == TypeKind::Tensor && types_.kind(c.type) == TypeKind::Tensor) {
           auto da = types_.dims(a.type), db = types_.dims(c.type);
           if (da.size() == 2 && db.size() == 2) {
-            bool mismatch = da[1] != db[0] && ((types_.constant_value(da[1]) && types_.constant_value(db[0])) ||
-                                               (types_.dim(da[1]).kind == DimKind::Symbol &&
-                                                types_.dim(db[0]).kind == DimKind::Symbol));
+            bool mismatch = da[1] != db[0] &&
+                            ((types_.constant_value(da[1]) && types_.constant_value(db[0])) ||
+                             (types_.dim(da[1]).kind == DimKind::Symbol && types_.dim(db[0]).kind == DimKind::Symbol));
             if (mismatch) {
-              diags_.emit<diag::SemaMatmulInnerDim>(where, source_text(args.positional[0]),
-                                                    types_.dim_to_string(da[1]), source_text(args.positional[1]),
-                                                    types_.dim_to_string(db[0]));
+              diags_.emit<diag::SemaMatmulInnerDim>(where, source_text(args.positional[0]), types_.dim_to_string(da[1]),
+                                                    source_text(args.positional[1]), types_.dim_to_string(db[0]));
               return Value{types_.error()};
             }
             ScalarType element = types_.info(compute_type(types_.element_type(a.type))).scalar;

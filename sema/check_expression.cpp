@@ -236,8 +236,10 @@ Value Checker::check_expression(NodeId node) {
       bool first = true;
       for (NodeId child : ast_.children(node)) {
         TypeId t = check_expression(child).type;
-        if (first) element = default_type(t);
-        else if (!is_assignable(t, element)) element = types_.dynamic();
+        if (first)
+          element = default_type(t);
+        else if (!is_assignable(t, element))
+          element = types_.dynamic();
         first = false;
       }
       value = Value{types_.list(element)};
@@ -318,7 +320,8 @@ Value Checker::resolve_name(NodeId node) {
     }
   }
   if (name == "ts" || name == "tessera") return Value{types_.module(0)};
-  if (is_builtin_namespace(name) || name == "tshared" || name == "cp_async") return Value{types_.module(module_id(name))};
+  if (is_builtin_namespace(name) || name == "tshared" || name == "cp_async")
+    return Value{types_.module(module_id(name))};
   if (auto builtin = lookup_builtin(name)) return Value{types_.builtin(static_cast<uint32_t>(*builtin))};
   if (auto dtype = lookup_dtype(name)) {
     if (dtype->defaulted_format) {
@@ -513,8 +516,8 @@ Value Checker::check_binary(NodeId node) {
     if (da.size() >= 2 && db.size() >= 2) {
       DimId k1 = da.back(), k2 = db[db.size() - 2];
       auto c1 = types_.constant_value(k1), c2 = types_.constant_value(k2);
-      bool mismatch = k1 != k2 && ((c1 && c2) || (types_.dim(k1).kind == DimKind::Symbol &&
-                                                   types_.dim(k2).kind == DimKind::Symbol));
+      bool mismatch = k1 != k2 && ((c1 && c2) ||
+                                   (types_.dim(k1).kind == DimKind::Symbol && types_.dim(k2).kind == DimKind::Symbol));
       if (mismatch) {
         diags_.emit<diag::SemaMatmulInnerDim>(n.range, source_text(ast_.child(node, 0)), types_.dim_to_string(k1),
                                               source_text(ast_.child(node, 1)), types_.dim_to_string(k2));
@@ -539,10 +542,22 @@ Value Checker::check_binary(NodeId node) {
     int64_t i = a.integer, j = b.integer;
     bool ok = true;
     switch (op) {
-      case BinaryOperator::Add: c.real = x + y; c.integer = i + j; break;
-      case BinaryOperator::Sub: c.real = x - y; c.integer = i - j; break;
-      case BinaryOperator::Mul: c.real = x * y; c.integer = i * j; break;
-      case BinaryOperator::Div: ok = y != 0; c.real = ok ? x / y : 0; break;
+      case BinaryOperator::Add:
+        c.real = x + y;
+        c.integer = i + j;
+        break;
+      case BinaryOperator::Sub:
+        c.real = x - y;
+        c.integer = i - j;
+        break;
+      case BinaryOperator::Mul:
+        c.real = x * y;
+        c.integer = i * j;
+        break;
+      case BinaryOperator::Div:
+        ok = y != 0;
+        c.real = ok ? x / y : 0;
+        break;
       case BinaryOperator::FloorDiv:
         ok = y != 0;
         if (ok) {
@@ -566,12 +581,24 @@ Value Checker::check_binary(NodeId node) {
           c.is_float = true;
         }
         break;
-      case BinaryOperator::LShift: c.integer = (j >= 0 && j < 64) ? i << j : 0; break;
-      case BinaryOperator::RShift: c.integer = (j >= 0 && j < 64) ? i >> j : 0; break;
-      case BinaryOperator::BitAnd: c.integer = i & j; break;
-      case BinaryOperator::BitOr: c.integer = i | j; break;
-      case BinaryOperator::BitXor: c.integer = i ^ j; break;
-      case BinaryOperator::MatMul: ok = false; break;
+      case BinaryOperator::LShift:
+        c.integer = (j >= 0 && j < 64) ? i << j : 0;
+        break;
+      case BinaryOperator::RShift:
+        c.integer = (j >= 0 && j < 64) ? i >> j : 0;
+        break;
+      case BinaryOperator::BitAnd:
+        c.integer = i & j;
+        break;
+      case BinaryOperator::BitOr:
+        c.integer = i | j;
+        break;
+      case BinaryOperator::BitXor:
+        c.integer = i ^ j;
+        break;
+      case BinaryOperator::MatMul:
+        ok = false;
+        break;
     }
     if (ok) result.constant = c;
   }

@@ -57,7 +57,8 @@ std::optional<std::string> Checker::closest_name(std::string_view name,
       for (size_t j = 1; j <= b.size(); ++j) {
         size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
         d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
       }
     }
     return d[a.size()][b.size()];
@@ -83,7 +84,8 @@ SourceRange Checker::function_name_range(NodeId def) const {
   size_t name = text.find_first_not_of(" \t\\\r\n", keyword + 3);
   std::string identifier = name_of(ast_.node(def).payload);
   if (name == std::string_view::npos) return ast_.range(def);
-  return SourceRange{from + static_cast<SourceOffset>(name), from + static_cast<SourceOffset>(name + identifier.size())};
+  return SourceRange{from + static_cast<SourceOffset>(name),
+                     from + static_cast<SourceOffset>(name + identifier.size())};
 }
 
 void Checker::run(NodeId module) {
@@ -179,7 +181,8 @@ void Checker::collect_module_symbols(NodeId module) {
         break;
       case NodeKind::Import:
       case NodeKind::ImportFrom: {
-        std::string base = n.kind == NodeKind::ImportFrom ? dotted_path_of(ast_, values_, ast_.child(statement, 0)) : "";
+        std::string base =
+            n.kind == NodeKind::ImportFrom ? dotted_path_of(ast_, values_, ast_.child(statement, 0)) : "";
         auto names = ast_.children(statement).subspan(n.kind == NodeKind::ImportFrom ? 1 : 0);
         for (NodeId alias : names) {
           NodeId target = ast_.child(alias, 0);
@@ -604,13 +607,12 @@ void Checker::check_statement(NodeId statement) {
       Value value = check_expression(children[0]);
       if (function_->kind == FunctionKind::Kernel) {
         diags_.emit<diag::SemaKernelReturnsValue>(ast_.range(children[0]), name_of(function_->name));
-      } else if (types_.kind(function_->return_type) == TypeKind::None &&
-                 !ast_.child(function_->def, 2).valid()) {
+      } else if (types_.kind(function_->return_type) == TypeKind::None && !ast_.child(function_->def, 2).valid()) {
         function_->return_type = value.type;  // inferred from the first return
       } else if (!types_.is_error(value.type) && !types_.is_error(function_->return_type) &&
                  !is_assignable(value.type, function_->return_type)) {
-        diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(children[0]), types_.to_string(value.type),
-                                                  "the result", types_.to_string(function_->return_type));
+        diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(children[0]), types_.to_string(value.type), "the result",
+                                                  types_.to_string(function_->return_type));
       }
       return;
     }
@@ -668,8 +670,8 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
         local.type = value.type;  // s0, s1 = s1, s0 swaps shared buffers
       } else if (!types_.is_error(local.type) && !types_.is_error(value.type) &&
                  !is_assignable(value.type, local.type)) {
-        diags_.emit<diag::SemaLocalTypeChange>(ast_.range(value_node), name_of(n.payload),
-                                               types_.to_string(local.type), types_.to_string(value.type));
+        diags_.emit<diag::SemaLocalTypeChange>(ast_.range(value_node), name_of(n.payload), types_.to_string(local.type),
+                                               types_.to_string(value.type));
       }
       set_type(target, local.type);
       return;
@@ -686,8 +688,8 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
           return;
         }
         // Per-element global-id flags come from the value's own tuple, when written as one.
-        bool literal_tuple = ast_.kind(value_node) == NodeKind::Tuple &&
-                             ast_.children(value_node).size() == targets.size();
+        bool literal_tuple =
+            ast_.kind(value_node) == NodeKind::Tuple && ast_.children(value_node).size() == targets.size();
         for (size_t i = 0; i < targets.size(); ++i) {
           Value element{elements[i]};
           if (literal_tuple) {
@@ -702,8 +704,8 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
         }
         return;
       }
-      for (NodeId t : targets) assign_to(t, Value{types_.is_error(value.type) ? types_.error() : types_.dynamic()},
-                                         value_node);
+      for (NodeId t : targets)
+        assign_to(t, Value{types_.is_error(value.type) ? types_.error() : types_.dynamic()}, value_node);
       return;
     }
     case NodeKind::Subscript: {
@@ -714,7 +716,8 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
         auto it = locals_.find(ast_.node(root).payload);
         if (it != locals_.end() && it->second.bare_shared && types_.is_error(it->second.type)) {
           TypeId element = default_type(value.type);
-          if (types_.kind(element) == TypeKind::Scalar) finalize_bare_shared(IdentifierId{ast_.node(root).payload}, element);
+          if (types_.kind(element) == TypeKind::Scalar)
+            finalize_bare_shared(IdentifierId{ast_.node(root).payload}, element);
         }
       }
       assigning_ = true;

@@ -25,8 +25,8 @@ struct Constant {
 struct Value {
   TypeId type;
   std::optional<Constant> constant;
-  bool global_id = false;   // derived from tile.linear_id() (for the shared-memory warning)
-  bool is_type = false;     // the expression names a type (dtype, Tensor, alias)
+  bool global_id = false;  // derived from tile.linear_id() (for the shared-memory warning)
+  bool is_type = false;    // the expression names a type (dtype, Tensor, alias)
 };
 
 struct Local {
@@ -121,7 +121,7 @@ class Checker {
   FunctionInfo* function_ = nullptr;
   std::unordered_map<uint32_t, Local> locals_;
   int loop_depth_ = 0;
-  bool assigning_ = false;  // checking the target of an assignment
+  bool assigning_ = false;                // checking the target of an assignment
   std::vector<uint32_t> checking_stack_;  // function indices, for recursion
   std::vector<uint8_t> checked_;          // per function: 0 not yet, 1 in progress, 2 done
   std::unordered_map<uint32_t, bool> reported_inferred_write_;

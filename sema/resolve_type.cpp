@@ -159,8 +159,8 @@ PolicyId Checker::resolve_policies(std::span<const NodeId> policies, ScalarType 
       }
       policy.loss_scale = *scale;
     } else {
-      auto symbol = ast_.kind(callee) == NodeKind::Name ? module_symbols_.find(ast_.node(callee).payload)
-                                                        : module_symbols_.end();
+      auto symbol =
+          ast_.kind(callee) == NodeKind::Name ? module_symbols_.find(ast_.node(callee).payload) : module_symbols_.end();
       if (symbol != module_symbols_.end() && symbol->second.kind == ModuleSymbol::Kind::Class) {
         policy.custom = IdentifierId{ast_.node(callee).payload};
       } else {

@@ -34,10 +34,10 @@ struct FunctionInfo {
   IdentifierId name;
   FunctionKind kind = FunctionKind::Helper;
   Effect effect = Effect::Pure;
-  SourceRange effect_source;           // what raised the effect to its level
-  std::vector<int64_t> group_shape;    // kernels: 1 to 3 axes; default {128}
+  SourceRange effect_source;         // what raised the effect to its level
+  std::vector<int64_t> group_shape;  // kernels: 1 to 3 axes; default {128}
   std::optional<uint64_t> shared_budget;
-  uint64_t shared_bytes = 0;           // static shared memory allocated by the body
+  uint64_t shared_bytes = 0;  // static shared memory allocated by the body
   std::vector<AutotuneParameter> autotune;
   bool deterministic = false;
   bool autodiff = false;

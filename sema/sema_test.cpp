@@ -1,8 +1,9 @@
+#include "sema/sema.h"
+
 #include <doctest/doctest.h>
 
 #include "frontend/parse/parse.h"
 #include "sema/builtins.h"
-#include "sema/sema.h"
 #include "sema/types.h"
 
 namespace tessera::sema {

@@ -23,9 +23,13 @@ void put(std::string& key, const T& value) {
 
 }  // namespace
 
-const ScalarInfo& scalar_info(ScalarType type) { return kScalars[static_cast<size_t>(type)]; }
+const ScalarInfo& scalar_info(ScalarType type) {
+  return kScalars[static_cast<size_t>(type)];
+}
 
-bool is_storage_float(ScalarType t) { return is_float(t) && scalar_info(t).bits < 32; }
+bool is_storage_float(ScalarType t) {
+  return is_float(t) && scalar_info(t).bits < 32;
+}
 
 std::optional<DtypeLookup> lookup_dtype(std::string_view name) {
   static const std::unordered_map<std::string_view, DtypeLookup> table = [] {
@@ -130,8 +134,8 @@ TypeId TypeStore::scalar(ScalarType type, PolicyId policy) {
   return intern(info, {});
 }
 
-TypeId TypeStore::tensor(ScalarType element, PolicyId policy, std::span<const DimId> dims, AddressSpace space,
-                         bool mut, bool seed_style) {
+TypeId TypeStore::tensor(ScalarType element, PolicyId policy, std::span<const DimId> dims, AddressSpace space, bool mut,
+                         bool seed_style) {
   TypeInfo info;
   info.kind = TypeKind::Tensor;
   info.scalar = element;
@@ -161,11 +165,21 @@ TypeInfo with_payload(TypeKind kind, uint32_t payload) {
 }
 }  // namespace
 
-TypeId TypeStore::list(TypeId element) { return intern(with_payload(TypeKind::List, element.index), {}); }
-TypeId TypeStore::dtype(TypeId scalar_type) { return intern(with_payload(TypeKind::Dtype, scalar_type.index), {}); }
-TypeId TypeStore::module(uint32_t module_id) { return intern(with_payload(TypeKind::Module, module_id), {}); }
-TypeId TypeStore::builtin(uint32_t builtin_id) { return intern(with_payload(TypeKind::Builtin, builtin_id), {}); }
-TypeId TypeStore::function(uint32_t node_index) { return intern(with_payload(TypeKind::Function, node_index), {}); }
+TypeId TypeStore::list(TypeId element) {
+  return intern(with_payload(TypeKind::List, element.index), {});
+}
+TypeId TypeStore::dtype(TypeId scalar_type) {
+  return intern(with_payload(TypeKind::Dtype, scalar_type.index), {});
+}
+TypeId TypeStore::module(uint32_t module_id) {
+  return intern(with_payload(TypeKind::Module, module_id), {});
+}
+TypeId TypeStore::builtin(uint32_t builtin_id) {
+  return intern(with_payload(TypeKind::Builtin, builtin_id), {});
+}
+TypeId TypeStore::function(uint32_t node_index) {
+  return intern(with_payload(TypeKind::Function, node_index), {});
+}
 TypeId TypeStore::object(IdentifierId class_name) {
   return intern(with_payload(TypeKind::Object, class_name.index), {});
 }
@@ -276,8 +290,8 @@ std::optional<int64_t> TypeStore::constant_value(DimId id) const {
 
 PolicyId TypeStore::intern_policy(const Policy& p) {
   std::string key;
-  if (p.accum || p.stochastic_round || p.saturate || p.rounding != RoundingMode::NearestEven ||
-      p.loss_scale != 0.0 || p.custom.valid()) {
+  if (p.accum || p.stochastic_round || p.saturate || p.rounding != RoundingMode::NearestEven || p.loss_scale != 0.0 ||
+      p.custom.valid()) {
     put(key, p.accum.has_value());
     put(key, p.accum.value_or(ScalarType::F32));
     put(key, p.stochastic_round);
@@ -293,9 +307,7 @@ PolicyId TypeStore::intern_policy(const Policy& p) {
 
 std::string TypeStore::dim_to_string(DimId id) const {
   const Dim& d = dims_[id.index];
-  auto binary = [&](const char* op) {
-    return fmt::format("({}{}{})", dim_to_string(d.lhs), op, dim_to_string(d.rhs));
-  };
+  auto binary = [&](const char* op) { return fmt::format("({}{}{})", dim_to_string(d.lhs), op, dim_to_string(d.rhs)); };
   switch (d.kind) {
     case DimKind::Constant:
       return std::to_string(d.value);

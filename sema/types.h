@@ -39,7 +39,9 @@ struct ScalarInfo {
 };
 
 const ScalarInfo& scalar_info(ScalarType type);
-inline bool is_float(ScalarType t) { return scalar_info(t).category == ScalarCategory::Float; }
+inline bool is_float(ScalarType t) {
+  return scalar_info(t).category == ScalarCategory::Float;
+}
 inline bool is_integer(ScalarType t) {
   auto c = scalar_info(t).category;
   return c == ScalarCategory::SignedInt || c == ScalarCategory::UnsignedInt;
@@ -66,10 +68,10 @@ enum class DimKind : uint8_t { Constant, Symbol, Dynamic, Add, Sub, Mul, Div, Fl
 
 struct Dim {
   DimKind kind = DimKind::Dynamic;
-  int64_t value = 0;       // Constant
-  IdentifierId symbol;     // Symbol
-  DimId lhs, rhs;          // binary kinds
-  uint32_t dynamic_id = 0; // Dynamic: each `?` is distinct
+  int64_t value = 0;        // Constant
+  IdentifierId symbol;      // Symbol
+  DimId lhs, rhs;           // binary kinds
+  uint32_t dynamic_id = 0;  // Dynamic: each `?` is distinct
 };
 
 enum class RoundingMode : uint8_t { NearestEven, TowardZero, Down, Up, NearestAway };
@@ -86,8 +88,8 @@ struct Policy {
   bool stochastic_round = false;
   bool saturate = false;
   RoundingMode rounding = RoundingMode::NearestEven;
-  double loss_scale = 0.0;    // 0: none
-  IdentifierId custom;        // a @precision_policy class
+  double loss_scale = 0.0;  // 0: none
+  IdentifierId custom;      // a @precision_policy class
 };
 
 enum class AddressSpace : uint8_t { Global, Shared, Local };
@@ -99,16 +101,16 @@ enum class TypeKind : uint8_t {
   UntypedInt,    // integer literal without context yet
   UntypedFloat,  // float literal without context yet
   String,
-  Tensor,        // element scalar + policy + dims + space + flags
-  Tuple,         // elements
-  List,          // payload: element TypeId (homogeneous)
-  Dtype,         // a dtype used as a value (ts.f32); payload: the scalar TypeId
-  Module,        // a namespace such as `tile` or `dist`; payload: ModuleId
-  Builtin,       // payload: BuiltinId
-  Function,      // a user function; payload: NodeId of its FunctionDef
-  Range,         // the iterator of range(...) / tile.range(...)
-  Object,        // an opaque host-level object; payload: IdentifierId of its class name
-  Dynamic,       // graph-level value whose type is known only when traced (unannotated @jit parameters)
+  Tensor,    // element scalar + policy + dims + space + flags
+  Tuple,     // elements
+  List,      // payload: element TypeId (homogeneous)
+  Dtype,     // a dtype used as a value (ts.f32); payload: the scalar TypeId
+  Module,    // a namespace such as `tile` or `dist`; payload: ModuleId
+  Builtin,   // payload: BuiltinId
+  Function,  // a user function; payload: NodeId of its FunctionDef
+  Range,     // the iterator of range(...) / tile.range(...)
+  Object,    // an opaque host-level object; payload: IdentifierId of its class name
+  Dynamic,   // graph-level value whose type is known only when traced (unannotated @jit parameters)
 };
 
 struct TypeId {

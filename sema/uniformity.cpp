@@ -172,16 +172,18 @@ class Uniformity {
       if (builtin && *builtin == BuiltinId::TileBarrier && (condition.valid() || exited || loop_exit)) {
         std::string name = c_.source_text(ast_.child(node, 0)) + "()";
         if (condition.valid()) {
-          c_.diags_.emit<diag::SemaBarrierDivergent>(n.range, name,
-                                                     std::string("it is inside control flow on a lane-dependent value"))
+          c_.diags_
+              .emit<diag::SemaBarrierDivergent>(n.range, name,
+                                                std::string("it is inside control flow on a lane-dependent value"))
               .note<diag::NoteDivergentCondition>(ast_.range(condition));
         } else if (exited) {
           c_.diags_.emit<diag::SemaBarrierDivergent>(n.range, name,
                                                      std::string("some lanes may have returned before reaching it"));
         } else {
           c_.diags_.emit<diag::SemaBarrierDivergent>(
-              n.range, name, std::string("some lanes may leave the loop early (break/continue on a lane-dependent "
-                                         "condition)"));
+              n.range, name,
+              std::string("some lanes may leave the loop early (break/continue on a lane-dependent "
+                          "condition)"));
         }
       }
     }
@@ -244,6 +246,8 @@ class Uniformity {
 
 }  // namespace
 
-void Checker::check_uniformity(const FunctionInfo& info) { Uniformity(*this).run(ast_.child(info.def, 3)); }
+void Checker::check_uniformity(const FunctionInfo& info) {
+  Uniformity(*this).run(ast_.child(info.def, 3));
+}
 
 }  // namespace tessera::sema

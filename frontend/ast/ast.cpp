@@ -211,7 +211,7 @@ class AstDumper {
         return text;
       }
       case NodeKind::BoolLiteral:
-        return n.flags ? " True" : " False";
+        return (n.flags & 1) ? " True" : " False";
       case NodeKind::BinaryOp:
       case NodeKind::AugAssign:
         return fmt::format(" '{}'", operator_spelling(static_cast<BinaryOperator>(n.op)));
@@ -220,9 +220,10 @@ class AstDumper {
       case NodeKind::BoolOp:
         return fmt::format(" '{}'", operator_spelling(static_cast<BoolOperator>(n.op)));
       case NodeKind::Compare:
-        return fmt::format(" '{}'{}", operator_spelling(static_cast<CompareOperator>(n.op)), n.flags ? " chained" : "");
+        return fmt::format(" '{}'{}", operator_spelling(static_cast<CompareOperator>(n.op)),
+                           (n.flags & 1) ? " chained" : "");
       case NodeKind::Tuple:
-        return n.flags ? " parenthesized" : "";
+        return (n.flags & 1) ? " parenthesized" : "";
       default:
         return "";
     }
@@ -243,7 +244,8 @@ class AstDumper {
     }
     const Node& n = ast_.node(id);
     std::string extra = annotate_ ? annotate_(id) : std::string();
-    out_ += fmt::format("{}{}{}{} {}{}\n", indent, prefix, node_kind_name(n.kind), details(id), location(n.range), extra);
+    out_ +=
+        fmt::format("{}{}{}{} {}{}\n", indent, prefix, node_kind_name(n.kind), details(id), location(n.range), extra);
 
     // Split the role list; the last role may be variadic ("args...").
     std::vector<std::string_view> roles;

@@ -66,6 +66,9 @@ struct NodeId {
   friend bool operator==(NodeId, NodeId) = default;
 };
 
+// Set on an expression written inside parentheses (`(a < b) < c` is no chain).
+inline constexpr uint16_t kParenthesizedFlag = 0x8000;
+
 struct Node {
   NodeKind kind;
   uint8_t op = 0;
@@ -83,6 +86,11 @@ class Ast {
   NodeId add(NodeKind kind, SourceRange range, std::initializer_list<NodeId> children, uint32_t payload = UINT32_MAX,
              uint8_t op = 0, uint16_t flags = 0) {
     return add(kind, range, std::span<const NodeId>(children.begin(), children.size()), payload, op, flags);
+  }
+
+  void reserve(size_t nodes) {
+    nodes_.reserve(nodes);
+    children_.reserve(nodes);
   }
 
   const Node& node(NodeId id) const { return nodes_[id.index]; }

@@ -67,10 +67,22 @@ TEST_CASE("the error limit stops with one final diagnostic") {
 
 TEST_CASE("rendering: location, kind, source line, caret, range, notes and fix-its") {
   Fixture f;
-  Diagnostic d{diag::LexUnclosedBracket, Severity::Error, false, true, SourceRange{f.at(4), f.at(7)},
-               "'(' was never closed", {{SourceRange::at(f.at(8)), ")"}}, {}};
-  d.notes.push_back(Diagnostic{diag::NoteOpeningBracketHere, Severity::Note, false, true, SourceRange{f.at(4), f.at(5)},
-                               "opening '(' is here", {}, {}});
+  Diagnostic d{diag::LexUnclosedBracket,
+               Severity::Error,
+               false,
+               true,
+               SourceRange{f.at(4), f.at(7)},
+               "'(' was never closed",
+               {{SourceRange::at(f.at(8)), ")"}},
+               {}};
+  d.notes.push_back(Diagnostic{diag::NoteOpeningBracketHere,
+                               Severity::Note,
+                               false,
+                               true,
+                               SourceRange{f.at(4), f.at(5)},
+                               "opening '(' is here",
+                               {},
+                               {}});
   TextDiagnosticPrinter printer(f.sources, stderr);
   CHECK(printer.render(d) ==
         "t.tsr:1:5: error: '(' was never closed [lex.unclosed-bracket]\n"
@@ -102,8 +114,8 @@ TEST_CASE("-verify matches directives by severity, line and text") {
   Fixture f;
   SourceOffset comment_begin = f.at(static_cast<uint32_t>(std::string_view("x = (1 +\ny = 2  ").size()));
   std::vector<SourceRange> comments{SourceRange{comment_begin, comment_begin + 24}};
-  Diagnostic match{diag::LexStrayBackslash, Severity::Error, false, true, SourceRange::at(f.at(10)),
-                   "a bad thing", {}, {}};
+  Diagnostic match{diag::LexStrayBackslash,   Severity::Error, false, true,
+                   SourceRange::at(f.at(10)), "a bad thing",   {},    {}};
   CHECK(verify_diagnostics(f.sources, f.file, comments, {match}).ok);
   Diagnostic other_line = match;
   other_line.range = SourceRange::at(f.at(0));

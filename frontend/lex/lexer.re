@@ -15,6 +15,7 @@ namespace {
 // What the re2c scanner recognised at the cursor.
 enum class Raw : uint8_t {
   Punct,           // kind in `punct`
+  Keyword,         // kind in `punct`
   Whitespace,
   Comment,
   Newline,
@@ -65,6 +66,47 @@ ScanResult scan_raw(const char*& cursor) {
     "\\" ("\r\n" | "\n" | "\r") { return {Raw::Continuation}; }
     "\\"                      { return {Raw::StrayBackslash}; }
     string_prefix? ['"]       { return {Raw::StringStart}; }
+
+    // Keywords, as listed in token_kind.def (keep the two in step; the lexer
+    // unit test checks every keyword). Longest match keeps `define` an
+    // identifier; listed before the identifier rule, they win ties.
+    "and"       { return {Raw::Keyword, TokenKind::KwAnd}; }
+    "as"        { return {Raw::Keyword, TokenKind::KwAs}; }
+    "assert"    { return {Raw::Keyword, TokenKind::KwAssert}; }
+    "break"     { return {Raw::Keyword, TokenKind::KwBreak}; }
+    "class"     { return {Raw::Keyword, TokenKind::KwClass}; }
+    "continue"  { return {Raw::Keyword, TokenKind::KwContinue}; }
+    "def"       { return {Raw::Keyword, TokenKind::KwDef}; }
+    "elif"      { return {Raw::Keyword, TokenKind::KwElif}; }
+    "else"      { return {Raw::Keyword, TokenKind::KwElse}; }
+    "False"     { return {Raw::Keyword, TokenKind::KwFalse}; }
+    "for"       { return {Raw::Keyword, TokenKind::KwFor}; }
+    "from"      { return {Raw::Keyword, TokenKind::KwFrom}; }
+    "if"        { return {Raw::Keyword, TokenKind::KwIf}; }
+    "import"    { return {Raw::Keyword, TokenKind::KwImport}; }
+    "in"        { return {Raw::Keyword, TokenKind::KwIn}; }
+    "is"        { return {Raw::Keyword, TokenKind::KwIs}; }
+    "lambda"    { return {Raw::Keyword, TokenKind::KwLambda}; }
+    "mut"       { return {Raw::Keyword, TokenKind::KwMut}; }
+    "None"      { return {Raw::Keyword, TokenKind::KwNone}; }
+    "not"       { return {Raw::Keyword, TokenKind::KwNot}; }
+    "or"        { return {Raw::Keyword, TokenKind::KwOr}; }
+    "pass"      { return {Raw::Keyword, TokenKind::KwPass}; }
+    "return"    { return {Raw::Keyword, TokenKind::KwReturn}; }
+    "True"      { return {Raw::Keyword, TokenKind::KwTrue}; }
+    "while"     { return {Raw::Keyword, TokenKind::KwWhile}; }
+    "with"      { return {Raw::Keyword, TokenKind::KwWith}; }
+    "async"     { return {Raw::Keyword, TokenKind::KwAsync}; }
+    "await"     { return {Raw::Keyword, TokenKind::KwAwait}; }
+    "del"       { return {Raw::Keyword, TokenKind::KwDel}; }
+    "except"    { return {Raw::Keyword, TokenKind::KwExcept}; }
+    "finally"   { return {Raw::Keyword, TokenKind::KwFinally}; }
+    "global"    { return {Raw::Keyword, TokenKind::KwGlobal}; }
+    "nonlocal"  { return {Raw::Keyword, TokenKind::KwNonlocal}; }
+    "raise"     { return {Raw::Keyword, TokenKind::KwRaise}; }
+    "try"       { return {Raw::Keyword, TokenKind::KwTry}; }
+    "yield"     { return {Raw::Keyword, TokenKind::KwYield}; }
+
     [a-zA-Z_] [a-zA-Z_0-9]*   { return {Raw::Identifier}; }
     float                     { return {Raw::Float}; }
     hex                       { return {Raw::Hex}; }
@@ -278,6 +320,15 @@ void Lexer::run() {
       case Raw::Identifier:
         lex_identifier(start);
         break;
+      case Raw::Keyword:
+        // After '.', every word is an attribute name, keywords included
+        // (cp_async.shared.global).
+        if (last_kind() == TokenKind::Dot) {
+          lex_identifier(start);
+        } else {
+          add(result.punct, start, cursor_);
+        }
+        break;
       case Raw::Decimal:
       case Raw::Hex:
       case Raw::Octal:
@@ -394,14 +445,6 @@ void Lexer::finish() {
 
 void Lexer::lex_identifier(const char* start) {
   std::string_view text(start, cursor_ - start);
-  // After '.', every word is an attribute name, keywords included
-  // (cp_async.shared.global).
-  if (last_kind() != TokenKind::Dot) {
-    if (auto keyword = keyword_for(text)) {
-      add(*keyword, start, cursor_);
-      return;
-    }
-  }
   add(TokenKind::Identifier, start, cursor_, values_.identifiers.intern(text).index);
 }
 
@@ -745,6 +788,7 @@ void Lexer::lex_non_ascii(const char* start) {
 TokenizedBuffer lex_file(FileId file, const SourceManager& sources, ValueStores& values, DiagnosticEngine& diags) {
   TokenizedBuffer out(file);
   std::string_view text = sources.contents(file);
+  out.reserve(text.size() / 4 + 16);  // about one token per four bytes of typical source
   Lexer lexer(text.data(), text.data() + text.size(), sources.file_begin(file), /*fragment=*/false, values, diags,
               out);
   lexer.run();

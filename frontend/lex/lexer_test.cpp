@@ -82,8 +82,8 @@ TEST_CASE("strings decode escapes; f-strings split into parts") {
 
 TEST_CASE("keywords are identifiers after a dot") {
   Lexed l("a.global.if");
-  CHECK(l.kinds() == std::vector<K>{K::Identifier, K::Dot, K::Identifier, K::Dot, K::Identifier, K::Newline,
-                                    K::EndOfFile});
+  CHECK(l.kinds() ==
+        std::vector<K>{K::Identifier, K::Dot, K::Identifier, K::Dot, K::Identifier, K::Newline, K::EndOfFile});
 }
 
 TEST_CASE("lexing continues after errors and closes unclosed brackets") {
@@ -106,9 +106,22 @@ TEST_CASE("lex_fragment lexes part of a file without layout tokens") {
   TokenizedBuffer tokens = lex_fragment(SourceRange{begin, begin + 16}, sources, values, diags);
   std::vector<K> kinds;
   for (const Token& t : tokens.tokens()) kinds.push_back(t.kind);
-  CHECK(kinds == std::vector<K>{K::Identifier, K::At, K::Identifier, K::LParen, K::Identifier, K::RParen,
-                                K::EndOfFile});
+  CHECK(kinds ==
+        std::vector<K>{K::Identifier, K::At, K::Identifier, K::LParen, K::Identifier, K::RParen, K::EndOfFile});
   CHECK(tokens.tokens()[0].range.begin == begin);
+}
+
+TEST_CASE("the scanner knows every keyword of token_kind.def") {
+  for (int k = 0; k <= static_cast<int>(K::GreaterGreaterEqual); ++k) {
+    auto kind = static_cast<K>(k);
+    if (!is_keyword(kind)) continue;
+    std::string spelling = token_kind_description(kind);
+    spelling = spelling.substr(1, spelling.size() - 2);
+    Lexed l(spelling);
+    CHECK_MESSAGE(l.tokens.tokens()[0].kind == kind, spelling);
+    Lexed dotted("a." + spelling);  // and is a plain name after a dot
+    CHECK_MESSAGE(dotted.tokens.tokens()[2].kind == K::Identifier, spelling);
+  }
 }
 
 TEST_CASE("every keyword of the table round-trips through keyword_for") {

@@ -35,6 +35,7 @@ class TokenizedBuffer {
     return TokenId{static_cast<uint32_t>(tokens_.size() - 1)};
   }
   void add_comment(SourceRange range) { comments_.push_back(range); }
+  void reserve(size_t tokens) { tokens_.reserve(tokens); }
 
   const Token& operator[](TokenId id) const { return tokens_[id.index]; }
   const std::vector<Token>& tokens() const { return tokens_; }

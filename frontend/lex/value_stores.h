@@ -19,6 +19,15 @@ struct IdentifierId {
   friend bool operator==(IdentifierId, IdentifierId) = default;
 };
 
+// FNV-1a: identifiers are short, so a simple byte hash beats the standard one.
+struct IdentifierHash {
+  size_t operator()(std::string_view text) const {
+    uint64_t hash = 1469598103934665603ull;
+    for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+    return static_cast<size_t>(hash);
+  }
+};
+
 class IdentifierTable {
  public:
   IdentifierId intern(std::string_view spelling) {
@@ -34,7 +43,7 @@ class IdentifierTable {
 
  private:
   std::deque<std::string> names_;
-  std::unordered_map<std::string_view, IdentifierId> ids_;
+  std::unordered_map<std::string_view, IdentifierId, IdentifierHash> ids_;
 };
 
 // One piece of an f-string: literal text, or an embedded expression whose

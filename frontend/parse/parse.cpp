@@ -18,6 +18,7 @@ NodeId run_parser(const TokenizedBuffer& tokens, Ast& ast, ValueStores& values, 
 }  // namespace
 
 NodeId parse_file(const TokenizedBuffer& tokens, Ast& ast, ValueStores& values, DiagnosticEngine& diags) {
+  ast.reserve(ast.size() + tokens.size());  // roughly one node per token
   NodeId module = run_parser(tokens, ast, values, diags, parse::StartSymbol::File);
   if (!module.valid()) {
     // The parser gave up (an error it could not recover from): keep an empty

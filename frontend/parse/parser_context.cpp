@@ -37,7 +37,9 @@ ListRef ParserContext::list_extend(ListRef list, ListRef more) {
   return list;
 }
 
-void ParserContext::list_release(ListRef list) { free_lists_.push_back(list.index); }
+void ParserContext::list_release(ListRef list) {
+  free_lists_.push_back(list.index);
+}
 
 NodeId ParserContext::add_list(NodeKind kind, SourceRange range, ListRef list, uint32_t payload, uint8_t op,
                                uint16_t flags) {
@@ -71,7 +73,9 @@ ClauseListRef ParserContext::clauses_condition(ClauseListRef clauses, SourceRang
   return clauses;
 }
 
-void ParserContext::clauses_release(ClauseListRef clauses) { free_clause_lists_.push_back(clauses.index); }
+void ParserContext::clauses_release(ClauseListRef clauses) {
+  free_clause_lists_.push_back(clauses.index);
+}
 
 NodeId ParserContext::make_tuple_or_single(SourceRange range, ListRef items, bool trailing_comma) {
   if (view(items).size() == 1 && !trailing_comma) {
@@ -86,6 +90,7 @@ NodeId ParserContext::make_parenthesized(SourceRange range, ListRef items) {
   if (view(items).size() == 1) {
     NodeId single = view(items)[0];
     list_release(items);
+    ast_.mutable_node(single).flags |= kParenthesizedFlag;
     return single;
   }
   return add_list(NodeKind::Tuple, range, items, UINT32_MAX, 0, 1);
@@ -115,6 +120,12 @@ NodeId ParserContext::make_call(SourceRange range, NodeId callee, ListRef argume
     }
   }
   return add_list(NodeKind::Call, range, list_prepend(callee, argument_list));
+}
+
+NodeId ParserContext::make_compare(SourceRange range, NodeId lhs, NodeId rhs, CompareOperator op) {
+  const Node& left = ast_.node(lhs);
+  bool chained = left.kind == NodeKind::Compare && !(left.flags & kParenthesizedFlag);
+  return add(NodeKind::Compare, range, {lhs, rhs}, UINT32_MAX, static_cast<uint8_t>(op), chained ? 1 : 0);
 }
 
 NodeId ParserContext::make_keyword_argument(SourceRange range, NodeId name, NodeId value) {

@@ -102,6 +102,7 @@ class ParserContext {
   NodeId make_parenthesized(SourceRange range, ListRef items);  // (x) is x; (x, y) a tuple
   NodeId make_call(SourceRange range, NodeId callee, ListRef arguments);
   NodeId make_keyword_argument(SourceRange range, NodeId name, NodeId value);
+  NodeId make_compare(SourceRange range, NodeId lhs, NodeId rhs, CompareOperator op);
   NodeId make_parameters(SourceRange range, ListRef parameters);
   NodeId make_strings(SourceRange range, ListRef pieces);
   NodeId make_fstring(SourceRange range, uint32_t payload);

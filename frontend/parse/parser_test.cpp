@@ -1,8 +1,7 @@
-#include "frontend/parse/parse.h"
-
 #include <doctest/doctest.h>
 
 #include "frontend/lex/lexer.h"
+#include "frontend/parse/parse.h"
 
 namespace tessera {
 namespace {
@@ -22,7 +21,9 @@ struct Parsed {
   }
   const Ast& ast() const { return parsed->ast; }
   NodeId statement(size_t i) const { return ast().child(parsed->module, i); }
-  std::string name(NodeId id) const { return std::string(values.identifiers.name(IdentifierId{ast().node(id).payload})); }
+  std::string name(NodeId id) const {
+    return std::string(values.identifiers.name(IdentifierId{ast().node(id).payload}));
+  }
 };
 
 TEST_CASE("a kernel parses into FunctionDef with decorators, parameters and body") {
@@ -103,8 +104,8 @@ TEST_CASE("parse_expression_fragment parses one expression") {
   ValueStores values;
   Ast ast;
   FileId file = sources.add_file("t.tsr", "a + 1");
-  NodeId e = parse_expression_fragment(SourceRange{sources.file_begin(file), sources.file_end(file)}, ast, values,
-                                       diags);
+  NodeId e =
+      parse_expression_fragment(SourceRange{sources.file_begin(file), sources.file_end(file)}, ast, values, diags);
   REQUIRE(e.valid());
   CHECK(ast.kind(e) == NodeKind::BinaryOp);
 }

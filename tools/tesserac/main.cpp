@@ -59,8 +59,14 @@ void install_crash_handlers() {
 // A compiler bug: printed through the registry (so that it has a stable id)
 // but never confused with a user error: exit code 3.
 int report_internal_error(const std::string& phase, const std::string& what) {
-  Diagnostic d{diag::InternalCompilerError, Severity::Error, false, false, {},
-               format_diagnostic_message<diag::InternalCompilerError>(phase, what), {}, {}};
+  Diagnostic d{diag::InternalCompilerError,
+               Severity::Error,
+               false,
+               false,
+               {},
+               format_diagnostic_message<diag::InternalCompilerError>(phase, what),
+               {},
+               {}};
   log_diagnostic_kind_for_coverage(d);
   SourceManager no_sources;
   std::string text = TextDiagnosticPrinter(no_sources, stderr).render(d);
@@ -93,7 +99,8 @@ struct Options {
 // -fsyntax-only, -Werror, -ferror-limit=N). CLI11 wants two dashes for long
 // names, so these are rewritten before parsing.
 const std::set<std::string, std::less<>> kSingleDashLongOptions = {
-    "verify", "fsyntax-only", "fparse-only", "Werror", "ferror-limit", "fcolor-diagnostics", "fno-color-diagnostics", "emit",
+    "verify",       "fsyntax-only",       "fparse-only",           "Werror",
+    "ferror-limit", "fcolor-diagnostics", "fno-color-diagnostics", "emit",
 };
 
 std::vector<std::string> normalize_arguments(int argc, char** argv) {
@@ -146,13 +153,13 @@ int compile(const Options& options) {
   }
 
   ValueStores values;
-  Emit emit = options.emit == "tokens"       ? Emit::Tokens
-              : options.emit == "ast"        ? Emit::Ast
-              : options.emit == "typed-ast"  ? Emit::TypedAst
-                                             : Emit::None;
-  StopAfter stop = emit == Emit::Tokens                          ? StopAfter::Lex
-                   : (emit == Emit::Ast || options.parse_only)   ? StopAfter::Parse
-                                                                 : StopAfter::Sema;
+  Emit emit = options.emit == "tokens"      ? Emit::Tokens
+              : options.emit == "ast"       ? Emit::Ast
+              : options.emit == "typed-ast" ? Emit::TypedAst
+                                            : Emit::None;
+  StopAfter stop = emit == Emit::Tokens                        ? StopAfter::Lex
+                   : (emit == Emit::Ast || options.parse_only) ? StopAfter::Parse
+                                                               : StopAfter::Sema;
 
   auto debug_hook = [&](const char* phase) {
     if (options.debug_internal_error == phase) internal_error(phase, "failure requested by --debug-internal-error");
