@@ -225,22 +225,24 @@ std::string dim_key(const Dim& d) {
 }
 }  // namespace
 
+DimId TypeStore::intern_dim(const Dim& d) {
+  auto [it, inserted] = dim_ids_.emplace(dim_key(d), DimId{static_cast<uint32_t>(dims_.size())});
+  if (inserted) dims_.push_back(d);
+  return it->second;
+}
+
 DimId TypeStore::constant_dim(int64_t value) {
   Dim d;
   d.kind = DimKind::Constant;
   d.value = value;
-  auto [it, inserted] = dim_ids_.emplace(dim_key(d), DimId{static_cast<uint32_t>(dims_.size())});
-  if (inserted) dims_.push_back(d);
-  return it->second;
+  return intern_dim(d);
 }
 
 DimId TypeStore::symbol_dim(IdentifierId symbol) {
   Dim d;
   d.kind = DimKind::Symbol;
   d.symbol = symbol;
-  auto [it, inserted] = dim_ids_.emplace(dim_key(d), DimId{static_cast<uint32_t>(dims_.size())});
-  if (inserted) dims_.push_back(d);
-  return it->second;
+  return intern_dim(d);
 }
 
 DimId TypeStore::dynamic_dim() {
@@ -277,9 +279,7 @@ DimId TypeStore::binary_dim(DimKind kind, DimId lhs, DimId rhs) {
   d.kind = kind;
   d.lhs = lhs;
   d.rhs = rhs;
-  auto [it, inserted] = dim_ids_.emplace(dim_key(d), DimId{static_cast<uint32_t>(dims_.size())});
-  if (inserted) dims_.push_back(d);
-  return it->second;
+  return intern_dim(d);
 }
 
 std::optional<int64_t> TypeStore::constant_value(DimId id) const {

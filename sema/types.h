@@ -184,6 +184,7 @@ class TypeStore {
 
  private:
   TypeId intern(const TypeInfo& info, std::span<const uint32_t> extra);
+  DimId intern_dim(const Dim& dim);
 
   const IdentifierTable& identifiers_;
   std::vector<TypeInfo> types_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "frontend/diagnostics/internal_error.h"
+#include "frontend/source/escape.h"
 
 namespace tessera {
 
@@ -136,36 +137,6 @@ NodeId Ast::add(NodeKind kind, SourceRange range, std::span<const NodeId> childr
 
 namespace {
 
-std::string escape(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          out += fmt::format("\\x{:02x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
 class AstDumper {
  public:
   AstDumper(const Ast& ast, const SourceManager& sources, const ValueStores& values,
@@ -203,11 +174,11 @@ class AstDumper {
         return fmt::format(" {}", values_.reals[n.payload]);
       case NodeKind::StringLiteral:
       case NodeKind::FStringText:
-        return " " + escape(values_.strings[n.payload]);
+        return " " + quote_for_display(values_.strings[n.payload]);
       case NodeKind::FormattedValue: {
         std::string text;
         if (n.op != 0) text += fmt::format(" !{}", static_cast<char>(n.op));
-        if (n.payload != UINT32_MAX) text += " :" + escape(values_.strings[n.payload]);
+        if (n.payload != UINT32_MAX) text += " :" + quote_for_display(values_.strings[n.payload]);
         return text;
       }
       case NodeKind::BoolLiteral:

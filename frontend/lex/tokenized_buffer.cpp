@@ -2,42 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "frontend/source/escape.h"
+
 namespace tessera {
-
-namespace {
-
-// Escapes a string for one-line display in dumps.
-std::string quoted(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          out += fmt::format("\\x{:02x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 std::string dump_tokens(const TokenizedBuffer& tokens, const SourceManager& sources, const ValueStores& values) {
   std::string out;
@@ -57,7 +24,7 @@ std::string dump_tokens(const TokenizedBuffer& tokens, const SourceManager& sour
         out += fmt::format(" {} value={}", spelling, values.reals[token.payload]);
         break;
       case TokenKind::StringLiteral:
-        out += fmt::format(" value={}", quoted(values.strings[token.payload]));
+        out += fmt::format(" value={}", quote_for_display(values.strings[token.payload]));
         break;
       case TokenKind::FStringLiteral:
         for (const FStringPart& part : values.fstrings[token.payload].parts) {
@@ -65,7 +32,7 @@ std::string dump_tokens(const TokenizedBuffer& tokens, const SourceManager& sour
             std::string_view expr(sources.pointer(part.expression.begin), part.expression.end - part.expression.begin);
             out += fmt::format(" {{{}}}", expr);
           } else {
-            out += fmt::format(" {}", quoted(part.text));
+            out += fmt::format(" {}", quote_for_display(part.text));
           }
         }
         break;
