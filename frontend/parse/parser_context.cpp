@@ -459,6 +459,8 @@ void ParserContext::report_syntax_error(SourceRange location, std::optional<Toke
   std::string found;
   if (!lookahead) {
     found = "this token";
+  } else if (*lookahead == TokenKind::EndOfFile && start_ != StartSymbol::File) {
+    found = start_ == StartSymbol::Type ? "end of the type" : "end of the f-string field";
   } else if (*lookahead == TokenKind::Newline) {
     found = "end of line";
   } else if (*lookahead == TokenKind::Identifier || *lookahead == TokenKind::IntLiteral ||
