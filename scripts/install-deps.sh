@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git python3
-  llvm-22-dev llvm-22-tools libclang-rt-22-dev
+  llvm-22-dev llvm-22-tools libclang-rt-22-dev clang-22
   re2c bison
   libcli11-dev libfmt-dev doctest-dev
   libopenmpi-dev openmpi-bin

@@ -1,10 +1,12 @@
 // bench/frontend: lexer, parser and sema throughput on a generated Tessera program.
 //
-//   frontend_bench [--functions N] [--repeat R] [FILE.tsr]
+//   frontend_bench [--lines N] [--repeat R] [FILE.tsr]
 //
 // Reports lines/s and MiB/s for lexing alone, lexing + parsing, and lexing +
 // parsing + sema, the best of R runs. With FILE, measures that file instead of generated code.
-// The target for the frontend (lex + parse + sema) is 500,000 lines/s.
+// Targets, on one core: lex + parse at least 1,000,000 lines/s; lex + parse +
+// sema at least 500,000 lines/s. The default input is a generated file of
+// about 100,000 lines.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,13 +48,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int functions = 20000;
+  int lines_wanted = 100000;
   int repeat = 5;
   std::string file;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--functions" && i + 1 < argc) {
-      functions = std::atoi(argv[++i]);
+    if (arg == "--lines" && i + 1 < argc) {
+      lines_wanted = std::atoi(argv[++i]);
     } else if (arg == "--repeat" && i + 1 < argc) {
       repeat = std::atoi(argv[++i]);
     } else {
@@ -61,7 +63,7 @@ int main(int argc, char** argv) {
   }
   std::string source;
   if (file.empty()) {
-    source = generate(functions);
+    source = generate(lines_wanted / 13 + 1);  // 13 lines per generated kernel
   } else {
     std::ifstream in(file, std::ios::binary);
     std::ostringstream buffer;
@@ -100,8 +102,9 @@ int main(int argc, char** argv) {
   double mib = static_cast<double>(source.size()) / (1 << 20);
   std::printf("input: %zu lines, %.1f MiB\n", lines, mib);
   std::printf("lex:          %10.0f lines/s  %7.1f MiB/s\n", lines / best_lex, mib / best_lex);
-  std::printf("lex + parse:  %10.0f lines/s  %7.1f MiB/s\n", lines / best_parse, mib / best_parse);
-  std::printf("+ sema:       %10.0f lines/s  %7.1f MiB/s\n", lines / best_total, mib / best_total);
-  std::printf("target (lex + parse + sema): 500000 lines/s -> %s\n", lines / best_total >= 500000 ? "met" : "NOT met");
+  std::printf("lex + parse:  %10.0f lines/s  %7.1f MiB/s   (target 1,000,000: %s)\n", lines / best_parse,
+              mib / best_parse, lines / best_parse >= 1000000 ? "met" : "NOT met");
+  std::printf("+ sema:       %10.0f lines/s  %7.1f MiB/s   (target   500,000: %s)\n", lines / best_total,
+              mib / best_total, lines / best_total >= 500000 ? "met" : "NOT met");
   return 0;
 }

@@ -1,0 +1,27 @@
+#!/usr/bin/env python3
+"""Runs the frontend fuzzer briefly: the given corpus directories as seeds, a
+bounded number of runs and a time limit, fresh scratch output each time.
+
+usage: run_fuzz_smoke.py FUZZER SCRATCH_DIR CORPUS_DIR...
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+
+def main():
+    fuzzer, scratch, *corpora = sys.argv[1:]
+    shutil.rmtree(scratch, ignore_errors=True)
+    command = [fuzzer, "-runs=20000", "-max_total_time=60", "-timeout=10", "-max_len=4096",
+               "-print_final_stats=1", scratch, *corpora]
+    # libFuzzer writes new inputs into the first corpus directory: the scratch one.
+    os.makedirs(scratch, exist_ok=True)
+    result = subprocess.run(command, capture_output=True, text=True)
+    tail = result.stderr.splitlines()[-15:]
+    print("\n".join(tail))
+    return result.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
