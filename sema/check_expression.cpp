@@ -650,7 +650,8 @@ Value Checker::check_subscript(NodeId node) {
       return Value{types_.error()};
   }
 
-  auto dims = types_.dims(base.type);
+  // A copy: checking the indices below may create types.
+  std::vector<DimId> dims(types_.dims(base.type).begin(), types_.dims(base.type).end());
   size_t consumed = 0;
   std::vector<DimId> remaining;
   bool error = false;

@@ -680,7 +680,9 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
     case NodeKind::List: {
       auto targets = ast_.children(target);
       if (types_.kind(value.type) == TypeKind::Tuple) {
-        auto elements = types_.tuple_elements(value.type);
+        // A copy: assigning the elements may create types.
+        std::vector<TypeId> elements(types_.tuple_elements(value.type).begin(),
+                                     types_.tuple_elements(value.type).end());
         if (elements.size() != targets.size()) {
           diags_.emit<diag::SemaTupleArity>(ast_.range(value_node), static_cast<unsigned>(elements.size()),
                                             static_cast<unsigned>(targets.size()));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "frontend/diagnostics/internal_error.h"
@@ -104,25 +105,47 @@ TypeStore::TypeStore(const IdentifierTable& identifiers) : identifiers_(identifi
   dynamic_ = simple(TypeKind::Dynamic);
 }
 
+namespace {
+
+// 64-bit FNV-1a over the words that identify a type or dimension.
+struct Hasher {
+  uint64_t value = 1469598103934665603ull;
+  void add(uint64_t word) {
+    for (int i = 0; i < 8; ++i) {
+      value = (value ^ ((word >> (8 * i)) & 0xFF)) * 1099511628211ull;
+    }
+  }
+};
+
+bool same_type(const TypeInfo& a, const TypeInfo& b) {
+  return a.kind == b.kind && a.scalar == b.scalar && a.space == b.space && a.mut == b.mut &&
+         a.seed_style == b.seed_style && a.policy == b.policy && a.payload == b.payload;
+}
+
+}  // namespace
+
 TypeId TypeStore::intern(const TypeInfo& info, std::span<const uint32_t> extra) {
-  std::string key;
-  put(key, info.kind);
-  put(key, info.scalar);
-  put(key, info.space);
-  put(key, info.mut);
-  put(key, info.seed_style);
-  put(key, info.policy.index);
-  put(key, info.payload);
-  for (uint32_t value : extra) put(key, value);
-  auto it = type_ids_.find(key);
-  if (it != type_ids_.end()) return it->second;
+  // Interning is on sema's hot path: hash the fields directly (no key strings)
+  // and compare the few candidates with the same hash structurally.
+  Hasher h;
+  h.add(static_cast<uint64_t>(info.kind) | static_cast<uint64_t>(info.scalar) << 8 |
+        static_cast<uint64_t>(info.space) << 16 | static_cast<uint64_t>(info.mut) << 24 |
+        static_cast<uint64_t>(info.seed_style) << 32);
+  h.add(static_cast<uint64_t>(info.policy.index) | static_cast<uint64_t>(info.payload) << 32);
+  for (uint32_t word : extra) h.add(word);
+  auto [first, last] = type_ids_.equal_range(h.value);
+  for (auto it = first; it != last; ++it) {
+    const TypeInfo& candidate = types_[it->second.index];
+    if (!same_type(candidate, info) || candidate.extra_count != extra.size()) continue;
+    if (std::equal(extra.begin(), extra.end(), extra_.begin() + candidate.extra_begin)) return it->second;
+  }
   TypeInfo stored = info;
   stored.extra_begin = static_cast<uint32_t>(extra_.size());
   stored.extra_count = static_cast<uint32_t>(extra.size());
   extra_.insert(extra_.end(), extra.begin(), extra.end());
   types_.push_back(stored);
   TypeId id{static_cast<uint32_t>(types_.size() - 1)};
-  type_ids_.emplace(std::move(key), id);
+  type_ids_.emplace(h.value, id);
   return id;
 }
 
@@ -212,23 +235,26 @@ bool TypeStore::is_numeric_scalar(TypeId id) const {
   return k == TypeKind::Scalar || k == TypeKind::UntypedInt || k == TypeKind::UntypedFloat;
 }
 
-namespace {
-std::string dim_key(const Dim& d) {
-  std::string key;
-  put(key, d.kind);
-  put(key, d.value);
-  put(key, d.symbol.index);
-  put(key, d.lhs.index);
-  put(key, d.rhs.index);
-  put(key, d.dynamic_id);
-  return key;
-}
-}  // namespace
+
 
 DimId TypeStore::intern_dim(const Dim& d) {
-  auto [it, inserted] = dim_ids_.emplace(dim_key(d), DimId{static_cast<uint32_t>(dims_.size())});
-  if (inserted) dims_.push_back(d);
-  return it->second;
+  Hasher h;
+  h.add(static_cast<uint64_t>(d.kind) | static_cast<uint64_t>(d.symbol.index) << 32);
+  h.add(static_cast<uint64_t>(d.value));
+  h.add(static_cast<uint64_t>(d.lhs.index) | static_cast<uint64_t>(d.rhs.index) << 32);
+  h.add(d.dynamic_id);
+  auto [first, last] = dim_ids_.equal_range(h.value);
+  for (auto it = first; it != last; ++it) {
+    const Dim& c = dims_[it->second.index];
+    if (c.kind == d.kind && c.value == d.value && c.symbol == d.symbol && c.lhs == d.lhs && c.rhs == d.rhs &&
+        c.dynamic_id == d.dynamic_id) {
+      return it->second;
+    }
+  }
+  DimId id{static_cast<uint32_t>(dims_.size())};
+  dims_.push_back(d);
+  dim_ids_.emplace(h.value, id);
+  return id;
 }
 
 DimId TypeStore::constant_dim(int64_t value) {

@@ -159,8 +159,12 @@ class TypeStore {
   TypeId with_mut(TypeId tensor, bool mut);
   TypeId element_type(TypeId tensor);  // scalar with the tensor's policy
 
-  const TypeInfo& info(TypeId id) const { return types_[id.index]; }
+  // By value: interning a new type may grow the store and move its entries,
+  // so no reference into it may be held across a call that creates types.
+  TypeInfo info(TypeId id) const { return types_[id.index]; }
   TypeKind kind(TypeId id) const { return types_[id.index].kind; }
+  // These views are invalidated by creating types: copy them first where types
+  // are created while they are in use.
   std::span<const DimId> dims(TypeId tensor) const;
   std::span<const TypeId> tuple_elements(TypeId tuple) const;
   bool is_error(TypeId id) const { return kind(id) == TypeKind::Error; }
@@ -171,12 +175,12 @@ class TypeStore {
   DimId symbol_dim(IdentifierId symbol);
   DimId dynamic_dim();
   DimId binary_dim(DimKind kind, DimId lhs, DimId rhs);  // folds constants
-  const Dim& dim(DimId id) const { return dims_[id.index]; }
+  Dim dim(DimId id) const { return dims_[id.index]; }
   std::optional<int64_t> constant_value(DimId id) const;
 
   // Policies.
   PolicyId intern_policy(const Policy& policy);
-  const Policy& policy(PolicyId id) const { return policies_[id.index]; }
+  Policy policy(PolicyId id) const { return policies_[id.index]; }
 
   std::string to_string(TypeId id) const;
   std::string dim_to_string(DimId id) const;
@@ -189,9 +193,9 @@ class TypeStore {
   const IdentifierTable& identifiers_;
   std::vector<TypeInfo> types_;
   std::vector<uint32_t> extra_;
-  std::unordered_map<std::string, TypeId> type_ids_;
+  std::unordered_multimap<uint64_t, TypeId> type_ids_;  // structural hash -> types
   std::vector<Dim> dims_;
-  std::unordered_map<std::string, DimId> dim_ids_;
+  std::unordered_multimap<uint64_t, DimId> dim_ids_;
   std::vector<Policy> policies_;
   std::unordered_map<std::string, PolicyId> policy_ids_;
   uint32_t next_dynamic_ = 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs the frontend fuzzer briefly: the given corpus directories as seeds, a
-bounded number of runs and a time limit, fresh scratch output each time.
+bounded number of runs with a fixed random seed (the same mutations every
+time, so CI is repeatable) and a time limit, fresh scratch output each time.
 
 usage: run_fuzz_smoke.py FUZZER SCRATCH_DIR CORPUS_DIR...
 """
@@ -14,12 +15,14 @@ def main():
     fuzzer, scratch, *corpora = sys.argv[1:]
     shutil.rmtree(scratch, ignore_errors=True)
     command = [fuzzer, "-runs=20000", "-max_total_time=60", "-timeout=10", "-max_len=4096",
-               "-print_final_stats=1", scratch, *corpora]
+               "-seed=1", "-print_final_stats=1", f"-artifact_prefix={scratch}/", scratch, *corpora]
     # libFuzzer writes new inputs into the first corpus directory: the scratch one.
     os.makedirs(scratch, exist_ok=True)
     result = subprocess.run(command, capture_output=True, text=True)
-    tail = result.stderr.splitlines()[-15:]
-    print("\n".join(tail))
+    lines = result.stderr.splitlines()
+    # On a failure, the sanitizer's report (from its ERROR line) says what broke.
+    start = next((i for i, line in enumerate(lines) if "ERROR:" in line), max(0, len(lines) - 15))
+    print("\n".join(lines[start:start + 60]))
     return result.returncode
 
 
