@@ -13,12 +13,6 @@ namespace {
 struct Arguments {
   std::vector<NodeId> positional;
   std::vector<std::pair<std::string, NodeId>> keywords;  // name, value node
-  NodeId keyword(std::string_view name) const {
-    for (auto& [k, v] : keywords) {
-      if (k == name) return v;
-    }
-    return NodeId{};
-  }
 };
 
 }  // namespace
@@ -68,7 +62,7 @@ Value Checker::check_call(NodeId node) {
                                              std::to_string(expected) + " argument" + (expected == 1 ? "" : "s"),
                                              static_cast<unsigned>(args.positional.size()));
       }
-      bind_call_shapes(node, callee_info, args.positional);
+      bind_call_shapes(callee_info, args.positional);
       raise_effect(callee_info.effect, ast_.range(node));
       return Value{callee_info.return_type.valid() ? callee_info.return_type : types_.dynamic()};
     }
@@ -98,7 +92,7 @@ Value Checker::check_call(NodeId node) {
 // At a call of a user function, symbolic dimensions of the parameters are
 // bound to the arguments' dimensions: a symbol bound twice must denote the same
 // size, and constant dimensions must match.
-void Checker::bind_call_shapes(NodeId call, const FunctionInfo& callee, const std::vector<NodeId>& arguments) {
+void Checker::bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments) {
   std::unordered_map<uint32_t, DimId> bound;  // symbol -> argument dimension
   for (size_t i = 0; i < arguments.size() && i < callee.parameter_types.size(); ++i) {
     TypeId parameter = callee.parameter_types[i];
@@ -131,7 +125,6 @@ void Checker::bind_call_shapes(NodeId call, const FunctionInfo& callee, const st
                                            types_.to_string(parameter), types_.to_string(argument));
     }
   }
-  (void)call;
 }
 
 Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
@@ -339,7 +332,6 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
       std::optional<ScalarType> element;
       std::vector<NodeId> dim_nodes;
       NodeId callee = children[0];
-      for (const char* option : {"swizzle", "alignment", "padding"}) (void)option;
       std::vector<std::pair<std::string, NodeId>> options;
       for (auto& [keyword, value] : args.keywords) {
         if (keyword == "swizzle" || keyword == "alignment" || keyword == "padding" ||
@@ -437,8 +429,16 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
       require_integer(bound[1], "index");
       Value v = value_of(bound[2]);
       if (tensor) {
-        NodeId root = bound[0];
-        write_tensor_element(call, *tensor, root, v);
+        write_tensor_element(call, *tensor, bound[0]);
+        // As for `t[i] = v`: floats into integer tensors need a cast.
+        TypeInfo element = types_.info(types_.element_type(*tensor));
+        TypeInfo value = types_.info(v.type);
+        bool float_value =
+            value.kind == TypeKind::UntypedFloat || (value.kind == TypeKind::Scalar && is_float(value.scalar));
+        if (float_value && is_integer(element.scalar)) {
+          diags_.emit<diag::SemaNarrowingConversion>(ast_.range(bound[2]), types_.to_string(v.type),
+                                                     std::string(scalar_info(element.scalar).name));
+        }
       }
       return Value{types_.none()};
     }
@@ -463,8 +463,7 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
       while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
       TypeId object = ast_.kind(bound[0]) == NodeKind::Subscript ? out_.node_types[ast_.child(bound[0], 0).index]
                                                                  : destination.type;
-      if (object.valid() && types_.kind(object) == TypeKind::Tensor)
-        write_tensor_element(call, object, root, destination);
+      if (object.valid() && types_.kind(object) == TypeKind::Tensor) write_tensor_element(call, object, root);
       return Value{types_.none()};
     }
     case Signature::CpAsyncArgs: {
@@ -502,7 +501,7 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
       NodeId root = ref;
       while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
       TypeId object = out_.node_types[ast_.child(ref, 0).index];
-      if (object.valid() && types_.kind(object) == TypeKind::Tensor) write_tensor_element(ref, object, root, slot);
+      if (object.valid() && types_.kind(object) == TypeKind::Tensor) write_tensor_element(ref, object, root);
       return Value{slot.type};
     }
     case Signature::ShuffleArgs: {

@@ -357,9 +357,7 @@ void Checker::read_decorators(FunctionInfo& info, NodeId decorators) {
           if (ast_.kind(argument) == NodeKind::KeywordArgument &&
               name_of(ast_.node(argument).payload) == "deterministic") {
             Value v = check_expression(ast_.child(argument, 0));
-            info.deterministic = ast_.kind(ast_.child(argument, 0)) == NodeKind::BoolLiteral &&
-                                 (ast_.node(ast_.child(argument, 0)).flags & 1);
-            (void)v;
+            info.deterministic = v.constant && v.constant->integer != 0;
           } else {
             diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(argument), source_text(argument));
           }
@@ -541,7 +539,7 @@ void Checker::check_statement(NodeId statement) {
         while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
         TypeId object = out_.node_types[ast_.child(target, 0).index];
         if (object.valid() && types_.kind(object) == TypeKind::Tensor) {
-          write_tensor_element(target, object, root, Value{result});
+          write_tensor_element(target, object, root);
         }
       }
       return;
@@ -728,7 +726,7 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
       NodeId object = ast_.child(target, 0);
       TypeId object_type = out_.node_types[object.index];
       if (object_type.valid() && types_.kind(object_type) == TypeKind::Tensor) {
-        write_tensor_element(target, object_type, root, value);
+        write_tensor_element(target, object_type, root);
       }
       // A store into a narrower float tensor rounds by the tensor's policy.
       bool policy_store = types_.kind(slot.type) == TypeKind::Scalar && is_float(types_.info(slot.type).scalar) &&
@@ -757,8 +755,7 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
   }
 }
 
-void Checker::write_tensor_element(NodeId target, TypeId tensor, NodeId root, const Value& value) {
-  (void)value;
+void Checker::write_tensor_element(NodeId target, TypeId tensor, NodeId root) {
   raise_effect(Effect::State, ast_.range(target));
   const TypeInfo& info = types_.info(tensor);
   if (info.space != AddressSpace::Global || info.mut) return;

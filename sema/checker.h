@@ -82,7 +82,7 @@ class Checker {
   Value check_expression(NodeId node);
   Value check_call(NodeId node);
   Value check_builtin_call(NodeId call, BuiltinId builtin);
-  void bind_call_shapes(NodeId call, const FunctionInfo& callee, const std::vector<NodeId>& arguments);
+  void bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
   Value check_subscript(NodeId node);
   Value check_binary(NodeId node);
   Value resolve_name(NodeId node);
@@ -102,7 +102,7 @@ class Checker {
   void check_statements(NodeId suite);
   void check_statement(NodeId statement);
   void assign_to(NodeId target, const Value& value, NodeId value_node);
-  void write_tensor_element(NodeId target, TypeId tensor, NodeId root_name, const Value& value);
+  void write_tensor_element(NodeId target, TypeId tensor, NodeId root_name);
 
   // --- lane divergence (uniformity.cpp) ---
   void check_uniformity(const FunctionInfo& info);

@@ -235,8 +235,6 @@ bool TypeStore::is_numeric_scalar(TypeId id) const {
   return k == TypeKind::Scalar || k == TypeKind::UntypedInt || k == TypeKind::UntypedFloat;
 }
 
-
-
 DimId TypeStore::intern_dim(const Dim& d) {
   Hasher h;
   h.add(static_cast<uint64_t>(d.kind) | static_cast<uint64_t>(d.symbol.index) << 32);

@@ -290,11 +290,9 @@ NodeId ParserContext::make_type(NodeId expression) {
   }
 }
 
-bool ParserContext::check_type_alias_head(SourceRange keyword_range, uint32_t keyword, SourceRange name_range,
-                                          uint32_t name) {
+bool ParserContext::check_type_alias_head(uint32_t keyword, SourceRange name_range, uint32_t name) {
   if (identifier(keyword) == "type") return true;
   diags_.emit<diag::ParseJuxtaposedNames>(name_range, std::string(identifier(name)), std::string(identifier(keyword)));
-  (void)keyword_range;
   return false;
 }
 

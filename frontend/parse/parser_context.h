@@ -112,7 +112,7 @@ class ParserContext {
   // policy type, not a matrix product.
   NodeId make_type(NodeId expression);
   // `type Name = ...`: false (after reporting) when the first name is not `type`.
-  bool check_type_alias_head(SourceRange keyword_range, uint32_t keyword, SourceRange name_range, uint32_t name);
+  bool check_type_alias_head(uint32_t keyword, SourceRange name_range, uint32_t name);
   // Checks that `target` can be assigned to (names, attributes, subscripts and
   // tuples/lists of them); reports an error otherwise.
   void check_assign_target(NodeId target);
