@@ -12,7 +12,7 @@ namespace {
 
 struct Arguments {
   std::vector<NodeId> positional;
-  std::vector<std::pair<std::string, NodeId>> keywords;  // name, value node
+  std::vector<std::pair<std::string_view, NodeId>> keywords;  // name (interned, stable), value node
 };
 
 }  // namespace
@@ -23,7 +23,8 @@ Value Checker::check_call(NodeId node) {
   Arguments args;
   for (NodeId argument : children.subspan(1)) {
     if (ast_.kind(argument) == NodeKind::KeywordArgument) {
-      args.keywords.emplace_back(name_of(ast_.node(argument).payload), ast_.child(argument, 0));
+      args.keywords.emplace_back(values_.identifiers.name(IdentifierId{ast_.node(argument).payload}),
+                                 ast_.child(argument, 0));
     } else {
       args.positional.push_back(argument);
     }
@@ -129,24 +130,26 @@ void Checker::bind_call_shapes(const FunctionInfo& callee, const std::vector<Nod
 
 Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
   const BuiltinInfo& b = builtin_info(builtin);
-  std::string name(b.path);
+  std::string_view name = b.path;
   auto children = ast_.children(call);
   SourceRange where = ast_.range(call);
 
   Arguments args;
-  std::unordered_map<uint32_t, Value> checked;  // argument node -> value
+  std::vector<std::pair<uint32_t, Value>> checked;  // argument node -> value; few per call
   for (NodeId argument : children.subspan(1)) {
     if (ast_.kind(argument) == NodeKind::KeywordArgument) {
-      args.keywords.emplace_back(name_of(ast_.node(argument).payload), ast_.child(argument, 0));
+      args.keywords.emplace_back(values_.identifiers.name(IdentifierId{ast_.node(argument).payload}),
+                                 ast_.child(argument, 0));
     } else {
       args.positional.push_back(argument);
     }
   }
   auto value_of = [&](NodeId argument) -> Value {
-    auto it = checked.find(argument.index);
-    if (it != checked.end()) return it->second;
+    for (auto& [index, value] : checked) {
+      if (index == argument.index) return value;
+    }
     Value v = check_expression(argument);
-    checked.emplace(argument.index, v);
+    checked.emplace_back(argument.index, v);
     return v;
   };
 
@@ -207,7 +210,7 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
     if (types_.is_error(v.type)) return std::nullopt;  // already reported
     if (!v.constant || v.constant->is_float) {
       diags_.emit<diag::SemaNotConstant>(ast_.range(argument),
-                                         "argument '" + std::string(parameter) + "' of '" + name + "'");
+                                         "argument '" + std::string(parameter) + "' of '" + std::string(name) + "'");
       return std::nullopt;
     }
     return v.constant->integer;

@@ -290,13 +290,13 @@ Value Checker::check_expression(NodeId node) {
 
 Value Checker::resolve_name(NodeId node) {
   uint32_t id = ast_.node(node).payload;
-  std::string name = name_of(id);
+  std::string_view name = values_.identifiers.name(IdentifierId{id});
   if (auto it = locals_.find(id); it != locals_.end()) {
     const Local& local = it->second;
     if (local.bare_shared && types_.is_error(local.type)) {
       // Typed by its first store: reading before that cannot be typed. A
       // store target is fine (assign_to types the buffer first).
-      if (!assigning_) diags_.emit<diag::SemaBareAllocNeedsType>(ast_.range(node), name);
+      if (!assigning_) diags_.emit<diag::SemaBareAllocNeedsType>(ast_.range(node), std::string(name));
       return Value{types_.error()};
     }
     return Value{local.type, local.constant, local.global_id};
@@ -321,11 +321,12 @@ Value Checker::resolve_name(NodeId node) {
   }
   if (name == "ts" || name == "tessera") return Value{types_.module(0)};
   if (is_builtin_namespace(name) || name == "tshared" || name == "cp_async")
-    return Value{types_.module(module_id(name))};
+    return Value{types_.module(module_id(std::string(name)))};
   if (auto builtin = lookup_builtin(name)) return Value{types_.builtin(static_cast<uint32_t>(*builtin))};
   if (auto dtype = lookup_dtype(name)) {
     if (dtype->defaulted_format) {
-      diags_.emit<diag::SemaDefaultedFormat>(ast_.range(node), name, std::string(scalar_info(dtype->type).name));
+      diags_.emit<diag::SemaDefaultedFormat>(ast_.range(node), std::string(name),
+                                             std::string(scalar_info(dtype->type).name));
     }
     return Value{types_.dtype(types_.scalar(dtype->type)), std::nullopt, false, true};
   }
@@ -340,10 +341,10 @@ Value Checker::resolve_name(NodeId node) {
   }
   std::sort(candidates.begin(), candidates.end());
   if (auto suggestion = closest_name(name, candidates)) {
-    diags_.emit<diag::SemaUndefinedNameSuggest>(ast_.range(node), name, *suggestion)
+    diags_.emit<diag::SemaUndefinedNameSuggest>(ast_.range(node), std::string(name), *suggestion)
         .fix_it_replace(ast_.range(node), *suggestion);
   } else {
-    diags_.emit<diag::SemaUndefinedName>(ast_.range(node), name);
+    diags_.emit<diag::SemaUndefinedName>(ast_.range(node), std::string(name));
   }
   return Value{types_.error()};
 }

@@ -150,11 +150,20 @@ TypeId TypeStore::intern(const TypeInfo& info, std::span<const uint32_t> extra) 
 }
 
 TypeId TypeStore::scalar(ScalarType type, PolicyId policy) {
+  size_t index = static_cast<size_t>(type);
+  if (policy == PolicyId{} && index < plain_scalars_.size() && plain_scalars_[index].valid()) {
+    return plain_scalars_[index];
+  }
   TypeInfo info;
   info.kind = TypeKind::Scalar;
   info.scalar = type;
   info.policy = policy;
-  return intern(info, {});
+  TypeId id = intern(info, {});
+  if (policy == PolicyId{}) {
+    if (plain_scalars_.size() <= index) plain_scalars_.resize(index + 1);
+    plain_scalars_[index] = id;
+  }
+  return id;
 }
 
 TypeId TypeStore::tensor(ScalarType element, PolicyId policy, std::span<const DimId> dims, AddressSpace space, bool mut,

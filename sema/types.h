@@ -200,6 +200,8 @@ class TypeStore {
   std::unordered_map<std::string, PolicyId> policy_ids_;
   uint32_t next_dynamic_ = 0;
   TypeId error_, none_, string_, untyped_int_, untyped_float_, range_, dynamic_;
+  // Scalars with the default policy are asked for constantly: cached by kind.
+  std::vector<TypeId> plain_scalars_;
 };
 
 }  // namespace tessera::sema
