@@ -104,6 +104,17 @@ class Ast {
   NodeId child(NodeId id, size_t i) const { return children(id)[i]; }
   size_t size() const { return nodes_.size(); }
 
+  // Undo support: everything added after a mark can be dropped again.
+  struct Mark {
+    size_t nodes;
+    size_t children;
+  };
+  Mark mark() const { return {nodes_.size(), children_.size()}; }
+  void rollback(Mark mark) {
+    nodes_.resize(mark.nodes);
+    children_.resize(mark.children);
+  }
+
   NodeId root() const { return root_; }
   void set_root(NodeId root) { root_ = root; }
 

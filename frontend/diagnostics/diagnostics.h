@@ -153,6 +153,10 @@ class DiagnosticEngine {
     return DiagnosticBuilder(this, std::move(d));
   }
 
+  // Reports a diagnostic built elsewhere (replaying one collected by another
+  // engine), applying this engine's options.
+  void report(Diagnostic diagnostic) { commit(std::move(diagnostic)); }
+
   // Sends the buffered diagnostics, sorted by location, to the consumer.
   void flush();
 
@@ -164,6 +168,7 @@ class DiagnosticEngine {
 
   const SourceManager& sources() const { return sources_; }
   DiagnosticOptions& options() { return options_; }
+  const DiagnosticOptions& options() const { return options_; }
   void set_consumer(DiagnosticConsumer& consumer) { consumer_ = &consumer; }
 
  private:

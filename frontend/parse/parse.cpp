@@ -1,7 +1,8 @@
 #include "frontend/parse/parse.h"
 
+#include "frontend/diagnostics/internal_error.h"
 #include "frontend/lex/lexer.h"
-#include "frontend/parse/parser.hpp"
+#include "frontend/parse/parser_context.h"
 
 namespace tessera {
 
@@ -9,10 +10,26 @@ namespace {
 
 NodeId run_parser(const TokenizedBuffer& tokens, Ast& ast, ValueStores& values, DiagnosticEngine& diags,
                   parse::StartSymbol start) {
-  parse::ParserContext context(tokens, ast, values, diags, start);
-  parse::Parser parser(context);
-  int status = parser.parse();
-  return status == 0 ? context.result : NodeId{};
+  // Most inputs are well formed: parse them with the fast parser, holding back
+  // its diagnostics. If it meets a syntax error, drop its work and parse again
+  // with the checked parser, whose error messages list exactly the tokens that
+  // could follow.
+  Ast::Mark mark = ast.mark();
+  CollectingDiagnosticConsumer held;
+  DiagnosticOptions options = diags.options();
+  options.error_limit = 0;
+  DiagnosticEngine probe(diags.sources(), held, options);
+  parse::ParserContext fast(tokens, ast, values, probe, start);
+  int status = parse::run_fast_parser(fast);
+  if (status == 0 && fast.syntax_errors == 0 && !probe.has_errors()) {
+    probe.flush();
+    for (Diagnostic& d : held.diagnostics) diags.report(std::move(d));
+    return fast.result;
+  }
+  ast.rollback(mark);
+  parse::ParserContext checked(tokens, ast, values, diags, start);
+  status = parse::run_checked_parser(checked);
+  return status == 0 ? checked.result : NodeId{};
 }
 
 }  // namespace

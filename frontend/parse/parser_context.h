@@ -64,6 +64,7 @@ class ParserContext {
   }
   StartSymbol start() const { return start_; }
   bool start_sent = false;
+  uint32_t syntax_errors = 0;  // counted by both generated parsers
 
   NodeId result;  // set by the start rule
 
@@ -134,5 +135,11 @@ class ParserContext {
   std::vector<std::vector<ComprehensionClause>> clause_lists_;
   std::vector<uint32_t> free_clause_lists_;
 };
+
+// The two parsers generated from parser.yy: with lookahead correction (exact
+// expected-token lists in syntax errors) and without (faster). Both return
+// Bison's status: 0 when the input was accepted (possibly after recovery).
+int run_checked_parser(ParserContext& context);
+int run_fast_parser(ParserContext& context);
 
 }  // namespace tessera::parse
