@@ -693,9 +693,10 @@ Value Checker::check_subscript(NodeId node) {
       } else if (upper.valid() && ast_.kind(upper) == NodeKind::BinaryOp &&
                  static_cast<BinaryOperator>(ast_.node(upper).op) == BinaryOperator::Add && lower.valid() &&
                  same_tree(ast_, ast_.child(upper, 0), lower)) {
-        Value extent = check_expression(ast_.child(upper, 1));
-        length = extent.constant && !extent.constant->is_float ? types_.constant_dim(extent.constant->integer)
-                                                               : types_.dynamic_dim();
+        // Already checked as part of `upper`: read its constant, do not re-check.
+        auto extent = constants_.find(ast_.child(upper, 1).index);
+        length = extent != constants_.end() && !extent->second.is_float ? types_.constant_dim(extent->second.integer)
+                                                                         : types_.dynamic_dim();
       } else if (!upper.valid() && lo && !lo->is_float && types_.constant_value(dims[consumed])) {
         length = types_.constant_dim(*types_.constant_value(dims[consumed]) - lo->integer);
       } else {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <optional>
 
@@ -39,8 +40,12 @@ std::optional<std::string> parse_directives(std::string_view comment, uint32_t c
                                             std::vector<Directive>& out, bool& no_diagnostics) {
   size_t pos = 0;
   while ((pos = comment.find("expected-", pos)) != std::string_view::npos) {
+    // A directive starts a word: `parse.unexpected-indent` in prose is none.
+    bool at_word_start = pos == 0 || !(std::isalnum(static_cast<unsigned char>(comment[pos - 1])) ||
+                                       comment[pos - 1] == '_' || comment[pos - 1] == '.' || comment[pos - 1] == '-');
     std::string_view rest = comment.substr(pos + 9);
     pos += 9;
+    if (!at_word_start) continue;
     if (rest.starts_with("no-diagnostics")) {
       no_diagnostics = true;
       continue;
