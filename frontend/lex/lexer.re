@@ -1,6 +1,7 @@
 // re2c input for the Tessera lexer; see lexer.h for the rules it implements.
 #include "frontend/lex/lexer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -672,7 +673,7 @@ void Lexer::lex_string(const char* start) {
   } else {
     diags_.emit<diag::LexUnterminatedString>(range(start, p));
   }
-  cursor_ = p;
+  cursor_ = std::min(p, end_);  // escapes and f-string fields never leave the buffer
   if (is_f) {
     if (!text.empty() || fvalue.parts.empty()) fvalue.parts.push_back(FStringPart{false, std::move(text), {}, 0, {}});
     add(TokenKind::FStringLiteral, start, cursor_, values_.add_fstring(std::move(fvalue)));
@@ -708,8 +709,8 @@ void Lexer::scan_fstring_field(const char*& p, char quote, bool triple, FStringV
     } else if (depth == 0 && (c == '}' || c == ':' || (c == '!' && p[1] != '='))) {
       if (expr_end == nullptr) expr_end = p;
       if (c == '!') {
-        part.conversion = p[1];
-        p += 2;
+        part.conversion = p + 1 < end_ ? p[1] : 0;
+        p += p + 1 < end_ ? 2 : 1;
         continue;
       }
       if (c == ':') {
