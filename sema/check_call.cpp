@@ -15,20 +15,26 @@ struct Arguments {
   std::vector<std::pair<std::string_view, NodeId>> keywords;  // name (interned, stable), value node
 };
 
+// Positional arguments, and keyword arguments by name, in source order.
+Arguments split_arguments(const Ast& ast, const ValueStores& values, std::span<const NodeId> arguments) {
+  Arguments args;
+  for (NodeId argument : arguments) {
+    if (ast.kind(argument) == NodeKind::KeywordArgument) {
+      args.keywords.emplace_back(values.identifiers.name(IdentifierId{ast.node(argument).payload}),
+                                 ast.child(argument, 0));
+    } else {
+      args.positional.push_back(argument);
+    }
+  }
+  return args;
+}
+
 }  // namespace
 
 Value Checker::check_call(NodeId node) {
   auto children = ast_.children(node);
   NodeId callee = children[0];
-  Arguments args;
-  for (NodeId argument : children.subspan(1)) {
-    if (ast_.kind(argument) == NodeKind::KeywordArgument) {
-      args.keywords.emplace_back(values_.identifiers.name(IdentifierId{ast_.node(argument).payload}),
-                                 ast_.child(argument, 0));
-    } else {
-      args.positional.push_back(argument);
-    }
-  }
+  Arguments args = split_arguments(ast_, values_, children.subspan(1));
 
   // `tshared.alloc[f16](BM, BK, swizzle="xor")`: the element type as a subscript.
   if (ast_.kind(callee) == NodeKind::Subscript) {
@@ -134,16 +140,8 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
   auto children = ast_.children(call);
   SourceRange where = ast_.range(call);
 
-  Arguments args;
+  Arguments args = split_arguments(ast_, values_, children.subspan(1));
   std::vector<std::pair<uint32_t, Value>> checked;  // argument node -> value; few per call
-  for (NodeId argument : children.subspan(1)) {
-    if (ast_.kind(argument) == NodeKind::KeywordArgument) {
-      args.keywords.emplace_back(values_.identifiers.name(IdentifierId{ast_.node(argument).payload}),
-                                 ast_.child(argument, 0));
-    } else {
-      args.positional.push_back(argument);
-    }
-  }
   auto value_of = [&](NodeId argument) -> Value {
     for (auto& [index, value] : checked) {
       if (index == argument.index) return value;
