@@ -3,6 +3,7 @@
 # Test files are .tsr programs whose comments hold the RUN lines and the
 # FileCheck / -verify expectations. Substitutions:
 #   %tesserac   the compiler under test
+#   %tesserac-opt   IR text in, passes, IR text out
 #   FileCheck, not   from LLVM's tools (llvm-22-tools)
 import os
 
@@ -10,17 +11,21 @@ import lit.formats
 
 config.name = "tesserac"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".tsr"]
+config.suffixes = [".tsr", ".ir"]
 config.excludes = ["Inputs", "README.md"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tesserac_build_dir, "tests")
 
+# %tesserac-opt first: lit substitutes in order and %tesserac is its prefix.
+config.substitutions.append(("%tesserac-opt", config.tesserac_opt_path))
 config.substitutions.append(("%tesserac", config.tesserac_path))
 config.substitutions.append(("%FileCheck", config.filecheck_path))
 config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.environment.get("PATH", "")])
 # Never colour diagnostics in tests, whatever the terminal.
 config.environment["NO_COLOR"] = "1"
 config.environment["TERM"] = "dumb"
+# Every IR text a tool prints is parsed back and must print identically.
+config.environment["TESSERA_CHECK_ROUND_TRIP"] = "1"
 # The diagnostic-coverage check sets this to collect every emitted kind.
 if "TESSERA_DIAGNOSTIC_LOG" in os.environ:
     config.environment["TESSERA_DIAGNOSTIC_LOG"] = os.environ["TESSERA_DIAGNOSTIC_LOG"]

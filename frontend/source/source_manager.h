@@ -68,6 +68,7 @@ class SourceManager {
   // Offset of the first byte of line `line` (1-based) of `file`.
   SourceOffset line_start(FileId file, uint32_t line) const;
   uint32_t line_count(FileId file) const;
+  uint32_t file_count() const { return static_cast<uint32_t>(files_.size()); }
 
   // A pointer to the byte at `offset`; valid as long as the manager lives.
   const char* pointer(SourceOffset offset) const;

@@ -1,0 +1,67 @@
+// Runs named passes over a module, QBE style: the pipeline is a plain list of
+// names, each pass a free function over the module.
+//
+// Around every pass the manager can print the IR (--print-after-all,
+// --print-after=NAME), time it (--time-passes) and verify the result (on by
+// default in debug builds; a pass that leaves invalid IR is a compiler bug
+// and reported as an internal error naming the pass).
+#pragma once
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frontend/diagnostics/diagnostics.h"
+#include "ir/core/ir.h"
+#include "ir/core/ir_text.h"
+
+namespace tessera::ir {
+
+// What a pass may use besides the module.
+struct PassContext {
+  Context& context;
+  DiagnosticEngine& diags;  // user-facing problems found by a pass (rare)
+};
+
+using PassFunction = void (*)(Operation* module, PassContext& context);
+
+struct PassInfo {
+  std::string_view name;
+  std::string_view description;
+  PassFunction run;
+};
+
+const std::vector<PassInfo>& all_passes();
+const PassInfo* find_pass(std::string_view name);
+
+struct PassManagerOptions {
+  bool print_after_all = false;
+  std::vector<std::string> print_after;  // pass names
+  bool time_passes = false;
+  bool verify_each = true;
+  PrintOptions print;
+  std::FILE* print_stream = stderr;  // IR dumps and the timing report
+};
+
+class PassManager {
+ public:
+  explicit PassManager(PassManagerOptions options = {}) : options_(std::move(options)) {}
+
+  // Appends a pass by name; false when there is no such pass.
+  bool add(std::string_view name);
+  const std::vector<const PassInfo*>& pipeline() const { return pipeline_; }
+
+  // Runs the pipeline. Returns false when a pass reported a user error.
+  bool run(Operation* module, PassContext& context);
+
+ private:
+  PassManagerOptions options_;
+  std::vector<const PassInfo*> pipeline_;
+};
+
+// The standard Tile IR pipeline after lowering, as one list.
+const std::vector<std::string_view>& default_tile_pipeline();
+
+}  // namespace tessera::ir
