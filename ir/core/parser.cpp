@@ -14,6 +14,8 @@ namespace {
 
 struct ParseFailure {};
 
+constexpr int64_t kMaxDimension = int64_t{1} << 40;
+
 class IRParser {
  public:
   IRParser(Context& context, const SourceManager& sources, FileId file, DiagnosticEngine& diags)
@@ -219,8 +221,10 @@ class IRParser {
         d = kDynamic;
       } else if (std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
         d = 0;
-        while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])))
+        while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
           d = d * 10 + (text_[pos_++] - '0');
+          if (d > kMaxDimension) fail(save, "dimension is too large (the limit is 2^40)");
+        }
       } else {
         break;
       }
