@@ -190,6 +190,7 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
       for (NodeId argument : children.subspan(1)) value_of(argument);
       return {};
     }
+    out_.call_arguments[call.index] = bound;
     return bound;
   };
   auto require_integer = [&](NodeId argument, const char* parameter) {

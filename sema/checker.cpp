@@ -22,7 +22,7 @@ std::string_view function_kind_name(FunctionKind kind) {
 }
 
 Checker::Checker(const Ast& ast, ValueStores& values, DiagnosticEngine& diags, TypedModule& out)
-    : ast_(ast), values_(values), diags_(diags), out_(out), types_(out.types) {
+    : ast_(ast), values_(values), diags_(diags), out_(out), types_(out.types), constants_(out.constants) {
   out_.node_types.assign(ast_.size(), TypeId{});
 }
 

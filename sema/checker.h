@@ -13,14 +13,6 @@
 
 namespace tessera::sema {
 
-// A compile-time constant value.
-struct Constant {
-  bool is_float = false;
-  int64_t integer = 0;
-  double real = 0.0;
-  double as_double() const { return is_float ? real : static_cast<double>(integer); }
-};
-
 // The result of checking an expression.
 struct Value {
   TypeId type;
@@ -125,7 +117,7 @@ class Checker {
   std::vector<uint32_t> checking_stack_;  // function indices, for recursion
   std::vector<uint8_t> checked_;          // per function: 0 not yet, 1 in progress, 2 done
   std::unordered_map<uint32_t, bool> reported_inferred_write_;
-  std::unordered_map<uint32_t, Constant> constants_;  // NodeId -> value, for constant expressions
+  std::unordered_map<uint32_t, Constant>& constants_;  // out_.constants: NodeId -> value of constant expressions
 };
 
 }  // namespace tessera::sema

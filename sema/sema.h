@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "frontend/ast/ast.h"
@@ -45,11 +46,29 @@ struct FunctionInfo {
   TypeId return_type;
 };
 
+// A compile-time constant value.
+struct Constant {
+  bool is_float = false;
+  int64_t integer = 0;
+  double real = 0.0;
+  double as_double() const { return is_float ? real : static_cast<double>(integer); }
+};
+
 struct TypedModule {
   explicit TypedModule(const IdentifierTable& identifiers) : types(identifiers) {}
   TypeStore types;
   std::vector<TypeId> node_types;  // indexed by NodeId; invalid for nodes without a type
   std::vector<FunctionInfo> functions;
+  // The value of every expression sema evaluated at compile time (module
+  // constants, literals, arithmetic on them), by NodeId index. Expressions
+  // that read locals may hold a value the local had before a later
+  // reassignment (a loop condition read before the body): trust it only for
+  // literals and names of module constants.
+  std::unordered_map<uint32_t, Constant> constants;
+  // Builtin calls (by the Call's NodeId index): the argument nodes bound to
+  // the signature's parameters in order (positional, then by keyword), an
+  // invalid id for an omitted optional one. Absent when the call had errors.
+  std::unordered_map<uint32_t, std::vector<NodeId>> call_arguments;
 };
 
 // Default shared-memory limit of one group (the portable static limit).

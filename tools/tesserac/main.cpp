@@ -19,6 +19,8 @@
 #include "frontend/diagnostics/verify.h"
 #include "frontend/lex/lexer.h"
 #include "frontend/parse/parse.h"
+#include "ir/core/ir_text.h"
+#include "ir/lower/lower.h"
 #include "sema/sema.h"
 #include "tools/tesserac/output_file.h"
 
@@ -75,7 +77,7 @@ int report_internal_error(const std::string& phase, const std::string& what) {
   return kExitInternalError;
 }
 
-enum class Emit { None, Tokens, Ast, TypedAst };
+enum class Emit { None, Tokens, Ast, TypedAst, TileIr };
 
 // The last phase a run goes through.
 enum class StopAfter { Lex, Parse, Sema };
@@ -86,6 +88,7 @@ struct Options {
   std::string emit;
   bool syntax_only = false;
   bool parse_only = false;
+  bool print_locations = false;
   bool verify = false;
   bool warnings_as_errors = false;
   bool no_warnings = false;
@@ -156,6 +159,7 @@ int compile(const Options& options) {
   Emit emit = options.emit == "tokens"      ? Emit::Tokens
               : options.emit == "ast"       ? Emit::Ast
               : options.emit == "typed-ast" ? Emit::TypedAst
+              : options.emit == "tile-ir"   ? Emit::TileIr
                                             : Emit::None;
   StopAfter stop = emit == Emit::Tokens                        ? StopAfter::Lex
                    : (emit == Emit::Ast || options.parse_only) ? StopAfter::Parse
@@ -183,6 +187,20 @@ int compile(const Options& options) {
       debug_hook("sema");
       std::unique_ptr<sema::TypedModule> typed = sema::check_module(ast, values, diags);
       if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*typed, ast, sources, values);
+      if (emit == Emit::TileIr && !diags.has_errors()) {
+        g_current_phase = "lower";
+        debug_hook("lower");
+        ir::Context context;
+        ir::OwningModule module = ir::lower_to_tile_ir(context, ast, values, *typed, diags);
+        if (module) {
+          ir::PrintOptions print{options.print_locations};
+          output = ir::print_operation(module.get(), print);
+          if (ir::round_trip_checks_enabled()) {
+            std::string mismatch = ir::round_trip_mismatch(output, print);
+            if (!mismatch.empty()) internal_error("ir printer", mismatch);
+          }
+        }
+      }
     } else if (emit == Emit::TypedAst) {
       output = dump_ast(ast, sources, values);
     }
@@ -216,11 +234,13 @@ int run(int argc, char** argv) {
   Options options;
   app.add_option("input", options.input, "Input .tsr file ('-' reads standard input)");
   app.add_option("-o,--output", options.output, "Output file ('-' for standard output, the default for dumps)");
-  app.add_option("--emit", options.emit, "What to produce: tokens, ast, typed-ast")
-      ->check(CLI::IsMember({"tokens", "ast", "typed-ast"}));
+  app.add_option("--emit", options.emit, "What to produce: tokens, ast, typed-ast, tile-ir")
+      ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "tile-ir"}));
   app.add_flag("--fsyntax-only", options.syntax_only,
                "Check the input (lexing, parsing, names, types, kernel rules) and stop (-fsyntax-only)");
   app.add_flag("--fparse-only", options.parse_only, "Stop after parsing (-fparse-only)");
+  app.add_flag("--print-locations", options.print_locations,
+               "Print the source location of every operation in IR output (loc(\"file\":line:col))");
   app.add_flag("--verify", options.verify,
                "Check diagnostics against '# expected-error {{...}}' comments in the input (-verify)");
   app.add_flag("--Werror", options.warnings_as_errors, "Turn warnings into errors (-Werror)");

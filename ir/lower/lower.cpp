@@ -1,0 +1,633 @@
+// Lowering: the module, functions, statements and structured control flow.
+//
+// Locals become SSA values directly (no memory slots and no mem2reg later):
+// the lowering keeps an environment from names to values, and control flow
+// merges by construction. An `if` yields the names either branch assigns
+// that were defined before it; a loop carries the names its body assigns.
+// An early `return` is made structured by moving the rest of the function
+// into the branches of the `if` that returns (docs/ir/lowering.md).
+#include <algorithm>
+
+#include "ir/core/verifier.h"
+#include "ir/lower/lowering.h"
+
+namespace tessera::ir {
+
+using sema::FunctionKind;
+using SemaKind = sema::TypeKind;
+
+void assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out) {
+  if (!node.valid()) return;
+  auto add_target = [&](auto& self, NodeId target) -> void {
+    if (!target.valid()) return;
+    switch (ast.kind(target)) {
+      case NodeKind::Name:
+        if (std::find(out.begin(), out.end(), ast.node(target).payload) == out.end())
+          out.push_back(ast.node(target).payload);
+        return;
+      case NodeKind::Tuple:
+      case NodeKind::List:
+        for (NodeId element : ast.children(target)) self(self, element);
+        return;
+      default: return;  // subscripts write memory, not names
+    }
+  };
+  auto children = ast.children(node);
+  switch (ast.kind(node)) {
+    case NodeKind::Suite:
+      for (NodeId statement : children) assigned_names(ast, statement, out);
+      return;
+    case NodeKind::Assign:
+      for (size_t i = 0; i + 1 < children.size(); ++i) add_target(add_target, children[i]);
+      return;
+    case NodeKind::AugAssign:
+    case NodeKind::AnnAssign: add_target(add_target, children[0]); return;
+    case NodeKind::For:
+      add_target(add_target, children[0]);
+      assigned_names(ast, children[2], out);
+      return;
+    case NodeKind::While: assigned_names(ast, children[1], out); return;
+    case NodeKind::If:
+      assigned_names(ast, children[1], out);
+      assigned_names(ast, children[2], out);
+      return;
+    case NodeKind::With:
+      for (NodeId item : children) {
+        add_target(add_target, ast.child(item, 1));
+      }
+      return;
+    default: return;
+  }
+}
+
+bool contains_kind(const Ast& ast, NodeId node, NodeKind kind) {
+  if (!node.valid()) return false;
+  if (ast.kind(node) == kind) return true;
+  if (ast.kind(node) == NodeKind::FunctionDef || ast.kind(node) == NodeKind::Lambda) return false;
+  for (NodeId child : ast.children(node))
+    if (contains_kind(ast, child, kind)) return true;
+  return false;
+}
+
+Lowering::Lowering(Context& context, const Ast& ast, const ValueStores& values, const sema::TypedModule& typed,
+                   DiagnosticEngine& diags)
+    : context_(context), ast_(ast), values_(values), typed_(typed), diags_(diags), builder_(context) {}
+
+Location Lowering::location(NodeId node) {
+  PresumedLocation p = diags_.sources().presumed(ast_.range(node).begin);
+  return context_.file_location(p.file_name, p.line, p.column);
+}
+
+void Lowering::unsupported(NodeId node, std::string what) {
+  diags_.emit<diag::LowerUnsupported>(ast_.range(node), std::move(what));
+  throw LoweringFailed{};
+}
+
+std::optional<Type> Lowering::ir_type(sema::TypeId type) {
+  if (!type.valid()) return std::nullopt;
+  sema::TypeInfo info = typed_.types.info(type);
+  switch (info.kind) {
+    case SemaKind::Scalar: return context_.scalar_type(info.scalar);
+    case SemaKind::UntypedInt: return context_.i32_type();
+    case SemaKind::UntypedFloat: return context_.f32_type();
+    case SemaKind::Tensor: {
+      std::vector<int64_t> shape;
+      for (sema::DimId d : typed_.types.dims(type)) shape.push_back(typed_.types.constant_value(d).value_or(kDynamic));
+      switch (info.space) {
+        case sema::AddressSpace::Global: return context_.memref_type(shape, info.scalar, MemorySpace::Global);
+        case sema::AddressSpace::Shared: return context_.memref_type(shape, info.scalar, MemorySpace::Shared);
+        case sema::AddressSpace::Local:
+          for (int64_t d : shape)
+            if (d == kDynamic) return std::nullopt;
+          return context_.tile_type(shape, info.scalar);
+      }
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
+}
+
+Type Lowering::required_type(sema::TypeId type, NodeId where, std::string_view what) {
+  if (auto t = ir_type(type)) return *t;
+  unsupported(where, std::string(what) + " of type '" + typed_.types.to_string(type) + "'");
+}
+
+Operation* Lowering::function_op(uint32_t index) {
+  if (auto it = functions_.find(index); it != functions_.end()) return it->second;
+  const sema::FunctionInfo& info = typed_.functions[index];
+  NodeId parameters = ast_.child(info.def, 1);
+  std::vector<Type> inputs;
+  for (size_t i = 0; i < info.parameter_types.size(); ++i) {
+    NodeId parameter = ast_.children(parameters)[i];
+    inputs.push_back(required_type(info.parameter_types[i], parameter,
+                                   "parameter '" + name_of(ast_.node(parameter).payload) + "'"));
+  }
+  std::vector<Type> results;
+  if (info.return_type.valid()) {
+    sema::TypeInfo r = typed_.types.info(info.return_type);
+    if (r.kind == SemaKind::Tuple) {
+      std::vector<sema::TypeId> elements(typed_.types.tuple_elements(info.return_type).begin(),
+                                         typed_.types.tuple_elements(info.return_type).end());
+      for (sema::TypeId e : elements) results.push_back(required_type(e, info.def, "a returned value"));
+    } else if (r.kind != SemaKind::None) {
+      results.push_back(required_type(info.return_type, info.def, "a returned value"));
+    }
+  }
+  std::vector<NamedAttribute> attributes{{"sym_name", context_.string_attr(name_of(info.name.index))},
+                                         {"function_type", context_.type_attr(context_.function_type(inputs, results))}};
+  if (info.kind == FunctionKind::Kernel) {
+    attributes.push_back({"kernel", context_.unit_attr()});
+    attributes.push_back({"group_shape", context_.int_array_attr(info.group_shape)});
+    if (info.shared_budget)
+      attributes.push_back({"shared_budget", context_.int_attr(static_cast<int64_t>(*info.shared_budget))});
+  }
+  Operation* func = Operation::create(OpKind::Func, location(info.def), {}, {}, std::move(attributes), 1);
+  Block* entry = func->region(0).add_block();
+  for (Type t : inputs) entry->add_argument(t);
+  module_->region(0).front().push_back(func);
+  functions_[index] = func;
+  pending_bodies_.push_back(index);
+  return func;
+}
+
+OwningModule Lowering::run() {
+  module_ = create_module(location(ast_.root()));
+  // Kernels in source order; the helpers they call are lowered as they are reached.
+  for (uint32_t i = 0; i < typed_.functions.size(); ++i) {
+    if (typed_.functions[i].kind != FunctionKind::Kernel) continue;
+    try {
+      function_op(i);
+    } catch (LoweringFailed&) {
+      failed_ = true;
+    }
+  }
+  for (size_t next = 0; next < pending_bodies_.size(); ++next) {
+    try {
+      lower_function(pending_bodies_[next]);
+    } catch (LoweringFailed&) {
+      failed_ = true;
+    }
+  }
+  if (failed_) return nullptr;
+  // Helpers follow the kernels in the order they were first called.
+  std::vector<VerifyError> errors = verify(module_.get());
+  if (!errors.empty()) {
+    diags_.emit_global<diag::InternalCompilerError>(
+        "lower", "the lowered IR does not verify: '" + std::string(errors.front().op->name()) + "' " +
+                     errors.front().message);
+    return nullptr;
+  }
+  return std::move(module_);
+}
+
+void Lowering::lower_function(uint32_t index) {
+  const sema::FunctionInfo& info = typed_.functions[index];
+  Operation* func = function_op(index);
+  function_ = &info;
+  entry_ = &func->region(0).front();
+  prologue_end_ = nullptr;
+  env_.clear();
+  dim_sources_.clear();
+  dim_values_.clear();
+  scoped_out_.clear();
+  locals_.clear();
+  assigned_names(ast_, ast_.child(info.def, 3), locals_);
+  pending_tokens_.clear();
+  Type fn = func->attr("function_type").type();
+  result_types_.clear();
+  for (size_t i = 0; i < fn.num_results(); ++i) result_types_.push_back(fn.result(i));
+
+  // Parameters, and the symbolic dimensions their shapes bind (`x: f32[n]`
+  // makes `n` readable as tile.dim of x).
+  NodeId parameters = ast_.child(info.def, 1);
+  for (size_t i = 0; i < info.parameter_types.size(); ++i) {
+    NodeId parameter = ast_.children(parameters)[i];
+    Value* arg = entry_->argument(static_cast<unsigned>(i));
+    env_[ast_.node(parameter).payload] = Bound{arg, {}};
+    if (typed_.types.kind(info.parameter_types[i]) != SemaKind::Tensor) continue;
+    auto dims = typed_.types.dims(info.parameter_types[i]);
+    for (size_t axis = 0; axis < dims.size(); ++axis) {
+      sema::Dim d = typed_.types.dim(dims[axis]);
+      if (d.kind == sema::DimKind::Symbol && !dim_sources_.count(d.symbol.index))
+        dim_sources_[d.symbol.index] = DimSource{arg, static_cast<int64_t>(axis)};
+    }
+  }
+  builder_.set_insertion_point_to_end(entry_);
+  builder_.set_location(location(info.def));
+  lower_rest({Segment{ast_.child(info.def, 3), 0}}, false);
+  function_ = nullptr;
+}
+
+// Lowers the rest of the function: the statements left in each segment of
+// the continuation, innermost last. Every path ends in a return: func.return
+// at the top level, a yield of the returned values inside a branch of an
+// `if` that returns.
+void Lowering::lower_rest(std::vector<Segment> continuation, bool in_branch) {
+  while (!continuation.empty()) {
+    Segment& segment = continuation.back();
+    bool is_suite = ast_.kind(segment.node) == NodeKind::Suite;
+    size_t count = is_suite ? ast_.children(segment.node).size() : 1;
+    if (segment.next >= count) {
+      continuation.pop_back();
+      continue;
+    }
+    NodeId statement = is_suite ? ast_.children(segment.node)[segment.next] : segment.node;
+    ++segment.next;
+    builder_.set_location(location(statement));
+    if (ast_.kind(statement) == NodeKind::Return) {
+      emit_return(ast_.child(statement, 0), statement, in_branch);
+      return;
+    }
+    if (ast_.kind(statement) == NodeKind::If && contains_kind(ast_, statement, NodeKind::Return)) {
+      lower_returning_if(statement, continuation, in_branch);
+      return;
+    }
+    lower_statement(statement);
+  }
+  emit_return(NodeId{}, function_->def, in_branch);
+}
+
+void Lowering::emit_return(NodeId value, NodeId where, bool in_branch) {
+  std::vector<Value*> values;
+  if (value.valid()) {
+    if (ast_.kind(value) == NodeKind::Tuple && result_types_.size() != 1) {
+      for (NodeId element : ast_.children(value)) values.push_back(this->value(element));
+    } else {
+      values.push_back(this->value(value, result_types_.empty() ? Type{} : result_types_[0]));
+    }
+  }
+  if (values.size() != result_types_.size()) {
+    if (result_types_.empty()) unsupported(where, "returning a value from a function without a result type");
+    unsupported(where, "a path that ends without returning a value");
+  }
+  for (size_t i = 0; i < values.size(); ++i) values[i] = convert(values[i], result_types_[i]);
+  builder_.create(in_branch ? OpKind::Yield : OpKind::Return, std::span<Value* const>(values), std::span<const Type>{});
+}
+
+// `if c: ...return...` followed by more statements: both branches get the
+// rest of the function, so that the `if` itself ends the function.
+void Lowering::lower_returning_if(NodeId statement, const std::vector<Segment>& continuation, bool in_branch) {
+  NodeId then_suite = ast_.child(statement, 1), else_node = ast_.child(statement, 2);
+  Value* condition = value(ast_.child(statement, 0), context_.bool_type());
+  Operation* op = builder_.create(OpKind::If, {condition}, {}, {}, 2);
+  for (Type t : result_types_) op->append_result(t);
+  auto saved_env = env_;
+  auto saved_tokens = pending_tokens_;
+  for (unsigned r = 0; r < 2; ++r) {
+    env_ = saved_env;
+    pending_tokens_.clear();
+    Block* block = op->region(r).add_block();
+    builder_.set_insertion_point_to_end(block);
+    std::vector<Segment> branch = continuation;
+    NodeId body = r == 0 ? then_suite : else_node;
+    if (body.valid()) branch.push_back(Segment{body, 0});
+    lower_rest(std::move(branch), true);
+  }
+  env_ = saved_env;
+  pending_tokens_ = saved_tokens;
+  builder_.set_insertion_point_to_end(op->block());
+  builder_.set_location(location(statement));
+  std::vector<Value*> results = op->results();
+  builder_.create(in_branch ? OpKind::Yield : OpKind::Return, std::span<Value* const>(results), std::span<const Type>{});
+}
+
+void Lowering::lower_suite(NodeId suite) {
+  for (NodeId statement : ast_.children(suite)) {
+    builder_.set_location(location(statement));
+    lower_statement(statement);
+  }
+}
+
+void Lowering::lower_statement(NodeId statement) {
+  auto children = ast_.children(statement);
+  switch (ast_.kind(statement)) {
+    case NodeKind::Pass: return;
+    case NodeKind::ExprStmt: {
+      NodeId e = children[0];
+      if (ast_.kind(e) == NodeKind::StringLiteral) return;  // a docstring
+      lower(e);
+      return;
+    }
+    case NodeKind::Assign: lower_assign(statement); return;
+    case NodeKind::AugAssign: lower_aug_assign(statement); return;
+    case NodeKind::AnnAssign: {
+      if (!children[2].valid()) return;  // a declaration only
+      Type t = required_type(typed_.node_types[children[0].index], children[0], "a variable");
+      assign(children[0], Bound{value(children[2], t), {}}, statement);
+      return;
+    }
+    case NodeKind::If: lower_if(statement); return;
+    case NodeKind::For: lower_for(statement); return;
+    case NodeKind::While: lower_while(statement); return;
+    case NodeKind::Return: unsupported(statement, "'return' inside a loop");
+    case NodeKind::Break: unsupported(statement, "'break'");
+    case NodeKind::Continue: unsupported(statement, "'continue'");
+    case NodeKind::With: unsupported(statement, "'with'");
+    case NodeKind::Assert: unsupported(statement, "'assert'");
+    case NodeKind::FunctionDef: unsupported(statement, "a nested function");
+    case NodeKind::ClassDef: unsupported(statement, "a class definition");
+    case NodeKind::Import:
+    case NodeKind::ImportFrom: unsupported(statement, "an import");
+    default: unsupported(statement, "the statement '" + std::string(node_kind_name(ast_.kind(statement))) + "'");
+  }
+}
+
+void Lowering::assign(NodeId target, Bound bound, NodeId where) {
+  switch (ast_.kind(target)) {
+    case NodeKind::Name: {
+      uint32_t name = ast_.node(target).payload;
+      if (bound.is_value()) {
+        // A local keeps the type sema gave it: later values convert to it.
+        if (auto it = env_.find(name); it != env_.end() && it->second.is_value()) {
+          Type held = it->second.value->type();
+          if (held != bound.value->type() && !(held.is_scalar() && bound.value->type().is_scalar()) &&
+              !(held.is(TypeKind::Tile) && bound.value->type().is_scalar()))
+            unsupported(where, "assigning a value of type " + std::string(bound.value->type().str()) + " to '" + name_of(name) +
+                                   "', which holds " + std::string(held.str()));
+          bound.value = convert(bound.value, held);
+        }
+        else if (auto t = ir_type(typed_.node_types[target.index]); t && t->is_scalar())
+          bound.value = convert(bound.value, *t);
+      }
+      env_[name] = std::move(bound);
+      return;
+    }
+    case NodeKind::Tuple:
+    case NodeKind::List: {
+      auto targets = ast_.children(target);
+      if (bound.is_value() || bound.elements.size() != targets.size())
+        unsupported(where, "unpacking a value that is not a tuple of the same length");
+      for (size_t i = 0; i < targets.size(); ++i) assign(targets[i], Bound{bound.elements[i], {}}, where);
+      return;
+    }
+    case NodeKind::Subscript:
+      if (!bound.is_value()) unsupported(where, "storing a list into a tensor");
+      emit_store(target, bound.value);
+      return;
+    default: unsupported(target, "assigning to this expression");
+  }
+}
+
+void Lowering::lower_assign(NodeId statement) {
+  auto children = ast_.children(statement);
+  NodeId value_node = children.back();
+  Bound bound;
+  sema::TypeId value_type = typed_.node_types[value_node.index];
+  if (value_type.valid() && typed_.types.kind(value_type) == SemaKind::Builtin &&
+      static_cast<sema::BuiltinId>(typed_.types.info(value_type).payload) == sema::BuiltinId::TileAllocShared) {
+    // `smem = tshared.alloc`: the whole budget, typed by its first use (sema
+    // gave the target its final type).
+    std::optional<Type> t = typed_type(children[0]);
+    if (!t || !t->is(TypeKind::MemRef) || !t->has_static_shape())
+      unsupported(value_node, "a bare 'tshared.alloc' that no use gives a type");
+    Value* m = builder_.create(OpKind::AllocShared, {}, {*t}, {{"alignment", context_.int_attr(16)}})->result();
+    for (size_t i = 0; i + 1 < children.size(); ++i) assign(children[i], Bound{m, {}}, statement);
+    return;
+  }
+  if (ast_.kind(value_node) == NodeKind::Tuple) {
+    // All values first: `a, b = b, a` swaps.
+    for (NodeId element : ast_.children(value_node)) bound.elements.push_back(value(element));
+  } else {
+    std::optional<Type> want;
+    if (children.size() == 2 && ast_.kind(children[0]) == NodeKind::Name)
+      if (auto it = env_.find(ast_.node(children[0]).payload); it != env_.end() && it->second.is_value())
+        want = it->second.value->type();
+    if (!want && children.size() == 2) want = typed_type(children[0]);
+    bound = lower(value_node, want && want->is_scalar() ? *want : Type{});
+  }
+  for (size_t i = 0; i + 1 < children.size(); ++i) assign(children[i], bound, statement);
+}
+
+void Lowering::lower_aug_assign(NodeId statement) {
+  NodeId target = ast_.child(statement, 0), value_node = ast_.child(statement, 1);
+  auto op = static_cast<BinaryOperator>(ast_.node(statement).op);
+  if (ast_.kind(target) == NodeKind::Name) {
+    Value* current = lower_name(target, {});
+    // `acc += tile.mma(a, b)`: accumulate in the MMA itself.
+    if (op == BinaryOperator::Add && current->type().is(TypeKind::Tile) && ast_.kind(value_node) == NodeKind::Call) {
+      Bound rhs = lower(value_node);
+      Operation* mma = rhs.is_value() ? rhs.value->defining_op() : nullptr;
+      if (mma && mma->is(OpKind::Mma) && mma->num_operands() == 2 && mma->result()->type() == current->type() &&
+          !rhs.value->has_uses()) {
+        mma->append_operand(current);
+        env_[ast_.node(target).payload] = Bound{mma->result(), {}};
+        return;
+      }
+      Value* sum = emit_binary(op, current, convert(rhs.value, current->type()), statement);
+      env_[ast_.node(target).payload] = Bound{sum, {}};
+      return;
+    }
+    Type t = current->type();
+    Value* rhs = value(value_node, t);
+    Value* result = emit_binary(op, current, rhs, statement);
+    env_[ast_.node(target).payload] = Bound{convert(result, t), {}};
+    return;
+  }
+  if (ast_.kind(target) == NodeKind::Subscript) {
+    // t[i] += v: the place is evaluated once.
+    Place place = place_of(target);
+    if (place.has_slice) unsupported(target, "augmented assignment to a tensor slice");
+    std::vector<Value*> operands{place.memref};
+    operands.insert(operands.end(), place.indices.begin(), place.indices.end());
+    Type element = context_.scalar_type(place.memref->type().scalar());
+    Value* current = builder_.create(OpKind::Load, std::span<Value* const>(operands),
+                                     std::span<const Type>(&element, 1))->result();
+    std::optional<Type> compute = typed_type(target);
+    Type work = compute ? *compute : element;
+    Value* rhs = value(value_node, work);
+    Value* result = emit_binary(op, convert(current, work), convert(rhs, work), statement);
+    std::vector<Value*> store{convert(result, element), place.memref};
+    store.insert(store.end(), place.indices.begin(), place.indices.end());
+    builder_.create(OpKind::Store, std::span<Value* const>(store), std::span<const Type>{});
+    return;
+  }
+  unsupported(target, "augmented assignment to this expression");
+}
+
+// The names a construct's bodies assign that hold a value before it: they
+// become results (if) or loop-carried values (for, while).
+std::vector<uint32_t> Lowering::carried_names(std::span<const NodeId> bodies, std::string_view construct,
+                                              NodeId where) {
+  std::vector<uint32_t> assigned, carried;
+  for (NodeId body : bodies) assigned_names(ast_, body, assigned);
+  for (uint32_t name : assigned) {
+    auto it = env_.find(name);
+    if (it == env_.end()) continue;
+    if (!it->second.is_value())
+      unsupported(where, "reassigning the list '" + name_of(name) + "' inside " + std::string(construct));
+    carried.push_back(name);
+  }
+  return carried;
+}
+
+// Leaves a branch or loop body: names it defined that did not exist before
+// are out of scope now (reading one later is reported by lower_name).
+void Lowering::restore_env(std::unordered_map<uint32_t, Bound> saved, NodeId construct, std::string_view what) {
+  for (auto& [name, bound] : env_)
+    if (!saved.count(name) && !scoped_out_.count(name)) scoped_out_[name] = {construct, std::string(what)};
+  env_ = std::move(saved);
+}
+
+void Lowering::lower_if(NodeId statement) {
+  NodeId then_suite = ast_.child(statement, 1), else_node = ast_.child(statement, 2);
+  Value* condition = value(ast_.child(statement, 0), context_.bool_type());
+  NodeId bodies[] = {then_suite, else_node};
+  std::vector<uint32_t> carried = carried_names(bodies, "an 'if'", statement);
+  // Names both branches assign (and none before): defined after the `if` too.
+  std::vector<uint32_t> in_then, in_else;
+  assigned_names(ast_, then_suite, in_then);
+  assigned_names(ast_, else_node, in_else);
+  for (uint32_t name : in_then)
+    if (!env_.count(name) && std::find(in_else.begin(), in_else.end(), name) != in_else.end()) carried.push_back(name);
+
+  Operation* op = builder_.create(OpKind::If, {condition}, {}, {}, 2);
+  auto saved_env = env_;
+  auto saved_tokens = pending_tokens_;
+  std::vector<std::vector<Value*>> yielded(2);
+  std::vector<Block*> blocks;
+  for (unsigned r = 0; r < 2; ++r) {
+    if (r == 1) restore_env(saved_env, statement, "'if'");
+    pending_tokens_.clear();
+    // No else and nothing to yield: the else-region stays empty.
+    if (r == 1 && !else_node.valid() && carried.empty()) break;
+    Block* block = op->region(r).add_block();
+    blocks.push_back(block);
+    builder_.set_insertion_point_to_end(block);
+    NodeId body = bodies[r];
+    if (body.valid()) {
+      if (ast_.kind(body) == NodeKind::Suite)
+        lower_suite(body);
+      else
+        lower_statement(body);  // elif
+    }
+    for (uint32_t name : carried) yielded[r].push_back(env_.at(name).value);
+  }
+  restore_env(saved_env, statement, "'if'");
+  pending_tokens_ = saved_tokens;
+  // Result types: the type the name had before, else the then-branch's.
+  for (size_t i = 0; i < carried.size(); ++i) {
+    Type t = env_.count(carried[i]) ? env_[carried[i]].value->type() : yielded[0][i]->type();
+    op->append_result(t);
+  }
+  for (unsigned r = 0; r < blocks.size(); ++r) {
+    builder_.set_insertion_point_to_end(blocks[r]);
+    builder_.set_location(location(statement));
+    std::vector<Value*> values;
+    for (size_t i = 0; i < carried.size(); ++i) values.push_back(convert(yielded[r][i], op->result(i)->type()));
+    builder_.create(OpKind::Yield, std::span<Value* const>(values), std::span<const Type>{});
+  }
+  builder_.set_insertion_point_to_end(op->block());
+  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{op->result(i), {}};
+}
+
+void Lowering::lower_for(NodeId statement) {
+  NodeId target = ast_.child(statement, 0), iterable = ast_.child(statement, 1), body = ast_.child(statement, 2);
+  if (contains_kind(ast_, body, NodeKind::Return)) unsupported(statement, "'return' inside a loop");
+  if (ast_.kind(target) != NodeKind::Name) unsupported(target, "a loop target that is not a name");
+  sema::TypeId callee_type =
+      ast_.kind(iterable) == NodeKind::Call ? typed_.node_types[ast_.child(iterable, 0).index] : sema::TypeId{};
+  bool is_range = false;
+  if (callee_type.valid() && typed_.types.kind(callee_type) == SemaKind::Builtin) {
+    auto b = static_cast<sema::BuiltinId>(typed_.types.info(callee_type).payload);
+    is_range = b == sema::BuiltinId::Range || b == sema::BuiltinId::TileRange;
+  }
+  auto bound_args = typed_.call_arguments.find(iterable.index);
+  if (!is_range || bound_args == typed_.call_arguments.end())
+    unsupported(iterable, "iterating over something other than range() or tile.range()");
+  const std::vector<NodeId>& args = bound_args->second;
+  Type iv_type = typed_type(target).value_or(context_.i32_type());
+  if (!iv_type.is_int()) iv_type = context_.i32_type();
+  NodeId start = args[0], stop = args.size() > 1 ? args[1] : NodeId{}, step = args.size() > 2 ? args[2] : NodeId{};
+  if (!stop.valid()) std::swap(start, stop);  // range(n)
+  if (step.valid()) {
+    std::optional<int64_t> s = constant_of(step);
+    if (s && *s <= 0) unsupported(step, "a range with a step that is not positive");
+  }
+  Value* lower_bound = start.valid() ? value(start, iv_type) : builder_.constant_int(0, iv_type);
+  Value* upper_bound = value(stop, iv_type);
+  Value* step_value = step.valid() ? value(step, iv_type) : builder_.constant_int(1, iv_type);
+  lower_bound = convert(lower_bound, iv_type);
+  upper_bound = convert(upper_bound, iv_type);
+  step_value = convert(step_value, iv_type);
+
+  NodeId bodies[] = {body};
+  std::vector<uint32_t> carried = carried_names(bodies, "a loop", statement);
+  carried.erase(std::remove(carried.begin(), carried.end(), ast_.node(target).payload), carried.end());
+  std::vector<Value*> operands{lower_bound, upper_bound, step_value};
+  std::vector<Type> types;
+  for (uint32_t name : carried) {
+    operands.push_back(env_[name].value);
+    types.push_back(env_[name].value->type());
+  }
+  builder_.set_location(location(statement));
+  std::vector<NamedAttribute> attributes;
+  if (args.size() > 3 && args[3].valid())
+    if (auto prefetch = constant_of(args[3])) attributes.push_back({"prefetch", context_.int_attr(*prefetch)});
+  Operation* op = builder_.create(OpKind::For, std::span<Value* const>(operands), std::span<const Type>(types),
+                                  std::move(attributes), 1);
+  Block* block = op->region(0).add_block();
+  Value* iv = block->add_argument(iv_type);
+  auto saved_env = env_;
+  auto saved_tokens = pending_tokens_;
+  pending_tokens_.clear();
+  env_[ast_.node(target).payload] = Bound{iv, {}};
+  for (uint32_t name : carried) env_[name] = Bound{block->add_argument(env_[name].value->type()), {}};
+  builder_.set_insertion_point_to_end(block);
+  lower_suite(body);
+  builder_.set_location(location(statement));
+  std::vector<Value*> yielded;
+  for (size_t i = 0; i < carried.size(); ++i) yielded.push_back(convert(env_[carried[i]].value, types[i]));
+  builder_.create(OpKind::Yield, std::span<Value* const>(yielded), std::span<const Type>{});
+  restore_env(saved_env, statement, "loop");
+  pending_tokens_ = saved_tokens;
+  builder_.set_insertion_point_to_end(op->block());
+  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{op->result(static_cast<unsigned>(i)), {}};
+}
+
+void Lowering::lower_while(NodeId statement) {
+  NodeId condition = ast_.child(statement, 0), body = ast_.child(statement, 1);
+  if (contains_kind(ast_, body, NodeKind::Return)) unsupported(statement, "'return' inside a loop");
+  NodeId bodies[] = {body};
+  std::vector<uint32_t> carried = carried_names(bodies, "a loop", statement);
+  std::vector<Value*> inits;
+  std::vector<Type> types;
+  for (uint32_t name : carried) {
+    inits.push_back(env_[name].value);
+    types.push_back(env_[name].value->type());
+  }
+  Operation* op = builder_.create(OpKind::While, std::span<Value* const>(inits), std::span<const Type>(types), {}, 2);
+  auto saved_env = env_;
+  auto saved_tokens = pending_tokens_;
+  pending_tokens_.clear();
+
+  // The condition region: the carried values in, the condition and the values out.
+  Block* before = op->region(0).add_block();
+  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{before->add_argument(types[i]), {}};
+  builder_.set_insertion_point_to_end(before);
+  Value* c = value(condition, context_.bool_type());
+  std::vector<Value*> forwarded{c};
+  for (uint32_t name : carried) forwarded.push_back(env_[name].value);
+  builder_.set_location(location(condition));
+  builder_.create(OpKind::Condition, std::span<Value* const>(forwarded), std::span<const Type>{});
+
+  Block* after = op->region(1).add_block();
+  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{after->add_argument(types[i]), {}};
+  builder_.set_insertion_point_to_end(after);
+  lower_suite(body);
+  builder_.set_location(location(statement));
+  std::vector<Value*> yielded;
+  for (size_t i = 0; i < carried.size(); ++i) yielded.push_back(convert(env_[carried[i]].value, types[i]));
+  builder_.create(OpKind::Yield, std::span<Value* const>(yielded), std::span<const Type>{});
+
+  restore_env(saved_env, statement, "loop");
+  pending_tokens_ = saved_tokens;
+  builder_.set_insertion_point_to_end(op->block());
+  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{op->result(static_cast<unsigned>(i)), {}};
+}
+
+OwningModule lower_to_tile_ir(Context& context, const Ast& ast, const ValueStores& values,
+                              const sema::TypedModule& typed, DiagnosticEngine& diags) {
+  return Lowering(context, ast, values, typed, diags).run();
+}
+
+}  // namespace tessera::ir

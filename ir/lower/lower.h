@@ -1,0 +1,25 @@
+// Lowering from the typed AST to Tile IR.
+//
+// `lower_to_tile_ir` turns every `@kernel` function of a checked module, and
+// every helper function a kernel calls (directly or not), into a `func.func`
+// of Tile IR: structured control flow (`scf.if/for/while`), SSA values for
+// mutable locals (loop-carried values and branch results, no memory slots),
+// tensors as memrefs, `tile.*` builtins as `tile.*` operations, and a source
+// location on every operation. `@jit` functions are graph-level and are not
+// lowered here. docs/ir/lowering.md describes each construct's translation.
+#pragma once
+
+#include "frontend/ast/ast.h"
+#include "frontend/diagnostics/diagnostics.h"
+#include "ir/core/ir.h"
+#include "sema/sema.h"
+
+namespace tessera::ir {
+
+// Returns null when a construct cannot be lowered (diagnosed as
+// lower.* errors). The result is verified: a verifier failure is an internal
+// compiler error (reported, result null).
+OwningModule lower_to_tile_ir(Context& context, const Ast& ast, const ValueStores& values,
+                              const sema::TypedModule& typed, DiagnosticEngine& diags);
+
+}  // namespace tessera::ir

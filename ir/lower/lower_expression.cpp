@@ -1,0 +1,723 @@
+// Lowering: expressions, builtin and helper calls, memory accesses.
+//
+// Every expression lowers to one value of the IR type of its sema type;
+// untyped literals take the type the context wants. Arithmetic follows
+// sema's promotion: operands convert to the result type first (a bf16 load
+// extends to f32 before it is added). Python semantics are kept where they
+// differ from C: `//` and `%` round toward negative infinity, `and`/`or`
+// short-circuit (through scf.if, so `i < n and x[i] > 0` never reads out of
+// bounds).
+#include <algorithm>
+#include <cmath>
+
+#include "ir/lower/lowering.h"
+
+namespace tessera::ir {
+
+using sema::BuiltinId;
+using SemaKind = sema::TypeKind;
+
+namespace {
+
+bool is_unsigned(Type t) {
+  return (t.is_scalar() || t.is_shaped()) && sema::scalar_info(t.scalar()).category == sema::ScalarCategory::UnsignedInt;
+}
+bool float_element(Type t) { return (t.is_scalar() || t.is_shaped()) && sema::is_float(t.scalar()); }
+unsigned bits(Type t) { return sema::scalar_info(t.scalar()).bits; }
+
+}  // namespace
+
+Value* Lowering::emit(OpKind kind, std::initializer_list<Value*> operands, Type result,
+                      std::vector<NamedAttribute> attributes) {
+  Operation* op = builder_.create(kind, std::span<Value* const>(operands.begin(), operands.size()),
+                                  std::span<const Type>(&result, 1), std::move(attributes));
+  return op->result();
+}
+
+std::optional<int64_t> Lowering::constant_of(NodeId node) const {
+  NodeKind k = ast_.kind(node);
+  if (k != NodeKind::IntLiteral && k != NodeKind::Name && k != NodeKind::UnaryOp && k != NodeKind::BinaryOp)
+    return std::nullopt;
+  if (k == NodeKind::Name && is_local(ast_.node(node).payload)) return std::nullopt;  // may change
+  auto it = typed_.constants.find(node.index);
+  if (it == typed_.constants.end() || it->second.is_float) return std::nullopt;
+  // Expressions over locals may hold stale values (sema.h): only trust
+  // literals, module constants and arithmetic on them.
+  if (k == NodeKind::UnaryOp || k == NodeKind::BinaryOp) {
+    for (NodeId child : ast_.children(node))
+      if (!constant_of(child)) return std::nullopt;
+  }
+  return it->second.integer;
+}
+
+std::optional<int64_t> Lowering::constant_int_value(Value* v) const {
+  Operation* op = v->defining_op();
+  if (!op || !op->is(OpKind::Constant)) return std::nullopt;
+  Attribute a = op->attr("value");
+  if (!a.is(AttributeKind::Integer)) return std::nullopt;
+  return a.int_value();
+}
+
+std::optional<Type> Lowering::typed_type(NodeId expression) {
+  sema::TypeId t = typed_.node_types[expression.index];
+  if (!t.valid()) return std::nullopt;
+  SemaKind k = typed_.types.kind(t);
+  if (k == SemaKind::UntypedInt || k == SemaKind::UntypedFloat) return std::nullopt;
+  return ir_type(t);
+}
+
+// The type two operands of a comparison meet in.
+Type Lowering::common_type(NodeId a, NodeId b) {
+  std::optional<Type> ta = typed_type(a), tb = typed_type(b);
+  auto untyped_float = [&](NodeId n) { return typed_.types.kind(typed_.node_types[n.index]) == SemaKind::UntypedFloat; };
+  if (ta && !tb) return untyped_float(b) && !float_element(*ta) ? context_.f32_type() : *ta;
+  if (tb && !ta) return untyped_float(a) && !float_element(*tb) ? context_.f32_type() : *tb;
+  if (!ta && !tb) return untyped_float(a) || untyped_float(b) ? context_.f32_type() : context_.i32_type();
+  if (*ta == *tb) return *ta;
+  if (!ta->is_scalar() || !tb->is_scalar()) return *ta;
+  bool fa = float_element(*ta), fb = float_element(*tb);
+  if (fa != fb) return fa ? *ta : *tb;
+  if (fa && (sema::is_storage_float(ta->scalar()) || sema::is_storage_float(tb->scalar()))) return context_.f32_type();
+  return bits(*ta) >= bits(*tb) ? *ta : *tb;
+}
+
+Value* Lowering::convert(Value* v, Type to) {
+  Type from = v->type();
+  if (!to || from == to) return v;
+  if (to.is(TypeKind::Tile) && from.is_scalar()) {
+    Value* element = convert(v, context_.scalar_type(to.scalar()));
+    return emit(OpKind::Splat, {element}, to);
+  }
+  if (from.is_index() || to.is_index()) {
+    if (from.is_index() && to.is_index()) return v;
+    if (from.is_index()) return to.is_int() ? emit(OpKind::IndexCast, {v}, to)
+                                            : convert(emit(OpKind::IndexCast, {v}, context_.i64_type()), to);
+    if (from.is_bool()) from = (v = convert(v, context_.i32_type()))->type();
+    if (float_element(from)) v = convert(v, context_.i64_type());
+    return emit(OpKind::IndexCast, {v}, to);
+  }
+  if (!from.is_scalar() || !to.is_scalar()) return v;  // memrefs, vectors: callers check (the verifier too)
+  bool from_float = float_element(from), to_float = float_element(to);
+  if (to.is_bool()) {
+    Value* zero = from_float ? builder_.constant_float(0.0, from) : builder_.constant_int(0, from);
+    return emit(from_float ? OpKind::CmpF : OpKind::CmpI, {v, zero}, to,
+                {{"predicate", context_.string_attr(from_float ? "une" : "ne")}});
+  }
+  if (!from_float && !to_float) {
+    if (bits(from) < bits(to))
+      return emit(from.is_bool() || is_unsigned(from) ? OpKind::ExtUI : OpKind::ExtSI, {v}, to);
+    if (bits(from) > bits(to)) return emit(OpKind::TruncI, {v}, to);
+    return emit(OpKind::Bitcast, {v}, to);  // i32 <-> u32: the same bits
+  }
+  if (!from_float) return emit(from.is_bool() || is_unsigned(from) ? OpKind::UIToFP : OpKind::SIToFP, {v}, to);
+  if (!to_float) return emit(is_unsigned(to) ? OpKind::FPToUI : OpKind::FPToSI, {v}, to);
+  if (bits(from) < bits(to)) return emit(OpKind::ExtF, {v}, to);
+  if (bits(from) > bits(to)) return emit(OpKind::TruncF, {v}, to);
+  return emit(OpKind::TruncF, {emit(OpKind::ExtF, {v}, context_.f32_type())}, to);  // f16 <-> bf16
+}
+
+Value* Lowering::value(NodeId expression, Type want) {
+  Bound b = lower(expression, want);
+  if (!b.is_value()) unsupported(expression, "a list or tuple used as a value");
+  return want ? convert(b.value, want) : b.value;
+}
+
+Bound Lowering::lower(NodeId e, Type want) {
+  Location saved = builder_.location();
+  builder_.set_location(location(e));
+  Bound result;
+  switch (ast_.kind(e)) {
+    case NodeKind::Name: result.value = lower_name(e, want); break;
+    case NodeKind::IntLiteral:
+    case NodeKind::SizeLiteral:
+    case NodeKind::FloatLiteral:
+    case NodeKind::BoolLiteral: result.value = lower_literal(e, want); break;
+    case NodeKind::BinaryOp: result.value = lower_binary(e); break;
+    case NodeKind::Compare: result.value = lower_compare(e, nullptr); break;
+    case NodeKind::BoolOp: result.value = lower_bool_op(e); break;
+    case NodeKind::UnaryOp: result.value = lower_unary(e); break;
+    case NodeKind::IfExp: result.value = lower_if_expression(e); break;
+    case NodeKind::Call: result = lower_call(e); break;
+    case NodeKind::Subscript: result = lower_subscript(e); break;
+    case NodeKind::Tuple:
+    case NodeKind::List:
+      for (NodeId element : ast_.children(e)) result.elements.push_back(value(element));
+      break;
+    default:
+      unsupported(e, std::string("the expression '") + std::string(node_kind_name(ast_.kind(e))) + "'");
+  }
+  builder_.set_location(saved);
+  return result;
+}
+
+Value* Lowering::symbol_dim(uint32_t identifier) {
+  if (auto it = dim_values_.find(identifier); it != dim_values_.end()) return it->second;
+  const DimSource& source = dim_sources_.at(identifier);
+  // Read once, at the top of the function, so that every region sees it.
+  Block* saved_block = builder_.insertion_block();
+  Operation* saved_point = builder_.insertion_point();
+  if (prologue_end_)
+    builder_.set_insertion_point_after(prologue_end_);
+  else
+    builder_.set_insertion_point_to_start(entry_);
+  if (!builder_.insertion_point()) builder_.set_insertion_point_to_end(entry_);
+  Value* dim = emit(OpKind::Dim, {source.memref}, context_.index_type(), {{"axis", context_.int_attr(source.axis)}});
+  Value* as_i32 = convert(dim, context_.i32_type());
+  prologue_end_ = as_i32->defining_op();
+  if (saved_point)
+    builder_.set_insertion_point(saved_point);
+  else
+    builder_.set_insertion_point_to_end(saved_block);
+  dim_values_[identifier] = as_i32;
+  return as_i32;
+}
+
+Value* Lowering::lower_name(NodeId name, Type want) {
+  uint32_t id = ast_.node(name).payload;
+  if (auto it = env_.find(id); it != env_.end()) {
+    if (!it->second.is_value()) unsupported(name, "a list used as a value");
+    return it->second.value;
+  }
+  if (dim_sources_.count(id)) return symbol_dim(id);
+  if (auto it = typed_.constants.find(name.index); it != typed_.constants.end() && !is_local(id)) {
+    const sema::Constant& c = it->second;
+    Type t = want && want.is_scalar() ? want
+                                      : typed_type(name).value_or(c.is_float ? context_.f32_type() : context_.i32_type());
+    if (t.is_bool()) return builder_.constant_bool(c.as_double() != 0.0);
+    if (float_element(t)) return builder_.constant_float(c.as_double(), t);
+    if (c.is_float) return builder_.constant_float(c.real, context_.f32_type());
+    return builder_.constant_int(c.integer, t);
+  }
+  if (auto it = scoped_out_.find(id); it != scoped_out_.end()) {
+    diags_.emit<diag::LowerAssignedOnlyInside>(ast_.range(name), name_of(id), it->second.second)
+        .note<diag::LowerAssignedHereNote>(ast_.range(it->second.first), name_of(id), it->second.second);
+    throw LoweringFailed{};
+  }
+  unsupported(name, "using '" + name_of(id) + "' as a value");
+}
+
+Value* Lowering::lower_literal(NodeId literal, Type want) {
+  const Node& n = ast_.node(literal);
+  if (n.kind == NodeKind::BoolLiteral) return builder_.constant_bool((n.flags & 1) != 0);
+  Type t = want && want.is_scalar() ? want : typed_type(literal).value_or(Type{});
+  if (n.kind == NodeKind::FloatLiteral) {
+    if (!t || !float_element(t)) t = context_.f32_type();
+    return builder_.constant_float(values_.reals[n.payload], t);
+  }
+  auto integer = static_cast<int64_t>(values_.integers[n.payload]);
+  if (t && float_element(t)) return builder_.constant_float(static_cast<double>(integer), t);
+  if (!t || t.is_bool()) t = context_.i32_type();
+  return builder_.constant_int(integer, t);
+}
+
+Value* Lowering::lower_binary(NodeId node) {
+  auto op = static_cast<BinaryOperator>(ast_.node(node).op);
+  NodeId lhs = ast_.child(node, 0), rhs = ast_.child(node, 1);
+  Type result = typed_type(node).value_or(common_type(lhs, rhs));
+  if (op == BinaryOperator::MatMul) unsupported(node, "'@' (use tile.mma)");
+  // Operands meet in the result type, except that a float result of an
+  // integer-typed `/` converts after; shifts keep the left operand's type.
+  Value* a = value(lhs, result.is(TypeKind::Tile) ? Type{} : result);
+  Value* b = value(rhs, result.is(TypeKind::Tile) ? context_.scalar_type(result.scalar()) : result);
+  return emit_binary(op, convert(a, result), convert(b, result), node);
+}
+
+Value* Lowering::emit_binary(BinaryOperator op, Value* a, Value* b, NodeId where) {
+  Type t = a->type();
+  if (b->type() != t) b = convert(b, t);
+  if (float_element(t)) {
+    switch (op) {
+      case BinaryOperator::Add: return emit(OpKind::AddF, {a, b}, t);
+      case BinaryOperator::Sub: return emit(OpKind::SubF, {a, b}, t);
+      case BinaryOperator::Mul: return emit(OpKind::MulF, {a, b}, t);
+      case BinaryOperator::Div: return emit(OpKind::DivF, {a, b}, t);
+      case BinaryOperator::Pow: return emit(OpKind::PowF, {a, b}, t);
+      case BinaryOperator::FloorDiv: return emit(OpKind::Floor, {emit(OpKind::DivF, {a, b}, t)}, t);
+      case BinaryOperator::Mod: {
+        // a - floor(a / b) * b: the sign of the divisor, as in Python.
+        Value* q = emit(OpKind::Floor, {emit(OpKind::DivF, {a, b}, t)}, t);
+        return emit(OpKind::SubF, {a, emit(OpKind::MulF, {q, b}, t)}, t);
+      }
+      default: unsupported(where, "the operator '" + std::string(operator_spelling(op)) + "' on floats");
+    }
+  }
+  bool u = is_unsigned(t);
+  switch (op) {
+    case BinaryOperator::Add: return emit(OpKind::AddI, {a, b}, t);
+    case BinaryOperator::Sub: return emit(OpKind::SubI, {a, b}, t);
+    case BinaryOperator::Mul: return emit(OpKind::MulI, {a, b}, t);
+    case BinaryOperator::FloorDiv: return emit(u ? OpKind::DivUI : OpKind::FloorDivSI, {a, b}, t);
+    case BinaryOperator::Mod: {
+      if (u) return emit(OpKind::RemUI, {a, b}, t);
+      // The remainder takes the divisor's sign: add b when they differ.
+      Value* r = emit(OpKind::RemSI, {a, b}, t);
+      Value* zero = builder_.constant_int(0, t);
+      Type flag = context_.bool_type();
+      Value* nonzero = emit(OpKind::CmpI, {r, zero}, flag, {{"predicate", context_.string_attr("ne")}});
+      Value* r_negative = emit(OpKind::CmpI, {r, zero}, flag, {{"predicate", context_.string_attr("slt")}});
+      Value* b_negative = emit(OpKind::CmpI, {b, zero}, flag, {{"predicate", context_.string_attr("slt")}});
+      Value* differ = emit(OpKind::XOrI, {r_negative, b_negative}, flag);
+      Value* fix = emit(OpKind::AndI, {nonzero, differ}, flag);
+      return emit(OpKind::Select, {fix, emit(OpKind::AddI, {r, b}, t), r}, t);
+    }
+    case BinaryOperator::LShift: return emit(OpKind::ShLI, {a, b}, t);
+    case BinaryOperator::RShift: return emit(u ? OpKind::ShRUI : OpKind::ShRSI, {a, b}, t);
+    case BinaryOperator::BitAnd: return emit(OpKind::AndI, {a, b}, t);
+    case BinaryOperator::BitOr: return emit(OpKind::OrI, {a, b}, t);
+    case BinaryOperator::BitXor: return emit(OpKind::XOrI, {a, b}, t);
+    default: unsupported(where, "the operator '" + std::string(operator_spelling(op)) + "' on integers");
+  }
+}
+
+Value* Lowering::lower_compare(NodeId node, Value** rhs_out) {
+  auto op = static_cast<CompareOperator>(ast_.node(node).op);
+  NodeId lhs = ast_.child(node, 0), rhs = ast_.child(node, 1);
+  bool chained = (ast_.node(node).flags & 1) != 0;
+  Value* chain = nullptr;
+  Value* a = nullptr;
+  Type t;
+  if (chained) {
+    // `a < b < c`: b is evaluated once, then compared again.
+    chain = lower_compare(lhs, &a);
+    t = common_type(ast_.child(lhs, 1), rhs);
+  } else {
+    t = common_type(lhs, rhs);
+    a = value(lhs, t);
+  }
+  Value* b = value(rhs, t);
+  a = convert(a, t);
+  if (rhs_out) *rhs_out = b;
+  bool f = float_element(t), u = is_unsigned(t);
+  const char* predicate = nullptr;
+  switch (op) {
+    case CompareOperator::Lt: predicate = f ? "olt" : u ? "ult" : "slt"; break;
+    case CompareOperator::Le: predicate = f ? "ole" : u ? "ule" : "sle"; break;
+    case CompareOperator::Gt: predicate = f ? "ogt" : u ? "ugt" : "sgt"; break;
+    case CompareOperator::Ge: predicate = f ? "oge" : u ? "uge" : "sge"; break;
+    case CompareOperator::Eq: predicate = f ? "oeq" : "eq"; break;
+    case CompareOperator::Ne: predicate = f ? "une" : "ne"; break;  // NaN != NaN is true
+    default: unsupported(node, "the comparison '" + std::string(operator_spelling(op)) + "'");
+  }
+  Value* c = emit(f ? OpKind::CmpF : OpKind::CmpI, {a, b}, context_.bool_type(),
+                  {{"predicate", context_.string_attr(predicate)}});
+  return chain ? emit(OpKind::AndI, {chain, c}, context_.bool_type()) : c;
+}
+
+// `a and b`: b only when a is true, as scf.if (b may read memory a guards).
+Value* Lowering::lower_bool_op(NodeId node) {
+  auto op = static_cast<BoolOperator>(ast_.node(node).op);
+  Type flag = context_.bool_type();
+  Value* a = value(ast_.child(node, 0), flag);
+  Operation* branch = builder_.create(OpKind::If, {a}, {flag}, {}, 2);
+  Block* saved = builder_.insertion_block();
+  for (unsigned r = 0; r < 2; ++r) {
+    builder_.set_insertion_point_to_end(branch->region(r).add_block());
+    bool evaluate = (op == BoolOperator::And) == (r == 0);
+    Value* v = evaluate ? value(ast_.child(node, 1), flag) : builder_.constant_bool(op == BoolOperator::Or);
+    builder_.create(OpKind::Yield, {v}, {});
+  }
+  builder_.set_insertion_point_to_end(saved);
+  return branch->result();
+}
+
+Value* Lowering::lower_unary(NodeId node) {
+  auto op = static_cast<UnaryOperator>(ast_.node(node).op);
+  NodeId operand = ast_.child(node, 0);
+  Type t = typed_type(node).value_or(Type{});
+  if (op == UnaryOperator::Not) {
+    Value* v = value(operand, context_.bool_type());
+    return emit(OpKind::XOrI, {v, builder_.constant_bool(true)}, context_.bool_type());
+  }
+  Value* v = value(operand, t);
+  t = v->type();
+  switch (op) {
+    case UnaryOperator::Pos: return v;
+    case UnaryOperator::Neg:
+      if (float_element(t)) return emit(OpKind::NegF, {v}, t);
+      return emit(OpKind::SubI, {builder_.constant_int(0, t), v}, t);
+    case UnaryOperator::Invert: return emit(OpKind::XOrI, {v, builder_.constant_int(-1, t)}, t);
+    default: unsupported(node, "this unary operator");
+  }
+}
+
+Value* Lowering::lower_if_expression(NodeId node) {
+  Type t = typed_type(node).value_or(common_type(ast_.child(node, 1), ast_.child(node, 2)));
+  Value* c = value(ast_.child(node, 0), context_.bool_type());
+  Operation* branch = builder_.create(OpKind::If, {c}, {t}, {}, 2);
+  Block* saved = builder_.insertion_block();
+  for (unsigned r = 0; r < 2; ++r) {
+    builder_.set_insertion_point_to_end(branch->region(r).add_block());
+    Value* v = value(ast_.child(node, r + 1), t);
+    builder_.create(OpKind::Yield, {v}, {});
+  }
+  builder_.set_insertion_point_to_end(saved);
+  return branch->result();
+}
+
+Bound Lowering::lower_call(NodeId call) {
+  NodeId callee = ast_.child(call, 0);
+  sema::TypeId t = typed_.node_types[callee.index];
+  // tshared.alloc[f16](...): the callee is a subscript of the builtin.
+  if (ast_.kind(callee) == NodeKind::Subscript) t = typed_.node_types[ast_.child(callee, 0).index];
+  if (t.valid() && typed_.types.kind(t) == SemaKind::Builtin)
+    return lower_builtin_call(call, static_cast<BuiltinId>(typed_.types.info(t).payload));
+  if (t.valid() && typed_.types.kind(t) == SemaKind::Function) {
+    std::vector<Value*> results = lower_user_call(call, typed_.types.info(t).payload);
+    if (results.size() == 1) return Bound{results[0], {}};
+    return Bound{nullptr, results};
+  }
+  unsupported(call, "calling this");
+}
+
+std::vector<Value*> Lowering::lower_user_call(NodeId call, uint32_t function_index) {
+  const sema::FunctionInfo& info = typed_.functions[function_index];
+  if (info.kind != sema::FunctionKind::Helper) unsupported(call, "calling a kernel or @jit function");
+  Operation* callee = function_op(function_index);
+  Type fn = callee->attr("function_type").type();
+  auto arguments = ast_.children(call).subspan(1);
+  if (arguments.size() != fn.num_inputs()) unsupported(call, "keyword or default arguments in a helper call");
+  std::vector<Value*> operands;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (ast_.kind(arguments[i]) != NodeKind::Name && ast_.kind(arguments[i]) == NodeKind::KeywordArgument)
+      unsupported(arguments[i], "keyword arguments in a helper call");
+    Value* v = value(arguments[i], fn.input(i).is_scalar() ? fn.input(i) : Type{});
+    if (v->type() != fn.input(i)) {
+      if (v->type().is(TypeKind::MemRef) && fn.input(i).is(TypeKind::MemRef))
+        unsupported(arguments[i], "passing " + std::string(v->type().str()) + " where the helper takes " + std::string(fn.input(i).str()));
+      v = convert(v, fn.input(i));
+    }
+    operands.push_back(v);
+  }
+  std::vector<Type> results;
+  for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
+  Operation* op = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
+                                  {{"callee", context_.symbol_attr(callee->symbol_name())}});
+  return op->results();
+}
+
+Value* Lowering::select_element(const std::vector<Value*>& elements, Value* index, NodeId where) {
+  if (elements.empty()) unsupported(where, "indexing an empty list");
+  if (auto k = constant_int_value(index)) {
+    int64_t i = *k < 0 ? *k + static_cast<int64_t>(elements.size()) : *k;
+    if (i < 0 || i >= static_cast<int64_t>(elements.size())) unsupported(where, "a list index out of range");
+    return elements[static_cast<size_t>(i)];
+  }
+  // A run-time index: a chain of selects (the list is small: buffers of a pipeline).
+  Value* result = elements.back();
+  for (size_t i = elements.size() - 1; i-- > 0;) {
+    Value* k = builder_.constant_int(static_cast<int64_t>(i), index->type());
+    Value* is_k = emit(OpKind::CmpI, {index, k}, context_.bool_type(), {{"predicate", context_.string_attr("eq")}});
+    result = emit(OpKind::Select, {is_k, elements[i], result}, elements[i]->type());
+  }
+  return result;
+}
+
+Place Lowering::place_of(NodeId subscript) {
+  NodeId object = ast_.child(subscript, 0), index = ast_.child(subscript, 1);
+  Value* memref = memref_of(object);
+  Type m = memref->type();
+  if (!m.is(TypeKind::MemRef)) unsupported(subscript, "indexing a value of type " + std::string(m.str()));
+  std::vector<NodeId> indices;
+  if (ast_.kind(index) == NodeKind::Tuple && !(ast_.node(index).flags & 1))
+    indices.assign(ast_.children(index).begin(), ast_.children(index).end());
+  else
+    indices.push_back(index);
+  if (indices.size() > m.rank()) unsupported(subscript, "more indices than dimensions");
+  // Slice lengths: from sema's type of the subscript (its dims are the
+  // sliced dimensions, in order).
+  std::vector<int64_t> slice_lengths;
+  if (auto t = typed_.node_types[subscript.index]; t.valid() && typed_.types.kind(t) == SemaKind::Tensor)
+    for (sema::DimId d : typed_.types.dims(t)) slice_lengths.push_back(typed_.types.constant_value(d).value_or(kDynamic));
+  size_t next_slice = 0;
+  Place place;
+  place.memref = memref;
+  for (size_t axis = 0; axis < m.rank(); ++axis) {
+    if (axis >= indices.size()) {  // trailing dimensions: whole
+      place.indices.push_back(builder_.constant_index(0));
+      place.extents.push_back(m.shape()[axis]);
+      place.has_slice = true;
+      ++next_slice;
+      continue;
+    }
+    NodeId i = indices[axis];
+    if (ast_.kind(i) == NodeKind::Slice) {
+      if (ast_.child(i, 2).valid()) unsupported(i, "a slice with a step");
+      NodeId lower_bound = ast_.child(i, 0);
+      place.indices.push_back(lower_bound.valid() ? to_index(value(lower_bound, context_.i32_type()))
+                                                  : builder_.constant_index(0));
+      place.extents.push_back(next_slice < slice_lengths.size() ? slice_lengths[next_slice] : kDynamic);
+      ++next_slice;
+      place.has_slice = true;
+      continue;
+    }
+    if (ast_.kind(i) == NodeKind::NoneLiteral || ast_.kind(i) == NodeKind::EllipsisLiteral)
+      unsupported(i, "'None' or '...' in an index");
+    place.indices.push_back(to_index(value(i, context_.i32_type())));
+    place.extents.push_back(1);
+  }
+  return place;
+}
+
+Value* Lowering::memref_of(NodeId expression) {
+  if (ast_.kind(expression) == NodeKind::Name) {
+    auto it = env_.find(ast_.node(expression).payload);
+    if (it != env_.end() && it->second.is_value()) return it->second.value;
+  }
+  if (ast_.kind(expression) == NodeKind::Subscript) {
+    Bound b = lower_subscript(expression);
+    if (b.is_value()) return b.value;
+  }
+  return value(expression);
+}
+
+Value* Lowering::view_of(const Place& place, NodeId where) {
+  Type m = place.memref->type();
+  std::vector<int64_t> sizes;
+  for (size_t axis = 0; axis < place.extents.size(); ++axis) {
+    if (place.extents[axis] == kDynamic) diags_.emit<diag::LowerNotStatic>(ast_.range(where), "this slice"), throw LoweringFailed{};
+    sizes.push_back(place.extents[axis]);
+  }
+  Type view = context_.memref_type(sizes, m.scalar(), m.space(), m.padding(), m.swizzle());
+  std::vector<Value*> operands{place.memref};
+  operands.insert(operands.end(), place.indices.begin(), place.indices.end());
+  return builder_.create(OpKind::Subview, std::span<Value* const>(operands), std::span<const Type>(&view, 1),
+                         {{"sizes", context_.int_array_attr(sizes)}})->result();
+}
+
+Bound Lowering::lower_subscript(NodeId node) {
+  NodeId object = ast_.child(node, 0);
+  // A list element: `smem[stage]`.
+  if (ast_.kind(object) == NodeKind::Name) {
+    auto it = env_.find(ast_.node(object).payload);
+    if (it != env_.end() && !it->second.is_value()) {
+      std::vector<Value*> elements = it->second.elements;
+      Value* index = value(ast_.child(node, 1), context_.i32_type());
+      return Bound{select_element(elements, index, node), {}};
+    }
+  }
+  Place place = place_of(node);
+  if (place.has_slice) return Bound{view_of(place, node), {}};
+  std::vector<Value*> operands{place.memref};
+  operands.insert(operands.end(), place.indices.begin(), place.indices.end());
+  Type element = context_.scalar_type(place.memref->type().scalar());
+  return Bound{builder_.create(OpKind::Load, std::span<Value* const>(operands), std::span<const Type>(&element, 1))
+                   ->result(),
+               {}};
+}
+
+void Lowering::emit_store(NodeId target, Value* v) {
+  Place place = place_of(target);
+  if (place.has_slice) {
+    if (!v->type().is(TypeKind::Tile)) unsupported(target, "storing a scalar into a tensor slice");
+    Value* view = view_of(place, target);
+    builder_.create(OpKind::StoreTile, {v, view}, {});
+    return;
+  }
+  std::vector<Value*> operands{convert(v, context_.scalar_type(place.memref->type().scalar())), place.memref};
+  operands.insert(operands.end(), place.indices.begin(), place.indices.end());
+  builder_.create(OpKind::Store, std::span<Value* const>(operands), std::span<const Type>{});
+}
+
+Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
+  auto found = typed_.call_arguments.find(call.index);
+  static const std::vector<NodeId> none;
+  const std::vector<NodeId>& args = found != typed_.call_arguments.end() ? found->second : none;
+  auto arg = [&](size_t i) { return i < args.size() ? args[i] : NodeId{}; };
+  Type i32 = context_.i32_type(), index = context_.index_type();
+  std::optional<Type> result = typed_type(call);
+  auto id_op = [&](OpKind kind, bool has_axis) {
+    std::vector<NamedAttribute> attributes;
+    if (has_axis) attributes.push_back({"axis", context_.int_attr(arg(0).valid() ? constant_of(arg(0)).value_or(0) : 0)});
+    return Bound{convert(emit(kind, {}, index, std::move(attributes)), i32), {}};
+  };
+  auto math = [&](OpKind kind) {
+    Type t = result.value_or(context_.f32_type());
+    return Bound{emit(kind, {value(arg(0), t)}, t), {}};
+  };
+  switch (builtin) {
+    case BuiltinId::TileLinearId: return id_op(OpKind::LinearId, false);
+    case BuiltinId::TileLaneId: return id_op(OpKind::LaneId, false);
+    case BuiltinId::TileWarpId: return id_op(OpKind::WarpId, false);
+    case BuiltinId::TileLocalId: return id_op(OpKind::LocalId, true);
+    case BuiltinId::TileGroupId: return id_op(OpKind::GroupId, true);
+    case BuiltinId::TileGroupSize: return id_op(OpKind::GroupSize, true);
+    case BuiltinId::TileNumGroups: return id_op(OpKind::NumGroups, true);
+    case BuiltinId::Exp: return math(OpKind::Exp);
+    case BuiltinId::Log: return math(OpKind::Log);
+    case BuiltinId::Sqrt: return math(OpKind::Sqrt);
+    case BuiltinId::Rsqrt: return math(OpKind::Rsqrt);
+    case BuiltinId::Tanh: return math(OpKind::Tanh);
+    case BuiltinId::Sin: return math(OpKind::Sin);
+    case BuiltinId::Cos: return math(OpKind::Cos);
+    case BuiltinId::Floor: return math(OpKind::Floor);
+    case BuiltinId::Ceil: return math(OpKind::Ceil);
+    case BuiltinId::Round: return math(OpKind::Round);
+    case BuiltinId::Abs: {
+      Type t = result.value_or(i32);
+      return Bound{emit(float_element(t) ? OpKind::AbsF : OpKind::AbsI, {value(arg(0), t)}, t), {}};
+    }
+    case BuiltinId::Min:
+    case BuiltinId::Max: {
+      Type t = result.value_or(common_type(arg(0), arg(1)));
+      bool is_min = builtin == BuiltinId::Min;
+      OpKind kind = float_element(t) ? (is_min ? OpKind::MinF : OpKind::MaxF)
+                    : is_unsigned(t) ? (is_min ? OpKind::MinUI : OpKind::MaxUI)
+                                     : (is_min ? OpKind::MinSI : OpKind::MaxSI);
+      return Bound{emit(kind, {value(arg(0), t), value(arg(1), t)}, t), {}};
+    }
+    case BuiltinId::Pow: {
+      Type t = result.value_or(context_.f32_type());
+      return Bound{emit(OpKind::PowF, {value(arg(0), t), value(arg(1), t)}, t), {}};
+    }
+    case BuiltinId::Cast: {
+      if (!result || !result->is_scalar()) unsupported(call, "casting a tensor");
+      return Bound{convert(value(arg(0)), *result), {}};
+    }
+    case BuiltinId::TileAllocShared: {
+      if (!result || !result->is(TypeKind::MemRef) || !result->has_static_shape())
+        diags_.emit<diag::LowerNotStatic>(ast_.range(call), "a shared-memory allocation"), throw LoweringFailed{};
+      int64_t padding = 0, alignment = 16;
+      Swizzle swizzle = Swizzle::None;
+      for (NodeId a : ast_.children(call).subspan(1)) {
+        if (ast_.kind(a) != NodeKind::KeywordArgument) continue;
+        std::string_view key = values_.identifiers.name(IdentifierId{ast_.node(a).payload});
+        NodeId v = ast_.child(a, 0);
+        if (key == "padding") padding = constant_of(v).value_or(0);
+        if (key == "alignment") alignment = constant_of(v).value_or(16);
+        if (key == "swizzle") {
+          if (ast_.kind(v) != NodeKind::StringLiteral) unsupported(v, "a swizzle that is not a string literal");
+          const std::string& mode = values_.strings[ast_.node(v).payload];
+          if (mode == "xor") swizzle = Swizzle::Xor;
+          else if (mode != "none") unsupported(v, "the swizzle mode '" + mode + "'");
+        }
+      }
+      Type m = context_.memref_type(result->shape(), result->scalar(), MemorySpace::Shared, padding, swizzle);
+      return Bound{emit(OpKind::AllocShared, {}, m, {{"alignment", context_.int_attr(alignment)}}), {}};
+    }
+    case BuiltinId::TileAllocRegister: {
+      // A register value: zero until assigned (its initial value is unspecified).
+      Type t = result.value_or(context_.f32_type());
+      return Bound{float_element(t) ? builder_.constant_float(0.0, t) : builder_.constant_int(0, t), {}};
+    }
+    case BuiltinId::TileBarrier:
+      builder_.create(OpKind::Barrier, {}, {});
+      return {};
+    case BuiltinId::TileLoad:
+    case BuiltinId::TileStore: {
+      Value* memref = memref_of(arg(0));
+      if (!memref->type().is(TypeKind::MemRef) || memref->type().rank() != 1)
+        unsupported(call, "tile.load/tile.store on a tensor that is not one-dimensional");
+      std::vector<Value*> operands{memref, to_index(value(arg(1), i32))};
+      Type element = context_.scalar_type(memref->type().scalar());
+      if (builtin == BuiltinId::TileLoad)
+        return Bound{builder_.create(OpKind::Load, std::span<Value* const>(operands), std::span<const Type>(&element, 1))
+                         ->result(),
+                     {}};
+      operands.insert(operands.begin(), value(arg(2), element));
+      builder_.create(OpKind::Store, std::span<Value* const>(operands), std::span<const Type>{});
+      return {};
+    }
+    case BuiltinId::TileLoadVector:
+    case BuiltinId::TileStoreVector: {
+      bool load = builtin == BuiltinId::TileLoadVector;
+      NodeId source = arg(0);
+      if (ast_.kind(source) != NodeKind::Subscript) unsupported(source, "a vector access that is not a subscript");
+      Place place = place_of(source);
+      std::vector<Value*> operands{place.memref};
+      operands.insert(operands.end(), place.indices.begin(), place.indices.end());
+      Type element = context_.scalar_type(place.memref->type().scalar());
+      if (load) {
+        int64_t width = arg(1).valid() ? constant_of(arg(1)).value_or(4) : 4;
+        Type vector = context_.vector_type(width, element.scalar());
+        return Bound{builder_.create(OpKind::LoadVector, std::span<Value* const>(operands),
+                                     std::span<const Type>(&vector, 1))->result(),
+                     {}};
+      }
+      Value* v = value(arg(1));
+      if (!v->type().is(TypeKind::Vector)) unsupported(arg(1), "storing a value that is not a vector");
+      operands.insert(operands.begin(), v);
+      builder_.create(OpKind::StoreVector, std::span<Value* const>(operands), std::span<const Type>{});
+      return {};
+    }
+    case BuiltinId::TileCpAsync: {
+      Value* destination = memref_of(arg(0));
+      Value* source = memref_of(arg(1));
+      Type d = destination->type(), s = source->type();
+      if (d.is(TypeKind::MemRef) && s.is(TypeKind::MemRef) && d.rank() == s.rank() && !std::ranges::equal(d.shape(), s.shape()) &&
+          s.has_static_shape() && d.has_static_shape()) {
+        // A smaller block copies into the start of a larger buffer.
+        Place start;
+        start.memref = destination;
+        for (size_t axis = 0; axis < d.rank(); ++axis) {
+          if (s.shape()[axis] > d.shape()[axis]) unsupported(call, "copying a block larger than its destination");
+          start.indices.push_back(builder_.constant_index(0));
+          start.extents.push_back(s.shape()[axis]);
+        }
+        destination = view_of(start, call);
+      }
+      Value* token = emit(OpKind::CpAsync, {destination, source}, context_.token_type());
+      pending_tokens_.push_back(token);
+      return {};
+    }
+    case BuiltinId::TileCpCommitGroup: {
+      Type token = context_.token_type();
+      builder_.create(OpKind::CpCommitGroup, std::span<Value* const>(pending_tokens_), std::span<const Type>(&token, 1));
+      pending_tokens_.clear();
+      return {};
+    }
+    case BuiltinId::TileCpWaitGroup:
+      builder_.create(OpKind::CpWaitGroup, {}, {},
+                      {{"pending", context_.int_attr(arg(0).valid() ? constant_of(arg(0)).value_or(0) : 0)}});
+      return {};
+    case BuiltinId::TileAtomicAdd:
+    case BuiltinId::TileAtomicMax:
+    case BuiltinId::TileAtomicMin:
+    case BuiltinId::TileAtomicCas: {
+      NodeId ref = arg(0);
+      if (ast_.kind(ref) != NodeKind::Subscript) unsupported(ref, "an atomic on something other than t[i]");
+      Place place = place_of(ref);
+      if (place.has_slice) unsupported(ref, "an atomic on a slice");
+      Type element = context_.scalar_type(place.memref->type().scalar());
+      std::vector<Value*> operands{place.memref};
+      operands.insert(operands.end(), place.indices.begin(), place.indices.end());
+      if (builtin == BuiltinId::TileAtomicCas) {
+        operands.push_back(value(arg(1), element));
+        operands.push_back(value(arg(2), element));
+        return Bound{builder_.create(OpKind::AtomicCas, std::span<Value* const>(operands),
+                                     std::span<const Type>(&element, 1))->result(),
+                     {}};
+      }
+      operands.push_back(value(arg(1), element));
+      const char* kind = builtin == BuiltinId::TileAtomicAdd ? "add" : builtin == BuiltinId::TileAtomicMax ? "max" : "min";
+      return Bound{builder_.create(OpKind::Atomic, std::span<Value* const>(operands), std::span<const Type>(&element, 1),
+                                   {{"kind", context_.string_attr(kind)}})->result(),
+                   {}};
+    }
+    case BuiltinId::TileShuffleDown:
+    case BuiltinId::TileShuffleXor: {
+      Value* v = value(arg(0), result.value_or(Type{}));
+      Value* offset = value(arg(1), i32);
+      return Bound{emit(OpKind::Shuffle, {v, offset}, v->type(),
+                        {{"mode", context_.string_attr(builtin == BuiltinId::TileShuffleDown ? "down" : "xor")}}),
+                   {}};
+    }
+    case BuiltinId::TileWarpReduceSum:
+    case BuiltinId::TileWarpReduceMax:
+    case BuiltinId::TileWarpReduceMin: {
+      Value* v = value(arg(0), result.value_or(Type{}));
+      const char* kind = builtin == BuiltinId::TileWarpReduceSum ? "sum" : builtin == BuiltinId::TileWarpReduceMax ? "max" : "min";
+      return Bound{emit(OpKind::WarpReduce, {v}, v->type(), {{"kind", context_.string_attr(kind)}}), {}};
+    }
+    case BuiltinId::TileMma: {
+      Value* a = memref_of(arg(0));
+      Value* b = memref_of(arg(1));
+      if (!result || !result->is(TypeKind::Tile)) unsupported(call, "an MMA whose result shape is not static");
+      return Bound{emit(OpKind::Mma, {a, b}, *result), {}};
+    }
+    case BuiltinId::Range:
+    case BuiltinId::TileRange: unsupported(call, "range() outside a 'for' loop");
+    default: unsupported(call, "the builtin '" + std::string(sema::builtin_info(builtin).path) + "'");
+  }
+}
+
+}  // namespace tessera::ir

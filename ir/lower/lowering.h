@@ -1,0 +1,140 @@
+// The lowering's internal interface, shared by its source files
+// (lower.cpp: module, functions, statements and control flow;
+// lower_expression.cpp: expressions, builtin calls, memory accesses).
+// Not part of the public API (lower.h).
+#pragma once
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/core/builder.h"
+#include "ir/lower/lower.h"
+
+namespace tessera::ir {
+
+// What a source name stands for: one IR value, or a list/tuple of values
+// (`smem = [alloc(...), alloc(...)]`), indexed at compile time or by select.
+struct Bound {
+  Value* value = nullptr;
+  std::vector<Value*> elements;
+  bool is_value() const { return value != nullptr; }
+};
+
+// A memory location named by a subscript: the memref, one index per
+// dimension (index type; the start of a slice), and per dimension the extent
+// (1 for an indexed dimension, the slice length otherwise, kDynamic when not
+// known at compile time).
+struct Place {
+  Value* memref = nullptr;
+  std::vector<Value*> indices;
+  std::vector<int64_t> extents;
+  bool has_slice = false;
+};
+
+// Thrown after a lowering error was reported: abandons the function.
+struct LoweringFailed {};
+
+class Lowering {
+ public:
+  Lowering(Context& context, const Ast& ast, const ValueStores& values, const sema::TypedModule& typed,
+           DiagnosticEngine& diags);
+  OwningModule run();
+
+  // --- module and functions (lower.cpp) ---
+  Operation* function_op(uint32_t function_index);  // declared on first use, body lowered later
+  std::optional<Type> ir_type(sema::TypeId type);
+  Type required_type(sema::TypeId type, NodeId where, std::string_view what);
+  std::string name_of(uint32_t identifier) const {
+    return std::string(values_.identifiers.name(IdentifierId{identifier}));
+  }
+  Location location(NodeId node);
+  [[noreturn]] void unsupported(NodeId node, std::string what);
+
+  // --- statements (lower.cpp) ---
+  struct Segment {
+    NodeId node;  // a Suite, or a single statement (an `elif`)
+    size_t next = 0;
+  };
+  void lower_function(uint32_t function_index);
+  void lower_rest(std::vector<Segment> continuation, bool in_branch);
+  void lower_suite(NodeId suite);
+  void lower_statement(NodeId statement);
+  void lower_if(NodeId statement);
+  void lower_for(NodeId statement);
+  void lower_while(NodeId statement);
+  void lower_returning_if(NodeId statement, const std::vector<Segment>& continuation, bool in_branch);
+  void emit_return(NodeId value, NodeId where, bool in_branch);
+  void assign(NodeId target, Bound value, NodeId where);
+  void lower_assign(NodeId statement);
+  void lower_aug_assign(NodeId statement);
+  std::vector<uint32_t> carried_names(std::span<const NodeId> bodies, std::string_view construct, NodeId where);
+  void restore_env(std::unordered_map<uint32_t, Bound> saved, NodeId construct, std::string_view what);
+
+  // --- expressions (lower_expression.cpp) ---
+  Bound lower(NodeId expression, Type want = {});
+  Value* value(NodeId expression, Type want = {});
+  Value* convert(Value* v, Type to);
+  std::optional<Type> typed_type(NodeId expression);  // null for untyped literals and non-values
+  Type common_type(NodeId a, NodeId b);
+  Value* lower_name(NodeId name, Type want);
+  Value* lower_literal(NodeId literal, Type want);
+  Value* lower_binary(NodeId node);
+  Value* emit_binary(BinaryOperator op, Value* a, Value* b, NodeId where);
+  Value* lower_compare(NodeId node, Value** rhs_out);
+  Value* lower_bool_op(NodeId node);
+  Value* lower_unary(NodeId node);
+  Value* lower_if_expression(NodeId node);
+  Bound lower_call(NodeId call);
+  Bound lower_builtin_call(NodeId call, sema::BuiltinId builtin);
+  std::vector<Value*> lower_user_call(NodeId call, uint32_t function_index);
+  Bound lower_subscript(NodeId node);
+  Place place_of(NodeId subscript);
+  Value* memref_of(NodeId expression);  // a tensor name, subscripted list element or slice, as a memref
+  Value* view_of(const Place& place, NodeId where);
+  Value* select_element(const std::vector<Value*>& elements, Value* index, NodeId where);
+  Value* symbol_dim(uint32_t identifier);
+  Value* to_index(Value* v) { return convert(v, context_.index_type()); }
+  std::optional<int64_t> constant_of(NodeId node) const;
+  bool is_local(uint32_t name) const {
+    return env_.count(name) || std::find(locals_.begin(), locals_.end(), name) != locals_.end();
+  }  // literals and module constants only
+  std::optional<int64_t> constant_int_value(Value* v) const;
+  Value* emit(OpKind kind, std::initializer_list<Value*> operands, Type result, std::vector<NamedAttribute> attributes = {});
+  void emit_store(NodeId target, Value* v);
+
+  Context& context_;
+  const Ast& ast_;
+  const ValueStores& values_;
+  const sema::TypedModule& typed_;
+  DiagnosticEngine& diags_;
+  Builder builder_;
+  OwningModule module_;
+  std::unordered_map<uint32_t, Operation*> functions_;  // function index -> func.func
+  std::vector<uint32_t> pending_bodies_;
+  bool failed_ = false;
+
+  // The function being lowered.
+  const sema::FunctionInfo* function_ = nullptr;
+  Block* entry_ = nullptr;
+  Operation* prologue_end_ = nullptr;  // the last operation of the entry prologue (dimension reads)
+  std::unordered_map<uint32_t, Bound> env_;
+  std::vector<uint32_t> locals_;  // every name the function assigns: never a module constant
+  struct DimSource {
+    Value* memref;
+    int64_t axis;
+  };
+  std::unordered_map<uint32_t, DimSource> dim_sources_;  // symbolic dimension -> where to read it
+  std::unordered_map<uint32_t, Value*> dim_values_;
+  std::vector<Type> result_types_;
+  std::unordered_map<uint32_t, std::pair<NodeId, std::string>> scoped_out_;  // name -> construct that defined it
+  std::vector<Value*> pending_tokens_;  // async copies since the last commit, in this block
+};
+
+// The names a statement subtree assigns, in order of first assignment.
+void assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out);
+bool contains_kind(const Ast& ast, NodeId node, NodeKind kind);
+
+}  // namespace tessera::ir
