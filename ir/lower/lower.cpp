@@ -60,6 +60,27 @@ void assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out) {
   }
 }
 
+bool contains_loop_exit(const Ast& ast, NodeId node) {
+  if (!node.valid()) return false;
+  NodeKind k = ast.kind(node);
+  if (k == NodeKind::Break || k == NodeKind::Continue) return true;
+  // A nested loop's break is its own; functions have none.
+  if (k == NodeKind::For || k == NodeKind::While || k == NodeKind::FunctionDef || k == NodeKind::Lambda) return false;
+  for (NodeId child : ast.children(node))
+    if (contains_loop_exit(ast, child)) return true;
+  return false;
+}
+
+bool contains_break(const Ast& ast, NodeId node) {
+  if (!node.valid()) return false;
+  NodeKind k = ast.kind(node);
+  if (k == NodeKind::Break) return true;
+  if (k == NodeKind::For || k == NodeKind::While || k == NodeKind::FunctionDef || k == NodeKind::Lambda) return false;
+  for (NodeId child : ast.children(node))
+    if (contains_break(ast, child)) return true;
+  return false;
+}
+
 bool contains_kind(const Ast& ast, NodeId node, NodeKind kind) {
   if (!node.valid()) return false;
   if (ast.kind(node) == kind) return true;
@@ -214,15 +235,17 @@ void Lowering::lower_function(uint32_t index) {
   }
   builder_.set_insertion_point_to_end(entry_);
   builder_.set_location(location(info.def));
-  lower_rest({Segment{ast_.child(info.def, 3), 0}}, false);
+  lower_rest({Segment{ast_.child(info.def, 3), 0}}, false, nullptr);
   function_ = nullptr;
 }
 
-// Lowers the rest of the function: the statements left in each segment of
-// the continuation, innermost last. Every path ends in a return: func.return
-// at the top level, a yield of the returned values inside a branch of an
-// `if` that returns.
-void Lowering::lower_rest(std::vector<Segment> continuation, bool in_branch) {
+// Lowers the rest of the function, or of a loop body: the statements left in
+// each segment of the continuation, innermost last. Every path ends with an
+// exit: for a function a return (func.return at the top level, a yield of the
+// returned values inside a branch of an `if` that returns); for a loop body
+// (`loop` given) a yield of the loop's next values, after the body's last
+// statement, a `continue` or a `break`.
+void Lowering::lower_rest(std::vector<Segment> continuation, bool in_branch, const LoopExit* loop) {
   while (!continuation.empty()) {
     Segment& segment = continuation.back();
     bool is_suite = ast_.kind(segment.node) == NodeKind::Suite;
@@ -234,17 +257,27 @@ void Lowering::lower_rest(std::vector<Segment> continuation, bool in_branch) {
     NodeId statement = is_suite ? ast_.children(segment.node)[segment.next] : segment.node;
     ++segment.next;
     builder_.set_location(location(statement));
-    if (ast_.kind(statement) == NodeKind::Return) {
-      emit_return(ast_.child(statement, 0), statement, in_branch);
-      return;
-    }
-    if (ast_.kind(statement) == NodeKind::If && contains_kind(ast_, statement, NodeKind::Return)) {
-      lower_returning_if(statement, continuation, in_branch);
+    NodeKind kind = ast_.kind(statement);
+    if (!loop && kind == NodeKind::Return) return emit_return(ast_.child(statement, 0), statement, in_branch);
+    if (loop && (kind == NodeKind::Break || kind == NodeKind::Continue))
+      return emit_loop_exit(*loop, kind == NodeKind::Continue);
+    if (kind == NodeKind::If &&
+        (loop ? contains_loop_exit(ast_, statement) : contains_kind(ast_, statement, NodeKind::Return))) {
+      lower_exiting_if(statement, continuation, in_branch, loop);
       return;
     }
     lower_statement(statement);
   }
+  if (loop) return emit_loop_exit(*loop, true);
   emit_return(NodeId{}, function_->def, in_branch);
+}
+
+void Lowering::emit_loop_exit(const LoopExit& loop, bool keep_running) {
+  std::vector<Value*> values;
+  if (loop.iv) values.push_back(emit(OpKind::AddI, {loop.iv, loop.step}, loop.iv->type()));
+  if (loop.flag) values.push_back(builder_.constant_bool(keep_running));
+  for (uint32_t name : loop.carried) values.push_back(convert(env_.at(name).value, loop.types[values.size()]));
+  builder_.create(OpKind::Yield, std::span<Value* const>(values), std::span<const Type>{});
 }
 
 void Lowering::emit_return(NodeId value, NodeId where, bool in_branch) {
@@ -264,13 +297,15 @@ void Lowering::emit_return(NodeId value, NodeId where, bool in_branch) {
   builder_.create(in_branch ? OpKind::Yield : OpKind::Return, std::span<Value* const>(values), std::span<const Type>{});
 }
 
-// `if c: ...return...` followed by more statements: both branches get the
-// rest of the function, so that the `if` itself ends the function.
-void Lowering::lower_returning_if(NodeId statement, const std::vector<Segment>& continuation, bool in_branch) {
+// `if c: ...return...` (or `break`/`continue` in a loop body) followed by
+// more statements: both branches get the rest of the function (or body), so
+// that the `if` itself ends it; its results are what every path exits with.
+void Lowering::lower_exiting_if(NodeId statement, const std::vector<Segment>& continuation, bool in_branch,
+                                const LoopExit* loop) {
   NodeId then_suite = ast_.child(statement, 1), else_node = ast_.child(statement, 2);
   Value* condition = value(ast_.child(statement, 0), context_.bool_type());
   Operation* op = builder_.create(OpKind::If, {condition}, {}, {}, 2);
-  for (Type t : result_types_) op->append_result(t);
+  for (Type t : loop ? loop->types : result_types_) op->append_result(t);
   auto saved_env = env_;
   auto saved_tokens = pending_tokens_;
   for (unsigned r = 0; r < 2; ++r) {
@@ -281,14 +316,15 @@ void Lowering::lower_returning_if(NodeId statement, const std::vector<Segment>& 
     std::vector<Segment> branch = continuation;
     NodeId body = r == 0 ? then_suite : else_node;
     if (body.valid()) branch.push_back(Segment{body, 0});
-    lower_rest(std::move(branch), true);
+    lower_rest(std::move(branch), true, loop);
   }
   env_ = saved_env;
   pending_tokens_ = saved_tokens;
   builder_.set_insertion_point_to_end(op->block());
   builder_.set_location(location(statement));
   std::vector<Value*> results = op->results();
-  builder_.create(in_branch ? OpKind::Yield : OpKind::Return, std::span<Value* const>(results), std::span<const Type>{});
+  builder_.create(in_branch || loop ? OpKind::Yield : OpKind::Return, std::span<Value* const>(results),
+                  std::span<const Type>{});
 }
 
 void Lowering::lower_suite(NodeId suite) {
@@ -560,28 +596,55 @@ void Lowering::lower_for(NodeId statement) {
     types.push_back(env_[name].value->type());
   }
   builder_.set_location(location(statement));
-  std::vector<NamedAttribute> attributes;
-  if (args.size() > 3 && args[3].valid())
-    if (auto prefetch = constant_of(args[3])) attributes.push_back({"prefetch", context_.int_attr(*prefetch)});
-  Operation* op = builder_.create(OpKind::For, std::span<Value* const>(operands), std::span<const Type>(types),
-                                  std::move(attributes), 1);
-  Block* block = op->region(0).add_block();
-  Value* iv = block->add_argument(iv_type);
   auto saved_env = env_;
   auto saved_tokens = pending_tokens_;
   pending_tokens_.clear();
-  env_[ast_.node(target).payload] = Bound{iv, {}};
-  for (uint32_t name : carried) env_[name] = Bound{block->add_argument(env_[name].value->type()), {}};
-  builder_.set_insertion_point_to_end(block);
-  lower_suite(body);
-  builder_.set_location(location(statement));
-  std::vector<Value*> yielded;
-  for (size_t i = 0; i < carried.size(); ++i) yielded.push_back(convert(env_[carried[i]].value, types[i]));
-  builder_.create(OpKind::Yield, std::span<Value* const>(yielded), std::span<const Type>{});
+  uint32_t target_name = ast_.node(target).payload;
+  std::vector<Value*> results;
+  if (contains_break(ast_, body)) {
+    // `break` cannot leave an scf.for: an scf.while carries the induction
+    // variable and a running flag, and the condition checks both.
+    std::vector<Value*> inits{lower_bound, builder_.constant_bool(true)};
+    inits.insert(inits.end(), operands.begin() + 3, operands.end());
+    LoopExit exit{nullptr, step_value, true, carried, {iv_type, context_.bool_type()}};
+    exit.types.insert(exit.types.end(), types.begin(), types.end());
+    Operation* op = builder_.create(OpKind::While, std::span<Value* const>(inits), std::span<const Type>(exit.types), {}, 2);
+    Block* before = op->region(0).add_block();
+    for (Type t : exit.types) before->add_argument(t);
+    builder_.set_insertion_point_to_end(before);
+    Value* in_range = emit(OpKind::CmpI, {before->argument(0), upper_bound}, context_.bool_type(),
+                           {{"predicate", context_.string_attr("slt")}});
+    Value* go = emit(OpKind::AndI, {before->argument(1), in_range}, context_.bool_type());
+    std::vector<Value*> forwarded{go};
+    for (Value* a : before->arguments()) forwarded.push_back(a);
+    builder_.create(OpKind::Condition, std::span<Value* const>(forwarded), std::span<const Type>{});
+    Block* after = op->region(1).add_block();
+    for (Type t : exit.types) after->add_argument(t);
+    exit.iv = after->argument(0);
+    env_[target_name] = Bound{exit.iv, {}};
+    for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{after->argument(static_cast<unsigned>(i + 2)), {}};
+    builder_.set_insertion_point_to_end(after);
+    lower_rest({Segment{body, 0}}, true, &exit);
+    for (size_t i = 0; i < carried.size(); ++i) results.push_back(op->result(static_cast<unsigned>(i + 2)));
+    builder_.set_insertion_point_to_end(op->block());
+  } else {
+    std::vector<NamedAttribute> attributes;
+    if (args.size() > 3 && args[3].valid())
+      if (auto prefetch = constant_of(args[3])) attributes.push_back({"prefetch", context_.int_attr(*prefetch)});
+    Operation* op = builder_.create(OpKind::For, std::span<Value* const>(operands), std::span<const Type>(types),
+                                    std::move(attributes), 1);
+    Block* block = op->region(0).add_block();
+    env_[target_name] = Bound{block->add_argument(iv_type), {}};
+    for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{block->add_argument(types[i]), {}};
+    builder_.set_insertion_point_to_end(block);
+    LoopExit exit{nullptr, nullptr, false, carried, types};
+    lower_rest({Segment{body, 0}}, true, &exit);  // `continue` ends a path early
+    results = op->results();
+    builder_.set_insertion_point_to_end(op->block());
+  }
   restore_env(saved_env, statement, "loop");
   pending_tokens_ = saved_tokens;
-  builder_.set_insertion_point_to_end(op->block());
-  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{op->result(static_cast<unsigned>(i)), {}};
+  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{results[i], {}};
 }
 
 void Lowering::lower_while(NodeId statement) {
@@ -589,40 +652,57 @@ void Lowering::lower_while(NodeId statement) {
   if (contains_kind(ast_, body, NodeKind::Return)) unsupported(statement, "'return' inside a loop");
   NodeId bodies[] = {body};
   std::vector<uint32_t> carried = carried_names(bodies, "a loop", statement);
+  // With `break`, a running flag comes first: the condition is evaluated only
+  // while it is set (it may read memory that the break protects).
+  LoopExit exit{nullptr, nullptr, contains_break(ast_, body), carried, {}};
   std::vector<Value*> inits;
-  std::vector<Type> types;
+  if (exit.flag) {
+    inits.push_back(builder_.constant_bool(true));
+    exit.types.push_back(context_.bool_type());
+  }
   for (uint32_t name : carried) {
     inits.push_back(env_[name].value);
-    types.push_back(env_[name].value->type());
+    exit.types.push_back(env_[name].value->type());
   }
-  Operation* op = builder_.create(OpKind::While, std::span<Value* const>(inits), std::span<const Type>(types), {}, 2);
+  size_t first = exit.flag ? 1 : 0;
+  Operation* op = builder_.create(OpKind::While, std::span<Value* const>(inits), std::span<const Type>(exit.types), {}, 2);
   auto saved_env = env_;
   auto saved_tokens = pending_tokens_;
   pending_tokens_.clear();
 
   // The condition region: the carried values in, the condition and the values out.
   Block* before = op->region(0).add_block();
-  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{before->add_argument(types[i]), {}};
+  for (Type t : exit.types) before->add_argument(t);
+  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{before->argument(static_cast<unsigned>(i + first)), {}};
   builder_.set_insertion_point_to_end(before);
-  Value* c = value(condition, context_.bool_type());
+  Value* c;
+  if (exit.flag) {
+    Operation* guard = builder_.create(OpKind::If, {before->argument(0)}, {context_.bool_type()}, {}, 2);
+    builder_.set_insertion_point_to_end(guard->region(0).add_block());
+    Value* user = value(condition, context_.bool_type());
+    builder_.create(OpKind::Yield, {user}, {});
+    builder_.set_insertion_point_to_end(guard->region(1).add_block());
+    builder_.create(OpKind::Yield, {builder_.constant_bool(false)}, {});
+    builder_.set_insertion_point_to_end(before);
+    c = guard->result();
+  } else {
+    c = value(condition, context_.bool_type());
+  }
   std::vector<Value*> forwarded{c};
-  for (uint32_t name : carried) forwarded.push_back(env_[name].value);
+  for (Value* a : before->arguments()) forwarded.push_back(a);
   builder_.set_location(location(condition));
   builder_.create(OpKind::Condition, std::span<Value* const>(forwarded), std::span<const Type>{});
 
   Block* after = op->region(1).add_block();
-  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{after->add_argument(types[i]), {}};
+  for (Type t : exit.types) after->add_argument(t);
+  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{after->argument(static_cast<unsigned>(i + first)), {}};
   builder_.set_insertion_point_to_end(after);
-  lower_suite(body);
-  builder_.set_location(location(statement));
-  std::vector<Value*> yielded;
-  for (size_t i = 0; i < carried.size(); ++i) yielded.push_back(convert(env_[carried[i]].value, types[i]));
-  builder_.create(OpKind::Yield, std::span<Value* const>(yielded), std::span<const Type>{});
+  lower_rest({Segment{body, 0}}, true, &exit);
 
   restore_env(saved_env, statement, "loop");
   pending_tokens_ = saved_tokens;
   builder_.set_insertion_point_to_end(op->block());
-  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{op->result(static_cast<unsigned>(i)), {}};
+  for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{op->result(static_cast<unsigned>(i + first)), {}};
 }
 
 OwningModule lower_to_tile_ir(Context& context, const Ast& ast, const ValueStores& values,

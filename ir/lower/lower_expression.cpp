@@ -260,6 +260,30 @@ Value* Lowering::emit_binary(BinaryOperator op, Value* a, Value* b, NodeId where
       Value* fix = emit(OpKind::AndI, {nonzero, differ}, flag);
       return emit(OpKind::Select, {fix, emit(OpKind::AddI, {r, b}, t), r}, t);
     }
+    case BinaryOperator::Pow: {
+      // Integer powers stay integers (sema); a negative exponent gives 1.
+      if (auto e = constant_int_value(b); e && *e >= 0 && *e <= 64) {
+        // Square and multiply, unrolled.
+        Value* result = builder_.constant_int(1, t);
+        Value* square = a;
+        for (int64_t k = *e; k > 0; k >>= 1) {
+          if (k & 1) result = emit(OpKind::MulI, {result, square}, t);
+          if (k > 1) square = emit(OpKind::MulI, {square, square}, t);
+        }
+        return result;
+      }
+      Value* one = builder_.constant_int(1, t);
+      Value* zero = builder_.constant_int(0, t);
+      Operation* loop = builder_.create(OpKind::For, {zero, b, one, one}, {t}, {}, 1);
+      Block* body = loop->region(0).add_block();
+      body->add_argument(t);
+      Value* product = body->add_argument(t);
+      Block* saved = builder_.insertion_block();
+      builder_.set_insertion_point_to_end(body);
+      builder_.create(OpKind::Yield, {emit(OpKind::MulI, {product, a}, t)}, {});
+      builder_.set_insertion_point_to_end(saved);
+      return loop->result();
+    }
     case BinaryOperator::LShift: return emit(OpKind::ShLI, {a, b}, t);
     case BinaryOperator::RShift: return emit(u ? OpKind::ShRUI : OpKind::ShRSI, {a, b}, t);
     case BinaryOperator::BitAnd: return emit(OpKind::AndI, {a, b}, t);

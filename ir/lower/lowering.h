@@ -59,13 +59,25 @@ class Lowering {
     size_t next = 0;
   };
   void lower_function(uint32_t function_index);
-  void lower_rest(std::vector<Segment> continuation, bool in_branch);
+  // How each path of a loop body ends: the values the loop carries, in order
+  // (the next induction variable of a `for` lowered as scf.while, the
+  // running flag of a loop with `break`, then the carried names).
+  struct LoopExit {
+    Value* iv = nullptr;
+    Value* step = nullptr;
+    bool flag = false;
+    std::vector<uint32_t> carried;
+    std::vector<Type> types;
+  };
+  void lower_rest(std::vector<Segment> continuation, bool in_branch, const LoopExit* loop);
+  void emit_loop_exit(const LoopExit& loop, bool keep_running);
   void lower_suite(NodeId suite);
   void lower_statement(NodeId statement);
   void lower_if(NodeId statement);
   void lower_for(NodeId statement);
   void lower_while(NodeId statement);
-  void lower_returning_if(NodeId statement, const std::vector<Segment>& continuation, bool in_branch);
+  void lower_exiting_if(NodeId statement, const std::vector<Segment>& continuation, bool in_branch,
+                        const LoopExit* loop);
   void emit_return(NodeId value, NodeId where, bool in_branch);
   void assign(NodeId target, Bound value, NodeId where);
   void lower_assign(NodeId statement);
@@ -136,5 +148,8 @@ class Lowering {
 // The names a statement subtree assigns, in order of first assignment.
 void assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out);
 bool contains_kind(const Ast& ast, NodeId node, NodeKind kind);
+// A `break` or `continue` of this loop level (not of a nested loop).
+bool contains_loop_exit(const Ast& ast, NodeId node);
+bool contains_break(const Ast& ast, NodeId node);
 
 }  // namespace tessera::ir
