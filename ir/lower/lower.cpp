@@ -8,6 +8,7 @@
 // into the branches of the `if` that returns (docs/ir/lowering.md).
 #include <algorithm>
 
+#include "frontend/diagnostics/internal_error.h"
 #include "ir/core/verifier.h"
 #include "ir/lower/lowering.h"
 
@@ -191,13 +192,11 @@ OwningModule Lowering::run() {
   }
   if (failed_) return nullptr;
   // Helpers follow the kernels in the order they were first called.
+  // Lowering must produce valid IR: anything else is a bug in tesserac.
   std::vector<VerifyError> errors = verify(module_.get());
-  if (!errors.empty()) {
-    diags_.emit_global<diag::InternalCompilerError>(
-        "lower", "the lowered IR does not verify: '" + std::string(errors.front().op->name()) + "' " +
-                     errors.front().message);
-    return nullptr;
-  }
+  if (!errors.empty())
+    internal_error("lower", "the lowered IR does not verify: '" + std::string(errors.front().op->name()) + "' " +
+                                errors.front().message);
   return std::move(module_);
 }
 

@@ -16,9 +16,9 @@
 
 namespace tessera::ir {
 
-// Returns null when a construct cannot be lowered (diagnosed as
-// lower.* errors). The result is verified: a verifier failure is an internal
-// compiler error (reported, result null).
+// Returns null when a construct cannot be lowered (diagnosed as lower.*
+// errors). The result is verified: a verifier failure is a bug in tesserac,
+// thrown as an InternalError (phase "lower"; the driver exits with code 3).
 OwningModule lower_to_tile_ir(Context& context, const Ast& ast, const ValueStores& values,
                               const sema::TypedModule& typed, DiagnosticEngine& diags);
 
