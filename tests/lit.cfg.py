@@ -29,3 +29,15 @@ config.environment["TESSERA_CHECK_ROUND_TRIP"] = "1"
 # The diagnostic-coverage check sets this to collect every emitted kind.
 if "TESSERA_DIAGNOSTIC_LOG" in os.environ:
     config.environment["TESSERA_DIAGNOSTIC_LOG"] = os.environ["TESSERA_DIAGNOSTIC_LOG"]
+# ptxas from the CUDA Toolkit, when present: tests that assemble PTX say
+# `REQUIRES: ptxas` and are reported UNSUPPORTED (skipped) without it.
+import shutil
+
+ptxas = os.environ.get("TESSERA_PTXAS") or shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+# libdevice (math functions for NVPTX) from the same toolkit.
+cuda_root = os.environ.get("TESSERA_CUDA_ROOT", "/usr/local/cuda")
+if os.path.exists(os.path.join(cuda_root, "nvvm", "libdevice", "libdevice.10.bc")):
+    config.available_features.add("libdevice")

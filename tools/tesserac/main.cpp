@@ -21,6 +21,12 @@
 #include "frontend/parse/parse.h"
 #include "ir/core/ir_text.h"
 #include "ir/lower/lower.h"
+#include "codegen/gpu_arch.h"
+#include "codegen/llvm_emitter.h"
+#include "codegen/nvptx.h"
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
 #include "sema/sema.h"
 #include "tools/tesserac/output_file.h"
 
@@ -77,7 +83,7 @@ int report_internal_error(const std::string& phase, const std::string& what) {
   return kExitInternalError;
 }
 
-enum class Emit { None, Tokens, Ast, TypedAst, TileIr };
+enum class Emit { None, Tokens, Ast, TypedAst, TileIr, Llvm, Ptx };
 
 // The last phase a run goes through.
 enum class StopAfter { Lex, Parse, Sema };
@@ -89,6 +95,9 @@ struct Options {
   bool syntax_only = false;
   bool parse_only = false;
   bool print_locations = false;
+  std::string arch = "sm_80";
+  int opt_level = 3;
+  std::string cuda_path;
   bool verify = false;
   bool warnings_as_errors = false;
   bool no_warnings = false;
@@ -104,6 +113,7 @@ struct Options {
 const std::set<std::string, std::less<>> kSingleDashLongOptions = {
     "verify",       "fsyntax-only",       "fparse-only",           "Werror",
     "ferror-limit", "fcolor-diagnostics", "fno-color-diagnostics", "emit",
+    "arch",
 };
 
 std::vector<std::string> normalize_arguments(int argc, char** argv) {
@@ -115,6 +125,8 @@ std::vector<std::string> normalize_arguments(int argc, char** argv) {
       name.remove_prefix(1);
       name = name.substr(0, name.find('='));
       if (kSingleDashLongOptions.count(name)) arg.insert(0, "-");
+      // -O0 .. -O3, as in every compiler.
+      if (arg.size() == 3 && arg[1] == 'O' && arg[2] >= '0' && arg[2] <= '3') arg = "--opt-level=" + arg.substr(2);
     }
     args.push_back(std::move(arg));
   }
@@ -135,6 +147,34 @@ int list_diagnostics() {
     std::printf("%s %s\n", std::string(info.id).c_str(), std::string(severity_name(info.severity)).c_str());
   }
   return kExitOk;
+}
+
+// Tile IR -> LLVM IR (printed, optimised at -O) or PTX; "" after an error.
+std::string generate_gpu_code(ir::Operation* module, bool ptx, const Options& options, DiagnosticEngine& diags) {
+  std::optional<codegen::GpuArch> arch = codegen::parse_gpu_arch(options.arch);
+  if (!arch) {
+    diags.emit_global<diag::CodegenUnknownArch>(options.arch);
+    return "";
+  }
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvm_module = codegen::emit_nvptx_module(module, context, *arch, diags);
+  if (!llvm_module) return "";
+  codegen::PtxOptions ptx_options{*arch, options.opt_level, ""};
+  std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
+  ptx_options.libdevice_path = codegen::find_libdevice(cuda_root);  // empty when absent
+  std::string text;
+  std::optional<std::string> error = ptx ? codegen::emit_ptx(*llvm_module, ptx_options, text)
+                                         : codegen::optimize_for_nvptx(*llvm_module, ptx_options);
+  if (error && *error == "libdevice") {
+    std::string first;
+    for (const llvm::Function& f : *llvm_module)
+      if (f.isDeclaration() && f.getName().starts_with("__nv_")) first = f.getName().str().substr(5);
+    diags.emit_global<diag::CodegenNoLibdevice>(first, cuda_root + "/nvvm/libdevice/libdevice.10.bc");
+    return "";
+  }
+  if (error) internal_error("codegen", *error);
+  if (!ptx) llvm::raw_string_ostream(text) << *llvm_module;
+  return text;
 }
 
 int compile(const Options& options) {
@@ -160,6 +200,8 @@ int compile(const Options& options) {
               : options.emit == "ast"       ? Emit::Ast
               : options.emit == "typed-ast" ? Emit::TypedAst
               : options.emit == "tile-ir"   ? Emit::TileIr
+              : options.emit == "llvm"      ? Emit::Llvm
+              : options.emit == "ptx"       ? Emit::Ptx
                                             : Emit::None;
   StopAfter stop = emit == Emit::Tokens                        ? StopAfter::Lex
                    : (emit == Emit::Ast || options.parse_only) ? StopAfter::Parse
@@ -187,18 +229,24 @@ int compile(const Options& options) {
       debug_hook("sema");
       std::unique_ptr<sema::TypedModule> typed = sema::check_module(ast, values, diags);
       if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*typed, ast, sources, values);
-      if (emit == Emit::TileIr && !diags.has_errors()) {
+      bool wants_ir = emit == Emit::TileIr || emit == Emit::Llvm || emit == Emit::Ptx;
+      if (wants_ir && !diags.has_errors()) {
         g_current_phase = "lower";
         debug_hook("lower");
         ir::Context context;
         ir::OwningModule module = ir::lower_to_tile_ir(context, ast, values, *typed, diags);
-        if (module) {
+        if (module && emit == Emit::TileIr) {
           ir::PrintOptions print{options.print_locations};
           output = ir::print_operation(module.get(), print);
           if (ir::round_trip_checks_enabled()) {
             std::string mismatch = ir::round_trip_mismatch(output, print);
             if (!mismatch.empty()) internal_error("ir printer", mismatch);
           }
+        }
+        if (module && emit != Emit::TileIr) {
+          g_current_phase = "codegen";
+          debug_hook("codegen");
+          output = generate_gpu_code(module.get(), emit == Emit::Ptx, options, diags);
         }
       }
     } else if (emit == Emit::TypedAst) {
@@ -234,8 +282,13 @@ int run(int argc, char** argv) {
   Options options;
   app.add_option("input", options.input, "Input .tsr file ('-' reads standard input)");
   app.add_option("-o,--output", options.output, "Output file ('-' for standard output, the default for dumps)");
-  app.add_option("--emit", options.emit, "What to produce: tokens, ast, typed-ast, tile-ir")
-      ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "tile-ir"}));
+  app.add_option("--emit", options.emit, "What to produce: tokens, ast, typed-ast, tile-ir, llvm, ptx")
+      ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "tile-ir", "llvm", "ptx"}));
+  app.add_option("--arch,--gpu-architecture", options.arch,
+                 "GPU architecture for llvm/ptx output: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_120 (-arch=sm_XX)");
+  app.add_option("--opt-level", options.opt_level, "Optimisation level 0-3 (-O0 .. -O3; default 3)")
+      ->check(CLI::Range(0, 3));
+  app.add_option("--cuda-path", options.cuda_path, "CUDA Toolkit root for libdevice (default: " TESSERA_CUDA_ROOT_DEFAULT ")");
   app.add_flag("--fsyntax-only", options.syntax_only,
                "Check the input (lexing, parsing, names, types, kernel rules) and stop (-fsyntax-only)");
   app.add_flag("--fparse-only", options.parse_only, "Stop after parsing (-fparse-only)");

@@ -1,0 +1,870 @@
+// Tile IR -> LLVM IR for NVPTX (see llvm_emitter.h and docs/codegen.md).
+//
+// A memref is not one LLVM value: it is its root pointer, the position of the
+// view's origin in the root (one i64 per dimension), its sizes and its
+// strides. Keeping the origin separate from the pointer lets a view of a
+// swizzled shared buffer compute the swizzle on absolute coordinates. Values
+// crossing control flow (phis) are flattened into these parts.
+#include "codegen/llvm_emitter.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <unordered_map>
+
+#include "frontend/diagnostics/internal_error.h"
+#include "ir/core/ir_text.h"
+
+namespace tessera::codegen {
+namespace {
+
+using ir::OpKind;
+using ir::Operation;
+using ir::Type;
+using ir::TypeKind;
+
+constexpr unsigned kGlobalSpace = 1, kSharedSpace = 3;
+
+struct MemRef {
+  llvm::Value* base = nullptr;
+  std::vector<llvm::Value*> origin, sizes, strides;  // i64 each
+  Type root;  // the allocation's type (padding and swizzle of shared buffers)
+};
+
+struct Lowered {
+  llvm::Value* scalar = nullptr;
+  std::shared_ptr<MemRef> memref;
+};
+
+struct Unsupported {};
+
+class Emitter {
+ public:
+  Emitter(ir::Operation* module, llvm::LLVMContext& context, const GpuArch& arch, DiagnosticEngine& diags)
+      : ir_module_(module), context_(context), arch_(arch), diags_(diags), builder_(context) {}
+
+  std::unique_ptr<llvm::Module> run() {
+    module_ = std::make_unique<llvm::Module>("tessera", context_);
+    module_->setTargetTriple(llvm::Triple("nvptx64-nvidia-cuda"));
+    module_->setDataLayout("e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-p7:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64");
+    try {
+      for (Operation* f : ir::module_functions(ir_module_)) declare(f);
+      for (Operation* f : ir::module_functions(ir_module_)) define(f);
+    } catch (Unsupported&) {
+      return nullptr;
+    }
+    std::string error;
+    llvm::raw_string_ostream os(error);
+    if (llvm::verifyModule(*module_, &os)) internal_error("codegen", "invalid LLVM IR: " + error);
+    return std::move(module_);
+  }
+
+ private:
+  [[noreturn]] void unsupported(Operation* op, const std::string& what) {
+    SourceRange range = ir::location_range(diags_.sources(), op->loc());
+    if (range.begin || range.end)
+      diags_.emit<diag::CodegenUnsupported>(range, what, "NVPTX");
+    else
+      diags_.emit_global<diag::CodegenUnsupported>(what, "NVPTX");
+    throw Unsupported{};
+  }
+
+  // --- types ----------------------------------------------------------------
+  llvm::Type* scalar_type(sema::ScalarType s, Operation* op) {
+    switch (s) {
+      case sema::ScalarType::Bool: return builder_.getInt1Ty();
+      case sema::ScalarType::I8:
+      case sema::ScalarType::U8: return builder_.getInt8Ty();
+      case sema::ScalarType::I16:
+      case sema::ScalarType::U16: return builder_.getInt16Ty();
+      case sema::ScalarType::I32:
+      case sema::ScalarType::U32: return builder_.getInt32Ty();
+      case sema::ScalarType::I64:
+      case sema::ScalarType::U64: return builder_.getInt64Ty();
+      case sema::ScalarType::F16: return builder_.getHalfTy();
+      case sema::ScalarType::BF16: return builder_.getBFloatTy();
+      case sema::ScalarType::F32: return builder_.getFloatTy();
+      case sema::ScalarType::F64: return builder_.getDoubleTy();
+      default:
+        if (op) unsupported(op, "the element type " + std::string(sema::scalar_info(s).name));
+        return builder_.getInt8Ty();
+    }
+  }
+  // Memory holds bool as i8 (LLVM's i1 has no defined memory layout for PTX).
+  llvm::Type* element_type(Type t, Operation* op) {
+    return t.scalar() == sema::ScalarType::Bool ? builder_.getInt8Ty() : scalar_type(t.scalar(), op);
+  }
+  llvm::Type* value_type(Type t, Operation* op) {
+    if (t.is_index()) return builder_.getInt64Ty();
+    if (t.is_scalar()) return scalar_type(t.scalar(), op);
+    if (t.is(TypeKind::Vector))
+      return llvm::FixedVectorType::get(element_type(t, op), static_cast<unsigned>(t.shape()[0]));
+    unsupported(op, "a value of type " + std::string(t.str()));
+  }
+  bool is_signed(Type t) {
+    return t.is_index() || sema::scalar_info(t.scalar()).category == sema::ScalarCategory::SignedInt;
+  }
+  bool is_float(Type t) { return (t.is_scalar() || t.is_shaped()) && sema::is_float(t.scalar()); }
+
+  // --- values -----------------------------------------------------------------
+  llvm::Value* get(ir::Value* v) {
+    auto it = values_.find(v);
+    internal_check(it != values_.end() && it->second.scalar, "codegen", "use of a value without an LLVM value");
+    return it->second.scalar;
+  }
+  MemRef& memref(ir::Value* v) {
+    auto it = values_.find(v);
+    internal_check(it != values_.end() && it->second.memref, "codegen", "use of a memref without a descriptor");
+    return *it->second.memref;
+  }
+  void set(ir::Value* v, llvm::Value* x) { values_[v] = Lowered{x, nullptr}; }
+
+  // Flattened parts, for phis: scalars are one part, memrefs 1 + 3 * rank.
+  std::vector<llvm::Value*> flatten(ir::Value* v) {
+    Lowered& l = values_.at(v);
+    if (l.scalar) return {l.scalar};
+    if (!l.memref) return {};
+    std::vector<llvm::Value*> parts{l.memref->base};
+    for (auto* list : {&l.memref->origin, &l.memref->sizes, &l.memref->strides})
+      parts.insert(parts.end(), list->begin(), list->end());
+    return parts;
+  }
+  std::vector<llvm::Type*> part_types(Type t, Operation* op) {
+    if (t.is(TypeKind::Token)) return {};
+    if (!t.is(TypeKind::MemRef)) return {value_type(t, op)};
+    std::vector<llvm::Type*> types{builder_.getPtrTy(t.space() == ir::MemorySpace::Shared ? kSharedSpace : kGlobalSpace)};
+    for (size_t i = 0; i < 3 * t.rank(); ++i) types.push_back(builder_.getInt64Ty());
+    return types;
+  }
+  // Binds `v` from parts; `root` comes from a value of the same kind (phis of
+  // memrefs always merge views of buffers with one layout).
+  void bind(ir::Value* v, const std::vector<llvm::Value*>& parts, Type root) {
+    Type t = v->type();
+    if (t.is(TypeKind::Token)) {
+      values_[v] = Lowered{};
+      return;
+    }
+    if (!t.is(TypeKind::MemRef)) return set(v, parts.at(0));
+    auto m = std::make_shared<MemRef>();
+    size_t rank = t.rank();
+    m->base = parts.at(0);
+    for (size_t i = 0; i < rank; ++i) m->origin.push_back(parts.at(1 + i));
+    for (size_t i = 0; i < rank; ++i) m->sizes.push_back(parts.at(1 + rank + i));
+    for (size_t i = 0; i < rank; ++i) m->strides.push_back(parts.at(1 + 2 * rank + i));
+    m->root = root ? root : t;
+    values_[v] = Lowered{nullptr, m};
+  }
+  Type root_of(ir::Value* v) {
+    auto it = values_.find(v);
+    return it != values_.end() && it->second.memref ? it->second.memref->root : Type{};
+  }
+
+  // --- functions ---------------------------------------------------------------
+  void declare(Operation* f) {
+    Type fn = f->attr("function_type").type();
+    std::vector<llvm::Type*> params;
+    for (size_t i = 0; i < fn.num_inputs(); ++i) {
+      for (llvm::Type* t : part_types(fn.input(i), f)) params.push_back(t);
+      if (fn.input(i).is(TypeKind::MemRef)) {
+        // The ABI has no origin: a parameter's view starts at its pointer.
+        size_t rank = fn.input(i).rank();
+        params.erase(params.end() - static_cast<long>(3 * rank), params.end() - static_cast<long>(2 * rank));
+      }
+    }
+    llvm::Type* result = builder_.getVoidTy();
+    if (fn.num_results() == 1) {
+      if (!fn.result(0).is_scalar() && !fn.result(0).is_index()) unsupported(f, "returning a non-scalar value");
+      result = value_type(fn.result(0), f);
+    } else if (fn.num_results() > 1) {
+      std::vector<llvm::Type*> fields;
+      for (size_t i = 0; i < fn.num_results(); ++i) fields.push_back(value_type(fn.result(i), f));
+      result = llvm::StructType::get(context_, fields);
+    }
+    bool kernel = f->has_attr("kernel");
+    auto* function = llvm::Function::Create(llvm::FunctionType::get(result, params, false),
+                                            kernel ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage,
+                                            std::string(f->symbol_name()), module_.get());
+    if (kernel) {
+      function->setCallingConv(llvm::CallingConv::PTX_Kernel);
+      // The group shape is known: ptxas allocates registers for it.
+      if (ir::Attribute g = f->attr("group_shape")) {
+        int64_t threads = 1;
+        for (int64_t d : g.int_array()) threads *= d;
+        function->addFnAttr("nvvm.maxntid", std::to_string(threads));
+      }
+    }
+    functions_[std::string(f->symbol_name())] = function;
+  }
+
+  void define(Operation* f) {
+    llvm::Function* function = functions_.at(std::string(f->symbol_name()));
+    current_function_ = function;
+    current_ir_function_ = f;
+    values_.clear();
+    auto* entry = llvm::BasicBlock::Create(context_, "entry", function);
+    builder_.SetInsertPoint(entry);
+    ir::Block& body = f->region(0).front();
+    unsigned next = 0;
+    llvm::Value* zero = builder_.getInt64(0);
+    for (ir::Value* arg : body.arguments()) {
+      Type t = arg->type();
+      if (t.is(TypeKind::MemRef)) {
+        auto m = std::make_shared<MemRef>();
+        m->base = function->getArg(next++);
+        for (size_t i = 0; i < t.rank(); ++i) m->origin.push_back(zero);
+        for (size_t i = 0; i < t.rank(); ++i) {
+          llvm::Value* size = function->getArg(next++);
+          // A static dimension is a constant in the code, whatever is passed.
+          m->sizes.push_back(t.shape()[i] == ir::kDynamic ? size : builder_.getInt64(t.shape()[i]));
+        }
+        for (size_t i = 0; i < t.rank(); ++i) m->strides.push_back(function->getArg(next++));
+        m->root = t;
+        values_[arg] = Lowered{nullptr, m};
+      } else {
+        set(arg, function->getArg(next++));
+      }
+    }
+    emit_block(body);
+    // Blocks opened after a return are unreachable.
+    for (llvm::BasicBlock& block : *function) {
+      if (block.getTerminator()) continue;
+      builder_.SetInsertPoint(&block);
+      builder_.CreateUnreachable();
+    }
+  }
+
+  void emit_block(ir::Block& block) {
+    for (Operation* op : block) emit(op);
+  }
+
+  // Emits a region's single block; returns the values its terminator yields
+  // (flattened) and leaves the builder at the block where it ended.
+  std::vector<std::vector<llvm::Value*>> emit_region(ir::Region& region) {
+    std::vector<std::vector<llvm::Value*>> yielded;
+    if (region.empty()) return yielded;
+    ir::Block& block = region.front();
+    for (Operation* op : block) {
+      if (op->is(OpKind::Yield) || op->is(OpKind::Condition)) {
+        for (ir::Value* v : op->operands()) yielded.push_back(flatten(v));
+        return yielded;
+      }
+      emit(op);
+    }
+    return yielded;
+  }
+
+  // --- operations ----------------------------------------------------------------
+  llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args = {},
+                         llvm::ArrayRef<llvm::Type*> overloads = {}) {
+    return builder_.CreateCall(llvm::Intrinsic::getOrInsertDeclaration(module_.get(), id, overloads), args);
+  }
+  llvm::Value* sreg(llvm::Intrinsic::ID id) { return builder_.CreateZExt(intrinsic(id), builder_.getInt64Ty()); }
+  llvm::Value* axis_sreg(const llvm::Intrinsic::ID (&ids)[3], int64_t axis) { return sreg(ids[axis]); }
+
+  static constexpr llvm::Intrinsic::ID kTid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x,
+                                                  llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
+                                                  llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z};
+  static constexpr llvm::Intrinsic::ID kNtid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x,
+                                                   llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_y,
+                                                   llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_z};
+  static constexpr llvm::Intrinsic::ID kCtaid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                                                    llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                                    llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+  static constexpr llvm::Intrinsic::ID kNctaid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
+                                                     llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+                                                     llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
+
+  // Flattened id of the lane in its group, and the group's lane count.
+  llvm::Value* local_linear() {
+    llvm::Value* x = sreg(kTid[0]);
+    if (group_rank() == 1) return x;
+    llvm::Value* nx = sreg(kNtid[0]);
+    llvm::Value* id = builder_.CreateAdd(x, builder_.CreateMul(sreg(kTid[1]), nx));
+    if (group_rank() == 2) return id;
+    return builder_.CreateAdd(id, builder_.CreateMul(sreg(kTid[2]), builder_.CreateMul(nx, sreg(kNtid[1]))));
+  }
+  llvm::Value* group_lanes() {
+    llvm::Value* n = sreg(kNtid[0]);
+    for (size_t a = 1; a < group_rank(); ++a) n = builder_.CreateMul(n, sreg(kNtid[a]));
+    return n;
+  }
+  size_t group_rank() {
+    ir::Attribute g = current_ir_function_->attr("group_shape");
+    return g ? g.size() : 3;
+  }
+
+  llvm::Value* element_address(MemRef& m, llvm::ArrayRef<llvm::Value*> indices, Type elem, Operation* op) {
+    size_t rank = m.sizes.size();
+    std::vector<llvm::Value*> position;
+    for (size_t d = 0; d < rank; ++d) position.push_back(builder_.CreateAdd(m.origin[d], indices[d]));
+    if (m.root.swizzle() == ir::Swizzle::Xor && rank >= 2) {
+      // 16-byte chunks of a row are permuted: chunk ^= row % min(8, chunks per row)
+      // (docs/codegen.md); the same mapping on every target.
+      int64_t bytes = std::max<int64_t>(1, sema::scalar_info(elem.scalar()).bits / 8);
+      int64_t per_chunk = std::max<int64_t>(1, 16 / bytes);
+      int64_t columns = m.root.shape()[rank - 1];
+      int64_t chunks = columns / per_chunk;
+      if (chunks >= 2 && (chunks & (chunks - 1)) == 0 && columns % per_chunk == 0) {
+        int64_t mask = std::min<int64_t>(8, chunks) - 1;
+        llvm::Value* row = position[rank - 2];
+        llvm::Value* col = position[rank - 1];
+        llvm::Value* chunk = builder_.CreateUDiv(col, builder_.getInt64(per_chunk));
+        llvm::Value* within = builder_.CreateURem(col, builder_.getInt64(per_chunk));
+        llvm::Value* swizzled = builder_.CreateXor(chunk, builder_.CreateAnd(row, builder_.getInt64(mask)));
+        position[rank - 1] = builder_.CreateAdd(builder_.CreateMul(swizzled, builder_.getInt64(per_chunk)), within);
+      }
+    }
+    llvm::Value* linear = builder_.getInt64(0);
+    for (size_t d = 0; d < rank; ++d) linear = builder_.CreateAdd(linear, builder_.CreateMul(position[d], m.strides[d]));
+    return builder_.CreateInBoundsGEP(element_type(elem, op), m.base, linear);
+  }
+  llvm::Value* address_of(Operation* op, unsigned memref_operand, unsigned first_index) {
+    MemRef& m = memref(op->operand(memref_operand));
+    std::vector<llvm::Value*> indices;
+    for (unsigned i = 0; i < m.sizes.size(); ++i) indices.push_back(get(op->operand(first_index + i)));
+    return element_address(m, indices, op->operand(memref_operand)->type(), op);
+  }
+
+  llvm::Value* load_element(llvm::Value* address, Type elem, Operation* op) {
+    llvm::Value* v = builder_.CreateLoad(element_type(elem, op), address);
+    return elem.scalar() == sema::ScalarType::Bool ? builder_.CreateTrunc(v, builder_.getInt1Ty()) : v;
+  }
+  void store_element(llvm::Value* v, llvm::Value* address, Type elem) {
+    if (elem.scalar() == sema::ScalarType::Bool) v = builder_.CreateZExt(v, builder_.getInt8Ty());
+    builder_.CreateStore(v, address);
+  }
+
+  llvm::Value* libdevice_call(Operation* op, const char* f32_name, const char* f64_name, llvm::ArrayRef<llvm::Value*> args) {
+    llvm::Type* t = args[0]->getType();
+    std::string name = t->isDoubleTy() ? f64_name : f32_name;
+    if (!t->isFloatTy() && !t->isDoubleTy()) unsupported(op, "'" + std::string(op->name()) + "' on 16-bit floats");
+    std::vector<llvm::Type*> params(args.size(), t);
+    libdevice_used_ = true;
+    llvm::FunctionCallee callee = module_->getOrInsertFunction(name, llvm::FunctionType::get(t, params, false));
+    return builder_.CreateCall(callee, args);
+  }
+
+  llvm::Value* shuffle(llvm::Value* v, llvm::Value* offset, const std::string& mode, Operation* op) {
+    llvm::Type* t = v->getType();
+    unsigned bits = t->getPrimitiveSizeInBits();
+    if (bits == 64) {
+      llvm::Value* i = builder_.CreateBitCast(v, builder_.getInt64Ty());
+      llvm::Value* lo = shuffle(builder_.CreateTrunc(i, builder_.getInt32Ty()), offset, mode, op);
+      llvm::Value* hi = shuffle(builder_.CreateTrunc(builder_.CreateLShr(i, 32), builder_.getInt32Ty()), offset, mode, op);
+      llvm::Value* joined = builder_.CreateOr(builder_.CreateZExt(lo, builder_.getInt64Ty()),
+                                              builder_.CreateShl(builder_.CreateZExt(hi, builder_.getInt64Ty()), 32));
+      return builder_.CreateBitCast(joined, t);
+    }
+    bool f32 = t->isFloatTy();
+    llvm::Value* x = v;
+    if (!f32) {
+      x = builder_.CreateBitCast(v, builder_.getIntNTy(bits));
+      if (bits < 32) x = builder_.CreateZExt(x, builder_.getInt32Ty());
+    }
+    llvm::Intrinsic::ID id;
+    int clamp = 0x1f;
+    if (mode == "down") id = f32 ? llvm::Intrinsic::nvvm_shfl_sync_down_f32 : llvm::Intrinsic::nvvm_shfl_sync_down_i32;
+    else if (mode == "up") id = f32 ? llvm::Intrinsic::nvvm_shfl_sync_up_f32 : llvm::Intrinsic::nvvm_shfl_sync_up_i32, clamp = 0;
+    else if (mode == "xor") id = f32 ? llvm::Intrinsic::nvvm_shfl_sync_bfly_f32 : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32;
+    else id = f32 ? llvm::Intrinsic::nvvm_shfl_sync_idx_f32 : llvm::Intrinsic::nvvm_shfl_sync_idx_i32;
+    llvm::Value* lane = builder_.CreateIntCast(offset, builder_.getInt32Ty(), false);
+    llvm::Value* r = intrinsic(id, {builder_.getInt32(0xffffffffu), x, lane, builder_.getInt32(clamp)});
+    if (f32) return r;
+    if (bits < 32) r = builder_.CreateTrunc(r, builder_.getIntNTy(bits));
+    return builder_.CreateBitCast(r, t);
+  }
+
+  llvm::Value* combine(const std::string& kind, llvm::Value* a, llvm::Value* b, Type t) {
+    bool f = is_float(t);
+    if (kind == "sum") return f ? builder_.CreateFAdd(a, b) : builder_.CreateAdd(a, b);
+    bool max = kind == "max";
+    if (f) return intrinsic(max ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, {a, b}, {a->getType()});
+    bool s = is_signed(t);
+    llvm::Intrinsic::ID id = max ? (s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax)
+                                 : (s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin);
+    return intrinsic(id, {a, b}, {a->getType()});
+  }
+
+  void emit(Operation* op);
+  void emit_if(Operation* op);
+  void emit_for(Operation* op);
+  void emit_while(Operation* op);
+  void emit_cp_async(Operation* op);
+
+  ir::Operation* ir_module_;
+  llvm::LLVMContext& context_;
+  GpuArch arch_;
+  DiagnosticEngine& diags_;
+  llvm::IRBuilder<> builder_;
+  std::unique_ptr<llvm::Module> module_;
+  std::unordered_map<std::string, llvm::Function*> functions_;
+  std::unordered_map<ir::Value*, Lowered> values_;
+  llvm::Function* current_function_ = nullptr;
+  Operation* current_ir_function_ = nullptr;
+  unsigned shared_count_ = 0;
+
+ public:
+  bool libdevice_used_ = false;
+};
+
+void Emitter::emit_if(Operation* op) {
+  llvm::Value* c = get(op->operand(0));
+  auto* then_block = llvm::BasicBlock::Create(context_, "if.then", current_function_);
+  auto* else_block = llvm::BasicBlock::Create(context_, "if.else", current_function_);
+  auto* merge = llvm::BasicBlock::Create(context_, "if.end", current_function_);
+  builder_.CreateCondBr(c, then_block, else_block);
+  std::vector<std::vector<std::vector<llvm::Value*>>> yielded(2);
+  std::vector<llvm::BasicBlock*> ends(2);
+  for (unsigned r = 0; r < 2; ++r) {
+    builder_.SetInsertPoint(r == 0 ? then_block : else_block);
+    yielded[r] = emit_region(op->region(r));
+    ends[r] = builder_.GetInsertBlock();
+    builder_.CreateBr(merge);
+  }
+  builder_.SetInsertPoint(merge);
+  for (unsigned i = 0; i < op->num_results(); ++i) {
+    std::vector<llvm::Value*> parts;
+    for (size_t p = 0; p < yielded[0][i].size(); ++p) {
+      llvm::PHINode* phi = builder_.CreatePHI(yielded[0][i][p]->getType(), 2);
+      phi->addIncoming(yielded[0][i][p], ends[0]);
+      phi->addIncoming(yielded[1][i][p], ends[1]);
+      parts.push_back(phi);
+    }
+    Type root = op->region(0).front().terminator() ? root_of(op->region(0).front().terminator()->operand(i)) : Type{};
+    bind(op->result(i), parts, root);
+  }
+}
+
+void Emitter::emit_for(Operation* op) {
+  llvm::Value* lower = get(op->operand(0));
+  llvm::Value* upper = get(op->operand(1));
+  llvm::Value* step = get(op->operand(2));
+  ir::Block& body = op->region(0).front();
+  llvm::BasicBlock* preheader = builder_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(context_, "for.header", current_function_);
+  auto* body_block = llvm::BasicBlock::Create(context_, "for.body", current_function_);
+  auto* exit = llvm::BasicBlock::Create(context_, "for.end", current_function_);
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(header);
+  llvm::PHINode* iv = builder_.CreatePHI(lower->getType(), 2);
+  iv->addIncoming(lower, preheader);
+  set(body.argument(0), iv);
+  std::vector<std::vector<llvm::PHINode*>> phis;
+  for (unsigned i = 3; i < op->num_operands(); ++i) {
+    std::vector<llvm::Value*> init = flatten(op->operand(i));
+    std::vector<llvm::PHINode*> list;
+    std::vector<llvm::Value*> parts;
+    for (llvm::Value* part : init) {
+      llvm::PHINode* phi = builder_.CreatePHI(part->getType(), 2);
+      phi->addIncoming(part, preheader);
+      list.push_back(phi);
+      parts.push_back(phi);
+    }
+    phis.push_back(list);
+    bind(body.argument(i - 2), parts, root_of(op->operand(i)));
+  }
+  builder_.CreateCondBr(builder_.CreateICmpSLT(iv, upper), body_block, exit);
+  builder_.SetInsertPoint(body_block);
+  auto yielded = emit_region(op->region(0));
+  llvm::Value* next = builder_.CreateAdd(iv, step);
+  llvm::BasicBlock* latch = builder_.GetInsertBlock();
+  builder_.CreateBr(header);
+  iv->addIncoming(next, latch);
+  for (size_t i = 0; i < phis.size(); ++i)
+    for (size_t p = 0; p < phis[i].size(); ++p) phis[i][p]->addIncoming(yielded[i][p], latch);
+  builder_.SetInsertPoint(exit);
+  for (unsigned i = 0; i < op->num_results(); ++i) {
+    std::vector<llvm::Value*> parts(phis[i].begin(), phis[i].end());
+    bind(op->result(i), parts, root_of(op->operand(i + 3)));
+  }
+}
+
+void Emitter::emit_while(Operation* op) {
+  ir::Block& before = op->region(0).front();
+  ir::Block& after = op->region(1).front();
+  llvm::BasicBlock* preheader = builder_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(context_, "while.cond", current_function_);
+  auto* body_block = llvm::BasicBlock::Create(context_, "while.body", current_function_);
+  auto* exit = llvm::BasicBlock::Create(context_, "while.end", current_function_);
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(header);
+  std::vector<std::vector<llvm::PHINode*>> phis;
+  for (unsigned i = 0; i < op->num_operands(); ++i) {
+    std::vector<llvm::PHINode*> list;
+    std::vector<llvm::Value*> parts;
+    for (llvm::Value* part : flatten(op->operand(i))) {
+      llvm::PHINode* phi = builder_.CreatePHI(part->getType(), 2);
+      phi->addIncoming(part, preheader);
+      list.push_back(phi);
+      parts.push_back(phi);
+    }
+    phis.push_back(list);
+    bind(before.argument(i), parts, root_of(op->operand(i)));
+  }
+  auto forwarded = emit_region(op->region(0));  // [condition, values...]
+  llvm::Value* c = forwarded.at(0).at(0);
+  builder_.CreateCondBr(c, body_block, exit);
+  for (unsigned i = 0; i < after.num_arguments(); ++i) {
+    Type root = root_of(before.terminator()->operand(i + 1));
+    bind(after.argument(i), forwarded.at(i + 1), root);
+    bind(op->result(i), forwarded.at(i + 1), root);
+  }
+  builder_.SetInsertPoint(body_block);
+  auto yielded = emit_region(op->region(1));
+  llvm::BasicBlock* latch = builder_.GetInsertBlock();
+  builder_.CreateBr(header);
+  for (size_t i = 0; i < phis.size(); ++i)
+    for (size_t p = 0; p < phis[i].size(); ++p) phis[i][p]->addIncoming(yielded[i][p], latch);
+  builder_.SetInsertPoint(exit);
+}
+
+// The group copies a block element by element, each lane a strided share:
+// cp.async for 4-, 8- and 16-byte elements, a plain copy otherwise (PTX's
+// cp.async moves 4, 8 or 16 aligned bytes). Either way the data is in place
+// at the matching wait.
+void Emitter::emit_cp_async(Operation* op) {
+  MemRef& dst = memref(op->operand(0));
+  MemRef& src = memref(op->operand(1));
+  Type elem = op->operand(0)->type();
+  Type shape = op->operand(1)->type();
+  int64_t count = shape.num_elements();
+  if (count == ir::kDynamic) unsupported(op, "an async copy of a dynamically sized block");
+  unsigned bytes = sema::scalar_info(elem.scalar()).bits / 8;
+  llvm::BasicBlock* preheader = builder_.GetInsertBlock();
+  llvm::Value* first = local_linear();
+  llvm::Value* stride = group_lanes();
+  auto* header = llvm::BasicBlock::Create(context_, "copy.header", current_function_);
+  auto* body = llvm::BasicBlock::Create(context_, "copy.body", current_function_);
+  auto* exit = llvm::BasicBlock::Create(context_, "copy.end", current_function_);
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(header);
+  llvm::PHINode* e = builder_.CreatePHI(builder_.getInt64Ty(), 2);
+  e->addIncoming(first, preheader);
+  builder_.CreateCondBr(builder_.CreateICmpSLT(e, builder_.getInt64(count)), body, exit);
+  builder_.SetInsertPoint(body);
+  // Element e of the block, row-major.
+  std::vector<llvm::Value*> index(shape.rank());
+  llvm::Value* rest = e;
+  for (size_t d = shape.rank(); d-- > 0;) {
+    llvm::Value* extent = builder_.getInt64(shape.shape()[d]);
+    index[d] = builder_.CreateURem(rest, extent);
+    rest = builder_.CreateUDiv(rest, extent);
+  }
+  llvm::Value* to = element_address(dst, index, elem, op);
+  llvm::Value* from = element_address(src, index, elem, op);
+  if (bytes == 4 || bytes == 8 || bytes == 16) {
+    llvm::Intrinsic::ID id = bytes == 4   ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4
+                             : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8
+                                          : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_16;
+    intrinsic(id, {to, from});
+  } else {
+    builder_.CreateStore(builder_.CreateLoad(element_type(elem, op), from), to);
+  }
+  llvm::Value* next = builder_.CreateAdd(e, stride);
+  e->addIncoming(next, builder_.GetInsertBlock());
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(exit);
+  values_[op->result()] = Lowered{};
+}
+
+void Emitter::emit(Operation* op) {
+  auto operand = [&](unsigned i) { return get(op->operand(i)); };
+  auto result_type = [&]() { return value_type(op->result()->type(), op); };
+  auto binary = [&](llvm::Instruction::BinaryOps code) {
+    set(op->result(), builder_.CreateBinOp(code, operand(0), operand(1)));
+  };
+  auto unary_intrinsic = [&](llvm::Intrinsic::ID id) {
+    set(op->result(), intrinsic(id, {operand(0)}, {operand(0)->getType()}));
+  };
+  auto binary_intrinsic = [&](llvm::Intrinsic::ID id) {
+    set(op->result(), intrinsic(id, {operand(0), operand(1)}, {operand(0)->getType()}));
+  };
+  Type t0 = op->num_operands() > 0 ? op->operand(0)->type() : Type{};
+  switch (op->kind()) {
+    case OpKind::Return: {
+      if (op->num_operands() == 0) {
+        builder_.CreateRetVoid();
+      } else if (op->num_operands() == 1) {
+        builder_.CreateRet(operand(0));
+      } else {
+        llvm::Value* agg = llvm::PoisonValue::get(current_function_->getReturnType());
+        for (unsigned i = 0; i < op->num_operands(); ++i) agg = builder_.CreateInsertValue(agg, operand(i), {i});
+        builder_.CreateRet(agg);
+      }
+      // Anything after a return in this block is unreachable.
+      builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "dead", current_function_));
+      return;
+    }
+    case OpKind::Call: {
+      llvm::Function* callee = functions_.at(std::string(op->attr("callee").string_value()));
+      std::vector<llvm::Value*> args;
+      for (ir::Value* v : op->operands()) {
+        if (v->type().is(TypeKind::MemRef)) {
+          MemRef& m = memref(v);
+          // A view passes its origin folded into the pointer.
+          std::vector<llvm::Value*> zero(m.sizes.size(), builder_.getInt64(0));
+          args.push_back(element_address(m, zero, v->type(), op));
+          args.insert(args.end(), m.sizes.begin(), m.sizes.end());
+          args.insert(args.end(), m.strides.begin(), m.strides.end());
+          if (m.root.swizzle() == ir::Swizzle::Xor) unsupported(op, "passing a swizzled shared buffer to a helper");
+        } else {
+          args.push_back(get(v));
+        }
+      }
+      llvm::Value* r = builder_.CreateCall(callee, args);
+      if (op->num_results() == 1) set(op->result(), r);
+      for (unsigned i = 0; op->num_results() > 1 && i < op->num_results(); ++i)
+        set(op->result(i), builder_.CreateExtractValue(r, {i}));
+      return;
+    }
+    case OpKind::Constant: {
+      ir::Attribute a = op->attr("value");
+      llvm::Type* t = result_type();
+      if (a.is(ir::AttributeKind::Bool)) return set(op->result(), builder_.getInt1(a.bool_value()));
+      if (a.is(ir::AttributeKind::Float)) return set(op->result(), llvm::ConstantFP::get(t, a.float_value()));
+      return set(op->result(), llvm::ConstantInt::get(t, static_cast<uint64_t>(a.int_value()), true));
+    }
+    case OpKind::AddI: return binary(llvm::Instruction::Add);
+    case OpKind::SubI: return binary(llvm::Instruction::Sub);
+    case OpKind::MulI: return binary(llvm::Instruction::Mul);
+    case OpKind::DivSI: return binary(llvm::Instruction::SDiv);
+    case OpKind::DivUI: return binary(llvm::Instruction::UDiv);
+    case OpKind::RemSI: return binary(llvm::Instruction::SRem);
+    case OpKind::RemUI: return binary(llvm::Instruction::URem);
+    case OpKind::FloorDivSI: {
+      // Round toward negative infinity: q - (r != 0 && (r < 0) != (b < 0)).
+      llvm::Value *a = operand(0), *b = operand(1);
+      llvm::Value* q = builder_.CreateSDiv(a, b);
+      llvm::Value* r = builder_.CreateSRem(a, b);
+      llvm::Value* zero = llvm::ConstantInt::get(a->getType(), 0);
+      llvm::Value* adjust = builder_.CreateAnd(builder_.CreateICmpNE(r, zero),
+                                               builder_.CreateXor(builder_.CreateICmpSLT(r, zero), builder_.CreateICmpSLT(b, zero)));
+      return set(op->result(), builder_.CreateSub(q, builder_.CreateZExt(adjust, a->getType())));
+    }
+    case OpKind::MinSI: return binary_intrinsic(llvm::Intrinsic::smin);
+    case OpKind::MaxSI: return binary_intrinsic(llvm::Intrinsic::smax);
+    case OpKind::MinUI: return binary_intrinsic(llvm::Intrinsic::umin);
+    case OpKind::MaxUI: return binary_intrinsic(llvm::Intrinsic::umax);
+    case OpKind::AndI: return binary(llvm::Instruction::And);
+    case OpKind::OrI: return binary(llvm::Instruction::Or);
+    case OpKind::XOrI: return binary(llvm::Instruction::Xor);
+    case OpKind::ShLI: return binary(llvm::Instruction::Shl);
+    case OpKind::ShRSI: return binary(llvm::Instruction::AShr);
+    case OpKind::ShRUI: return binary(llvm::Instruction::LShr);
+    case OpKind::AddF: return binary(llvm::Instruction::FAdd);
+    case OpKind::SubF: return binary(llvm::Instruction::FSub);
+    case OpKind::MulF: return binary(llvm::Instruction::FMul);
+    case OpKind::DivF: return binary(llvm::Instruction::FDiv);
+    case OpKind::RemF: return binary(llvm::Instruction::FRem);
+    case OpKind::MinF: return binary_intrinsic(llvm::Intrinsic::minnum);
+    case OpKind::MaxF: return binary_intrinsic(llvm::Intrinsic::maxnum);
+    case OpKind::NegF: return set(op->result(), builder_.CreateFNeg(operand(0)));
+    case OpKind::CmpI:
+    case OpKind::CmpF: {
+      std::string_view p = op->attr("predicate").string_value();
+      using P = llvm::CmpInst::Predicate;
+      static const std::pair<std::string_view, P> kPredicates[] = {
+          {"eq", P::ICMP_EQ},   {"ne", P::ICMP_NE},   {"slt", P::ICMP_SLT}, {"sle", P::ICMP_SLE},
+          {"sgt", P::ICMP_SGT}, {"sge", P::ICMP_SGE}, {"oeq", P::FCMP_OEQ}, {"one", P::FCMP_ONE},
+          {"olt", P::FCMP_OLT}, {"ole", P::FCMP_OLE}, {"ogt", P::FCMP_OGT}, {"oge", P::FCMP_OGE},
+          {"ueq", P::FCMP_UEQ}, {"une", P::FCMP_UNE}, {"ord", P::FCMP_ORD}, {"uno", P::FCMP_UNO}};
+      static const std::pair<std::string_view, P> kUnsigned[] = {{"ult", P::ICMP_ULT}, {"ule", P::ICMP_ULE},
+                                                                  {"ugt", P::ICMP_UGT}, {"uge", P::ICMP_UGE}};
+      static const std::pair<std::string_view, P> kUnordered[] = {{"ult", P::FCMP_ULT}, {"ule", P::FCMP_ULE},
+                                                                    {"ugt", P::FCMP_UGT}, {"uge", P::FCMP_UGE}};
+      P predicate = P::BAD_ICMP_PREDICATE;
+      for (auto& [name, value] : kPredicates)
+        if (name == p) predicate = value;
+      for (auto& [name, value] : op->is(OpKind::CmpI) ? kUnsigned : kUnordered)
+        if (name == p) predicate = value;
+      return set(op->result(), op->is(OpKind::CmpI) ? builder_.CreateICmp(predicate, operand(0), operand(1))
+                                                    : builder_.CreateFCmp(predicate, operand(0), operand(1)));
+    }
+    case OpKind::Select: {
+      if (op->result()->type().is(TypeKind::MemRef)) {
+        std::vector<llvm::Value*> a = flatten(op->operand(1)), b = flatten(op->operand(2)), parts;
+        for (size_t i = 0; i < a.size(); ++i) parts.push_back(builder_.CreateSelect(operand(0), a[i], b[i]));
+        return bind(op->result(), parts, root_of(op->operand(1)));
+      }
+      return set(op->result(), builder_.CreateSelect(operand(0), operand(1), operand(2)));
+    }
+    case OpKind::ExtSI: return set(op->result(), builder_.CreateSExt(operand(0), result_type()));
+    case OpKind::ExtUI: return set(op->result(), builder_.CreateZExt(operand(0), result_type()));
+    case OpKind::TruncI: return set(op->result(), builder_.CreateTrunc(operand(0), result_type()));
+    case OpKind::SIToFP: return set(op->result(), builder_.CreateSIToFP(operand(0), result_type()));
+    case OpKind::UIToFP: return set(op->result(), builder_.CreateUIToFP(operand(0), result_type()));
+    case OpKind::FPToSI: return set(op->result(), builder_.CreateFPToSI(operand(0), result_type()));
+    case OpKind::FPToUI: return set(op->result(), builder_.CreateFPToUI(operand(0), result_type()));
+    case OpKind::ExtF: return set(op->result(), builder_.CreateFPExt(operand(0), result_type()));
+    case OpKind::TruncF: return set(op->result(), builder_.CreateFPTrunc(operand(0), result_type()));
+    case OpKind::IndexCast: {
+      bool widen = t0.is_index() ? false : is_signed(t0);
+      return set(op->result(), builder_.CreateIntCast(operand(0), result_type(), t0.is_index() ? true : widen));
+    }
+    case OpKind::Bitcast: return set(op->result(), builder_.CreateBitCast(operand(0), result_type()));
+    case OpKind::Sqrt: return unary_intrinsic(llvm::Intrinsic::sqrt);
+    case OpKind::Floor: return unary_intrinsic(llvm::Intrinsic::floor);
+    case OpKind::Ceil: return unary_intrinsic(llvm::Intrinsic::ceil);
+    case OpKind::Round: return unary_intrinsic(llvm::Intrinsic::roundeven);
+    case OpKind::AbsF: return unary_intrinsic(llvm::Intrinsic::fabs);
+    case OpKind::AbsI:
+      return set(op->result(), intrinsic(llvm::Intrinsic::abs, {operand(0), builder_.getFalse()}, {operand(0)->getType()}));
+    case OpKind::Fma:
+      return set(op->result(), intrinsic(llvm::Intrinsic::fma, {operand(0), operand(1), operand(2)}, {operand(0)->getType()}));
+    case OpKind::Exp: return set(op->result(), libdevice_call(op, "__nv_expf", "__nv_exp", {operand(0)}));
+    case OpKind::Log: return set(op->result(), libdevice_call(op, "__nv_logf", "__nv_log", {operand(0)}));
+    case OpKind::Rsqrt: return set(op->result(), libdevice_call(op, "__nv_rsqrtf", "__nv_rsqrt", {operand(0)}));
+    case OpKind::Tanh: return set(op->result(), libdevice_call(op, "__nv_tanhf", "__nv_tanh", {operand(0)}));
+    case OpKind::Sin: return set(op->result(), libdevice_call(op, "__nv_sinf", "__nv_sin", {operand(0)}));
+    case OpKind::Cos: return set(op->result(), libdevice_call(op, "__nv_cosf", "__nv_cos", {operand(0)}));
+    case OpKind::PowF: return set(op->result(), libdevice_call(op, "__nv_powf", "__nv_pow", {operand(0), operand(1)}));
+    case OpKind::If: return emit_if(op);
+    case OpKind::For: return emit_for(op);
+    case OpKind::While: return emit_while(op);
+
+    // --- tile ---
+    case OpKind::LinearId: {
+      // (flattened group id) * lanes per group + flattened local id.
+      llvm::Value* group = sreg(kCtaid[0]);
+      llvm::Value* groups_x = sreg(kNctaid[0]);
+      group = builder_.CreateAdd(group, builder_.CreateMul(sreg(kCtaid[1]), groups_x));
+      group = builder_.CreateAdd(group, builder_.CreateMul(sreg(kCtaid[2]), builder_.CreateMul(groups_x, sreg(kNctaid[1]))));
+      return set(op->result(), builder_.CreateAdd(builder_.CreateMul(group, group_lanes()), local_linear()));
+    }
+    case OpKind::LocalId: return set(op->result(), axis_sreg(kTid, op->int_attr("axis")));
+    case OpKind::GroupId: return set(op->result(), axis_sreg(kCtaid, op->int_attr("axis")));
+    case OpKind::GroupSize: return set(op->result(), axis_sreg(kNtid, op->int_attr("axis")));
+    case OpKind::NumGroups: return set(op->result(), axis_sreg(kNctaid, op->int_attr("axis")));
+    case OpKind::LaneId: return set(op->result(), sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_laneid));
+    case OpKind::WarpId: return set(op->result(), builder_.CreateUDiv(local_linear(), builder_.getInt64(32)));
+    case OpKind::Dim: return set(op->result(), memref(op->operand(0)).sizes.at(static_cast<size_t>(op->int_attr("axis"))));
+    case OpKind::AllocShared: {
+      Type m = op->result()->type();
+      int64_t rows = 1;
+      for (size_t d = 0; d + 1 < m.rank(); ++d) rows *= m.shape()[d];
+      int64_t pitch = m.shape()[m.rank() - 1] + m.padding();
+      auto* array = llvm::ArrayType::get(element_type(m, op), static_cast<uint64_t>(rows * pitch));
+      auto* global = new llvm::GlobalVariable(*module_, array, false, llvm::GlobalValue::InternalLinkage,
+                                              llvm::UndefValue::get(array),
+                                              std::string(current_ir_function_->symbol_name()) + "_shared_" +
+                                                  std::to_string(shared_count_++),
+                                              nullptr, llvm::GlobalValue::NotThreadLocal, kSharedSpace);
+      global->setAlignment(llvm::Align(static_cast<uint64_t>(op->int_attr("alignment", 16))));
+      auto desc = std::make_shared<MemRef>();
+      desc->base = global;
+      desc->root = m;
+      int64_t stride = 1;
+      std::vector<int64_t> strides(m.rank());
+      for (size_t d = m.rank(); d-- > 0;) {
+        strides[d] = stride;
+        stride *= d + 1 == m.rank() ? pitch : m.shape()[d];
+      }
+      for (size_t d = 0; d < m.rank(); ++d) {
+        desc->origin.push_back(builder_.getInt64(0));
+        desc->sizes.push_back(builder_.getInt64(m.shape()[d]));
+        desc->strides.push_back(builder_.getInt64(strides[d]));
+      }
+      values_[op->result()] = Lowered{nullptr, desc};
+      return;
+    }
+    case OpKind::Subview: {
+      MemRef& source = memref(op->operand(0));
+      auto view = std::make_shared<MemRef>(source);
+      std::vector<int64_t> sizes = op->attr("sizes").int_array();
+      for (size_t d = 0; d < sizes.size(); ++d) {
+        view->origin[d] = builder_.CreateAdd(source.origin[d], get(op->operand(static_cast<unsigned>(d + 1))));
+        view->sizes[d] = builder_.getInt64(sizes[d]);
+      }
+      values_[op->result()] = Lowered{nullptr, view};
+      return;
+    }
+    case OpKind::Barrier: intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {builder_.getInt32(0)}); return;
+    case OpKind::Load:
+      return set(op->result(), load_element(address_of(op, 0, 1), op->operand(0)->type(), op));
+    case OpKind::Store: store_element(operand(0), address_of(op, 1, 2), op->operand(1)->type()); return;
+    case OpKind::LoadVector: {
+      llvm::Type* vt = result_type();
+      auto* load = builder_.CreateLoad(vt, address_of(op, 0, 1));
+      load->setAlignment(llvm::Align(module_->getDataLayout().getTypeStoreSize(vt)));
+      return set(op->result(), load);
+    }
+    case OpKind::StoreVector: {
+      auto* store = builder_.CreateStore(operand(0), address_of(op, 1, 2));
+      store->setAlignment(llvm::Align(module_->getDataLayout().getTypeStoreSize(operand(0)->getType())));
+      return;
+    }
+    case OpKind::CpAsync: return emit_cp_async(op);
+    case OpKind::CpCommitGroup:
+      intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group);
+      values_[op->result()] = Lowered{};
+      return;
+    case OpKind::CpWaitGroup:
+      intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {builder_.getInt32(static_cast<uint32_t>(op->int_attr("pending")))});
+      return;
+    case OpKind::Atomic: {
+      std::string_view kind = op->attr("kind").string_value();
+      Type elem = op->operand(0)->type();
+      bool f = is_float(elem), s = is_signed(elem);
+      using B = llvm::AtomicRMWInst::BinOp;
+      B code = kind == "add"   ? (f ? B::FAdd : B::Add)
+               : kind == "max" ? (f ? B::FMax : s ? B::Max : B::UMax)
+               : kind == "min" ? (f ? B::FMin : s ? B::Min : B::UMin)
+               : kind == "exch" ? B::Xchg
+               : kind == "and" ? B::And
+               : kind == "or"  ? B::Or
+                               : B::Xor;
+      llvm::Value* address = address_of(op, 0, 1);
+      llvm::Value* value = operand(op->num_operands() - 1);
+      return set(op->result(), builder_.CreateAtomicRMW(code, address, value, llvm::MaybeAlign(),
+                                                        llvm::AtomicOrdering::Monotonic));
+    }
+    case OpKind::AtomicCas: {
+      llvm::Value* address = address_of(op, 0, 1);
+      llvm::Value* compare = operand(op->num_operands() - 2);
+      llvm::Value* desired = operand(op->num_operands() - 1);
+      llvm::Type* t = compare->getType();
+      if (t->isFloatingPointTy()) {
+        llvm::Type* bits = builder_.getIntNTy(t->getPrimitiveSizeInBits());
+        compare = builder_.CreateBitCast(compare, bits);
+        desired = builder_.CreateBitCast(desired, bits);
+      }
+      auto* cas = builder_.CreateAtomicCmpXchg(address, compare, desired, llvm::MaybeAlign(),
+                                               llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+      llvm::Value* old = builder_.CreateExtractValue(cas, {0});
+      return set(op->result(), t->isFloatingPointTy() ? builder_.CreateBitCast(old, t) : old);
+    }
+    case OpKind::Shuffle:
+      return set(op->result(), shuffle(operand(0), operand(1), std::string(op->attr("mode").string_value()), op));
+    case OpKind::WarpReduce: {
+      // A butterfly: after log2(32) exchanges every lane holds the result.
+      std::string kind(op->attr("kind").string_value());
+      llvm::Value* v = operand(0);
+      for (int offset = 16; offset > 0; offset /= 2)
+        v = combine(kind, v, shuffle(v, builder_.getInt32(offset), "xor", op), t0);
+      return set(op->result(), v);
+    }
+    case OpKind::Yield:
+    case OpKind::Condition: return;  // handled by the enclosing operation
+    case OpKind::Mma: unsupported(op, "'tile.mma' (tensor-core code generation)");
+    case OpKind::StoreTile: unsupported(op, "'tile.store_tile'");
+    case OpKind::Splat: unsupported(op, "'tile.splat'");
+    case OpKind::AllocLocal: unsupported(op, "'tile.alloc_local'");
+    default: unsupported(op, "'" + std::string(op->name()) + "'");
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> emit_nvptx_module(ir::Operation* module, llvm::LLVMContext& context,
+                                                const GpuArch& arch, DiagnosticEngine& diags) {
+  Emitter emitter(module, context, arch, diags);
+  return emitter.run();
+}
+
+}  // namespace tessera::codegen

@@ -1,0 +1,30 @@
+// Tile IR -> LLVM IR for NVPTX.
+//
+// Each func.func becomes an LLVM function; kernels use the PTX_Kernel
+// calling convention (LLVM 22 ignores nvvm.annotations in modules built in
+// memory). The kernel ABI (docs/abi.md, docs/codegen.md): parameters in
+// source order; a tensor (memref) parameter expands to its pointer, then one
+// i64 size per dimension, then one i64 stride (in elements) per dimension; a
+// scalar parameter is passed as itself (bf16/f16 as 16-bit floats, bool as
+// i8... see docs). Structured control flow becomes basic blocks with phis.
+#pragma once
+
+#include <memory>
+
+#include "codegen/gpu_arch.h"
+#include "frontend/diagnostics/diagnostics.h"
+#include "ir/core/ir.h"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace tessera::codegen {
+
+// Returns null after reporting (codegen.unsupported) an operation this
+// backend cannot emit yet.
+std::unique_ptr<llvm::Module> emit_nvptx_module(ir::Operation* module, llvm::LLVMContext& context,
+                                                const GpuArch& arch, DiagnosticEngine& diags);
+
+}  // namespace tessera::codegen

@@ -1,0 +1,125 @@
+// LLVM IR -> PTX: libdevice linking, the -O pipeline, the NVPTX backend.
+#include "codegen/nvptx.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+
+#include <filesystem>
+#include <mutex>
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace tessera::codegen {
+namespace {
+
+void initialize_nvptx() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+std::unique_ptr<llvm::TargetMachine> target_machine(const GpuArch& arch, int opt_level, std::string& error) {
+  initialize_nvptx();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) return nullptr;
+  std::string features = "+ptx" + std::to_string(arch.ptx_version());
+  llvm::CodeGenOptLevel level = opt_level <= 0   ? llvm::CodeGenOptLevel::None
+                                : opt_level == 1 ? llvm::CodeGenOptLevel::Less
+                                : opt_level == 2 ? llvm::CodeGenOptLevel::Default
+                                                 : llvm::CodeGenOptLevel::Aggressive;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, arch.name(), features, llvm::TargetOptions(), std::nullopt, std::nullopt, level));
+}
+
+bool calls_libdevice(const llvm::Module& module) {
+  for (const llvm::Function& f : module)
+    if (f.isDeclaration() && f.getName().starts_with("__nv_")) return true;
+  return false;
+}
+
+}  // namespace
+
+const char* default_cuda_root() { return TESSERA_CUDA_ROOT; }
+
+std::string find_libdevice(const std::string& cuda_root) {
+  std::filesystem::path path = std::filesystem::path(cuda_root) / "nvvm" / "libdevice" / "libdevice.10.bc";
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) ? path.string() : std::string();
+}
+
+std::optional<std::string> optimize_for_nvptx(llvm::Module& module, const PtxOptions& options) {
+  std::string error;
+  auto machine = target_machine(options.arch, options.opt_level, error);
+  if (!machine) return "cannot create the NVPTX target: " + error;
+  module.setDataLayout(machine->createDataLayout());
+  if (calls_libdevice(module)) {
+    const std::string& path = options.libdevice_path;
+    if (path.empty()) return std::string("libdevice");  // the caller reports codegen.no-libdevice
+    llvm::SMDiagnostic diagnostic;
+    std::unique_ptr<llvm::Module> libdevice = llvm::parseIRFile(path, diagnostic, module.getContext());
+    if (!libdevice) return "cannot read libdevice '" + path + "': " + diagnostic.getMessage().str();
+    libdevice->setTargetTriple(module.getTargetTriple());
+    libdevice->setDataLayout(module.getDataLayout());
+    // Only what the kernels call, internalized so that unused code is dropped.
+    if (llvm::Linker::linkModules(module, std::move(libdevice), llvm::Linker::LinkOnlyNeeded,
+                                  [](llvm::Module& m, const llvm::StringSet<>&) {
+                                    for (llvm::Function& f : m)
+                                      if (!f.isDeclaration() && f.getName().starts_with("__nv_"))
+                                        f.setLinkage(llvm::GlobalValue::InternalLinkage);
+                                  }))
+      return "cannot link libdevice '" + path + "'";
+  }
+  if (options.opt_level <= 0) return std::nullopt;
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(machine.get());
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = options.opt_level == 1   ? llvm::OptimizationLevel::O1
+                                  : options.opt_level == 2 ? llvm::OptimizationLevel::O2
+                                                           : llvm::OptimizationLevel::O3;
+  builder.buildPerModuleDefaultPipeline(level).run(module, mam);
+  return std::nullopt;
+}
+
+std::optional<std::string> emit_ptx(llvm::Module& module, const PtxOptions& options, std::string& ptx) {
+  if (auto error = optimize_for_nvptx(module, options)) return error;
+  std::string error;
+  auto machine = target_machine(options.arch, options.opt_level, error);
+  if (!machine) return "cannot create the NVPTX target: " + error;
+  llvm::raw_string_ostream out(ptx);
+  llvm::buffer_ostream buffered(out);
+  llvm::legacy::PassManager passes;
+  if (machine->addPassesToEmitFile(passes, buffered, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    return std::string("the NVPTX backend cannot emit PTX");
+  passes.run(module);
+  return std::nullopt;
+}
+
+}  // namespace tessera::codegen
