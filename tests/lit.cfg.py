@@ -37,6 +37,9 @@ ptxas = os.environ.get("TESSERA_PTXAS") or shutil.which("ptxas") or "/usr/local/
 if os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+fatbinary = shutil.which("fatbinary") or os.path.join(os.path.dirname(ptxas), "fatbinary")
+if os.path.exists(fatbinary):
+    config.available_features.add("fatbinary")
 # libdevice (math functions for NVPTX) from the same toolkit.
 cuda_root = os.environ.get("TESSERA_CUDA_ROOT", "/usr/local/cuda")
 if os.path.exists(os.path.join(cuda_root, "nvvm", "libdevice", "libdevice.10.bc")):

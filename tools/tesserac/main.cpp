@@ -24,6 +24,10 @@
 #include "codegen/gpu_arch.h"
 #include "codegen/llvm_emitter.h"
 #include "codegen/nvptx.h"
+#include "codegen/toolkit.h"
+#include <filesystem>
+#include <optional>
+#include <sstream>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
@@ -83,7 +87,7 @@ int report_internal_error(const std::string& phase, const std::string& what) {
   return kExitInternalError;
 }
 
-enum class Emit { None, Tokens, Ast, TypedAst, TileIr, Llvm, Ptx };
+enum class Emit { None, Tokens, Ast, TypedAst, TileIr, Llvm, Ptx, Cubin, Fatbin };
 
 // The last phase a run goes through.
 enum class StopAfter { Lex, Parse, Sema };
@@ -98,6 +102,9 @@ struct Options {
   std::string arch = "sm_80";
   int opt_level = 3;
   std::string cuda_path;
+  std::string ptxas;
+  std::string fatbinary;
+  std::string ptxas_options;
   bool verify = false;
   bool warnings_as_errors = false;
   bool no_warnings = false;
@@ -149,17 +156,14 @@ int list_diagnostics() {
   return kExitOk;
 }
 
-// Tile IR -> LLVM IR (printed, optimised at -O) or PTX; "" after an error.
-std::string generate_gpu_code(ir::Operation* module, bool ptx, const Options& options, DiagnosticEngine& diags) {
-  std::optional<codegen::GpuArch> arch = codegen::parse_gpu_arch(options.arch);
-  if (!arch) {
-    diags.emit_global<diag::CodegenUnknownArch>(options.arch);
-    return "";
-  }
+// Tile IR -> LLVM IR (printed, optimised at -O) or PTX for one
+// architecture; nullopt after an error.
+std::optional<std::string> generate_gpu_code(ir::Operation* module, const codegen::GpuArch& arch, bool ptx,
+                                             const Options& options, DiagnosticEngine& diags) {
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> llvm_module = codegen::emit_nvptx_module(module, context, *arch, diags);
-  if (!llvm_module) return "";
-  codegen::PtxOptions ptx_options{*arch, options.opt_level, ""};
+  std::unique_ptr<llvm::Module> llvm_module = codegen::emit_nvptx_module(module, context, arch, diags);
+  if (!llvm_module) return std::nullopt;
+  codegen::PtxOptions ptx_options{arch, options.opt_level, ""};
   std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
   ptx_options.libdevice_path = codegen::find_libdevice(cuda_root);  // empty when absent
   std::string text;
@@ -170,11 +174,78 @@ std::string generate_gpu_code(ir::Operation* module, bool ptx, const Options& op
     for (const llvm::Function& f : *llvm_module)
       if (f.isDeclaration() && f.getName().starts_with("__nv_")) first = f.getName().str().substr(5);
     diags.emit_global<diag::CodegenNoLibdevice>(first, cuda_root + "/nvvm/libdevice/libdevice.10.bc");
-    return "";
+    return std::nullopt;
   }
   if (error) internal_error("codegen", *error);
   if (!ptx) llvm::raw_string_ostream(text) << *llvm_module;
   return text;
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, separator))
+    if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
+// --emit=llvm|ptx|cubin|fatbin; "" after an error.
+std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options& options, DiagnosticEngine& diags) {
+  std::vector<codegen::GpuArch> archs;
+  for (const std::string& name : split(options.arch, ',')) {
+    std::optional<codegen::GpuArch> arch = codegen::parse_gpu_arch(name);
+    if (!arch) {
+      diags.emit_global<diag::CodegenUnknownArch>(name);
+      return "";
+    }
+    archs.push_back(*arch);
+  }
+  if (archs.empty()) archs.push_back(*codegen::parse_gpu_arch("sm_80"));
+  if (emit != Emit::Fatbin && archs.size() != 1) {
+    diags.emit_global<diag::CodegenOneArch>(options.emit, static_cast<unsigned>(archs.size()), options.arch);
+    return "";
+  }
+  if (emit == Emit::Llvm || emit == Emit::Ptx)
+    return generate_gpu_code(module, archs[0], emit == Emit::Ptx, options, diags).value_or("");
+
+  std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
+  std::string ptxas = codegen::find_tool("ptxas", options.ptxas, cuda_root);
+  if (ptxas.empty()) {
+    diags.emit_global<diag::CodegenToolNotFound>(emit == Emit::Cubin ? "cubin" : "fatbin", "ptxas", cuda_root);
+    return "";
+  }
+  std::vector<codegen::FatbinImage> images;
+  for (const codegen::GpuArch& arch : archs) {
+    std::optional<std::string> ptx = generate_gpu_code(module, arch, true, options, diags);
+    if (!ptx) return "";
+    std::string cubin;
+    if (auto error = codegen::assemble_cubin(ptxas, *ptx, arch, options.opt_level, split(options.ptxas_options, ' '), cubin)) {
+      diags.emit_global<diag::CodegenToolFailed>("ptxas", arch.name(), *error);
+      return "";
+    }
+    if (emit == Emit::Cubin) return cubin;
+    images.push_back({false, arch, std::move(cubin)});
+  }
+  // PTX of the newest architecture too, so that newer GPUs can JIT it.
+  codegen::GpuArch newest = archs[0];
+  for (const codegen::GpuArch& arch : archs)
+    if (arch.sm > newest.sm) newest = arch;
+  newest.arch_specific = false;  // 'a' features are not forward compatible
+  std::optional<std::string> ptx = generate_gpu_code(module, newest, true, options, diags);
+  if (!ptx) return "";
+  images.push_back({true, newest, *ptx});
+  std::string fatbinary = codegen::find_tool("fatbinary", options.fatbinary, cuda_root);
+  if (fatbinary.empty()) {
+    diags.emit_global<diag::CodegenToolNotFound>("fatbin", "fatbinary", cuda_root);
+    return "";
+  }
+  std::string fatbin;
+  if (auto error = codegen::make_fatbin(fatbinary, images, fatbin)) {
+    diags.emit_global<diag::CodegenToolFailed>("fatbinary", options.arch, *error);
+    return "";
+  }
+  return fatbin;
 }
 
 int compile(const Options& options) {
@@ -202,6 +273,8 @@ int compile(const Options& options) {
               : options.emit == "tile-ir"   ? Emit::TileIr
               : options.emit == "llvm"      ? Emit::Llvm
               : options.emit == "ptx"       ? Emit::Ptx
+              : options.emit == "cubin"     ? Emit::Cubin
+              : options.emit == "fatbin"    ? Emit::Fatbin
                                             : Emit::None;
   StopAfter stop = emit == Emit::Tokens                        ? StopAfter::Lex
                    : (emit == Emit::Ast || options.parse_only) ? StopAfter::Parse
@@ -229,7 +302,8 @@ int compile(const Options& options) {
       debug_hook("sema");
       std::unique_ptr<sema::TypedModule> typed = sema::check_module(ast, values, diags);
       if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*typed, ast, sources, values);
-      bool wants_ir = emit == Emit::TileIr || emit == Emit::Llvm || emit == Emit::Ptx;
+      bool wants_ir = emit == Emit::TileIr || emit == Emit::Llvm || emit == Emit::Ptx || emit == Emit::Cubin ||
+                      emit == Emit::Fatbin;
       if (wants_ir && !diags.has_errors()) {
         g_current_phase = "lower";
         debug_hook("lower");
@@ -246,7 +320,7 @@ int compile(const Options& options) {
         if (module && emit != Emit::TileIr) {
           g_current_phase = "codegen";
           debug_hook("codegen");
-          output = generate_gpu_code(module.get(), emit == Emit::Ptx, options, diags);
+          output = generate_gpu_binary(module.get(), emit, options, diags);
         }
       }
     } else if (emit == Emit::TypedAst) {
@@ -265,10 +339,17 @@ int compile(const Options& options) {
 
   // Dumps to standard output are printed even after errors (they show how
   // the compiler recovered); files are only written by a clean run.
-  bool to_stdout = options.output == "-";
+  // Binaries go next to nothing on a terminal: like nvcc, `k.tsr` makes
+  // `k.cubin` / `k.fatbin` in the current directory unless -o says otherwise.
+  std::string output_path = options.output;
+  bool binary = emit == Emit::Cubin || emit == Emit::Fatbin;
+  if (binary && output_path == "-" && options.input != "-")
+    output_path = std::filesystem::path(options.input).stem().string() + (emit == Emit::Cubin ? ".cubin" : ".fatbin");
+  bool to_stdout = output_path == "-";
+  if (binary && output.empty()) to_stdout = false;  // nothing was produced: write nothing
   if (emit != Emit::None && (to_stdout || !diags.has_errors())) {
-    if (!write_output_atomically(options.output, output, error)) {
-      diags.emit_global<diag::DriverCannotWriteOutput>(options.output, error);
+    if (!write_output_atomically(output_path, output, error)) {
+      diags.emit_global<diag::DriverCannotWriteOutput>(output_path, error);
       diags.flush();
       return kExitUserError;
     }
@@ -282,10 +363,13 @@ int run(int argc, char** argv) {
   Options options;
   app.add_option("input", options.input, "Input .tsr file ('-' reads standard input)");
   app.add_option("-o,--output", options.output, "Output file ('-' for standard output, the default for dumps)");
-  app.add_option("--emit", options.emit, "What to produce: tokens, ast, typed-ast, tile-ir, llvm, ptx")
-      ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "tile-ir", "llvm", "ptx"}));
+  app.add_option("--emit", options.emit, "What to produce: tokens, ast, typed-ast, tile-ir, llvm, ptx, cubin, fatbin")
+      ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "tile-ir", "llvm", "ptx", "cubin", "fatbin"}));
+  app.add_option("--ptxas", options.ptxas, "ptxas to run for cubin/fatbin (default: <cuda-path>/bin/ptxas, then PATH)");
+  app.add_option("--fatbinary", options.fatbinary, "fatbinary to run for fatbin (default: <cuda-path>/bin/fatbinary, then PATH)");
+  app.add_option("--ptxas-options", options.ptxas_options, "Extra options for ptxas, separated by spaces");
   app.add_option("--arch,--gpu-architecture", options.arch,
-                 "GPU architecture for llvm/ptx output: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_120 (-arch=sm_XX)");
+                 "GPU architecture(s): sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_120; a comma-separated list for fatbin (-arch=sm_XX)");
   app.add_option("--opt-level", options.opt_level, "Optimisation level 0-3 (-O0 .. -O3; default 3)")
       ->check(CLI::Range(0, 3));
   app.add_option("--cuda-path", options.cuda_path, "CUDA Toolkit root for libdevice (default: " TESSERA_CUDA_ROOT_DEFAULT ")");
