@@ -1,0 +1,233 @@
+// A thin C++ layer over the C ABI of tessera_runtime.h: failures become
+// tessera::rt::Error exceptions carrying the status and the runtime's message,
+// and modules, streams, events and buffers release themselves.
+//
+//   auto device = tessera::rt::Device::by_name("cpu");
+//   tessera::rt::Buffer x(device, n * sizeof(float));
+//   x.copy_from(host.data(), n * sizeof(float));
+//   auto module = tessera::rt::Module::from_table(device, table, count);
+//   module.kernel("saxpy").launch({groups, 1, 1}, {256, 1, 1}, x.address(), y.address(), alpha, n);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "tessera/tessera_runtime.h"
+
+namespace tessera::rt {
+
+class Error : public std::runtime_error {
+ public:
+  Error(tessStatus status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  tessStatus status() const { return status_; }
+
+ private:
+  tessStatus status_;
+};
+
+// Throws an Error for a failing status: "TESS_ERROR_X: <the last error message>".
+inline void check(tessStatus status) {
+  if (status == TESS_SUCCESS) return;
+  throw Error(status, std::string(tessGetErrorName(status)) + ": " + tessGetLastErrorMessage());
+}
+
+class Device {
+ public:
+  explicit Device(tessDevice handle) : handle_(handle) {}
+  static Device at(int index) {
+    tessDevice d = nullptr;
+    check(tessGetDevice(index, &d));
+    return Device(d);
+  }
+  static Device cpu() { return at(0); }
+  static Device by_name(const char* name) {
+    tessDevice d = nullptr;
+    check(tessGetDeviceByName(name, &d));
+    return Device(d);
+  }
+  static Device default_device() {
+    tessDevice d = nullptr;
+    check(tessGetDefaultDevice(&d));
+    return Device(d);
+  }
+  static int count() {
+    int n = 0;
+    check(tessGetDeviceCount(&n));
+    return n;
+  }
+
+  tessDevice handle() const { return handle_; }
+  tessDeviceKind kind() const {
+    tessDeviceKind k = TESS_DEVICE_CPU;
+    check(tessDeviceGetKind(handle_, &k));
+    return k;
+  }
+  std::string name() const {
+    char buffer[256];
+    check(tessDeviceGetName(handle_, buffer, sizeof buffer));
+    return buffer;
+  }
+  int64_t attribute(tessDeviceAttribute a) const {
+    int64_t v = 0;
+    check(tessDeviceGetAttribute(handle_, a, &v));
+    return v;
+  }
+  void synchronize() const { check(tessDeviceSynchronize(handle_)); }
+
+ private:
+  tessDevice handle_;
+};
+
+// Owns a handle and releases it with `Release` (whose status is ignored in
+// the destructor, which must not throw).
+template <class Handle, tessStatus (*Release)(Handle)>
+class Owned {
+ public:
+  Owned() = default;
+  explicit Owned(Handle h) : handle_(h) {}
+  Owned(Owned&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Owned& operator=(Owned&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() { reset(); }
+
+  Handle get() const { return handle_; }
+  Handle release() { return std::exchange(handle_, nullptr); }
+  void reset() {
+    if (handle_) (void)Release(std::exchange(handle_, nullptr));
+  }
+
+ private:
+  Handle handle_ = nullptr;
+};
+
+class Stream : public Owned<tessStream, tessStreamDestroy> {
+ public:
+  explicit Stream(Device device) : Owned(create(device)) {}
+  void synchronize() const { check(tessStreamSynchronize(get())); }
+
+ private:
+  static tessStream create(Device device) {
+    tessStream s = nullptr;
+    check(tessStreamCreate(device.handle(), &s));
+    return s;
+  }
+};
+
+class Event : public Owned<tessEvent, tessEventDestroy> {
+ public:
+  explicit Event(Device device) : Owned(create(device)) {}
+  void record(tessStream stream = nullptr) const { check(tessEventRecord(get(), stream)); }
+  void synchronize() const { check(tessEventSynchronize(get())); }
+  // Milliseconds from `start` to this event.
+  float since(const Event& start) const {
+    float ms = 0;
+    check(tessEventElapsedTime(&ms, start.get(), get()));
+    return ms;
+  }
+
+ private:
+  static tessEvent create(Device device) {
+    tessEvent e = nullptr;
+    check(tessEventCreate(device.handle(), &e));
+    return e;
+  }
+};
+
+// Device memory.
+class Buffer {
+ public:
+  Buffer(Device device, size_t bytes) : device_(device), bytes_(bytes) { check(tessMalloc(device.handle(), bytes, &ptr_)); }
+  Buffer(Buffer&& other) noexcept
+      : device_(other.device_), ptr_(std::exchange(other.ptr_, 0)), bytes_(std::exchange(other.bytes_, 0)) {}
+  Buffer& operator=(Buffer&& other) noexcept {
+    if (this != &other) {
+      reset();
+      device_ = other.device_;
+      ptr_ = std::exchange(other.ptr_, 0);
+      bytes_ = std::exchange(other.bytes_, 0);
+    }
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { reset(); }
+
+  tessDevicePtr address() const { return ptr_; }
+  size_t size() const { return bytes_; }
+  void copy_from(const void* host, size_t bytes) { check(tessMemcpyHtoD(device_.handle(), ptr_, host, bytes)); }
+  void copy_to(void* host, size_t bytes) const { check(tessMemcpyDtoH(device_.handle(), host, ptr_, bytes)); }
+  void fill(int byte) { check(tessMemset(device_.handle(), ptr_, byte, bytes_)); }
+
+ private:
+  void reset() {
+    if (ptr_) (void)tessFree(device_.handle(), std::exchange(ptr_, 0));
+  }
+  Device device_;
+  tessDevicePtr ptr_ = 0;
+  size_t bytes_ = 0;
+};
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// A kernel of a loaded module (valid while the module is).
+class Kernel {
+ public:
+  explicit Kernel(tessKernel handle) : handle_(handle) {}
+  tessKernel handle() const { return handle_; }
+
+  // Launches with `args` as the kernel's parameters, in order; each is passed
+  // by the address of its value, as docs/abi.md says.
+  template <class... Args>
+  void launch(Dim3 grid, Dim3 group, const Args&... args) const {
+    launch_on(nullptr, 0, grid, group, args...);
+  }
+  template <class... Args>
+  void launch_on(tessStream stream, size_t dynamic_shared_bytes, Dim3 grid, Dim3 group, const Args&... args) const {
+    void* pointers[] = {const_cast<void*>(static_cast<const void*>(&args))..., nullptr};
+    const uint32_t g[3] = {grid.x, grid.y, grid.z};
+    const uint32_t l[3] = {group.x, group.y, group.z};
+    check(tessLaunchKernel(handle_, g, l, dynamic_shared_bytes, stream, pointers));
+  }
+
+ private:
+  tessKernel handle_;
+};
+
+class Module : public Owned<tessModule, tessModuleUnload> {
+ public:
+  explicit Module(tessModule handle) : Owned(handle) {}
+  static Module from_table(Device device, const tessCpuKernelEntry* entries, size_t count) {
+    tessModule m = nullptr;
+    check(tessModuleLoadCpuTable(device.handle(), entries, count, &m));
+    return Module(m);
+  }
+  static Module from_file(Device device, const char* path) {
+    tessModule m = nullptr;
+    check(tessModuleLoadFile(device.handle(), path, &m));
+    return Module(m);
+  }
+  static Module from_data(Device device, const void* image, size_t bytes) {
+    tessModule m = nullptr;
+    check(tessModuleLoadData(device.handle(), image, bytes, &m));
+    return Module(m);
+  }
+  Kernel kernel(const char* name) const {
+    tessKernel k = nullptr;
+    check(tessModuleGetKernel(get(), name, &k));
+    return Kernel(k);
+  }
+};
+
+}  // namespace tessera::rt

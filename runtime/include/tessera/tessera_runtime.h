@@ -1,0 +1,229 @@
+/* The Tessera runtime (libtessera_rt): a C ABI for devices, memory, streams,
+ * events, modules and kernel launches. docs/runtime.md describes it;
+ * docs/abi.md is the contract between compiled kernels and the runtime.
+ *
+ * Every function that can fail returns a tessStatus. On failure the calling
+ * thread's last error message (tessGetLastErrorMessage) says what failed in
+ * words: the CUDA error name, the kernel, the sizes. A successful call leaves
+ * the message alone. Nothing aborts the host process.
+ *
+ * Devices: device 0 is always the CPU device; CUDA devices follow when the
+ * CUDA driver (libcuda.so.1, loaded with dlopen, so nothing needs the CUDA
+ * Toolkit at build time) and a GPU are present. Devices live as long as the
+ * process. The runtime is thread-safe: any thread may call any function. */
+#ifndef TESSERA_RUNTIME_H
+#define TESSERA_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tessStatus {
+  TESS_SUCCESS = 0,
+  TESS_ERROR_INVALID_VALUE = 1,     /* a bad argument: null pointer, bad size, bad or destroyed handle */
+  TESS_ERROR_OUT_OF_MEMORY = 2,
+  TESS_ERROR_NO_DEVICE = 3,         /* no such device */
+  TESS_ERROR_DRIVER_NOT_FOUND = 4,  /* CUDA asked for, but libcuda.so.1 could not be loaded or initialised */
+  TESS_ERROR_DRIVER = 5,            /* the CUDA driver reported an error (named in the message) */
+  TESS_ERROR_NOT_FOUND = 6,         /* a kernel or symbol name that does not exist, a missing file */
+  TESS_ERROR_INVALID_MODULE = 7,    /* an image that is not a loadable module */
+  TESS_ERROR_LAUNCH = 8,            /* a launch shape or shared-memory size the device cannot run */
+  TESS_ERROR_KERNEL = 9,            /* the kernel failed while running (it reported an error) */
+  TESS_ERROR_UNSUPPORTED = 10       /* the operation does not exist on this device */
+} tessStatus;
+
+/* The status's name, e.g. "TESS_ERROR_LAUNCH". */
+const char* tessGetErrorName(tessStatus status);
+/* A short description of the status kind. */
+const char* tessGetErrorString(tessStatus status);
+/* The detailed message of the last failure on this thread ("" if none). The
+ * pointer is valid until the thread's next failing call. */
+const char* tessGetLastErrorMessage(void);
+
+/* --- devices ------------------------------------------------------------------- */
+typedef enum tessDeviceKind { TESS_DEVICE_CPU = 0, TESS_DEVICE_CUDA = 1 } tessDeviceKind;
+
+typedef enum tessDeviceAttribute {
+  TESS_ATTR_MAX_GROUP_SIZE = 0,          /* lanes per group */
+  TESS_ATTR_MAX_SHARED_PER_GROUP = 1,    /* bytes of shared memory (static + dynamic) a group may use */
+  TESS_ATTR_MULTIPROCESSOR_COUNT = 2,    /* SMs, or worker threads on the CPU */
+  TESS_ATTR_WARP_SIZE = 3,
+  TESS_ATTR_COMPUTE_CAPABILITY = 4       /* major * 10 + minor; 0 on the CPU */
+} tessDeviceAttribute;
+
+typedef struct tessDevice_st* tessDevice;
+
+/* Number of devices: 1 (the CPU) plus the CUDA devices that work. */
+tessStatus tessGetDeviceCount(int* count);
+tessStatus tessGetDevice(int index, tessDevice* device);
+/* The first CUDA device when one works, else the CPU device. */
+tessStatus tessGetDefaultDevice(tessDevice* device);
+/* Parses "cpu", "cuda" (cuda:0) and "cuda:N". */
+tessStatus tessGetDeviceByName(const char* name, tessDevice* device);
+tessStatus tessDeviceGetKind(tessDevice device, tessDeviceKind* kind);
+/* Its index in the device list (0 for the CPU). */
+tessStatus tessDeviceGetIndex(tessDevice device, int* index);
+/* A NUL-terminated name such as "cpu (16 threads)" or "cuda:0 (NVIDIA H100)",
+ * truncated to `capacity` bytes. */
+tessStatus tessDeviceGetName(tessDevice device, char* name, size_t capacity);
+tessStatus tessDeviceGetAttribute(tessDevice device, tessDeviceAttribute attribute, int64_t* value);
+/* Why there are no CUDA devices ("" when there are), e.g. "libcuda.so.1 not
+ * found ...", or cuInit's error with its name. Never null. */
+const char* tessCudaUnavailableReason(void);
+
+/* --- memory -------------------------------------------------------------------- */
+/* Device addresses are 64-bit integers (host pointers on the CPU device). On
+ * the CPU device every copy and memset must lie inside one live allocation of
+ * tessMalloc; an address outside is a TESS_ERROR_INVALID_VALUE naming it. */
+typedef uint64_t tessDevicePtr;
+
+/* 0 bytes gives a valid, unique address. Allocations are 256-byte aligned. */
+tessStatus tessMalloc(tessDevice device, size_t bytes, tessDevicePtr* ptr);
+/* Freeing 0 does nothing; freeing anything else that is not a live allocation
+ * (never allocated, already freed, inside an allocation) is an error. */
+tessStatus tessFree(tessDevice device, tessDevicePtr ptr);
+tessStatus tessMemcpyHtoD(tessDevice device, tessDevicePtr dst, const void* src, size_t bytes);
+tessStatus tessMemcpyDtoH(tessDevice device, void* dst, tessDevicePtr src, size_t bytes);
+tessStatus tessMemcpyDtoD(tessDevice device, tessDevicePtr dst, tessDevicePtr src, size_t bytes);
+tessStatus tessMemset(tessDevice device, tessDevicePtr dst, int value, size_t bytes);
+
+/* --- streams and events ---------------------------------------------------------- */
+/* Work on one stream runs in submission order. A null stream is the device's
+ * default stream. On the CPU device all work runs before the call returns, so
+ * every stream and event is always complete. */
+typedef struct tessStream_st* tessStream;
+typedef struct tessEvent_st* tessEvent;
+
+tessStatus tessStreamCreate(tessDevice device, tessStream* stream);
+tessStatus tessStreamSynchronize(tessStream stream);
+/* Later work on `stream` waits for `event` (recorded on any stream of the same device). */
+tessStatus tessStreamWaitEvent(tessStream stream, tessEvent event);
+tessStatus tessStreamDestroy(tessStream stream);
+/* Waits for all work on the device. */
+tessStatus tessDeviceSynchronize(tessDevice device);
+tessStatus tessEventCreate(tessDevice device, tessEvent* event);
+/* Records the event on `stream` (null: the default stream of the event's device). */
+tessStatus tessEventRecord(tessEvent event, tessStream stream);
+tessStatus tessEventSynchronize(tessEvent event);
+/* Milliseconds between two recorded events of one device. */
+tessStatus tessEventElapsedTime(float* milliseconds, tessEvent start, tessEvent end);
+tessStatus tessEventDestroy(tessEvent event);
+
+/* --- modules and kernels -------------------------------------------------------------- */
+typedef struct tessModule_st* tessModule;
+/* A kernel handle stays valid until its module is unloaded. */
+typedef struct tessKernel_st* tessKernel;
+
+/* The CPU kernel ABI (docs/abi.md). A CPU code object exports
+ * `uint32_t tessera_cpu_abi_version` equal to this value. */
+#define TESS_CPU_ABI_VERSION 1u
+
+/* What a CPU kernel receives besides its arguments. The runtime owns it; the
+ * kernel must not keep pointers into it after returning. */
+typedef struct tessCpuLaunchContext {
+  uint32_t grid[3];                /* groups per axis */
+  uint32_t group[3];               /* lanes per axis */
+  uint32_t group_id[3];            /* this group; axis 0 varies fastest */
+  uint32_t worker;                 /* the host thread running it, < TESS_ATTR_MULTIPROCESSOR_COUNT */
+  void* shared;                    /* this group's static shared memory, 64-byte aligned */
+  void* dynamic_shared;            /* its dynamic shared memory, 64-byte aligned, after the static part */
+  uint64_t static_shared_bytes;    /* the kernel entry's static_shared_bytes */
+  uint64_t dynamic_shared_bytes;   /* the launch's dynamic_shared_bytes */
+  void* scratch;                   /* lanes * scratch_bytes_per_lane bytes, 64-byte aligned (null if 0) */
+  uint64_t scratch_bytes;
+  /* Reports a failure (a bounds check, a trap): the launch returns
+   * TESS_ERROR_KERNEL with this message; groups not yet started are skipped.
+   * The kernel should return after calling it. Thread-safe. */
+  void (*report_error)(const struct tessCpuLaunchContext* context, const char* message);
+  void* runtime_private;           /* for report_error; opaque */
+} tessCpuLaunchContext;
+
+/* A CPU kernel runs every lane of one group (the compiler splits the body at
+ * barriers into lane loops). `args[i]` points at the value of parameter i. */
+typedef void (*tessCpuKernelFunction)(void** args, const tessCpuLaunchContext* context);
+
+typedef struct tessCpuKernelEntry {
+  const char* name;                    /* the kernel's name; null ends a table */
+  tessCpuKernelFunction function;
+  uint64_t static_shared_bytes;        /* shared memory the kernel allocates itself */
+  uint64_t scratch_bytes_per_lane;     /* per-lane storage for values live across barriers */
+} tessCpuKernelEntry;
+
+/* A CPU module from `count` entries (what AOT objects embed). The table is
+ * copied; the functions must stay loaded while the module is. */
+tessStatus tessModuleLoadCpuTable(tessDevice device, const tessCpuKernelEntry* entries, size_t count,
+                                  tessModule* module);
+/* A module from an image in memory: a fatbin, cubin or PTX on CUDA devices;
+ * on the CPU, an ELF shared object exporting `tessera_cpu_kernels`, an array
+ * of tessCpuKernelEntry ended by an entry with a null name, and
+ * `tessera_cpu_abi_version` (docs/abi.md). */
+tessStatus tessModuleLoadData(tessDevice device, const void* image, size_t bytes, tessModule* module);
+/* The same from a file (on the CPU the shared object is loaded in place). */
+tessStatus tessModuleLoadFile(tessDevice device, const char* path, tessModule* module);
+tessStatus tessModuleGetKernel(tessModule module, const char* name, tessKernel* kernel);
+tessStatus tessModuleUnload(tessModule module);
+
+/* Launches `kernel` over grid[0] x grid[1] x grid[2] groups of
+ * group[0] x group[1] x group[2] lanes with `dynamic_shared_bytes` of dynamic
+ * shared memory per group, on `stream` (null: the default stream of the
+ * kernel's device). `args[i]` points at the value of parameter i; the values
+ * are read before the call returns. */
+tessStatus tessLaunchKernel(tessKernel kernel, const uint32_t grid[3], const uint32_t group[3],
+                            size_t dynamic_shared_bytes, tessStream stream, void** args);
+
+/* --- tensors ------------------------------------------------------------------------ */
+typedef enum tessDtype {
+  TESS_BOOL = 0,
+  TESS_I8 = 1,
+  TESS_I16 = 2,
+  TESS_I32 = 3,
+  TESS_I64 = 4,
+  TESS_U8 = 5,
+  TESS_U16 = 6,
+  TESS_U32 = 7,
+  TESS_U64 = 8,
+  TESS_F16 = 9,
+  TESS_BF16 = 10,
+  TESS_F32 = 11,
+  TESS_F64 = 12,
+  TESS_FP8_E4M3 = 13,
+  TESS_FP8_E5M2 = 14,
+  TESS_FP6_E2M3 = 15, /* packed: element i occupies bits [6i, 6i + 6) of the buffer */
+  TESS_FP6_E3M2 = 16,
+  TESS_FP4_E2M1 = 17  /* packed: two per byte, the even element in the low nibble */
+} tessDtype;
+
+#define TESS_DTYPE_COUNT 18
+#define TESS_MAX_RANK 8
+
+/* A view of a tensor in device memory; strides are in elements. */
+typedef struct tessTensor {
+  tessDevicePtr data;
+  tessDtype dtype;
+  int32_t rank;
+  int64_t shape[TESS_MAX_RANK];
+  int64_t strides[TESS_MAX_RANK];
+} tessTensor;
+
+/* The source-language name ("f32", "fp8_e4m3", ...); null for an invalid dtype. */
+const char* tessDtypeName(tessDtype dtype);
+/* Storage bits per element: 8 for bool, 6 and 4 for the packed sub-byte
+ * floats; 0 for an invalid dtype. */
+int tessDtypeBits(tessDtype dtype);
+/* Looks a dtype up by its name. */
+tessStatus tessDtypeFromName(const char* name, tessDtype* dtype);
+/* A contiguous row-major view of `data` (rank 0 to TESS_MAX_RANK). */
+tessStatus tessTensorMakeContiguous(tessDevicePtr data, tessDtype dtype, int32_t rank, const int64_t* shape,
+                                    tessTensor* tensor);
+/* Bytes a view spans from `data`: the highest element's offset plus one, in
+ * whole bytes (0 for an empty tensor). Strides must not be negative. */
+tessStatus tessTensorStorageBytes(const tessTensor* tensor, uint64_t* bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_RUNTIME_H */
