@@ -12,7 +12,7 @@ int GpuArch::ptx_version() const {
   if (sm >= 100) return 86;
   if (sm >= 90) return 80;
   if (sm >= 89) return 78;
-  return 71;
+  return 75;  // sm_80..87; 7.5 is also the first with the DWARF sections of -g
 }
 
 std::optional<GpuArch> parse_gpu_arch(std::string_view text) {

@@ -7,6 +7,8 @@
 // crossing control flow (phis) are flattened into these parts.
 #include "codegen/llvm_emitter.h"
 
+#include <llvm/BinaryFormat/Dwarf.h>
+#include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -46,19 +48,26 @@ struct Unsupported {};
 
 class Emitter {
  public:
-  Emitter(ir::Operation* module, llvm::LLVMContext& context, const GpuArch& arch, DiagnosticEngine& diags)
-      : ir_module_(module), context_(context), arch_(arch), diags_(diags), builder_(context) {}
+  Emitter(ir::Operation* module, llvm::LLVMContext& context, const GpuArch& arch, DiagnosticEngine& diags,
+          DebugInfo debug)
+      : ir_module_(module), context_(context), arch_(arch), diags_(diags), debug_(debug), builder_(context) {}
 
   std::unique_ptr<llvm::Module> run() {
     module_ = std::make_unique<llvm::Module>("tessera", context_);
     module_->setTargetTriple(llvm::Triple("nvptx64-nvidia-cuda"));
     module_->setDataLayout("e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-p7:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64");
+    if (debug_ != DebugInfo::None) {
+      dib_ = std::make_unique<llvm::DIBuilder>(*module_);
+      module_->addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
+      module_->addModuleFlag(llvm::Module::Warning, "Dwarf Version", 2);
+    }
     try {
       for (Operation* f : ir::module_functions(ir_module_)) declare(f);
       for (Operation* f : ir::module_functions(ir_module_)) define(f);
     } catch (Unsupported&) {
       return nullptr;
     }
+    if (dib_) dib_->finalize();
     std::string error;
     llvm::raw_string_ostream os(error);
     if (llvm::verifyModule(*module_, &os)) internal_error("codegen", "invalid LLVM IR: " + error);
@@ -209,6 +218,17 @@ class Emitter {
     values_.clear();
     auto* entry = llvm::BasicBlock::Create(context_, "entry", function);
     builder_.SetInsertPoint(entry);
+    subprogram_ = nullptr;
+    if (dib_) {
+      ir::Location loc = f->loc().primary();
+      if (loc.known()) {
+        llvm::DIFile* file = debug_file(loc.file());
+        subprogram_ = dib_->createFunction(file, function->getName(), function->getName(), file, loc.line(),
+                                           dib_->createSubroutineType(dib_->getOrCreateTypeArray({})), loc.line(),
+                                           llvm::DINode::FlagPrototyped, llvm::DISubprogram::SPFlagDefinition);
+        function->setSubprogram(subprogram_);
+      }
+    }
     ir::Block& body = f->region(0).front();
     unsigned next = 0;
     llvm::Value* zero = builder_.getInt64(0);
@@ -240,7 +260,30 @@ class Emitter {
   }
 
   void emit_block(ir::Block& block) {
-    for (Operation* op : block) emit(op);
+    for (Operation* op : block) {
+      set_debug_location(op);
+      emit(op);
+    }
+  }
+  void set_debug_location(Operation* op) {
+    if (!subprogram_) return;
+    ir::Location loc = op->loc().primary();
+    if (loc.known())
+      builder_.SetCurrentDebugLocation(llvm::DILocation::get(context_, loc.line(), loc.column(), subprogram_));
+  }
+  llvm::DIFile* debug_file(std::string_view path) {
+    std::string p(path);
+    auto it = debug_files_.find(p);
+    if (it != debug_files_.end()) return it->second;
+    if (!compile_unit_file_) {
+      compile_unit_file_ = dib_->createFile(p, ".");
+      dib_->createCompileUnit(llvm::dwarf::DW_LANG_C_plus_plus, compile_unit_file_, "tesserac", true, "", 0, "",
+                              // -lineinfo: .loc/.file only, no DWARF sections (ptxas would
+                              // take those for device debugging, which needs -O0).
+                              debug_ == DebugInfo::Full ? llvm::DICompileUnit::FullDebug
+                                                        : llvm::DICompileUnit::DebugDirectivesOnly);
+    }
+    return debug_files_[p] = dib_->createFile(p, ".");
   }
 
   // Emits a region's single block; returns the values its terminator yields
@@ -254,6 +297,7 @@ class Emitter {
         for (ir::Value* v : op->operands()) yielded.push_back(flatten(v));
         return yielded;
       }
+      set_debug_location(op);
       emit(op);
     }
     return yielded;
@@ -401,8 +445,13 @@ class Emitter {
   llvm::LLVMContext& context_;
   GpuArch arch_;
   DiagnosticEngine& diags_;
+  DebugInfo debug_;
   llvm::IRBuilder<> builder_;
   std::unique_ptr<llvm::Module> module_;
+  std::unique_ptr<llvm::DIBuilder> dib_;
+  llvm::DIFile* compile_unit_file_ = nullptr;
+  std::unordered_map<std::string, llvm::DIFile*> debug_files_;
+  llvm::DISubprogram* subprogram_ = nullptr;
   std::unordered_map<std::string, llvm::Function*> functions_;
   std::unordered_map<ir::Value*, Lowered> values_;
   llvm::Function* current_function_ = nullptr;
@@ -862,8 +911,8 @@ void Emitter::emit(Operation* op) {
 }  // namespace
 
 std::unique_ptr<llvm::Module> emit_nvptx_module(ir::Operation* module, llvm::LLVMContext& context,
-                                                const GpuArch& arch, DiagnosticEngine& diags) {
-  Emitter emitter(module, context, arch, diags);
+                                                const GpuArch& arch, DiagnosticEngine& diags, DebugInfo debug) {
+  Emitter emitter(module, context, arch, diags, debug);
   return emitter.run();
 }
 

@@ -22,9 +22,16 @@ class Module;
 
 namespace tessera::codegen {
 
+enum class DebugInfo : uint8_t {
+  None,
+  LineTables,  // -lineinfo: .loc lines pointing at the .tsr source, optimised code
+  Full,        // -g: the same line tables (variables are future work); implies -O0 in the driver
+};
+
 // Returns null after reporting (codegen.unsupported) an operation this
 // backend cannot emit yet.
 std::unique_ptr<llvm::Module> emit_nvptx_module(ir::Operation* module, llvm::LLVMContext& context,
-                                                const GpuArch& arch, DiagnosticEngine& diags);
+                                                const GpuArch& arch, DiagnosticEngine& diags,
+                                                DebugInfo debug = DebugInfo::None);
 
 }  // namespace tessera::codegen

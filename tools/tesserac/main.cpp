@@ -105,6 +105,8 @@ struct Options {
   std::string ptxas;
   std::string fatbinary;
   std::string ptxas_options;
+  bool line_info = false;
+  bool debug_info = false;
   bool verify = false;
   bool warnings_as_errors = false;
   bool no_warnings = false;
@@ -120,7 +122,7 @@ struct Options {
 const std::set<std::string, std::less<>> kSingleDashLongOptions = {
     "verify",       "fsyntax-only",       "fparse-only",           "Werror",
     "ferror-limit", "fcolor-diagnostics", "fno-color-diagnostics", "emit",
-    "arch",
+    "arch",         "lineinfo",
 };
 
 std::vector<std::string> normalize_arguments(int argc, char** argv) {
@@ -161,9 +163,12 @@ int list_diagnostics() {
 std::optional<std::string> generate_gpu_code(ir::Operation* module, const codegen::GpuArch& arch, bool ptx,
                                              const Options& options, DiagnosticEngine& diags) {
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> llvm_module = codegen::emit_nvptx_module(module, context, arch, diags);
+  codegen::DebugInfo debug = options.debug_info      ? codegen::DebugInfo::Full
+                             : options.line_info     ? codegen::DebugInfo::LineTables
+                                                     : codegen::DebugInfo::None;
+  std::unique_ptr<llvm::Module> llvm_module = codegen::emit_nvptx_module(module, context, arch, diags, debug);
   if (!llvm_module) return std::nullopt;
-  codegen::PtxOptions ptx_options{arch, options.opt_level, ""};
+  codegen::PtxOptions ptx_options{arch, options.debug_info ? 0 : options.opt_level, ""};
   std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
   ptx_options.libdevice_path = codegen::find_libdevice(cuda_root);  // empty when absent
   std::string text;
@@ -220,7 +225,10 @@ std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options&
     std::optional<std::string> ptx = generate_gpu_code(module, arch, true, options, diags);
     if (!ptx) return "";
     std::string cubin;
-    if (auto error = codegen::assemble_cubin(ptxas, *ptx, arch, options.opt_level, split(options.ptxas_options, ' '), cubin)) {
+    std::vector<std::string> ptxas_options = split(options.ptxas_options, ' ');
+    if (options.debug_info) ptxas_options.insert(ptxas_options.begin(), "-g");  // device debugging
+    if (auto error = codegen::assemble_cubin(ptxas, *ptx, arch, options.debug_info ? 0 : options.opt_level, ptxas_options,
+                                             cubin)) {
       diags.emit_global<diag::CodegenToolFailed>("ptxas", arch.name(), *error);
       return "";
     }
@@ -367,6 +375,8 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "tile-ir", "llvm", "ptx", "cubin", "fatbin"}));
   app.add_option("--ptxas", options.ptxas, "ptxas to run for cubin/fatbin (default: <cuda-path>/bin/ptxas, then PATH)");
   app.add_option("--fatbinary", options.fatbinary, "fatbinary to run for fatbin (default: <cuda-path>/bin/fatbinary, then PATH)");
+  app.add_flag("--lineinfo", options.line_info, "PTX .loc lines pointing at the .tsr source (-lineinfo)");
+  app.add_flag("-g", options.debug_info, "Debug information: line tables, no optimisation (-O0)");
   app.add_option("--ptxas-options", options.ptxas_options, "Extra options for ptxas, separated by spaces");
   app.add_option("--arch,--gpu-architecture", options.arch,
                  "GPU architecture(s): sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_120; a comma-separated list for fatbin (-arch=sm_XX)");
