@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "frontend/lex/value_stores.h"
+#include "frontend/source/huge_pages.h"
 #include "frontend/source/source_manager.h"
 
 namespace tessera {
@@ -119,8 +120,9 @@ class Ast {
   void set_root(NodeId root) { root_ = root; }
 
  private:
-  std::vector<Node> nodes_;
-  std::vector<NodeId> children_;
+  // Huge pages: see huge_pages.h (a 100,000-line file has about a million nodes).
+  std::vector<Node, HugePageAllocator<Node>> nodes_;
+  std::vector<NodeId, HugePageAllocator<NodeId>> children_;
   NodeId root_;
 };
 

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "frontend/lex/token_kind.h"
 #include "frontend/lex/value_stores.h"
+#include "frontend/source/huge_pages.h"
 #include "frontend/source/source_manager.h"
 
 namespace tessera {
@@ -38,14 +40,14 @@ class TokenizedBuffer {
   void reserve(size_t tokens) { tokens_.reserve(tokens); }
 
   const Token& operator[](TokenId id) const { return tokens_[id.index]; }
-  const std::vector<Token>& tokens() const { return tokens_; }
+  std::span<const Token> tokens() const { return tokens_; }
   const std::vector<SourceRange>& comments() const { return comments_; }
   size_t size() const { return tokens_.size(); }
   FileId file() const { return file_; }
 
  private:
   FileId file_;
-  std::vector<Token> tokens_;
+  std::vector<Token, HugePageAllocator<Token>> tokens_;  // huge pages: see huge_pages.h
   std::vector<SourceRange> comments_;
 };
 
