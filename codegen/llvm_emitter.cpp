@@ -114,8 +114,35 @@ class Emitter {
     if (t.is_scalar()) return scalar_type(t.scalar(), op);
     if (t.is(TypeKind::Vector))
       return llvm::FixedVectorType::get(element_type(t, op), static_cast<unsigned>(t.shape()[0]));
+    if (t.is(TypeKind::Tile))
+      return llvm::FixedVectorType::get(scalar_type(t.scalar(), op), static_cast<unsigned>(tile_share(t, op)));
     unsupported(op, "a value of type " + std::string(t.str()));
   }
+  // A register tile is spread over the lanes of the group: lane l holds the
+  // elements l, l + G, l + 2G, ... of the row-major tile (G lanes), as one
+  // LLVM vector. Consecutive lanes hold consecutive columns: stores coalesce.
+  int64_t group_size_static() {
+    ir::Attribute g = current_ir_function_ ? current_ir_function_->attr("group_shape") : ir::Attribute();
+    int64_t lanes = 1;
+    if (g)
+      for (int64_t d : g.int_array()) lanes *= d;
+    return lanes;
+  }
+  int64_t tile_share(Type t, Operation* op) {
+    int64_t elements = t.num_elements(), lanes = group_size_static();
+    if (elements == ir::kDynamic || elements % lanes != 0)
+      unsupported(op, "a register tile of " + std::string(t.str()) + " over " + std::to_string(lanes) + " lanes");
+    return elements / lanes;
+  }
+  // Row and column of element j of this lane's share of an M x N tile.
+  std::pair<llvm::Value*, llvm::Value*> tile_position(Type t, int64_t j, llvm::Value* lane) {
+    int64_t columns = t.shape()[1];
+    llvm::Value* e = builder_.CreateAdd(lane, builder_.getInt64(j * group_size_static()));
+    return {builder_.CreateUDiv(e, builder_.getInt64(columns)), builder_.CreateURem(e, builder_.getInt64(columns))};
+  }
+  void emit_mma(Operation* op);
+  void emit_store_tile(Operation* op);
+
   bool is_signed(Type t) {
     return t.is_index() || sema::scalar_info(t.scalar()).category == sema::ScalarCategory::SignedInt;
   }
@@ -622,6 +649,66 @@ void Emitter::emit_cp_async(Operation* op) {
   values_[op->result()] = Lowered{};
 }
 
+// C (+)= A x B with A and B in shared memory, on the SIMT cores: a loop over
+// k in which each lane updates its share of C (tile_share). Tensor-core
+// mma.sync / wgmma code for the same operation is future work (docs/codegen.md).
+void Emitter::emit_mma(Operation* op) {
+  Type a_type = op->operand(0)->type(), b_type = op->operand(1)->type(), c_type = op->result()->type();
+  if (!a_type.is(TypeKind::MemRef) || !b_type.is(TypeKind::MemRef))
+    unsupported(op, "'tile.mma' of register tiles (operands must be shared memory)");
+  MemRef& a = memref(op->operand(0));
+  MemRef& b = memref(op->operand(1));
+  auto* vector_type = llvm::cast<llvm::FixedVectorType>(value_type(c_type, op));
+  int64_t share = vector_type->getNumElements();
+  llvm::Type* accum = vector_type->getElementType();
+  llvm::Value* init = op->num_operands() == 3 ? get(op->operand(2)) : llvm::Constant::getNullValue(vector_type);
+  llvm::Value* lane = local_linear();
+  std::vector<std::pair<llvm::Value*, llvm::Value*>> positions;
+  for (int64_t j = 0; j < share; ++j) positions.push_back(tile_position(c_type, j, lane));
+
+  llvm::BasicBlock* preheader = builder_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(context_, "mma.k", current_function_);
+  auto* body = llvm::BasicBlock::Create(context_, "mma.body", current_function_);
+  auto* exit = llvm::BasicBlock::Create(context_, "mma.end", current_function_);
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(header);
+  llvm::PHINode* k = builder_.CreatePHI(builder_.getInt64Ty(), 2);
+  llvm::PHINode* acc = builder_.CreatePHI(vector_type, 2);
+  k->addIncoming(builder_.getInt64(0), preheader);
+  acc->addIncoming(init, preheader);
+  builder_.CreateCondBr(builder_.CreateICmpSLT(k, builder_.getInt64(a_type.shape()[1])), body, exit);
+  builder_.SetInsertPoint(body);
+  llvm::Value* next = acc;
+  for (int64_t j = 0; j < share; ++j) {
+    auto [row, col] = positions[static_cast<size_t>(j)];
+    llvm::Value* x = builder_.CreateFPExt(load_element(element_address(a, {row, k}, a_type, op), a_type, op), accum);
+    llvm::Value* y = builder_.CreateFPExt(load_element(element_address(b, {k, col}, b_type, op), b_type, op), accum);
+    llvm::Value* c = builder_.CreateExtractElement(next, builder_.getInt64(j));
+    llvm::Value* sum = intrinsic(llvm::Intrinsic::fma, {x, y, c}, {accum});
+    next = builder_.CreateInsertElement(next, sum, builder_.getInt64(j));
+  }
+  k->addIncoming(builder_.CreateAdd(k, builder_.getInt64(1)), builder_.GetInsertBlock());
+  acc->addIncoming(next, builder_.GetInsertBlock());
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(exit);
+  set(op->result(), acc);
+}
+
+void Emitter::emit_store_tile(Operation* op) {
+  Type t = op->operand(0)->type();
+  MemRef& m = memref(op->operand(1));
+  llvm::Value* v = get(op->operand(0));
+  llvm::Value* lane = local_linear();
+  int64_t share = llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements();
+  for (int64_t j = 0; j < share; ++j) {
+    auto [row, col] = tile_position(t, j, lane);
+    llvm::Value* element = builder_.CreateExtractElement(v, builder_.getInt64(j));
+    Type memory = op->operand(1)->type();
+    if (memory.scalar() != t.scalar()) internal_check(false, "codegen", "store_tile element types differ");
+    store_element(element, element_address(m, {row, col}, memory, op), memory);
+  }
+}
+
 void Emitter::emit(Operation* op) {
   auto operand = [&](unsigned i) { return get(op->operand(i)); };
   auto result_type = [&]() { return value_type(op->result()->type(), op); };
@@ -900,9 +987,11 @@ void Emitter::emit(Operation* op) {
     }
     case OpKind::Yield:
     case OpKind::Condition: return;  // handled by the enclosing operation
-    case OpKind::Mma: unsupported(op, "'tile.mma' (tensor-core code generation)");
-    case OpKind::StoreTile: unsupported(op, "'tile.store_tile'");
-    case OpKind::Splat: unsupported(op, "'tile.splat'");
+    case OpKind::Mma: return emit_mma(op);
+    case OpKind::StoreTile: return emit_store_tile(op);
+    case OpKind::Splat:
+      return set(op->result(),
+                 builder_.CreateVectorSplat(llvm::cast<llvm::FixedVectorType>(result_type())->getNumElements(), operand(0)));
     case OpKind::AllocLocal: unsupported(op, "'tile.alloc_local'");
     default: unsupported(op, "'" + std::string(op->name()) + "'");
   }
