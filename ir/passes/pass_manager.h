@@ -25,6 +25,16 @@ struct PassContext {
   DiagnosticEngine& diags;  // user-facing problems found by a pass (rare)
 };
 
+// Reports a diagnostic of kind K at `op`: at its source position when its
+// location names a loaded file, else as a global diagnostic naming the
+// location (IR built by the compiler without positions).
+template <DiagnosticKind K, typename... Args>
+DiagnosticBuilder report_at(PassContext& context, const Operation* op, Args&&... args) {
+  SourceRange range = location_range(context.diags.sources(), op->loc());
+  if (range.begin != 0) return context.diags.emit<K>(range, std::forward<Args>(args)...);
+  return context.diags.emit_global<K>(std::forward<Args>(args)...);
+}
+
 using PassFunction = void (*)(Operation* module, PassContext& context);
 
 struct PassInfo {

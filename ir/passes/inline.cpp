@@ -1,0 +1,161 @@
+// inline: inlines calls to helper functions, then drops helpers nobody calls
+// (docs/ir/passes.md).
+//
+// A `func.call` is inlined when its callee is not a kernel, has a body (one
+// block, ending with `func.return`), has no `noinline` attribute and is not
+// recursive (not on a cycle of the call graph). A call to a recursive function
+// from outside its cycle stays, with a warning (ir.inline-recursive): the
+// device needs a call stack for it. Calls to declarations stay silently.
+// Afterwards a function with a body that is neither a kernel nor `public`, and
+// that no kernel, public function or declaration reaches through symbol
+// references (calls, graph.grad), is removed.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/passes/passes.h"
+
+namespace tessera::ir {
+namespace {
+
+using CallGraph = std::map<std::string, std::set<std::string>>;
+
+CallGraph call_graph(Operation* module) {
+  CallGraph graph;
+  for (Operation* func : module_functions(module)) {
+    auto& callees = graph[std::string(func->symbol_name())];
+    func->walk([&](Operation* op) {
+      if (op->is(OpKind::Call)) callees.insert(std::string(op->attr("callee").string_value()));
+    });
+  }
+  return graph;
+}
+
+// Functions that can reach themselves through calls.
+std::set<std::string> recursive_functions(const CallGraph& graph) {
+  std::set<std::string> recursive;
+  for (const auto& [start, direct] : graph) {
+    std::set<std::string> seen;
+    std::vector<std::string> stack(direct.begin(), direct.end());
+    while (!stack.empty()) {
+      std::string f = stack.back();
+      stack.pop_back();
+      if (f == start) {
+        recursive.insert(start);
+        break;
+      }
+      if (!seen.insert(f).second) continue;
+      auto it = graph.find(f);
+      if (it != graph.end()) stack.insert(stack.end(), it->second.begin(), it->second.end());
+    }
+  }
+  return recursive;
+}
+
+bool inlinable(Operation* callee, const std::set<std::string>& recursive) {
+  return callee && !callee->has_attr("kernel") && !callee->has_attr("noinline") &&
+         callee->region(0).num_blocks() == 1 && !recursive.count(std::string(callee->symbol_name()));
+}
+
+// True when `a` and `b` call each other, directly or not (one cycle).
+bool same_cycle(const CallGraph& graph, const std::string& a, const std::string& b) {
+  auto reaches = [&](const std::string& from, const std::string& to) {
+    std::set<std::string> seen;
+    std::vector<std::string> stack{from};
+    while (!stack.empty()) {
+      std::string f = stack.back();
+      stack.pop_back();
+      if (f == to) return true;
+      if (!seen.insert(f).second) continue;
+      if (auto it = graph.find(f); it != graph.end()) stack.insert(stack.end(), it->second.begin(), it->second.end());
+    }
+    return false;
+  };
+  return reaches(a, b) && reaches(b, a);
+}
+
+void inline_call(Operation* call, Operation* callee) {
+  Block& body = callee->region(0).front();
+  IRMapping mapping;
+  for (unsigned i = 0; i < body.num_arguments(); ++i) mapping.map(body.argument(i), call->operand(i));
+  Operation* ret = body.terminator();
+  for (Operation* op : body)
+    if (op != ret) call->block()->insert_before(call, op->clone(mapping));
+  for (unsigned i = 0; i < call->num_results(); ++i)
+    call->result(i)->replace_all_uses_with(mapping.lookup_or_self(ret->operand(i)));
+  call->erase();
+}
+
+// Symbols named by attributes inside `op` (calls, graph.grad).
+std::set<std::string> referenced_symbols(Operation* op) {
+  std::set<std::string> names;
+  std::function<void(Attribute)> collect = [&](Attribute a) {
+    if (a.is(AttributeKind::Symbol)) names.insert(std::string(a.string_value()));
+    if (a.is(AttributeKind::Array))
+      for (size_t i = 0; i < a.size(); ++i) collect(a[i]);
+  };
+  op->walk([&](Operation* nested) {
+    for (const NamedAttribute& a : nested->attributes()) collect(a.value);
+  });
+  return names;
+}
+
+bool is_root(Operation* func) {
+  return func->has_attr("kernel") || func->has_attr("public") || func->region(0).empty();
+}
+
+// Removes functions that no root reaches.
+void remove_unreachable_helpers(Operation* module) {
+  std::set<std::string> reached;
+  std::vector<Operation*> work;
+  for (Operation* func : module_functions(module))
+    if (is_root(func)) {
+      reached.insert(std::string(func->symbol_name()));
+      work.push_back(func);
+    }
+  while (!work.empty()) {
+    Operation* func = work.back();
+    work.pop_back();
+    for (const std::string& name : referenced_symbols(func))
+      if (Operation* target = lookup_function(module, name); target && reached.insert(name).second)
+        work.push_back(target);
+  }
+  for (Operation* func : module_functions(module))
+    if (!reached.count(std::string(func->symbol_name()))) func->erase();
+}
+
+}  // namespace
+
+void run_inline_pass(Operation* module, PassContext& context) {
+  CallGraph graph = call_graph(module);
+  std::set<std::string> recursive = recursive_functions(graph);
+  // Inlining a body may bring in more calls: repeat until none is left to
+  // inline (non-recursive call chains are finite).
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<Operation*> calls;
+    module->walk([&](Operation* op) {
+      if (op->is(OpKind::Call)) calls.push_back(op);
+    });
+    for (Operation* call : calls) {
+      Operation* callee = lookup_function(module, call->attr("callee").string_value());
+      if (!inlinable(callee, recursive)) continue;
+      inline_call(call, callee);
+      changed = true;
+    }
+  }
+  // The calls left to recursive functions, from outside their cycle (a
+  // recursive function's own calls are what makes it recursive).
+  module->walk([&](Operation* op) {
+    if (!op->is(OpKind::Call)) return;
+    std::string callee(op->attr("callee").string_value());
+    Operation* caller = op->enclosing(OpKind::Func);
+    if (!recursive.count(callee) || !caller) return;
+    if (same_cycle(graph, std::string(caller->symbol_name()), callee)) return;
+    report_at<diag::IrInlineRecursive>(context, op, callee);
+  });
+  remove_unreachable_helpers(module);
+}
+
+}  // namespace tessera::ir
