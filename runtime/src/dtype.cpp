@@ -96,6 +96,26 @@ tessStatus tessTensorMakeContiguous(tessDevicePtr data, tessDtype dtype, int32_t
   return ok();
 }
 
+tessStatus tessTensorKernelArgs(const tessTensor* tensor, void** args, size_t capacity, size_t* count) {
+  if (!tensor) return fail(TESS_ERROR_INVALID_VALUE, "tessTensorKernelArgs: `tensor` is null");
+  if (!count) return fail(TESS_ERROR_INVALID_VALUE, "tessTensorKernelArgs: `count` is null");
+  if (tensor->rank < 0 || tensor->rank > TESS_MAX_RANK)
+    return fail(TESS_ERROR_INVALID_VALUE,
+                fmt::format("tessTensorKernelArgs: rank {} is outside 0..{}", tensor->rank, TESS_MAX_RANK));
+  const size_t needed = 1 + 2 * static_cast<size_t>(tensor->rank);
+  if (!args || capacity < needed)
+    return fail(TESS_ERROR_INVALID_VALUE,
+                fmt::format("tessTensorKernelArgs: a rank-{} tensor needs {} argument slots, {} given", tensor->rank,
+                            needed, args ? capacity : 0));
+  auto* t = const_cast<tessTensor*>(tensor);
+  size_t j = 0;
+  args[j++] = &t->data;
+  for (int32_t i = 0; i < t->rank; ++i) args[j++] = &t->shape[i];
+  for (int32_t i = 0; i < t->rank; ++i) args[j++] = &t->strides[i];
+  *count = needed;
+  return ok();
+}
+
 tessStatus tessTensorStorageBytes(const tessTensor* tensor, uint64_t* bytes) {
   if (!tensor) return fail(TESS_ERROR_INVALID_VALUE, "tessTensorStorageBytes: `tensor` is null");
   if (!bytes) return fail(TESS_ERROR_INVALID_VALUE, "tessTensorStorageBytes: `bytes` is null");

@@ -8,29 +8,36 @@
 
 namespace {
 
-// fill_iota(out: mut i32[n], base: i32): out[i] = base + i.
+int64_t parameter(void** args, int j) { return *static_cast<const int64_t*>(args[j]); }
+template <class T>
+T* base(void** args, int j) {
+  return reinterpret_cast<T*>(*static_cast<const uint64_t*>(args[j]));
+}
+
+// fill_iota(out: mut i32[n], base: i32): out[i] = base + i. A tensor is
+// three arguments here: base address, size, stride.
 void fill_iota(void** args, const tessCpuLaunchContext* context) {
-  const auto* out = static_cast<const tessTensor*>(args[0]);
-  const int32_t base = *static_cast<const int32_t*>(args[1]);
-  auto* data = reinterpret_cast<int32_t*>(out->data);
+  auto* out = base<int32_t>(args, 0);
+  const int64_t n = parameter(args, 1), stride = parameter(args, 2);
+  const int32_t first = *static_cast<const int32_t*>(args[3]);
   const uint32_t lanes = context->group[0];
   for (uint32_t lane = 0; lane < lanes; ++lane) {
     const int64_t i = int64_t{context->group_id[0]} * lanes + lane;
-    if (i < out->shape[0]) data[i] = base + static_cast<int32_t>(i);
+    if (i < n) out[i * stride] = first + static_cast<int32_t>(i);
   }
 }
 
 // reverse_in_group(x: mut f32[n]): reverses each group's slice through shared
 // memory (a store, a barrier, a load: two lane loops).
 void reverse_in_group(void** args, const tessCpuLaunchContext* context) {
-  const auto* x = static_cast<const tessTensor*>(args[0]);
-  auto* data = reinterpret_cast<float*>(x->data);
+  auto* x = base<float>(args, 0);
+  const int64_t stride = parameter(args, 2);
   auto* shared = static_cast<float*>(context->shared);
   const uint32_t lanes = context->group[0];
   const int64_t first = int64_t{context->group_id[0]} * lanes;
-  for (uint32_t lane = 0; lane < lanes; ++lane) shared[lane] = data[first + lane];
+  for (uint32_t lane = 0; lane < lanes; ++lane) shared[lane] = x[(first + lane) * stride];
   // tile.barrier()
-  for (uint32_t lane = 0; lane < lanes; ++lane) data[first + lane] = shared[lanes - 1 - lane];
+  for (uint32_t lane = 0; lane < lanes; ++lane) x[(first + lane) * stride] = shared[lanes - 1 - lane];
 }
 
 }  // namespace

@@ -32,17 +32,30 @@ tessDevice cpu() {
 
 // --- hand-written CPU kernels, as the compiler's CPU target will emit them ---
 
+// A rank-1 tensor parameter: args[j] -> base address, args[j + 1] -> size,
+// args[j + 2] -> stride (docs/abi.md).
+template <class T>
+struct Vector {
+  T* data;
+  int64_t size;
+  int64_t stride;
+  T& operator[](int64_t i) const { return data[i * stride]; }
+};
+template <class T>
+Vector<T> vector_parameter(void** args, int j) {
+  return {reinterpret_cast<T*>(*static_cast<const uint64_t*>(args[j])), *static_cast<const int64_t*>(args[j + 1]),
+          *static_cast<const int64_t*>(args[j + 2])};
+}
+
 // saxpy(x: f32[n], y: mut f32[n], alpha: f32): one lane loop.
 void saxpy(void** args, const tessCpuLaunchContext* context) {
-  const auto* x = static_cast<const tessTensor*>(args[0]);
-  const auto* y = static_cast<const tessTensor*>(args[1]);
-  const float alpha = *static_cast<const float*>(args[2]);
-  const auto* xs = reinterpret_cast<const float*>(x->data);
-  auto* ys = reinterpret_cast<float*>(y->data);
+  const auto x = vector_parameter<const float>(args, 0);
+  const auto y = vector_parameter<float>(args, 3);
+  const float alpha = *static_cast<const float*>(args[6]);
   const uint32_t lanes = context->group[0];
   for (uint32_t lane = 0; lane < lanes; ++lane) {
     const int64_t i = int64_t{context->group_id[0]} * lanes + lane;  // tile.linear_id()
-    if (i < x->shape[0]) ys[i] = alpha * xs[i] + ys[i];
+    if (i < x.size) y[i] = alpha * x[i] + y[i];                       // if i < n
   }
 }
 
@@ -50,18 +63,17 @@ void saxpy(void** args, const tessCpuLaunchContext* context) {
 // shared memory, then halves it with a barrier per step (the seeds' tree
 // reduction); lane 0 writes the result. Every barrier ends a lane loop.
 void group_sum(void** args, const tessCpuLaunchContext* context) {
-  const auto* x = static_cast<const tessTensor*>(args[0]);
-  const auto* sums = static_cast<const tessTensor*>(args[1]);
-  const auto* xs = reinterpret_cast<const float*>(x->data);
+  const auto x = vector_parameter<const float>(args, 0);
+  const auto sums = vector_parameter<float>(args, 3);
   auto* shared = static_cast<float*>(context->shared);
   const uint32_t lanes = context->group[0];
   for (uint32_t lane = 0; lane < lanes; ++lane) {
     const int64_t i = int64_t{context->group_id[0]} * lanes + lane;
-    shared[lane] = i < x->shape[0] ? xs[i] : 0.0f;
+    shared[lane] = i < x.size ? x[i] : 0.0f;
   }
   for (uint32_t s = lanes / 2; s > 0; s /= 2)  // barrier before each step
     for (uint32_t lane = 0; lane < s; ++lane) shared[lane] += shared[lane + s];
-  reinterpret_cast<float*>(sums->data)[context->group_id[0]] = shared[0];
+  sums[context->group_id[0]] = shared[0];
 }
 
 // Counts visits per group over a 3-D grid and checks the context.
@@ -132,6 +144,27 @@ tessKernel kernel(tessModule m, const char* name) {
   REQUIRE(tessModuleGetKernel(m, name, &k) == TESS_SUCCESS);
   return k;
 }
+
+// Packs kernel arguments as the ABI says: tensors as base, sizes, strides.
+class ArgumentList {
+ public:
+  ArgumentList& tensor(const tessTensor& t) {
+    void* slots[1 + 2 * TESS_MAX_RANK];
+    size_t count = 0;
+    REQUIRE(tessTensorKernelArgs(&t, slots, std::size(slots), &count) == TESS_SUCCESS);
+    pointers_.insert(pointers_.end(), slots, slots + count);
+    return *this;
+  }
+  template <class T>
+  ArgumentList& value(T& v) {
+    pointers_.push_back(&v);
+    return *this;
+  }
+  void** data() { return pointers_.data(); }
+
+ private:
+  std::vector<void*> pointers_;
+};
 
 tessTensor vector_view(tessDevicePtr data, tessDtype dtype, int64_t n) {
   tessTensor t;
@@ -340,10 +373,11 @@ TEST_SUITE("launches") {
     tessModule m = table_module();
     tessTensor tx = vector_view(dx, TESS_F32, n), ty = vector_view(dy, TESS_F32, n);
     float alpha = 3.0f;
-    void* args[] = {&tx, &ty, &alpha};
+    ArgumentList args;
+    args.tensor(tx).tensor(ty).value(alpha);
     const uint32_t group[3] = {256, 1, 1};
     const uint32_t grid[3] = {static_cast<uint32_t>((n + 255) / 256), 1, 1};
-    REQUIRE(tessLaunchKernel(kernel(m, "saxpy"), grid, group, 0, nullptr, args) == TESS_SUCCESS);
+    REQUIRE(tessLaunchKernel(kernel(m, "saxpy"), grid, group, 0, nullptr, args.data()) == TESS_SUCCESS);
     std::vector<float> out(n);
     REQUIRE(tessMemcpyDtoH(d, out.data(), dy, n * sizeof(float)) == TESS_SUCCESS);
     int64_t wrong = 0;
@@ -368,9 +402,10 @@ TEST_SUITE("launches") {
       REQUIRE(tessMemcpyHtoD(d, dx, x.data(), n * sizeof(float)) == TESS_SUCCESS);
       tessModule m = table_module();
       tessTensor tx = vector_view(dx, TESS_F32, n), tsums = vector_view(dsums, TESS_F32, groups);
-      void* args[] = {&tx, &tsums};
+      ArgumentList args;
+      args.tensor(tx).tensor(tsums);
       const uint32_t grid[3] = {groups, 1, 1}, group[3] = {lanes, 1, 1};
-      REQUIRE(tessLaunchKernel(kernel(m, "group_sum"), grid, group, 0, nullptr, args) == TESS_SUCCESS);
+      REQUIRE(tessLaunchKernel(kernel(m, "group_sum"), grid, group, 0, nullptr, args.data()) == TESS_SUCCESS);
       std::vector<float> sums(groups);
       REQUIRE(tessMemcpyDtoH(d, sums.data(), dsums, groups * sizeof(float)) == TESS_SUCCESS);
       for (uint32_t g = 0; g < groups; ++g) {
@@ -471,7 +506,7 @@ TEST_SUITE("launches") {
         tessTensorMakeContiguous(dx, TESS_F32, 1, &n, &tx);
         tessTensorMakeContiguous(dy, TESS_F32, 1, &n, &ty);
         float alpha = static_cast<float>(t);
-        void* args[] = {&tx, &ty, &alpha};
+        void* args[] = {&tx.data, &tx.shape[0], &tx.strides[0], &ty.data, &ty.shape[0], &ty.strides[0], &alpha};
         const uint32_t grid[3] = {static_cast<uint32_t>((n + 63) / 64), 1, 1}, group[3] = {64, 1, 1};
         for (int repeat = 0; repeat < 20; ++repeat)
           if (tessLaunchKernel(k, grid, group, 0, nullptr, args)) ++failures;
@@ -552,9 +587,10 @@ TEST_SUITE("modules") {
       else
         REQUIRE(tessModuleLoadFile(d, TESS_TEST_CPU_MODULE, &m) == TESS_SUCCESS);
       int32_t base = from_memory ? 7 : 5;
-      void* args[] = {&t, &base};
+      ArgumentList args;
+      args.tensor(t).value(base);
       const uint32_t grid[3] = {8, 1, 1}, group[3] = {128, 1, 1};
-      REQUIRE(tessLaunchKernel(kernel(m, "fill_iota"), grid, group, 0, nullptr, args) == TESS_SUCCESS);
+      REQUIRE(tessLaunchKernel(kernel(m, "fill_iota"), grid, group, 0, nullptr, args.data()) == TESS_SUCCESS);
       std::vector<int32_t> host(n);
       REQUIRE(tessMemcpyDtoH(d, host.data(), out, n * 4) == TESS_SUCCESS);
       for (int64_t i = 0; i < n; ++i)
@@ -566,9 +602,10 @@ TEST_SUITE("modules") {
       REQUIRE(tessMalloc(d, 256 * 4, &xs) == TESS_SUCCESS);
       REQUIRE(tessMemcpyHtoD(d, xs, x.data(), 256 * 4) == TESS_SUCCESS);
       tessTensor tx = vector_view(xs, TESS_F32, 256);
-      void* args2[] = {&tx};
+      ArgumentList args2;
+      args2.tensor(tx);
       const uint32_t grid2[3] = {4, 1, 1}, group2[3] = {64, 1, 1};
-      REQUIRE(tessLaunchKernel(kernel(m, "reverse_in_group"), grid2, group2, 0, nullptr, args2) == TESS_SUCCESS);
+      REQUIRE(tessLaunchKernel(kernel(m, "reverse_in_group"), grid2, group2, 0, nullptr, args2.data()) == TESS_SUCCESS);
       REQUIRE(tessMemcpyDtoH(d, x.data(), xs, 256 * 4) == TESS_SUCCESS);
       CHECK(x[0] == 63.0f);
       CHECK(x[64] == 127.0f);
@@ -630,12 +667,14 @@ TEST_SUITE("streams and events") {
     const uint32_t grid[3] = {static_cast<uint32_t>(n / 128), 1, 1}, group[3] = {128, 1, 1};
 
     REQUIRE(tessEventRecord(start, s1) == TESS_SUCCESS);
-    void* args1[] = {&tx, &ty, &two};
-    REQUIRE(tessLaunchKernel(k, grid, group, 0, s1, args1) == TESS_SUCCESS);  // y = 2
+    ArgumentList args1;
+    args1.tensor(tx).tensor(ty).value(two);
+    REQUIRE(tessLaunchKernel(k, grid, group, 0, s1, args1.data()) == TESS_SUCCESS);  // y = 2
     REQUIRE(tessEventRecord(middle, s1) == TESS_SUCCESS);
     REQUIRE(tessStreamWaitEvent(s2, middle) == TESS_SUCCESS);
-    void* args2[] = {&tx, &ty, &three};
-    REQUIRE(tessLaunchKernel(k, grid, group, 0, s2, args2) == TESS_SUCCESS);  // y = 5, after the first
+    ArgumentList args2;
+    args2.tensor(tx).tensor(ty).value(three);
+    REQUIRE(tessLaunchKernel(k, grid, group, 0, s2, args2.data()) == TESS_SUCCESS);  // y = 5, after the first
     REQUIRE(tessEventRecord(end, s2) == TESS_SUCCESS);
     REQUIRE(tessStreamSynchronize(s2) == TESS_SUCCESS);
     REQUIRE(tessEventSynchronize(end) == TESS_SUCCESS);
@@ -653,7 +692,7 @@ TEST_SUITE("streams and events") {
     CHECK(total >= first);
     // The default stream works too.
     REQUIRE(tessEventRecord(start, nullptr) == TESS_SUCCESS);
-    REQUIRE(tessLaunchKernel(k, grid, group, 0, nullptr, args1) == TESS_SUCCESS);
+    REQUIRE(tessLaunchKernel(k, grid, group, 0, nullptr, args1.data()) == TESS_SUCCESS);
 
     CHECK(tessModuleUnload(m) == TESS_SUCCESS);
     CHECK(tessFree(d, dx) == TESS_SUCCESS);
@@ -733,6 +772,18 @@ TEST_SUITE("dtypes and tensors") {
     t.strides[1] = 2;
     CHECK(tessTensorStorageBytes(&t, &bytes) == TESS_SUCCESS);
     CHECK(bytes == (3 * 8 + 3 * 2 + 1) * 4);
+    // Its kernel arguments point into the view.
+    void* slots[5];
+    size_t count = 0;
+    REQUIRE(tessTensorKernelArgs(&t, slots, 5, &count) == TESS_SUCCESS);
+    CHECK(count == 5);
+    CHECK(slots[0] == &t.data);
+    CHECK(slots[1] == &t.shape[0]);
+    CHECK(slots[2] == &t.shape[1]);
+    CHECK(slots[3] == &t.strides[0]);
+    CHECK(slots[4] == &t.strides[1]);
+    CHECK(tessTensorKernelArgs(&t, slots, 4, &count) == TESS_ERROR_INVALID_VALUE);
+    CHECK(contains(last_message(), "a rank-2 tensor needs 5 argument slots, 4 given"));
   }
 }
 

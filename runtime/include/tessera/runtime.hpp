@@ -6,7 +6,7 @@
 //   tessera::rt::Buffer x(device, n * sizeof(float));
 //   x.copy_from(host.data(), n * sizeof(float));
 //   auto module = tessera::rt::Module::from_table(device, table, count);
-//   module.kernel("saxpy").launch({groups, 1, 1}, {256, 1, 1}, x.address(), y.address(), alpha, n);
+//   module.kernel("saxpy").launch({groups}, {256}, x_view, y_view, alpha);  // tessTensor views
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tessera/tessera_runtime.h"
 
@@ -187,21 +188,35 @@ class Kernel {
   explicit Kernel(tessKernel handle) : handle_(handle) {}
   tessKernel handle() const { return handle_; }
 
-  // Launches with `args` as the kernel's parameters, in order; each is passed
-  // by the address of its value, as docs/abi.md says.
+  // Launches with `args` as the kernel's parameters, in order, packed as
+  // docs/abi.md says: a scalar by the address of its value, a tessTensor as
+  // its base address, sizes and strides.
   template <class... Args>
   void launch(Dim3 grid, Dim3 group, const Args&... args) const {
     launch_on(nullptr, 0, grid, group, args...);
   }
   template <class... Args>
   void launch_on(tessStream stream, size_t dynamic_shared_bytes, Dim3 grid, Dim3 group, const Args&... args) const {
-    void* pointers[] = {const_cast<void*>(static_cast<const void*>(&args))..., nullptr};
+    std::vector<void*> pointers;
+    (add(pointers, args), ...);
+    pointers.push_back(nullptr);
     const uint32_t g[3] = {grid.x, grid.y, grid.z};
     const uint32_t l[3] = {group.x, group.y, group.z};
-    check(tessLaunchKernel(handle_, g, l, dynamic_shared_bytes, stream, pointers));
+    check(tessLaunchKernel(handle_, g, l, dynamic_shared_bytes, stream, pointers.data()));
   }
 
  private:
+  static void add(std::vector<void*>& pointers, const tessTensor& tensor) {
+    void* slots[1 + 2 * TESS_MAX_RANK];
+    size_t count = 0;
+    check(tessTensorKernelArgs(&tensor, slots, 1 + 2 * TESS_MAX_RANK, &count));
+    pointers.insert(pointers.end(), slots, slots + count);
+  }
+  template <class T>
+  static void add(std::vector<void*>& pointers, const T& value) {
+    pointers.push_back(const_cast<void*>(static_cast<const void*>(&value)));
+  }
+
   tessKernel handle_;
 };
 

@@ -142,7 +142,7 @@ typedef struct tessCpuLaunchContext {
 } tessCpuLaunchContext;
 
 /* A CPU kernel runs every lane of one group (the compiler splits the body at
- * barriers into lane loops). `args[i]` points at the value of parameter i. */
+ * barriers into lane loops). `args` are tessLaunchKernel's. */
 typedef void (*tessCpuKernelFunction)(void** args, const tessCpuLaunchContext* context);
 
 typedef struct tessCpuKernelEntry {
@@ -169,7 +169,9 @@ tessStatus tessModuleUnload(tessModule module);
 /* Launches `kernel` over grid[0] x grid[1] x grid[2] groups of
  * group[0] x group[1] x group[2] lanes with `dynamic_shared_bytes` of dynamic
  * shared memory per group, on `stream` (null: the default stream of the
- * kernel's device). `args[i]` points at the value of parameter i; the values
+ * kernel's device). `args[j]` points at the value of flattened parameter j: a
+ * scalar is one, a tensor of rank r is 1 + 2r (its base address, r sizes, r
+ * strides; tessTensorKernelArgs), as on the GPU (docs/abi.md). The values
  * are read before the call returns. */
 tessStatus tessLaunchKernel(tessKernel kernel, const uint32_t grid[3], const uint32_t group[3],
                             size_t dynamic_shared_bytes, tessStream stream, void** args);
@@ -218,6 +220,11 @@ tessStatus tessDtypeFromName(const char* name, tessDtype* dtype);
 /* A contiguous row-major view of `data` (rank 0 to TESS_MAX_RANK). */
 tessStatus tessTensorMakeContiguous(tessDevicePtr data, tessDtype dtype, int32_t rank, const int64_t* shape,
                                     tessTensor* tensor);
+/* The kernel arguments of a tensor parameter: writes 1 + 2 * rank pointers to
+ * `args` (at most `capacity`), to the tensor's data address, its sizes and its
+ * strides, all pointing into `*tensor`, which must live until the launch
+ * returns; `*count` is how many. */
+tessStatus tessTensorKernelArgs(const tessTensor* tensor, void** args, size_t capacity, size_t* count);
 /* Bytes a view spans from `data`: the highest element's offset plus one, in
  * whole bytes (0 for an empty tensor). Strides must not be negative. */
 tessStatus tessTensorStorageBytes(const tessTensor* tensor, uint64_t* bytes);
