@@ -159,7 +159,7 @@ class AstDumper {
       case NodeKind::Name:
       case NodeKind::Attribute:
       case NodeKind::KeywordArgument:
-        return " " + ident();
+        return fmt::format(" {}", ident());  // not " " + ...: GCC 12 warns falsely (-Wrestrict)
       case NodeKind::ImportAlias:
         return n.payload == UINT32_MAX ? "" : " as " + ident();
       case NodeKind::Parameter:
@@ -174,7 +174,7 @@ class AstDumper {
         return fmt::format(" {}", values_.reals[n.payload]);
       case NodeKind::StringLiteral:
       case NodeKind::FStringText:
-        return " " + quote_for_display(values_.strings[n.payload]);
+        return fmt::format(" {}", quote_for_display(values_.strings[n.payload]));
       case NodeKind::FormattedValue: {
         std::string text;
         if (n.op != 0) text += fmt::format(" !{}", static_cast<char>(n.op));
