@@ -112,7 +112,12 @@ class Verifier {
         if (v->is_block_argument()) return;
         Operation* def = v->defining_op();
         if (def != at && def->is_before_in_block(at)) return;
-        if (def == at && at != user) return;  // a region using its op's result: not allowed below
+        if (def == at && at != user) {
+          error(user, fmt::format("operand #{} is a result of the enclosing '{}'; an operation's regions cannot use "
+                                  "its results",
+                                  index, at->name()));
+          return;
+        }
         error(user, fmt::format("operand #{} is used before it is defined", index));
         return;
       }
@@ -155,6 +160,17 @@ class Verifier {
       error(op, fmt::format("attribute '{}' has the wrong kind", name));
       return Attribute();
     }
+    return a;
+  }
+  // An array attribute whose elements are all integers.
+  Attribute int_array_attr(Operation* op, std::string_view name) {
+    Attribute a = attr(op, name, AttributeKind::Array);
+    if (!a) return a;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!a[i].is(AttributeKind::Integer)) {
+        error(op, fmt::format("attribute '{}' must be an array of integers", name));
+        return Attribute();
+      }
     return a;
   }
   bool string_choice(Operation* op, std::string_view name, std::initializer_list<std::string_view> options,
@@ -251,7 +267,15 @@ class Verifier {
 
   Operation* enclosing_func(Operation* op) { return op->enclosing(OpKind::Func); }
 
+  static bool holds_regions(OpKind kind) {
+    return kind == OpKind::Module || kind == OpKind::Func || kind == OpKind::For || kind == OpKind::If ||
+           kind == OpKind::While || kind == OpKind::ScheduleTile || kind == OpKind::ScheduleFuse ||
+           kind == OpKind::SchedulePipeline;
+  }
+
   void verify_rules(Operation* op) {
+    if (!holds_regions(op->kind()) && op->num_regions() > 0)
+      return void(error(op, fmt::format("expects 0 regions, got {}", op->num_regions())));
     switch (op->kind()) {
       case OpKind::Module: {
         if (!regions(op, 1)) return;
@@ -292,7 +316,10 @@ class Verifier {
       case OpKind::Return: {
         Operation* func = op->parent_op();
         if (!func || !func->is(OpKind::Func)) return void(error(op, "must be directly inside a 'func.func'"));
-        Type fn = func->attr("function_type").type();
+        Attribute signature = func->attr("function_type");
+        if (!signature || !signature.is(AttributeKind::Type) || !signature.type().is(TypeKind::Function))
+          return;  // reported at the function
+        Type fn = signature.type();
         std::vector<Type> expected;
         for (size_t i = 0; i < fn.num_results(); ++i) expected.push_back(fn.result(i));
         std::vector<Type> got = value_types(op->operands());
@@ -307,7 +334,10 @@ class Verifier {
         Operation* module = op->enclosing(OpKind::Module);
         Operation* target = module ? lookup_function(module, callee.string_value()) : nullptr;
         if (!target) return void(error(op, fmt::format("calls unknown function '@{}'", callee.string_value())));
-        Type fn = target->attr("function_type").type();
+        Attribute signature = target->attr("function_type");
+        if (!signature || !signature.is(AttributeKind::Type) || !signature.type().is(TypeKind::Function))
+          return;  // reported at the callee
+        Type fn = signature.type();
         std::vector<Type> inputs, outputs;
         for (size_t i = 0; i < fn.num_inputs(); ++i) inputs.push_back(fn.input(i));
         for (size_t i = 0; i < fn.num_results(); ++i) outputs.push_back(fn.result(i));
@@ -501,6 +531,11 @@ class Verifier {
                            {"add", "sub", "mul", "div", "max", "min", "pow", "neg", "exp", "log", "sqrt", "rsqrt",
                             "tanh", "relu", "gelu", "sigmoid", "abs"}))
           return;
+        std::string_view fn = op->string_attr("op");
+        unsigned arity = one_of(fn, {"add", "sub", "mul", "div", "max", "min", "pow"}) ? 2 : 1;
+        if (op->num_operands() != arity)
+          return void(error(op, fmt::format("'{}' takes {} operand{}, got {}", fn, arity, arity == 1 ? "" : "s",
+                                            op->num_operands())));
         for (Value* v : op->operands())
           if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar())
             return void(error(op, fmt::format("operands must be tensors or scalars, got {}", v->type().str())));
@@ -521,7 +556,7 @@ class Verifier {
       case OpKind::GraphReduce: {
         if (!shape(op, 1, 1)) return;
         if (!string_choice(op, "kind", {"sum", "mean", "max", "min"})) return;
-        if (Attribute axes = attr(op, "axes", AttributeKind::Array)) {
+        if (Attribute axes = int_array_attr(op, "axes")) {
           for (int64_t axis : axes.int_array())
             if (axis < 0 || static_cast<size_t>(axis) >= op->operand(0)->type().rank())
               return void(error(op, fmt::format("axis {} is out of range", axis)));
@@ -563,7 +598,7 @@ class Verifier {
       }
       case OpKind::GraphMesh: {
         if (!shape(op, 0, 1)) return;
-        Attribute dims = attr(op, "shape", AttributeKind::Array);
+        Attribute dims = int_array_attr(op, "shape");
         Attribute axes = attr(op, "axes", AttributeKind::Array);
         if (dims && axes && dims.size() != axes.size())
           error(op, "needs one axis name per mesh dimension");
@@ -606,8 +641,9 @@ class Verifier {
       case OpKind::ScheduleFuse:
       case OpKind::SchedulePipeline: {
         if (!regions(op, 1)) return;
+        if (op->region(0).empty()) return void(error(op, "the region is empty"));
         if (op->is(OpKind::ScheduleTile)) {
-          Attribute sizes = attr(op, "sizes", AttributeKind::Array);
+          Attribute sizes = int_array_attr(op, "sizes");
           if (sizes)
             for (int64_t s : sizes.int_array())
               if (s <= 0) return void(error(op, "tile sizes must be positive"));
@@ -677,7 +713,7 @@ class Verifier {
       case OpKind::Subview: {
         if (!results(op, 1) || !memref_indices(op, 0, 1, 0)) return;
         Type m = op->operand(0)->type(), r = op->result()->type();
-        Attribute sizes = attr(op, "sizes", AttributeKind::Array);
+        Attribute sizes = int_array_attr(op, "sizes");
         if (!sizes) return;
         std::vector<int64_t> s = sizes.int_array();
         if (s.size() != m.rank()) return void(error(op, "needs one size per dimension"));
@@ -750,7 +786,10 @@ class Verifier {
         if (!string_choice(op, "kind", {"add", "max", "min", "exch", "and", "or", "xor"})) return;
         Type m = op->operand(0)->type(), v = op->operand(op->num_operands() - 1)->type();
         if (!v.is_scalar() || v.scalar() != m.scalar() || op->result()->type() != v)
-          error(op, fmt::format("value and result must be the element type {}", sema::scalar_info(m.scalar()).name));
+          return void(error(op, fmt::format("value and result must be the element type {}",
+                                            sema::scalar_info(m.scalar()).name)));
+        if (one_of(op->string_attr("kind"), {"and", "or", "xor"}) && !is_int_element(v))
+          error(op, fmt::format("atomic '{}' needs an integer element type, got {}", op->string_attr("kind"), v.str()));
         return;
       }
       case OpKind::AtomicCas: {
