@@ -225,6 +225,13 @@ class Verifier {
     return true;
   }
 
+  // Constant memory is filled by the host before the launch and read-only
+  // for kernels: nothing may store into it or update it atomically.
+  bool writable_memref(Operation* op, unsigned memref_index) {
+    if (op->operand(memref_index)->type().space() != MemorySpace::Constant) return true;
+    return error(op, "writes to constant memory, which is read-only for kernels");
+  }
+
   bool check_yield(Operation* parent, Region& region, OpKind terminator, const std::vector<Type>& expected,
                    std::string_view what) {
     if (region.empty()) return true;
@@ -736,7 +743,7 @@ class Verifier {
         return;
       }
       case OpKind::Store: {
-        if (!results(op, 0) || !memref_indices(op, 1, 2, 0)) return;
+        if (!results(op, 0) || !memref_indices(op, 1, 2, 0) || !writable_memref(op, 1)) return;
         Type v = op->operand(0)->type(), m = op->operand(1)->type();
         if (!v.is_scalar() || v.scalar() != m.scalar())
           error(op, fmt::format("stores {} into a memref of {}", v.str(), sema::scalar_info(m.scalar()).name));
@@ -750,7 +757,7 @@ class Verifier {
         return;
       }
       case OpKind::StoreVector: {
-        if (!results(op, 0) || !memref_indices(op, 1, 2, 0)) return;
+        if (!results(op, 0) || !memref_indices(op, 1, 2, 0) || !writable_memref(op, 1)) return;
         Type v = op->operand(0)->type(), m = op->operand(1)->type();
         if (!v.is(TypeKind::Vector) || v.scalar() != m.scalar())
           error(op, fmt::format("stores {} into a memref of {}", v.str(), sema::scalar_info(m.scalar()).name));
@@ -782,7 +789,7 @@ class Verifier {
         return;
       }
       case OpKind::Atomic: {
-        if (!results(op, 1) || !memref_indices(op, 0, 1, 1)) return;
+        if (!results(op, 1) || !memref_indices(op, 0, 1, 1) || !writable_memref(op, 0)) return;
         if (!string_choice(op, "kind", {"add", "max", "min", "exch", "and", "or", "xor"})) return;
         Type m = op->operand(0)->type(), v = op->operand(op->num_operands() - 1)->type();
         if (!v.is_scalar() || v.scalar() != m.scalar() || op->result()->type() != v)
@@ -793,7 +800,7 @@ class Verifier {
         return;
       }
       case OpKind::AtomicCas: {
-        if (!results(op, 1) || !memref_indices(op, 0, 1, 2)) return;
+        if (!results(op, 1) || !memref_indices(op, 0, 1, 2) || !writable_memref(op, 0)) return;
         Type m = op->operand(0)->type();
         Type c = op->operand(op->num_operands() - 2)->type(), n = op->operand(op->num_operands() - 1)->type();
         if (c != n || !c.is_scalar() || c.scalar() != m.scalar() || op->result()->type() != c)
@@ -848,6 +855,7 @@ class Verifier {
         if (!shape(op, 2, 0)) return;
         Type t = op->operand(0)->type(), m = op->operand(1)->type();
         if (!t.is(TypeKind::Tile) || !m.is(TypeKind::MemRef)) return void(error(op, "stores a tile into a memref"));
+        if (!writable_memref(op, 1)) return;
         if (!dims_compatible(t.shape(), m.shape()))
           return void(error(op, fmt::format("stores {} into {}; shapes differ", t.str(), m.str())));
         if (t.scalar() != m.scalar()) error(op, "tile and memref must have one element type");
