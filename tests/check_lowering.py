@@ -4,7 +4,9 @@
 For each .tsr file under the given directories that holds a kernel and
 checks cleanly (`tesserac -fsyntax-only` exits 0), `tesserac --emit=tile-ir`
 must succeed, and its output must parse, verify and print back identically
-in `tesserac-opt` (TESSERA_CHECK_ROUND_TRIP=1 checks the round trip).
+in `tesserac-opt` (TESSERA_CHECK_ROUND_TRIP=1 checks the round trip). The
+standard pass pipeline (`tesserac-opt --default-pipeline`) must then accept
+it too: a pass that rejects or breaks a valid kernel is a compiler bug.
 """
 import os
 import pathlib
@@ -33,10 +35,16 @@ def main() -> int:
             if opt.returncode != 0:
                 failures.append(f"{path}: the Tile IR does not parse/verify in tesserac-opt:\n{opt.stderr}")
                 continue
+            piped = subprocess.run([tesserac_opt, "-", "--default-pipeline"], input=ir.stdout, capture_output=True,
+                                   text=True, env=env)
+            if piped.returncode != 0:
+                failures.append(f"{path}: tesserac-opt --default-pipeline fails on the Tile IR:\n{piped.stderr}")
+                continue
             lowered += 1
     for failure in failures:
         print(failure)
-    print(f"lowered {lowered} files with kernels to verified Tile IR; {len(failures)} failed")
+    print(f"lowered {lowered} files with kernels to verified Tile IR and ran the default pipeline; "
+          f"{len(failures)} failed")
     return 1 if failures or lowered == 0 else 0
 
 

@@ -27,7 +27,10 @@ const PassInfo* find_pass(std::string_view name) {
 }
 
 const std::vector<std::string_view>& default_tile_pipeline() {
-  static const std::vector<std::string_view> pipeline = {"verify"};
+  // Why this order: docs/ir/passes.md ("The default pipeline").
+  static const std::vector<std::string_view> pipeline = {
+      "inline", "canonicalize", "cse", "licm", "canonicalize", "dce",
+      "uniformity", "address-space-inference", "shared-layout", "verify"};
   return pipeline;
 }
 

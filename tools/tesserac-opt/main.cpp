@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "frontend/diagnostics/diagnostics.h"
@@ -53,6 +54,7 @@ std::vector<SourceRange> ir_comments(const SourceManager& sources, FileId file) 
 struct Options {
   std::string input;
   std::string output = "-";
+  bool default_pipeline = false;
   std::vector<std::string> passes;
   bool print_after_all = false;
   std::vector<std::string> print_after;
@@ -84,7 +86,11 @@ int run_opt(const Options& options) {
   pm_options.verify_each = !options.no_verify_each;
   pm_options.print.locations = options.print_locations;
   ir::PassManager pm(pm_options);
-  for (const std::string& name : options.passes) {
+  std::vector<std::string> pipeline;
+  if (options.default_pipeline)
+    for (std::string_view name : ir::default_tile_pipeline()) pipeline.emplace_back(name);
+  pipeline.insert(pipeline.end(), options.passes.begin(), options.passes.end());
+  for (const std::string& name : pipeline) {
     if (!pm.add(name)) {
       diags.emit_global<diag::IrUnknownPass>(name);
       diags.flush();
@@ -128,6 +134,8 @@ int run(int argc, char** argv) {
   app.add_option("-o,--output", options.output, "Output file (default: standard output)");
   app.add_option("-p,--passes", options.passes, "Passes to run, in order (comma-separated or repeated)")
       ->delimiter(',');
+  app.add_flag("--default-pipeline", options.default_pipeline,
+               "Run the standard Tile IR pipeline (as after lowering) before any --passes");
   app.add_flag("--print-after-all", options.print_after_all, "Print the IR after every pass (to standard error)");
   app.add_option("--print-after", options.print_after, "Print the IR after the named pass")->delimiter(',');
   app.add_flag("--time-passes", options.time_passes, "Report the time each pass took");
@@ -153,7 +161,7 @@ int run(int argc, char** argv) {
   }
   if (options.list_passes) {
     for (const ir::PassInfo& p : ir::all_passes())
-      std::printf("%-20s %s\n", std::string(p.name).c_str(), std::string(p.description).c_str());
+      std::printf("%-24s %s\n", std::string(p.name).c_str(), std::string(p.description).c_str());
     return kExitOk;
   }
   if (options.input.empty()) options.input = "-";
