@@ -33,6 +33,12 @@ using ir::TypeKind;
 
 constexpr unsigned kGlobalSpace = 1, kSharedSpace = 3;
 
+// Byte offsets of the fields of tessCpuLaunchContext the host code reads
+// (docs/abi.md; checked against the C header in host.cpp).
+namespace cpu_context {
+constexpr uint64_t kGrid = 0, kGroup = 12, kGroupId = 24, kShared = 40, kRunLanes = 104, kBarrier = 112, kShuffle = 120;
+}
+
 struct MemRef {
   llvm::Value* base = nullptr;
   std::vector<llvm::Value*> origin, sizes, strides;  // i64 each
@@ -49,13 +55,19 @@ struct Unsupported {};
 class Emitter {
  public:
   Emitter(ir::Operation* module, llvm::LLVMContext& context, const GpuArch& arch, DiagnosticEngine& diags,
-          DebugInfo debug)
-      : ir_module_(module), context_(context), arch_(arch), diags_(diags), debug_(debug), builder_(context) {}
+          DebugInfo debug, const HostTarget* host)
+      : ir_module_(module), context_(context), arch_(arch), diags_(diags), debug_(debug), host_(host),
+        builder_(context) {}
 
   std::unique_ptr<llvm::Module> run() {
     module_ = std::make_unique<llvm::Module>("tessera", context_);
-    module_->setTargetTriple(llvm::Triple("nvptx64-nvidia-cuda"));
-    module_->setDataLayout("e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-p7:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64");
+    if (host_) {
+      module_->setTargetTriple(llvm::Triple(host_->triple));
+      module_->setDataLayout(host_->data_layout);
+    } else {
+      module_->setTargetTriple(llvm::Triple("nvptx64-nvidia-cuda"));
+      module_->setDataLayout("e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-p7:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64");
+    }
     if (debug_ != DebugInfo::None) {
       dib_ = std::make_unique<llvm::DIBuilder>(*module_);
       module_->addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
@@ -64,6 +76,7 @@ class Emitter {
     try {
       for (Operation* f : ir::module_functions(ir_module_)) declare(f);
       for (Operation* f : ir::module_functions(ir_module_)) define(f);
+      if (host_) emit_host_entries();
     } catch (Unsupported&) {
       return nullptr;
     }
@@ -78,9 +91,9 @@ class Emitter {
   [[noreturn]] void unsupported(Operation* op, const std::string& what) {
     SourceRange range = ir::location_range(diags_.sources(), op->loc());
     if (range.begin || range.end)
-      diags_.emit<diag::CodegenUnsupported>(range, what, "NVPTX");
+      diags_.emit<diag::CodegenUnsupported>(range, what, host_ ? "CPU" : "NVPTX");
     else
-      diags_.emit_global<diag::CodegenUnsupported>(what, "NVPTX");
+      diags_.emit_global<diag::CodegenUnsupported>(what, host_ ? "CPU" : "NVPTX");
     throw Unsupported{};
   }
 
@@ -174,7 +187,7 @@ class Emitter {
   std::vector<llvm::Type*> part_types(Type t, Operation* op) {
     if (t.is(TypeKind::Token)) return {};
     if (!t.is(TypeKind::MemRef)) return {value_type(t, op)};
-    std::vector<llvm::Type*> types{builder_.getPtrTy(t.space() == ir::MemorySpace::Shared ? kSharedSpace : kGlobalSpace)};
+    std::vector<llvm::Type*> types{builder_.getPtrTy(host_ ? 0 : t.space() == ir::MemorySpace::Shared ? kSharedSpace : kGlobalSpace)};
     for (size_t i = 0; i < 3 * t.rank(); ++i) types.push_back(builder_.getInt64Ty());
     return types;
   }
@@ -205,6 +218,8 @@ class Emitter {
   void declare(Operation* f) {
     Type fn = f->attr("function_type").type();
     std::vector<llvm::Type*> params;
+    // On the CPU every function receives the launch context and its lane.
+    if (host_) params = {builder_.getPtrTy(), builder_.getInt64Ty()};
     for (size_t i = 0; i < fn.num_inputs(); ++i) {
       for (llvm::Type* t : part_types(fn.input(i), f)) params.push_back(t);
       if (fn.input(i).is(TypeKind::MemRef)) {
@@ -223,6 +238,18 @@ class Emitter {
       result = llvm::StructType::get(context_, fields);
     }
     bool kernel = f->has_attr("kernel");
+    if (host_) {
+      // The kernel's lanes are internal; the entry (emit_host_entries) is what the runtime calls.
+      auto* function = llvm::Function::Create(llvm::FunctionType::get(result, params, false),
+                                              llvm::GlobalValue::InternalLinkage,
+                                              std::string(f->symbol_name()) + (kernel ? ".lane" : ""), module_.get());
+      if (kernel) {
+        function->addFnAttr(llvm::Attribute::AlwaysInline);
+        host_kernels_.push_back(f);
+      }
+      functions_[std::string(f->symbol_name())] = function;
+      return;
+    }
     auto* function = llvm::Function::Create(llvm::FunctionType::get(result, params, false),
                                             kernel ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage,
                                             std::string(f->symbol_name()), module_.get());
@@ -258,6 +285,11 @@ class Emitter {
     }
     ir::Block& body = f->region(0).front();
     unsigned next = 0;
+    shared_bytes_ = 0;
+    if (host_) {
+      launch_context_ = function->getArg(next++);
+      lane_ = function->getArg(next++);
+    }
     llvm::Value* zero = builder_.getInt64(0);
     for (ir::Value* arg : body.arguments()) {
       Type t = arg->type();
@@ -284,6 +316,103 @@ class Emitter {
       builder_.SetInsertPoint(&block);
       builder_.CreateUnreachable();
     }
+    static_shared_bytes_[f] = shared_bytes_;
+  }
+
+  // --- the CPU target's entries (docs/abi.md) ---------------------------------------
+  llvm::Value* context_field(uint64_t offset, llvm::Type* type) {
+    return builder_.CreateLoad(type, builder_.CreateConstInBoundsGEP1_64(builder_.getInt8Ty(), launch_context_, offset));
+  }
+  llvm::Value* context_u32(uint64_t offset, int64_t index) {
+    return builder_.CreateZExt(context_field(offset + 4 * static_cast<uint64_t>(index), builder_.getInt32Ty()),
+                               builder_.getInt64Ty());
+  }
+  // Whether `f` (or a function it calls) synchronises lanes: then its lanes
+  // run as fibers (run_lanes), else in a plain loop.
+  bool synchronises(Operation* f) {
+    auto it = synchronises_.find(f);
+    if (it != synchronises_.end()) return it->second;
+    synchronises_[f] = false;  // recursion: decided by the other calls
+    bool found = false;
+    f->walk([&](Operation* op) {
+      if (op->is(OpKind::Barrier) || op->is(OpKind::Shuffle) || op->is(OpKind::WarpReduce)) found = true;
+      if (op->is(OpKind::Call))
+        if (Operation* callee = ir::lookup_function(ir_module_, op->attr("callee").string_value()))
+          found = found || synchronises(callee);
+    });
+    return synchronises_[f] = found;
+  }
+  // Loads the kernel's flattened parameters from the argument array.
+  std::vector<llvm::Value*> unpack_arguments(llvm::Function* lane_function, llvm::Value* args) {
+    std::vector<llvm::Value*> values{launch_context_, nullptr};
+    for (unsigned j = 2; j < lane_function->arg_size(); ++j) {
+      llvm::Type* t = lane_function->getArg(j)->getType();
+      llvm::Value* slot = builder_.CreateLoad(builder_.getPtrTy(),
+                                              builder_.CreateConstInBoundsGEP1_64(builder_.getPtrTy(), args, j - 2));
+      llvm::Value* v = t->isIntegerTy(1) ? builder_.CreateTrunc(builder_.CreateLoad(builder_.getInt8Ty(), slot), t)
+                                         : builder_.CreateLoad(t, slot);
+      values.push_back(v);
+    }
+    return values;
+  }
+  void emit_host_entries() {
+    llvm::Type* ptr = builder_.getPtrTy();
+    auto* entry_type = llvm::FunctionType::get(builder_.getVoidTy(), {ptr, ptr}, false);
+    auto* lane_type = llvm::FunctionType::get(builder_.getVoidTy(), {ptr, ptr, builder_.getInt64Ty()}, false);
+    auto* table_entry = llvm::StructType::get(context_, {ptr, ptr, builder_.getInt64Ty(), builder_.getInt64Ty()});
+    std::vector<llvm::Constant*> table;
+    for (Operation* f : host_kernels_) {
+      std::string name(f->symbol_name());
+      llvm::Function* lanes = functions_.at(name);
+      auto* entry = llvm::Function::Create(entry_type, llvm::GlobalValue::InternalLinkage, "__tessera_cpu_" + name,
+                                           module_.get());
+      builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", entry));
+      builder_.SetCurrentDebugLocation(llvm::DebugLoc());
+      launch_context_ = entry->getArg(1);
+      if (synchronises(f)) {
+        // A fiber per lane: its body is a trampoline that unpacks the arguments.
+        auto* fiber = llvm::Function::Create(lane_type, llvm::GlobalValue::InternalLinkage, name + ".fiber", module_.get());
+        llvm::Value* run_lanes = context_field(cpu_context::kRunLanes, ptr);
+        builder_.CreateCall(llvm::FunctionType::get(builder_.getVoidTy(), {ptr, ptr, ptr}, false), run_lanes,
+                            {launch_context_, fiber, entry->getArg(0)});
+        builder_.CreateRetVoid();
+        builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", fiber));
+        launch_context_ = fiber->getArg(1);
+        std::vector<llvm::Value*> values = unpack_arguments(lanes, fiber->getArg(0));
+        values[1] = fiber->getArg(2);
+        builder_.CreateCall(lanes, values);
+        builder_.CreateRetVoid();
+      } else {
+        // No lane waits for another: one loop over the lanes, which LLVM may vectorise.
+        std::vector<llvm::Value*> values = unpack_arguments(lanes, entry->getArg(0));
+        llvm::Value* count = builder_.CreateMul(
+            builder_.CreateMul(context_u32(cpu_context::kGroup, 0), context_u32(cpu_context::kGroup, 1)),
+            context_u32(cpu_context::kGroup, 2));
+        llvm::BasicBlock* preheader = builder_.GetInsertBlock();
+        auto* body = llvm::BasicBlock::Create(context_, "lanes", entry);
+        auto* exit = llvm::BasicBlock::Create(context_, "done", entry);
+        builder_.CreateBr(body);
+        builder_.SetInsertPoint(body);
+        llvm::PHINode* lane = builder_.CreatePHI(builder_.getInt64Ty(), 2);
+        lane->addIncoming(builder_.getInt64(0), preheader);
+        values[1] = lane;
+        builder_.CreateCall(lanes, values);
+        llvm::Value* next = builder_.CreateAdd(lane, builder_.getInt64(1));
+        lane->addIncoming(next, body);
+        builder_.CreateCondBr(builder_.CreateICmpULT(next, count), body, exit);
+        builder_.SetInsertPoint(exit);
+        builder_.CreateRetVoid();
+      }
+      auto* name_constant = builder_.CreateGlobalString(name, "__tessera_cpu_name_" + name, 0, module_.get());
+      table.push_back(llvm::ConstantStruct::get(
+          table_entry, {name_constant, entry, builder_.getInt64(static_shared_bytes_[f]), builder_.getInt64(0)}));
+    }
+    table.push_back(llvm::Constant::getNullValue(table_entry));
+    auto* array = llvm::ArrayType::get(table_entry, table.size());
+    new llvm::GlobalVariable(*module_, array, true, llvm::GlobalValue::ExternalLinkage,
+                             llvm::ConstantArray::get(array, table), "tessera_cpu_kernels");
+    new llvm::GlobalVariable(*module_, builder_.getInt32Ty(), true, llvm::GlobalValue::ExternalLinkage,
+                             builder_.getInt32(host_->abi_version), "tessera_cpu_abi_version");
   }
 
   void emit_block(ir::Block& block) {
@@ -336,7 +465,19 @@ class Emitter {
     return builder_.CreateCall(llvm::Intrinsic::getOrInsertDeclaration(module_.get(), id, overloads), args);
   }
   llvm::Value* sreg(llvm::Intrinsic::ID id) { return builder_.CreateZExt(intrinsic(id), builder_.getInt64Ty()); }
-  llvm::Value* axis_sreg(const llvm::Intrinsic::ID (&ids)[3], int64_t axis) { return sreg(ids[axis]); }
+  // tid / ntid / ctaid / nctaid of one axis; on the CPU from the launch
+  // context and the lane (lane = x + group[0] * (y + group[1] * z)).
+  llvm::Value* axis_sreg(const llvm::Intrinsic::ID (&ids)[3], int64_t axis) {
+    if (!host_) return sreg(ids[axis]);
+    if (&ids == &kNtid) return context_u32(cpu_context::kGroup, axis);
+    if (&ids == &kCtaid) return context_u32(cpu_context::kGroupId, axis);
+    if (&ids == &kNctaid) return context_u32(cpu_context::kGrid, axis);
+    llvm::Value* nx = context_u32(cpu_context::kGroup, 0);
+    if (axis == 0) return builder_.CreateURem(lane_, nx);
+    llvm::Value* ny = context_u32(cpu_context::kGroup, 1);
+    if (axis == 1) return builder_.CreateURem(builder_.CreateUDiv(lane_, nx), ny);
+    return builder_.CreateUDiv(lane_, builder_.CreateMul(nx, ny));
+  }
 
   static constexpr llvm::Intrinsic::ID kTid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x,
                                                   llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
@@ -353,6 +494,7 @@ class Emitter {
 
   // Flattened id of the lane in its group, and the group's lane count.
   llvm::Value* local_linear() {
+    if (host_) return lane_;
     llvm::Value* x = sreg(kTid[0]);
     if (group_rank() == 1) return x;
     llvm::Value* nx = sreg(kNtid[0]);
@@ -361,8 +503,8 @@ class Emitter {
     return builder_.CreateAdd(id, builder_.CreateMul(sreg(kTid[2]), builder_.CreateMul(nx, sreg(kNtid[1]))));
   }
   llvm::Value* group_lanes() {
-    llvm::Value* n = sreg(kNtid[0]);
-    for (size_t a = 1; a < group_rank(); ++a) n = builder_.CreateMul(n, sreg(kNtid[a]));
+    llvm::Value* n = axis_sreg(kNtid, 0);
+    for (size_t a = 1; a < group_rank(); ++a) n = builder_.CreateMul(n, axis_sreg(kNtid, static_cast<int64_t>(a)));
     return n;
   }
   size_t group_rank() {
@@ -413,6 +555,7 @@ class Emitter {
 
   llvm::Value* libdevice_call(Operation* op, const char* f32_name, const char* f64_name, llvm::ArrayRef<llvm::Value*> args) {
     llvm::Type* t = args[0]->getType();
+    if (host_) return host_math(op, args);
     std::string name = t->isDoubleTy() ? f64_name : f32_name;
     if (!t->isFloatTy() && !t->isDoubleTy()) unsupported(op, "'" + std::string(op->name()) + "' on 16-bit floats");
     std::vector<llvm::Type*> params(args.size(), t);
@@ -421,7 +564,55 @@ class Emitter {
     return builder_.CreateCall(callee, args);
   }
 
+  // The host's libm through LLVM's math intrinsics (the same functions C++'s
+  // <cmath> calls).
+  llvm::Value* host_math(Operation* op, llvm::ArrayRef<llvm::Value*> args) {
+    llvm::Type* t = args[0]->getType();
+    auto call = [&](llvm::Intrinsic::ID id) { return intrinsic(id, args, {t}); };
+    switch (op->kind()) {
+      case OpKind::Exp: return call(llvm::Intrinsic::exp);
+      case OpKind::Log: return call(llvm::Intrinsic::log);
+      case OpKind::Tanh: return call(llvm::Intrinsic::tanh);
+      case OpKind::Sin: return call(llvm::Intrinsic::sin);
+      case OpKind::Cos: return call(llvm::Intrinsic::cos);
+      case OpKind::PowF: return call(llvm::Intrinsic::pow);
+      case OpKind::Rsqrt:
+        return builder_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), intrinsic(llvm::Intrinsic::sqrt, args, {t}));
+      default: unsupported(op, "'" + std::string(op->name()) + "'");
+    }
+  }
+
+  // A warp exchange through the runtime (tessCpuLaunchContext::shuffle): the
+  // source lane in the warp by PTX's rules for shfl.sync with the clamps this
+  // backend uses; a source outside the warp returns the lane's own value.
+  llvm::Value* host_shuffle(llvm::Value* v, llvm::Value* offset, const std::string& mode) {
+    llvm::Type* t = v->getType();
+    unsigned bits = static_cast<unsigned>(module_->getDataLayout().getTypeSizeInBits(t));
+    llvm::Value* in_warp = builder_.CreateAnd(lane_, builder_.getInt64(31));
+    llvm::Value* b = builder_.CreateZExt(builder_.CreateIntCast(offset, builder_.getInt32Ty(), false), builder_.getInt64Ty());
+    llvm::Value* source;
+    if (mode == "up") {
+      source = builder_.CreateSelect(builder_.CreateICmpUGE(in_warp, b), builder_.CreateSub(in_warp, b), in_warp);
+    } else if (mode == "down") {
+      llvm::Value* j = builder_.CreateAdd(in_warp, b);
+      source = builder_.CreateSelect(builder_.CreateICmpULE(j, builder_.getInt64(31)), j, in_warp);
+    } else if (mode == "xor") {
+      llvm::Value* j = builder_.CreateXor(in_warp, b);
+      source = builder_.CreateSelect(builder_.CreateICmpULE(j, builder_.getInt64(31)), j, in_warp);
+    } else {
+      source = builder_.CreateAnd(b, builder_.getInt64(31));
+    }
+    llvm::Value* bits_value = builder_.CreateBitCast(v, builder_.getIntNTy(bits));
+    llvm::Value* wide = builder_.CreateZExt(bits_value, builder_.getInt64Ty());
+    llvm::Type* ptr = builder_.getPtrTy();
+    auto* type = llvm::FunctionType::get(builder_.getInt64Ty(), {ptr, builder_.getInt64Ty(), builder_.getInt32Ty()}, false);
+    llvm::Value* r = builder_.CreateCall(type, context_field(cpu_context::kShuffle, ptr),
+                                         {launch_context_, wide, builder_.CreateTrunc(source, builder_.getInt32Ty())});
+    return builder_.CreateBitCast(builder_.CreateTrunc(r, builder_.getIntNTy(bits)), t);
+  }
+
   llvm::Value* shuffle(llvm::Value* v, llvm::Value* offset, const std::string& mode, Operation* op) {
+    if (host_) return host_shuffle(v, offset, mode);
     llvm::Type* t = v->getType();
     unsigned bits = t->getPrimitiveSizeInBits();
     if (bits == 64) {
@@ -473,7 +664,16 @@ class Emitter {
   GpuArch arch_;
   DiagnosticEngine& diags_;
   DebugInfo debug_;
+  const HostTarget* host_;  // null for NVPTX
   llvm::IRBuilder<> builder_;
+  // CPU target: the current function's launch context and lane, the kernels,
+  // their shared-memory sizes, which of them synchronise.
+  llvm::Value* launch_context_ = nullptr;
+  llvm::Value* lane_ = nullptr;
+  std::vector<Operation*> host_kernels_;
+  std::unordered_map<Operation*, uint64_t> static_shared_bytes_;
+  std::unordered_map<Operation*, bool> synchronises_;
+  uint64_t shared_bytes_ = 0;
   std::unique_ptr<llvm::Module> module_;
   std::unique_ptr<llvm::DIBuilder> dib_;
   llvm::DIFile* compile_unit_file_ = nullptr;
@@ -634,7 +834,7 @@ void Emitter::emit_cp_async(Operation* op) {
   }
   llvm::Value* to = element_address(dst, index, elem, op);
   llvm::Value* from = element_address(src, index, elem, op);
-  if (bytes == 4 || bytes == 8 || bytes == 16) {
+  if (!host_ && (bytes == 4 || bytes == 8 || bytes == 16)) {
     llvm::Intrinsic::ID id = bytes == 4   ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4
                              : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8
                                           : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_16;
@@ -740,6 +940,7 @@ void Emitter::emit(Operation* op) {
     case OpKind::Call: {
       llvm::Function* callee = functions_.at(std::string(op->attr("callee").string_value()));
       std::vector<llvm::Value*> args;
+      if (host_) args = {launch_context_, lane_};
       for (ir::Value* v : op->operands()) {
         if (v->type().is(TypeKind::MemRef)) {
           MemRef& m = memref(v);
@@ -867,17 +1068,19 @@ void Emitter::emit(Operation* op) {
     // --- tile ---
     case OpKind::LinearId: {
       // (flattened group id) * lanes per group + flattened local id.
-      llvm::Value* group = sreg(kCtaid[0]);
-      llvm::Value* groups_x = sreg(kNctaid[0]);
-      group = builder_.CreateAdd(group, builder_.CreateMul(sreg(kCtaid[1]), groups_x));
-      group = builder_.CreateAdd(group, builder_.CreateMul(sreg(kCtaid[2]), builder_.CreateMul(groups_x, sreg(kNctaid[1]))));
+      llvm::Value* group = axis_sreg(kCtaid, 0);
+      llvm::Value* groups_x = axis_sreg(kNctaid, 0);
+      group = builder_.CreateAdd(group, builder_.CreateMul(axis_sreg(kCtaid, 1), groups_x));
+      group = builder_.CreateAdd(group, builder_.CreateMul(axis_sreg(kCtaid, 2), builder_.CreateMul(groups_x, axis_sreg(kNctaid, 1))));
       return set(op->result(), builder_.CreateAdd(builder_.CreateMul(group, group_lanes()), local_linear()));
     }
     case OpKind::LocalId: return set(op->result(), axis_sreg(kTid, op->int_attr("axis")));
     case OpKind::GroupId: return set(op->result(), axis_sreg(kCtaid, op->int_attr("axis")));
     case OpKind::GroupSize: return set(op->result(), axis_sreg(kNtid, op->int_attr("axis")));
     case OpKind::NumGroups: return set(op->result(), axis_sreg(kNctaid, op->int_attr("axis")));
-    case OpKind::LaneId: return set(op->result(), sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_laneid));
+    case OpKind::LaneId:
+      if (host_) return set(op->result(), builder_.CreateAnd(lane_, builder_.getInt64(31)));
+      return set(op->result(), sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_laneid));
     case OpKind::WarpId: return set(op->result(), builder_.CreateUDiv(local_linear(), builder_.getInt64(32)));
     case OpKind::Dim: return set(op->result(), memref(op->operand(0)).sizes.at(static_cast<size_t>(op->int_attr("axis"))));
     case OpKind::AllocShared: {
@@ -886,14 +1089,29 @@ void Emitter::emit(Operation* op) {
       for (size_t d = 0; d + 1 < m.rank(); ++d) rows *= m.shape()[d];
       int64_t pitch = m.shape()[m.rank() - 1] + m.padding();
       auto* array = llvm::ArrayType::get(element_type(m, op), static_cast<uint64_t>(rows * pitch));
-      auto* global = new llvm::GlobalVariable(*module_, array, false, llvm::GlobalValue::InternalLinkage,
+      auto desc = std::make_shared<MemRef>();
+      if (host_) {
+        // The group's block of shared memory (context->shared, 64-byte aligned)
+        // holds the allocations one after another.
+        if (!current_ir_function_->has_attr("kernel"))
+          unsupported(op, "allocating shared memory outside a kernel on the CPU target");
+        // The block is 64-byte aligned; larger alignments (bank-conflict
+        // padding for the GPU) only matter for speed there.
+        uint64_t alignment = std::min<uint64_t>(static_cast<uint64_t>(op->int_attr("alignment", 16)), 64);
+        shared_bytes_ = (shared_bytes_ + alignment - 1) / alignment * alignment;
+        llvm::Value* block = context_field(cpu_context::kShared, builder_.getPtrTy());
+        desc->base = builder_.CreateConstInBoundsGEP1_64(builder_.getInt8Ty(), block, shared_bytes_);
+        shared_bytes_ += module_->getDataLayout().getTypeAllocSize(array);
+      }
+      auto* global = host_ ? nullptr : new llvm::GlobalVariable(*module_, array, false, llvm::GlobalValue::InternalLinkage,
                                               llvm::UndefValue::get(array),
                                               std::string(current_ir_function_->symbol_name()) + "_shared_" +
                                                   std::to_string(shared_count_++),
                                               nullptr, llvm::GlobalValue::NotThreadLocal, kSharedSpace);
-      global->setAlignment(llvm::Align(static_cast<uint64_t>(op->int_attr("alignment", 16))));
-      auto desc = std::make_shared<MemRef>();
-      desc->base = global;
+      if (global) {
+        global->setAlignment(llvm::Align(static_cast<uint64_t>(op->int_attr("alignment", 16))));
+        desc->base = global;
+      }
       desc->root = m;
       int64_t stride = 1;
       std::vector<int64_t> strides(m.rank());
@@ -920,7 +1138,15 @@ void Emitter::emit(Operation* op) {
       values_[op->result()] = Lowered{nullptr, view};
       return;
     }
-    case OpKind::Barrier: intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {builder_.getInt32(0)}); return;
+    case OpKind::Barrier:
+      if (host_) {
+        llvm::Type* ptr = builder_.getPtrTy();
+        builder_.CreateCall(llvm::FunctionType::get(builder_.getVoidTy(), {ptr}, false),
+                            context_field(cpu_context::kBarrier, ptr), {launch_context_});
+        return;
+      }
+      intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {builder_.getInt32(0)});
+      return;
     case OpKind::Load:
       return set(op->result(), load_element(address_of(op, 0, 1), op->operand(0)->type(), op));
     case OpKind::Store: store_element(operand(0), address_of(op, 1, 2), op->operand(1)->type()); return;
@@ -937,10 +1163,11 @@ void Emitter::emit(Operation* op) {
     }
     case OpKind::CpAsync: return emit_cp_async(op);
     case OpKind::CpCommitGroup:
-      intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group);
+      if (!host_) intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group);
       values_[op->result()] = Lowered{};
       return;
     case OpKind::CpWaitGroup:
+      if (host_) return;  // the CPU copied at once
       intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {builder_.getInt32(static_cast<uint32_t>(op->int_attr("pending")))});
       return;
     case OpKind::Atomic: {
@@ -1001,7 +1228,13 @@ void Emitter::emit(Operation* op) {
 
 std::unique_ptr<llvm::Module> emit_nvptx_module(ir::Operation* module, llvm::LLVMContext& context,
                                                 const GpuArch& arch, DiagnosticEngine& diags, DebugInfo debug) {
-  Emitter emitter(module, context, arch, diags, debug);
+  Emitter emitter(module, context, arch, diags, debug, nullptr);
+  return emitter.run();
+}
+
+std::unique_ptr<llvm::Module> emit_host_module(ir::Operation* module, llvm::LLVMContext& context,
+                                               const HostTarget& target, DiagnosticEngine& diags) {
+  Emitter emitter(module, context, GpuArch{}, diags, DebugInfo::None, &target);
   return emitter.run();
 }
 

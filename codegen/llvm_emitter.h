@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "codegen/gpu_arch.h"
 #include "frontend/diagnostics/diagnostics.h"
@@ -33,5 +34,17 @@ enum class DebugInfo : uint8_t {
 std::unique_ptr<llvm::Module> emit_nvptx_module(ir::Operation* module, llvm::LLVMContext& context,
                                                 const GpuArch& arch, DiagnosticEngine& diags,
                                                 DebugInfo debug = DebugInfo::None);
+
+// The CPU target (docs/cpu-target.md, docs/abi.md): the same Tile IR for the
+// host. Each kernel becomes `__tessera_cpu_<name>(void** args, const
+// tessCpuLaunchContext*)`, listed in the exported table `tessera_cpu_kernels`
+// with `tessera_cpu_abi_version`.
+struct HostTarget {
+  std::string triple;
+  std::string data_layout;
+  uint32_t abi_version = 0;
+};
+std::unique_ptr<llvm::Module> emit_host_module(ir::Operation* module, llvm::LLVMContext& context,
+                                               const HostTarget& target, DiagnosticEngine& diags);
 
 }  // namespace tessera::codegen

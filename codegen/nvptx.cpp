@@ -1,13 +1,14 @@
 // LLVM IR -> PTX: libdevice linking, the -O pipeline, the NVPTX backend.
 #include "codegen/nvptx.h"
 
+#include "codegen/llvm_pipeline.h"
+
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/TargetSelect.h>
@@ -90,21 +91,7 @@ std::optional<std::string> optimize_for_nvptx(llvm::Module& module, const PtxOpt
                                   }))
       return "cannot link libdevice '" + path + "'";
   }
-  if (options.opt_level <= 0) return std::nullopt;
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(machine.get());
-  builder.registerModuleAnalyses(mam);
-  builder.registerCGSCCAnalyses(cgam);
-  builder.registerFunctionAnalyses(fam);
-  builder.registerLoopAnalyses(lam);
-  builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel level = options.opt_level == 1   ? llvm::OptimizationLevel::O1
-                                  : options.opt_level == 2 ? llvm::OptimizationLevel::O2
-                                                           : llvm::OptimizationLevel::O3;
-  builder.buildPerModuleDefaultPipeline(level).run(module, mam);
+  run_llvm_pipeline(module, machine.get(), options.opt_level);
   return std::nullopt;
 }
 

@@ -6,6 +6,7 @@
 #   %tesserac-opt   IR text in, passes, IR text out
 #   FileCheck, not   from LLVM's tools (llvm-22-tools)
 import os
+import sys
 
 import lit.formats
 
@@ -18,6 +19,12 @@ config.test_exec_root = os.path.join(config.tesserac_build_dir, "tests")
 
 # %tesserac-opt first: lit substitutes in order and %tesserac is its prefix.
 config.substitutions.append(("%tesserac-opt", config.tesserac_opt_path))
+# %exec: runs a kernel's `# PY:` cases through `tesserac run` (tests/conformance/exec/).
+config.substitutions.append(("%exec", "%s %s --tesserac %s" % (
+    sys.executable, os.path.join(os.path.dirname(__file__), "conformance", "exec", "Inputs", "exec_check.py"),
+    config.tesserac_path)))
+if "TESSERA_EXEC_DEVICE" in os.environ:
+    config.environment["TESSERA_EXEC_DEVICE"] = os.environ["TESSERA_EXEC_DEVICE"]
 config.substitutions.append(("%tesserac", config.tesserac_path))
 config.substitutions.append(("%FileCheck", config.filecheck_path))
 config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.environment.get("PATH", "")])

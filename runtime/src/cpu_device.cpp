@@ -23,6 +23,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "cpu_lanes.h"
 #include "runtime_internal.h"
 
 namespace tessera::rt {
@@ -41,7 +42,10 @@ static_assert(offsetof(tessCpuLaunchContext, scratch) == 72);
 static_assert(offsetof(tessCpuLaunchContext, scratch_bytes) == 80);
 static_assert(offsetof(tessCpuLaunchContext, report_error) == 88);
 static_assert(offsetof(tessCpuLaunchContext, runtime_private) == 96);
-static_assert(sizeof(tessCpuLaunchContext) == 104);
+static_assert(offsetof(tessCpuLaunchContext, run_lanes) == 104);
+static_assert(offsetof(tessCpuLaunchContext, barrier) == 112);
+static_assert(offsetof(tessCpuLaunchContext, shuffle) == 120);
+static_assert(sizeof(tessCpuLaunchContext) == 128);
 static_assert(offsetof(tessCpuKernelEntry, function) == 8);
 static_assert(offsetof(tessCpuKernelEntry, static_shared_bytes) == 16);
 static_assert(offsetof(tessCpuKernelEntry, scratch_bytes_per_lane) == 24);
@@ -478,6 +482,9 @@ class CpuDevice : public tessDevice_st {
       context.scratch_bytes = scratch;
       context.report_error = &report_error;
       context.runtime_private = &errors;
+      context.run_lanes = &run_lanes;
+      context.barrier = &lane_barrier;
+      context.shuffle = &lane_shuffle;
       inside_kernel = true;
       while (!errors.failed.load(std::memory_order_relaxed)) {
         const uint64_t g = next.fetch_add(1, std::memory_order_relaxed);

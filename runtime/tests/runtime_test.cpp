@@ -121,6 +121,57 @@ void nested_launch(void** args, const tessCpuLaunchContext* context) {
 
 void nothing(void**, const tessCpuLaunchContext*) {}
 
+// The tree sum again, written per lane as the compiler writes kernels that
+// synchronise: one lane function, real barriers, run through run_lanes.
+void fiber_group_sum_lane(void** args, const tessCpuLaunchContext* context, uint64_t lane) {
+  const auto x = vector_parameter<const float>(args, 0);
+  const auto sums = vector_parameter<float>(args, 3);
+  auto* shared = static_cast<float*>(context->shared);
+  const uint32_t lanes = context->group[0];
+  const int64_t i = int64_t{context->group_id[0]} * lanes + static_cast<int64_t>(lane);
+  shared[lane] = i < x.size ? x[i] : 0.0f;
+  context->barrier(context);
+  for (uint32_t s = lanes / 2; s > 0; s /= 2) {
+    if (lane < s) shared[lane] += shared[lane + s];
+    context->barrier(context);
+  }
+  if (lane == 0) sums[context->group_id[0]] = shared[0];
+}
+void fiber_group_sum(void** args, const tessCpuLaunchContext* context) {
+  context->run_lanes(context, &fiber_group_sum_lane, args);
+}
+
+// out[g * L + l] = the value of lane l ^ 1, then of lane (l + 3) in the warp
+// (its own value past the warp's end), summed over two exchanges; lanes of
+// odd groups return early after the first exchange when l % 4 == 3.
+void fiber_shuffle_lane(void** args, const tessCpuLaunchContext* context, uint64_t lane) {
+  const auto out = vector_parameter<int64_t>(args, 0);
+  const uint32_t lanes = context->group[0];
+  const int64_t i = int64_t{context->group_id[0]} * lanes + static_cast<int64_t>(lane);
+  const uint64_t mine = 1000 * context->group_id[0] + lane;
+  const uint32_t in_warp = static_cast<uint32_t>(lane % 32);
+  const uint64_t partner = context->shuffle(context, mine, in_warp ^ 1u);
+  out[i] = static_cast<int64_t>(partner);
+  if (context->group_id[0] % 2 == 1 && lane % 4 == 3) return;
+  const uint64_t later = context->shuffle(context, mine, in_warp + 3 < 32 ? in_warp + 3 : in_warp);
+  out[i] += static_cast<int64_t>(later) * 1000000;
+}
+void fiber_shuffle(void** args, const tessCpuLaunchContext* context) {
+  context->run_lanes(context, &fiber_shuffle_lane, args);
+}
+
+// Lane 0 waits at a barrier while the rest of its warp shuffles: a deadlock on
+// the GPU, an error here.
+void fiber_deadlock_lane(void**, const tessCpuLaunchContext* context, uint64_t lane) {
+  if (lane == 0)
+    context->barrier(context);
+  else
+    context->shuffle(context, lane, 0);
+}
+void fiber_deadlock(void** args, const tessCpuLaunchContext* context) {
+  context->run_lanes(context, &fiber_deadlock_lane, args);
+}
+
 const tessCpuKernelEntry kTable[] = {
     {"saxpy", &saxpy, 0, 0},
     {"group_sum", &group_sum, 1024 * sizeof(float), 0},
@@ -131,6 +182,9 @@ const tessCpuKernelEntry kTable[] = {
     {"nested_launch", &nested_launch, 0, 0},
     {"nothing", &nothing, 0, 0},
     {"big_static", &nothing, 300 * 1024, 0},
+    {"fiber_group_sum", &fiber_group_sum, 1024 * sizeof(float), 0},
+    {"fiber_shuffle", &fiber_shuffle, 0, 0},
+    {"fiber_deadlock", &fiber_deadlock, 0, 0},
 };
 
 tessModule table_module() {
@@ -417,6 +471,81 @@ TEST_SUITE("launches") {
       CHECK(tessFree(d, dx) == TESS_SUCCESS);
       CHECK(tessFree(d, dsums) == TESS_SUCCESS);
     }
+  }
+
+  TEST_CASE("lanes as fibers: barriers in a tree sum") {
+    tessDevice d = cpu();
+    for (uint32_t lanes : {1u, 32u, 96u, 1024u}) {
+      CAPTURE(lanes);
+      const uint32_t groups = 37;
+      const int64_t n = int64_t{groups} * lanes - lanes / 3;
+      std::vector<float> x(n);
+      for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 7);
+      tessDevicePtr dx = 0, dsums = 0;
+      REQUIRE(tessMalloc(d, n * sizeof(float), &dx) == TESS_SUCCESS);
+      REQUIRE(tessMalloc(d, groups * sizeof(float), &dsums) == TESS_SUCCESS);
+      REQUIRE(tessMemcpyHtoD(d, dx, x.data(), n * sizeof(float)) == TESS_SUCCESS);
+      tessModule m = table_module();
+      tessTensor tx = vector_view(dx, TESS_F32, n), tsums = vector_view(dsums, TESS_F32, groups);
+      ArgumentList args;
+      args.tensor(tx).tensor(tsums);
+      const uint32_t grid[3] = {groups, 1, 1}, group[3] = {lanes, 1, 1};
+      REQUIRE(tessLaunchKernel(kernel(m, "fiber_group_sum"), grid, group, 0, nullptr, args.data()) == TESS_SUCCESS);
+      std::vector<float> sums(groups);
+      REQUIRE(tessMemcpyDtoH(d, sums.data(), dsums, groups * sizeof(float)) == TESS_SUCCESS);
+      for (uint32_t g = 0; g < groups; ++g) {
+        // The same tree, sequentially (for 96 lanes it drops some partial sums, on the GPU too).
+        std::vector<float> tree(lanes);
+        for (uint32_t l = 0; l < lanes; ++l) tree[l] = int64_t{g} * lanes + l < n ? x[int64_t{g} * lanes + l] : 0.0f;
+        for (uint32_t s = lanes / 2; s > 0; s /= 2)
+          for (uint32_t l = 0; l < s; ++l) tree[l] += tree[l + s];
+        const float expected = tree[0];
+        if (sums[g] != expected) FAIL("group " << g << ": " << sums[g] << " != " << expected);
+      }
+      CHECK(tessModuleUnload(m) == TESS_SUCCESS);
+      CHECK(tessFree(d, dx) == TESS_SUCCESS);
+      CHECK(tessFree(d, dsums) == TESS_SUCCESS);
+    }
+  }
+
+  TEST_CASE("lanes as fibers: warp shuffles, partial warps and lanes that return early") {
+    tessDevice d = cpu();
+    const uint32_t groups = 6, lanes = 80;  // two full warps and a half one
+    const int64_t n = int64_t{groups} * lanes;
+    tessDevicePtr dout = 0;
+    REQUIRE(tessMalloc(d, n * sizeof(int64_t), &dout) == TESS_SUCCESS);
+    tessModule m = table_module();
+    tessTensor tout = vector_view(dout, TESS_I64, n);
+    ArgumentList args;
+    args.tensor(tout);
+    const uint32_t grid[3] = {groups, 1, 1}, group[3] = {lanes, 1, 1};
+    REQUIRE(tessLaunchKernel(kernel(m, "fiber_shuffle"), grid, group, 0, nullptr, args.data()) == TESS_SUCCESS);
+    std::vector<int64_t> out(n);
+    REQUIRE(tessMemcpyDtoH(d, out.data(), dout, n * sizeof(int64_t)) == TESS_SUCCESS);
+    for (uint32_t g = 0; g < groups; ++g) {
+      for (uint32_t l = 0; l < lanes; ++l) {
+        auto value = [&](uint32_t lane) { return int64_t{1000} * g + lane; };
+        const uint32_t warp = l / 32 * 32, in_warp = l % 32;
+        auto exists = [&](uint32_t lane) { return lane < lanes; };
+        int64_t expected = exists(warp + (in_warp ^ 1u)) ? value(warp + (in_warp ^ 1u)) : value(l);
+        if (!(g % 2 == 1 && l % 4 == 3)) {
+          const uint32_t source = warp + (in_warp + 3 < 32 ? in_warp + 3 : in_warp);
+          const bool returned = g % 2 == 1 && source % 4 == 3;  // left after the first exchange
+          expected += (exists(source) && !returned ? value(source) : value(l)) * 1000000;
+        }
+        if (out[g * lanes + l] != expected) FAIL("group " << g << " lane " << l << ": " << out[g * lanes + l] << " != " << expected);
+      }
+    }
+    CHECK(tessModuleUnload(m) == TESS_SUCCESS);
+    CHECK(tessFree(d, dout) == TESS_SUCCESS);
+  }
+
+  TEST_CASE("lanes as fibers: a barrier and a shuffle in one warp is a deadlock, reported") {
+    tessModule m = table_module();
+    const uint32_t grid[3] = {2, 1, 1}, group[3] = {64, 1, 1};
+    CHECK(tessLaunchKernel(kernel(m, "fiber_deadlock"), grid, group, 0, nullptr, nullptr) == TESS_ERROR_KERNEL);
+    CHECK(contains(last_message(), "lanes of warp 0 diverged: lane(s) 0 wait at a barrier while lane(s) 1, 2, 3"));
+    CHECK(tessModuleUnload(m) == TESS_SUCCESS);
   }
 
   TEST_CASE("every group of a 3-D grid runs once") {

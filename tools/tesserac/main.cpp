@@ -33,6 +33,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include "sema/sema.h"
 #include "tools/tesserac/output_file.h"
+#include "tools/tesserac/run.h"
 
 namespace tessera {
 namespace {
@@ -432,6 +433,7 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   tessera::install_crash_handlers();
   try {
+    if (argc > 1 && std::strcmp(argv[1], "run") == 0) return tessera::run_command(argc - 1, argv + 1);
     return tessera::run(argc, argv);
   } catch (const tessera::InternalError& e) {
     return tessera::report_internal_error(e.phase(), e.what());

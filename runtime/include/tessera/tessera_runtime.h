@@ -119,7 +119,12 @@ typedef struct tessKernel_st* tessKernel;
 
 /* The CPU kernel ABI (docs/abi.md). A CPU code object exports
  * `uint32_t tessera_cpu_abi_version` equal to this value. */
-#define TESS_CPU_ABI_VERSION 1u
+#define TESS_CPU_ABI_VERSION 2u
+
+struct tessCpuLaunchContext;
+
+/* One lane of a group: the body of a kernel that synchronises (ABI 2). */
+typedef void (*tessCpuLaneFunction)(void** args, const struct tessCpuLaunchContext* context, uint64_t lane);
 
 /* What a CPU kernel receives besides its arguments. The runtime owns it; the
  * kernel must not keep pointers into it after returning. */
@@ -139,10 +144,21 @@ typedef struct tessCpuLaunchContext {
    * The kernel should return after calling it. Thread-safe. */
   void (*report_error)(const struct tessCpuLaunchContext* context, const char* message);
   void* runtime_private;           /* for report_error; opaque */
+  /* Lane services (ABI 2) for kernels with barriers or warp operations:
+   * run_lanes runs lane_function(args, context, l) for every lane l of the
+   * group as a light-weight lane context (a fiber) on the calling thread;
+   * inside it, barrier waits until every lane of the group that has not
+   * returned arrived, and shuffle exchanges values among the 32 lanes of the
+   * caller's warp, returning the value `source_lane` (0..31, in the warp)
+   * passed to the same shuffle, or the caller's own value when that lane does
+   * not exist or has returned. Both may only be called under run_lanes. */
+  void (*run_lanes)(const struct tessCpuLaunchContext* context, tessCpuLaneFunction lane_function, void** args);
+  void (*barrier)(const struct tessCpuLaunchContext* context);
+  uint64_t (*shuffle)(const struct tessCpuLaunchContext* context, uint64_t value, uint32_t source_lane);
 } tessCpuLaunchContext;
 
-/* A CPU kernel runs every lane of one group (the compiler splits the body at
- * barriers into lane loops). `args` are tessLaunchKernel's. */
+/* A CPU kernel runs every lane of one group: in a loop when it never
+ * synchronises, else through context->run_lanes. `args` are tessLaunchKernel's. */
 typedef void (*tessCpuKernelFunction)(void** args, const tessCpuLaunchContext* context);
 
 typedef struct tessCpuKernelEntry {

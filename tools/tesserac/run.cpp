@@ -1,0 +1,528 @@
+// `tesserac run`: compile one kernel of a .tsr file and run it, on the GPU
+// when one works (PTX loaded by the CUDA driver) or on the CPU target (the
+// same Tile IR compiled for the host and loaded in-process), with tensors
+// from NumPy .npy files (docs/cpu-target.md, "tesserac run").
+//
+// Everything the command line says is checked against the kernel's
+// signature before anything runs: every parameter has a value, dtypes and
+// ranks match, static dimensions match, and a symbolic dimension (`n` in
+// `x: f32[n], y: mut f32[n]`) has one value across all the tensors that use it.
+#include "tools/tesserac/run.h"
+
+#include <CLI/CLI.hpp>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <charconv>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/gpu_arch.h"
+#include "codegen/host.h"
+#include "codegen/llvm_emitter.h"
+#include "codegen/nvptx.h"
+#include "frontend/ast/ast.h"
+#include "frontend/diagnostics/diagnostics.h"
+#include "frontend/lex/lexer.h"
+#include "frontend/parse/parse.h"
+#include "ir/lower/lower.h"
+#include "sema/sema.h"
+#include "tessera/tessera_runtime.h"
+#include "tools/tesserac/npy.h"
+#include "tools/tesserac/output_file.h"
+
+namespace tessera {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitUserError = 1;
+constexpr int kExitUsage = 2;
+
+struct RunOptions {
+  std::string input;
+  std::string kernel;
+  std::string grid;
+  std::string group;
+  std::vector<std::string> args;
+  std::vector<std::string> outs;
+  std::vector<std::string> prints;
+  std::string device;
+  int opt_level = 3;
+  std::string cuda_path;
+  bool quiet = false;
+};
+
+// Thrown for a user error: printed as "tesserac run: error: ..." with exit 1.
+struct RunError {
+  std::string message;
+};
+[[noreturn]] void fail(std::string message) { throw RunError{std::move(message)}; }
+
+struct DimSpec {
+  enum Kind { Static, Symbol, Other } kind = Other;
+  int64_t value = 0;
+  std::string symbol;
+};
+
+struct Parameter {
+  std::string name;
+  bool tensor = false;
+  bool mut = false;
+  std::string dtype;  // "f32"
+  std::vector<DimSpec> dims;
+};
+
+// A bound argument: a tensor on the device or a scalar's bytes.
+struct Argument {
+  npy::Array array;          // tensors: the host copy
+  tessDevicePtr device = 0;  // tensors: the device copy
+  tessTensor view{};
+  alignas(8) unsigned char scalar[8] = {};
+};
+
+std::vector<uint32_t> parse_shape(const std::string& text, const char* what) {
+  std::vector<uint32_t> shape;
+  std::string part;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == ',' || text[i] == 'x') {
+      uint32_t v = 0;
+      auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+      if (ec != std::errc() || end != part.data() + part.size() || v == 0)
+        fail(std::string("--") + what + " '" + text + "': expected 1 to 3 positive integers separated by ',' or 'x'");
+      shape.push_back(v);
+      part.clear();
+    } else {
+      part += text[i];
+    }
+  }
+  if (shape.empty() || shape.size() > 3)
+    fail(std::string("--") + what + " '" + text + "': expected 1 to 3 positive integers separated by ',' or 'x'");
+  while (shape.size() < 3) shape.push_back(1);
+  return shape;
+}
+
+std::pair<std::string, std::string> split_binding(const std::string& text, const char* option) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    fail(std::string("--") + option + " '" + text + "': expected NAME=VALUE");
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+// Scalar text -> the bytes of `dtype`.
+void parse_scalar(const Parameter& p, const std::string& text, unsigned char* out) {
+  auto bad = [&](const char* why) {
+    fail("--arg " + p.name + "=" + text + ": " + why + " for the " + p.dtype + " parameter '" + p.name + "'");
+  };
+  if (p.dtype == "bool") {
+    if (text == "true" || text == "True" || text == "1") out[0] = 1;
+    else if (text == "false" || text == "False" || text == "0") out[0] = 0;
+    else bad("expected true or false");
+    return;
+  }
+  if (p.dtype == "f32" || p.dtype == "f64") {
+    char* end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0') bad("expected a number");
+    if (p.dtype == "f32") {
+      float f = static_cast<float>(v);
+      std::memcpy(out, &f, sizeof f);
+    } else {
+      std::memcpy(out, &v, sizeof v);
+    }
+    return;
+  }
+  bool is_unsigned = p.dtype[0] == 'u';
+  int bits = std::atoi(p.dtype.c_str() + 1);
+  if ((p.dtype[0] != 'i' && !is_unsigned) || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
+    bad("scalars of this type cannot be given on the command line");
+  if (is_unsigned) {
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size()) bad("expected an unsigned integer");
+    if (bits < 64 && v >> bits) bad("out of range");
+    std::memcpy(out, &v, static_cast<size_t>(bits / 8));  // little-endian
+  } else {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size()) bad("expected an integer");
+    if (bits < 64 && (v < -(int64_t{1} << (bits - 1)) || v >= (int64_t{1} << (bits - 1)))) bad("out of range");
+    std::memcpy(out, &v, static_cast<size_t>(bits / 8));
+  }
+}
+
+std::string describe(const Parameter& p) {
+  std::string text = p.name + ": " + (p.mut ? "mut " : "") + p.dtype;
+  if (!p.tensor) return text;
+  text += "[";
+  for (size_t i = 0; i < p.dims.size(); ++i) {
+    if (i) text += ", ";
+    text += p.dims[i].kind == DimSpec::Static ? std::to_string(p.dims[i].value)
+            : p.dims[i].kind == DimSpec::Symbol ? p.dims[i].symbol
+                                                : "?";
+  }
+  return text + "]";
+}
+
+void print_tensor(const std::string& name, const npy::Array& a) {
+  std::string dtype = npy::tessera_dtype_of(a.descr);
+  std::string text = name + " = [";
+  const int64_t n = a.element_count();
+  const char* data = a.data.data();
+  for (int64_t i = 0; i < n; ++i) {
+    if (i) text += ", ";
+    char buffer[64];
+    if (dtype == "f32") {
+      float v;
+      std::memcpy(&v, data + i * 4, 4);
+      std::snprintf(buffer, sizeof buffer, "%.9g", static_cast<double>(v));
+    } else if (dtype == "f64") {
+      double v;
+      std::memcpy(&v, data + i * 8, 8);
+      std::snprintf(buffer, sizeof buffer, "%.17g", v);
+    } else if (dtype == "bool") {
+      std::snprintf(buffer, sizeof buffer, "%s", data[i] ? "true" : "false");
+    } else if (dtype[0] == 'u') {
+      uint64_t v = 0;
+      std::memcpy(&v, data + i * static_cast<int64_t>(a.element_bytes()), a.element_bytes());
+      std::snprintf(buffer, sizeof buffer, "%" PRIu64, v);
+    } else if (dtype[0] == 'i') {
+      size_t bytes = a.element_bytes();
+      uint64_t raw = 0;
+      std::memcpy(&raw, data + i * static_cast<int64_t>(bytes), bytes);
+      int64_t v = bytes == 8 ? static_cast<int64_t>(raw)
+                             : static_cast<int64_t>(raw << (64 - 8 * bytes)) >> (64 - 8 * bytes);
+      std::snprintf(buffer, sizeof buffer, "%" PRId64, v);
+    } else {
+      std::snprintf(buffer, sizeof buffer, "?");
+    }
+    text += buffer;
+  }
+  std::printf("%s]\n", text.c_str());
+}
+
+void check(tessStatus status, const std::string& what) {
+  if (status != TESS_SUCCESS) fail(what + ": " + tessGetLastErrorMessage());
+}
+
+class Runner {
+ public:
+  explicit Runner(const RunOptions& options) : options_(options) {}
+
+  int run() {
+    SourceManager sources;
+    TextDiagnosticPrinter printer(sources, stderr);
+    DiagnosticEngine diags(sources, printer, DiagnosticOptions{false, false, 20});
+    std::string error;
+    std::optional<FileId> file = sources.load_file(options_.input, error);
+    if (!file) fail("cannot open '" + options_.input + "': " + error.substr(error.find(':') + 1));
+    ValueStores values;
+    TokenizedBuffer tokens = lex_file(*file, sources, values, diags);
+    Ast ast;
+    parse_file(tokens, ast, values, diags);
+    std::unique_ptr<sema::TypedModule> typed;
+    if (!diags.has_errors()) typed = sema::check_module(ast, values, diags);
+    ir::Context context;
+    ir::OwningModule module;
+    if (!diags.has_errors()) module = ir::lower_to_tile_ir(context, ast, values, *typed, diags);
+    diags.flush();
+    if (diags.has_errors() || !module) return kExitUserError;
+
+    const sema::FunctionInfo& kernel = find_kernel(*typed, values);
+    read_signature(kernel, *typed, ast, values);
+    std::vector<uint32_t> group = declared_group(kernel);
+    std::vector<uint32_t> grid = parse_shape(options_.grid, "grid");
+    bind_arguments();
+
+    tessDevice device = nullptr;
+    if (options_.device.empty()) check(tessGetDefaultDevice(&device), "no device");
+    else check(tessGetDeviceByName(options_.device.c_str(), &device), "--device " + options_.device);
+    tessDeviceKind kind;
+    check(tessDeviceGetKind(device, &kind), "device");
+    char device_name[128];
+    check(tessDeviceGetName(device, device_name, sizeof device_name), "device");
+
+    tessModule loaded = kind == TESS_DEVICE_CPU ? load_for_cpu(module.get(), device, diags)
+                                                : load_for_gpu(module.get(), device, diags);
+    if (!loaded) return kExitUserError;
+    tessKernel handle = nullptr;
+    check(tessModuleGetKernel(loaded, kernel_name_.c_str(), &handle), "kernel lookup");
+
+    std::vector<void*> pointers = upload(device);
+    check(tessLaunchKernel(handle, grid.data(), group.data(), 0, nullptr, pointers.data()),
+          "running '" + kernel_name_ + "' on " + device_name);
+    check(tessDeviceSynchronize(device), "running '" + kernel_name_ + "' on " + device_name);
+    download(device);
+    if (!options_.quiet)
+      std::fprintf(stderr, "tesserac run: ran '%s' on %s: grid %ux%ux%u, group %ux%ux%u\n", kernel_name_.c_str(),
+                   device_name, grid[0], grid[1], grid[2], group[0], group[1], group[2]);
+    write_outputs();
+    for (Argument& a : arguments_)
+      if (a.device) tessFree(device, a.device);
+    tessModuleUnload(loaded);
+    return kExitOk;
+  }
+
+ private:
+  const sema::FunctionInfo& find_kernel(const sema::TypedModule& typed, const ValueStores& values) {
+    std::vector<const sema::FunctionInfo*> kernels;
+    for (const sema::FunctionInfo& f : typed.functions)
+      if (f.kind == sema::FunctionKind::Kernel) kernels.push_back(&f);
+    std::string names;
+    for (const auto* k : kernels) names += (names.empty() ? "'" : ", '") + std::string(values.identifiers.name(k->name)) + "'";
+    if (kernels.empty()) fail("'" + options_.input + "' has no @kernel function");
+    if (options_.kernel.empty()) {
+      if (kernels.size() > 1) fail("'" + options_.input + "' has several kernels (" + names + "): pick one with --kernel");
+      kernel_name_ = std::string(values.identifiers.name(kernels[0]->name));
+      return *kernels[0];
+    }
+    for (const auto* k : kernels)
+      if (values.identifiers.name(k->name) == options_.kernel) {
+        kernel_name_ = options_.kernel;
+        return *k;
+      }
+    fail("no kernel named '" + options_.kernel + "' in '" + options_.input + "' (it has " + names + ")");
+  }
+
+  void read_signature(const sema::FunctionInfo& kernel, const sema::TypedModule& typed, const Ast& ast,
+                      const ValueStores& values) {
+    NodeId parameters = ast.child(kernel.def, 1);
+    for (size_t i = 0; i < kernel.parameter_types.size(); ++i) {
+      Parameter p;
+      p.name = std::string(values.identifiers.name(IdentifierId{ast.node(ast.children(parameters)[i]).payload}));
+      sema::TypeInfo info = typed.types.info(kernel.parameter_types[i]);
+      p.dtype = std::string(sema::scalar_info(info.scalar).name);
+      p.mut = info.mut;
+      p.tensor = info.kind == sema::TypeKind::Tensor;
+      if (p.tensor)
+        for (sema::DimId d : typed.types.dims(kernel.parameter_types[i])) {
+          sema::Dim dim = typed.types.dim(d);
+          DimSpec spec;
+          if (dim.kind == sema::DimKind::Constant) spec = {DimSpec::Static, dim.value, ""};
+          if (dim.kind == sema::DimKind::Symbol) spec = {DimSpec::Symbol, 0, std::string(values.identifiers.name(dim.symbol))};
+          p.dims.push_back(spec);
+        }
+      parameters_.push_back(std::move(p));
+    }
+  }
+
+  std::vector<uint32_t> declared_group(const sema::FunctionInfo& kernel) {
+    std::vector<uint32_t> group;
+    for (int64_t d : kernel.group_shape) group.push_back(static_cast<uint32_t>(d));
+    while (group.size() < 3) group.push_back(1);
+    if (!options_.group.empty() && parse_shape(options_.group, "group") != group) {
+      std::string declared;
+      for (int64_t d : kernel.group_shape) declared += (declared.empty() ? "" : ",") + std::to_string(d);
+      fail("--group " + options_.group + ": '" + kernel_name_ + "' is compiled for groups of (" + declared +
+           ") lanes (its tile[...] declaration); leave --group out or pass that shape");
+    }
+    return group;
+  }
+
+  const Parameter& parameter(const std::string& name, const char* option) {
+    for (const Parameter& p : parameters_)
+      if (p.name == name) return p;
+    std::string list;
+    for (const Parameter& p : parameters_) list += (list.empty() ? "" : ", ") + describe(p);
+    fail(std::string("--") + option + " " + name + ": '" + kernel_name_ + "' has no parameter '" + name +
+         "' (its parameters: " + list + ")");
+  }
+
+  void bind_arguments() {
+    std::map<std::string, std::string> given;
+    for (const std::string& text : options_.args) {
+      auto [name, value] = split_binding(text, "arg");
+      parameter(name, "arg");
+      if (!given.emplace(name, value).second) fail("--arg " + name + " is given twice");
+    }
+    arguments_.resize(parameters_.size());
+    std::map<std::string, std::pair<int64_t, std::string>> symbols;  // symbol -> (value, where it was bound)
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+      const Parameter& p = parameters_[i];
+      auto it = given.find(p.name);
+      if (it == given.end())
+        fail("missing --arg " + p.name + "=" + (p.tensor ? "FILE.npy" : "VALUE") + " for the parameter '" + describe(p) + "'");
+      if (!p.tensor) {
+        parse_scalar(p, it->second, arguments_[i].scalar);
+        continue;
+      }
+      std::string error;
+      std::optional<npy::Array> array = npy::read(it->second, error);
+      if (!array) fail("--arg " + p.name + ": " + error);
+      std::string dtype = npy::tessera_dtype_of(array->descr);
+      if (dtype != p.dtype)
+        fail("--arg " + p.name + "=" + it->second + ": the file holds " + dtype + " ('" + array->descr + "'), the parameter '" +
+             describe(p) + "' wants " + p.dtype);
+      if (array->shape.size() != p.dims.size())
+        fail("--arg " + p.name + "=" + it->second + ": the file holds a rank-" + std::to_string(array->shape.size()) +
+             " array, the parameter '" + describe(p) + "' has rank " + std::to_string(p.dims.size()));
+      for (size_t d = 0; d < p.dims.size(); ++d) {
+        const DimSpec& spec = p.dims[d];
+        int64_t extent = array->shape[d];
+        std::string where = p.name + " dimension " + std::to_string(d);
+        if (spec.kind == DimSpec::Static && extent != spec.value)
+          fail("--arg " + p.name + "=" + it->second + ": " + where + " is " + std::to_string(extent) + ", the parameter '" +
+               describe(p) + "' wants " + std::to_string(spec.value));
+        if (spec.kind == DimSpec::Symbol) {
+          auto [bound, inserted] = symbols.emplace(spec.symbol, std::make_pair(extent, where));
+          if (!inserted && bound->second.first != extent)
+            fail("dimension mismatch: '" + spec.symbol + "' is " + std::to_string(bound->second.first) + " from " +
+                 bound->second.second + " but " + std::to_string(extent) + " from " + where);
+        }
+      }
+      arguments_[i].array = std::move(*array);
+    }
+    for (const std::string& text : options_.outs) {
+      auto [name, path] = split_binding(text, "out");
+      const Parameter& p = parameter(name, "out");
+      if (!p.tensor || !p.mut) fail("--out " + name + ": only a mut tensor parameter is written by the kernel ('" + describe(p) + "')");
+      outs_.emplace_back(name, path);
+    }
+    for (const std::string& name : options_.prints) {
+      const Parameter& p = parameter(name, "print");
+      if (!p.tensor) fail("--print " + name + ": not a tensor parameter ('" + describe(p) + "')");
+    }
+  }
+
+  tessModule load_for_cpu(ir::Operation* module, tessDevice device, DiagnosticEngine& diags) {
+    codegen::HostTarget target;
+    if (auto error = codegen::detect_host_target(target)) fail(*error);
+    auto context = std::make_unique<llvm::LLVMContext>();
+    std::unique_ptr<llvm::Module> llvm_module = codegen::emit_host_module(module, *context, target, diags);
+    diags.flush();
+    if (!llvm_module) return nullptr;
+    std::string error;
+    jit_ = codegen::HostJit::load(std::move(llvm_module), std::move(context), options_.opt_level, error);
+    if (!jit_) fail("the CPU target: " + error);
+    const auto* table = static_cast<const tessCpuKernelEntry*>(jit_->kernel_table());
+    size_t count = 0;
+    while (table[count].name) ++count;
+    tessModule loaded = nullptr;
+    check(tessModuleLoadCpuTable(device, table, count, &loaded), "loading the CPU code");
+    return loaded;
+  }
+
+  tessModule load_for_gpu(ir::Operation* module, tessDevice device, DiagnosticEngine& diags) {
+    int64_t capability = 0;
+    check(tessDeviceGetAttribute(device, TESS_ATTR_COMPUTE_CAPABILITY, &capability), "device");
+    // The newest architecture the compiler knows that the GPU runs.
+    std::optional<codegen::GpuArch> arch;
+    for (int sm : {120, 100, 90, 89, 87, 86, 80})
+      if (!arch && sm <= capability) arch = codegen::parse_gpu_arch("sm_" + std::to_string(sm));
+    if (!arch) fail("the GPU's compute capability " + std::to_string(capability) + " is older than sm_80, the oldest target");
+    llvm::LLVMContext context;
+    std::unique_ptr<llvm::Module> llvm_module = codegen::emit_nvptx_module(module, context, *arch, diags);
+    diags.flush();
+    if (!llvm_module) return nullptr;
+    codegen::PtxOptions ptx_options{*arch, options_.opt_level, ""};
+    std::string cuda_root = options_.cuda_path.empty() ? codegen::default_cuda_root() : options_.cuda_path;
+    ptx_options.libdevice_path = codegen::find_libdevice(cuda_root);
+    std::string ptx;
+    if (auto error = codegen::emit_ptx(*llvm_module, ptx_options, ptx)) {
+      if (*error == "libdevice")
+        fail("the kernel calls math functions from libdevice, which is not at " + cuda_root +
+             "/nvvm/libdevice/libdevice.10.bc (use --cuda-path)");
+      fail("PTX generation: " + *error);
+    }
+    tessModule loaded = nullptr;
+    check(tessModuleLoadData(device, ptx.c_str(), ptx.size() + 1, &loaded), "loading the PTX (" + arch->name() + ")");
+    return loaded;
+  }
+
+  std::vector<void*> upload(tessDevice device) {
+    std::vector<void*> pointers;
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+      Argument& a = arguments_[i];
+      if (!parameters_[i].tensor) {
+        pointers.push_back(a.scalar);
+        continue;
+      }
+      check(tessMalloc(device, a.array.data.size(), &a.device), "allocating " + parameters_[i].name);
+      if (!a.array.data.empty())
+        check(tessMemcpyHtoD(device, a.device, a.array.data.data(), a.array.data.size()), "copying " + parameters_[i].name);
+      tessDtype dtype;
+      check(tessDtypeFromName(parameters_[i].dtype.c_str(), &dtype), "dtype");
+      check(tessTensorMakeContiguous(a.device, dtype, static_cast<int32_t>(a.array.shape.size()), a.array.shape.data(),
+                                     &a.view),
+            "tensor " + parameters_[i].name);
+      void* slots[1 + 2 * TESS_MAX_RANK];
+      size_t count = 0;
+      check(tessTensorKernelArgs(&a.view, slots, std::size(slots), &count), "tensor " + parameters_[i].name);
+      pointers.insert(pointers.end(), slots, slots + count);
+    }
+    return pointers;
+  }
+
+  void download(tessDevice device) {
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+      Argument& a = arguments_[i];
+      if (parameters_[i].tensor && parameters_[i].mut && !a.array.data.empty())
+        check(tessMemcpyDtoH(device, a.array.data.data(), a.device, a.array.data.size()), "copying " + parameters_[i].name + " back");
+    }
+  }
+
+  void write_outputs() {
+    for (const auto& [name, path] : outs_) {
+      std::string error;
+      if (!write_output_atomically(path, npy::serialize(argument(name).array), error))
+        fail("--out " + name + "=" + path + ": " + error);
+    }
+    for (const std::string& name : options_.prints) print_tensor(name, argument(name).array);
+  }
+
+  Argument& argument(const std::string& name) {
+    for (size_t i = 0; i < parameters_.size(); ++i)
+      if (parameters_[i].name == name) return arguments_[i];
+    fail("no parameter '" + name + "'");
+  }
+
+  const RunOptions& options_;
+  std::string kernel_name_;
+  std::vector<Parameter> parameters_;
+  std::vector<Argument> arguments_;
+  std::vector<std::pair<std::string, std::string>> outs_;
+  std::unique_ptr<codegen::HostJit> jit_;
+};
+
+}  // namespace
+
+int run_command(int argc, char** argv) {
+  CLI::App app{"tesserac run: compile one kernel and run it on the GPU, or on the CPU target without one",
+               "tesserac run"};
+  RunOptions options;
+  app.add_option("input", options.input, "The .tsr file")->required();
+  app.add_option("--kernel", options.kernel, "The @kernel to run (may be left out when the file has one)");
+  app.add_option("--grid", options.grid, "Groups per axis: G, GxH or G,H,K")->required();
+  app.add_option("--group", options.group, "Lanes per group (must be the kernel's declared group shape)");
+  app.add_option("--arg", options.args, "NAME=FILE.npy for a tensor parameter, NAME=VALUE for a scalar");
+  app.add_option("--out", options.outs, "NAME=FILE.npy: write the mut tensor NAME after the run");
+  app.add_option("--print", options.prints, "Print the tensor NAME after the run (one line, row-major)");
+  app.add_option("--device", options.device, "cpu, cuda or cuda:N (default: the first GPU that works, else cpu)");
+  app.add_option("-O,--opt-level", options.opt_level, "Optimisation level 0-3 (default 3)")->check(CLI::Range(0, 3));
+  app.add_option("--cuda-path", options.cuda_path, "CUDA Toolkit root for libdevice");
+  app.add_flag("-q,--quiet", options.quiet, "Do not report where the kernel ran");
+  try {
+    std::vector<std::string> args;
+    for (int i = argc - 1; i >= 1; --i) args.emplace_back(argv[i]);
+    app.parse(args);
+  } catch (const CLI::Success& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  try {
+    return Runner(options).run();
+  } catch (const RunError& e) {
+    std::fprintf(stderr, "tesserac run: error: %s\n", e.message.c_str());
+    return kExitUserError;
+  }
+}
+
+}  // namespace tessera
