@@ -1,7 +1,12 @@
 #include "frontend/source/source_manager.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -30,16 +35,33 @@ std::optional<FileId> SourceManager::load_file(const std::string& path, std::str
     buffer << std::cin.rdbuf();
     return add_file("<stdin>", buffer.str());
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open '" + path + "'";
+  // POSIX calls rather than a stream, for the system's reason on failure
+  // (and a directory is refused up front: reading one fails only later).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = std::strerror(errno);
     return std::nullopt;
   }
-  contents.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    error = "cannot read '" + path + "'";
+  struct stat info {};
+  if (::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode)) {
+    ::close(fd);
+    error = std::strerror(EISDIR);
     return std::nullopt;
   }
+  if (S_ISREG(info.st_mode) && info.st_size > 0) contents.reserve(static_cast<size_t>(info.st_size));
+  char buffer[65536];
+  while (true) {
+    ssize_t count = ::read(fd, buffer, sizeof buffer);
+    if (count < 0 && errno == EINTR) continue;
+    if (count < 0) {
+      error = std::strerror(errno);
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (count == 0) break;
+    contents.append(buffer, static_cast<size_t>(count));
+  }
+  ::close(fd);
   return add_file(path, std::move(contents));
 }
 

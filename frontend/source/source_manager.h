@@ -51,7 +51,8 @@ class SourceManager {
   FileId add_file(std::string name, std::string contents);
 
   // Reads a file from disk; `path == "-"` reads standard input and names the
-  // buffer "<stdin>". Returns nullopt and fills `error` when it cannot.
+  // buffer "<stdin>". Returns nullopt and fills `error` with the system's
+  // reason ("No such file or directory", "Is a directory") when it cannot.
   std::optional<FileId> load_file(const std::string& path, std::string& error);
 
   std::string_view file_name(FileId file) const { return files_[file.index]->name; }

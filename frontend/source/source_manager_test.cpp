@@ -50,7 +50,14 @@ TEST_CASE("load_file reports missing files") {
   SourceManager sources;
   std::string error;
   CHECK_FALSE(sources.load_file("/nonexistent/file.tsr", error).has_value());
-  CHECK(error.find("cannot open") != std::string::npos);
+  CHECK(error == "No such file or directory");
+}
+
+TEST_CASE("load_file refuses a directory with the system's reason") {
+  SourceManager sources;
+  std::string error;
+  CHECK_FALSE(sources.load_file("/", error).has_value());
+  CHECK(error == "Is a directory");
 }
 
 TEST_CASE("line and column of every offset of a small file") {

@@ -269,7 +269,7 @@ int compile(const Options& options) {
   std::string error;
   std::optional<FileId> file = sources.load_file(options.input, error);
   if (!file) {
-    diags.emit_global<diag::DriverCannotOpenInput>(options.input, error.substr(error.find(':') + 1));
+    diags.emit_global<diag::DriverCannotOpenInput>(options.input, error);
     diags.flush();
     if (options.verify) std::fputs(printer.render(collected.diagnostics.back()).c_str(), stderr);
     return kExitUserError;
@@ -356,6 +356,10 @@ int compile(const Options& options) {
     output_path = std::filesystem::path(options.input).stem().string() + (emit == Emit::Cubin ? ".cubin" : ".fatbin");
   bool to_stdout = output_path == "-";
   if (binary && output.empty()) to_stdout = false;  // nothing was produced: write nothing
+  // A failed run removes the file an earlier run left at the output path, so
+  // that a build never takes a stale output for an up-to-date one (clang
+  // does the same).
+  if (emit != Emit::None && !to_stdout && output_path != "-" && diags.has_errors()) remove_output_file(output_path);
   if (emit != Emit::None && (to_stdout || !diags.has_errors())) {
     if (!write_output_atomically(output_path, output, error)) {
       diags.emit_global<diag::DriverCannotWriteOutput>(output_path, error);

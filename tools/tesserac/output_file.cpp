@@ -55,4 +55,9 @@ bool write_output_atomically(const std::string& path, std::string_view contents,
   return ok;
 }
 
+void remove_output_file(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0 && (S_ISREG(info.st_mode) || S_ISLNK(info.st_mode))) ::unlink(path.c_str());
+}
+
 }  // namespace tessera

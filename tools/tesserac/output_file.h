@@ -12,4 +12,9 @@ namespace tessera {
 // fills `error` on failure, leaving any previous file at `path` untouched.
 bool write_output_atomically(const std::string& path, std::string_view contents, std::string& error);
 
+// Removes the regular file at `path`, if there is one, after a failed run.
+// Anything else at that path (a directory, a device) is left alone, and so
+// are errors: the run already failed.
+void remove_output_file(const std::string& path);
+
 }  // namespace tessera
