@@ -301,7 +301,7 @@ Value Checker::resolve_name(NodeId node) {
     }
     return Value{local.type, local.constant, local.global_id};
   }
-  if (auto it = module_symbols_.find(id); it != module_symbols_.end()) {
+  if (auto it = module_symbols_.find(id); it != module_symbols_.end() && module_symbol_bound(id)) {
     const ModuleSymbol& symbol = it->second;
     switch (symbol.kind) {
       case ModuleSymbol::Kind::Function:
@@ -335,7 +335,9 @@ Value Checker::resolve_name(NodeId node) {
 
   std::vector<std::string> candidates;
   for (auto& [local_id, local] : locals_) candidates.push_back(name_of(local_id));
-  for (auto& [symbol_id, symbol] : module_symbols_) candidates.push_back(name_of(symbol_id));
+  for (auto& [symbol_id, symbol] : module_symbols_) {
+    if (module_symbol_bound(symbol_id)) candidates.push_back(name_of(symbol_id));
+  }
   for (std::string_view path : all_builtin_paths()) {
     if (path.find('.') == std::string_view::npos) candidates.emplace_back(path);
   }

@@ -104,8 +104,10 @@ void Checker::run(NodeId module) {
       resolve_type(ast_.child(statement, 0));
       continue;
     }
+    module_statement_begin_ = ast_.range(statement).begin;
     check_statement(statement);
   }
+  module_statement_begin_.reset();
   locals_.clear();
   for (uint32_t i = 0; i < out_.functions.size(); ++i) check_function(i);
 }
@@ -151,7 +153,46 @@ std::optional<Constant> Checker::evaluate_constant(NodeId node) const {
   }
 }
 
+bool Checker::module_symbol_bound(uint32_t name) const {
+  if (!module_statement_begin_) return true;
+  auto it = module_binding_begin_.find(name);
+  return it != module_binding_begin_.end() && it->second < *module_statement_begin_;
+}
+
 void Checker::collect_module_symbols(NodeId module) {
+  for (NodeId statement : ast_.children(module)) {
+    // The names a top-level statement binds (the ones collected below).
+    auto bind = [&](uint32_t name) { module_binding_begin_.emplace(name, ast_.range(statement).begin); };
+    const Node& n = ast_.node(statement);
+    switch (n.kind) {
+      case NodeKind::FunctionDef:
+      case NodeKind::ClassDef:
+      case NodeKind::TypeAlias:
+        bind(n.payload);
+        break;
+      case NodeKind::Import:
+      case NodeKind::ImportFrom:
+        for (NodeId alias : ast_.children(statement).subspan(n.kind == NodeKind::ImportFrom ? 1 : 0)) {
+          NodeId target = ast_.child(alias, 0);
+          if (ast_.node(alias).payload != UINT32_MAX) {
+            bind(ast_.node(alias).payload);
+          } else if (n.kind == NodeKind::ImportFrom) {
+            bind(ast_.node(target).payload);
+          } else {
+            while (ast_.kind(target) == NodeKind::Attribute) target = ast_.child(target, 0);
+            bind(ast_.node(target).payload);
+          }
+        }
+        break;
+      case NodeKind::Assign: {
+        auto children = ast_.children(statement);
+        if (children.size() == 2 && ast_.kind(children[0]) == NodeKind::Name) bind(ast_.node(children[0]).payload);
+        break;
+      }
+      default:
+        break;
+    }
+  }
   auto define = [&](uint32_t name, ModuleSymbol symbol, SourceRange where) {
     auto [it, inserted] = module_symbols_.emplace(name, symbol);
     if (!inserted && it->second.kind != ModuleSymbol::Kind::Constant && symbol.kind != ModuleSymbol::Kind::Constant) {

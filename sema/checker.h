@@ -106,6 +106,14 @@ class Checker {
   TypeStore& types_;
 
   std::unordered_map<uint32_t, ModuleSymbol> module_symbols_;
+  // Where each module-level name is first bound (def, class, import, type
+  // alias, assignment), as a source offset: module-level code runs in order,
+  // as in Python, so it may only use a name bound by an earlier statement.
+  std::unordered_map<uint32_t, SourceOffset> module_binding_begin_;
+  // While module-level code is checked: where its current statement begins.
+  std::optional<SourceOffset> module_statement_begin_;
+  // False for a module symbol that module-level code reaches before its binding.
+  bool module_symbol_bound(uint32_t name) const;
   std::vector<std::string> module_paths_{""};  // module id -> dotted path ("" is `tessera` itself)
   std::unordered_map<std::string, uint32_t> module_ids_{{"", 0}};
 

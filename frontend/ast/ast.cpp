@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "frontend/diagnostics/internal_error.h"
 #include "frontend/source/escape.h"
 
@@ -128,11 +130,42 @@ std::string_view parameter_kind_name(ParameterKind kind) {
 NodeId Ast::add(NodeKind kind, SourceRange range, std::span<const NodeId> children, uint32_t payload, uint8_t op,
                 uint16_t flags) {
   internal_check(nodes_.size() < UINT32_MAX - 1, "parse", "too many AST nodes");
+  uint32_t height = 0;
+  for (NodeId child : children) {
+    if (child.valid()) height = std::max<uint32_t>(height, depths_[child.index]);
+  }
+  if (height >= kMaxNestingDepth && kind != NodeKind::Module) {
+    bool statement = kind <= NodeKind::ErrorStmt;
+    too_deep_.push_back(TooDeep{nodes_.size(), range, statement});
+    kind = statement ? NodeKind::ErrorStmt : NodeKind::ErrorExpr;
+    children = {};
+    payload = UINT32_MAX;
+    op = 0;
+    flags = 0;
+    height = 0;
+  }
+  depths_.push_back(static_cast<uint16_t>(height + 1));
   Node node{kind,   op, flags, range, static_cast<uint32_t>(children_.size()), static_cast<uint32_t>(children.size()),
             payload};
   children_.insert(children_.end(), children.begin(), children.end());
   nodes_.push_back(node);
   return NodeId{static_cast<uint32_t>(nodes_.size() - 1)};
+}
+
+std::optional<SourceRange> Ast::take_too_deep() {
+  // Report the cut that starts first in the source (for `- - - ... 1`, the
+  // outermost one), preferring an expression to the statement around it.
+  const TooDeep* best = nullptr;
+  for (const TooDeep& cut : too_deep_) {
+    if (best == nullptr || (best->statement && !cut.statement) ||
+        (best->statement == cut.statement && cut.range.begin < best->range.begin)) {
+      best = &cut;
+    }
+  }
+  std::optional<SourceRange> range;
+  if (best != nullptr) range = best->range;
+  too_deep_.clear();
+  return range;
 }
 
 namespace {
@@ -144,7 +177,7 @@ class AstDumper {
       : ast_(ast), sources_(sources), values_(values), annotate_(annotate) {}
 
   std::string run() {
-    if (ast_.root().valid()) dump(ast_.root(), "", 0);
+    if (ast_.root().valid()) dump(ast_.root());
     return std::move(out_);
   }
 
@@ -206,41 +239,57 @@ class AstDumper {
     return fmt::format("[{}:{}-{}:{}]", b.line, b.column, e.line, e.column);
   }
 
-  void dump(NodeId id, std::string_view role, int depth) {
-    std::string indent(static_cast<size_t>(depth) * 2, ' ');
-    std::string prefix = role.empty() ? "" : std::string(role) + ": ";
-    if (!id.valid()) {
-      out_ += indent + prefix + "<none>\n";
-      return;
-    }
-    const Node& n = ast_.node(id);
-    std::string extra = annotate_ ? annotate_(id) : std::string();
-    out_ +=
-        fmt::format("{}{}{}{} {}{}\n", indent, prefix, node_kind_name(n.kind), details(id), location(n.range), extra);
-
-    // Split the role list; the last role may be variadic ("args...").
+  // Iterative (an explicit stack, not recursion), so that no tree is too deep
+  // to print, whatever the nesting limit.
+  void dump(NodeId root) {
+    struct Pending {
+      NodeId id;
+      std::string_view role;
+      size_t depth;
+    };
+    std::vector<Pending> stack{{root, {}, 0}};
     std::vector<std::string_view> roles;
-    std::string_view all = node_kind_roles(n.kind);
-    while (!all.empty()) {
-      size_t comma = all.find(',');
-      roles.push_back(all.substr(0, comma));
-      all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
-    }
-    // A node that is only a list ("statements...") prints its items unlabelled.
-    if (roles.size() == 1 && roles[0].ends_with("...")) roles.clear();
-    auto children = ast_.children(id);
-    for (size_t i = 0; i < children.size(); ++i) {
-      std::string_view child_role;
-      if (!roles.empty()) {
-        std::string_view r = i < roles.size() ? roles[i] : roles.back();
-        if (r.ends_with("...")) {
-          r.remove_suffix(3);
-        } else {
-          internal_check(i < roles.size(), "ast-dump", "node has more children than its roles");
-        }
-        child_role = r;
+    std::vector<Pending> children_in_order;
+    while (!stack.empty()) {
+      Pending item = stack.back();
+      stack.pop_back();
+      std::string indent(item.depth * 2, ' ');
+      std::string prefix = item.role.empty() ? "" : std::string(item.role) + ": ";
+      if (!item.id.valid()) {
+        out_ += indent + prefix + "<none>\n";
+        continue;
       }
-      dump(children[i], child_role, depth + 1);
+      const Node& n = ast_.node(item.id);
+      std::string extra = annotate_ ? annotate_(item.id) : std::string();
+      out_ += fmt::format("{}{}{}{} {}{}\n", indent, prefix, node_kind_name(n.kind), details(item.id),
+                          location(n.range), extra);
+
+      // Split the role list; the last role may be variadic ("args...").
+      roles.clear();
+      std::string_view all = node_kind_roles(n.kind);
+      while (!all.empty()) {
+        size_t comma = all.find(',');
+        roles.push_back(all.substr(0, comma));
+        all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
+      }
+      // A node that is only a list ("statements...") prints its items unlabelled.
+      if (roles.size() == 1 && roles[0].ends_with("...")) roles.clear();
+      auto children = ast_.children(item.id);
+      children_in_order.clear();
+      for (size_t i = 0; i < children.size(); ++i) {
+        std::string_view child_role;
+        if (!roles.empty()) {
+          std::string_view r = i < roles.size() ? roles[i] : roles.back();
+          if (r.ends_with("...")) {
+            r.remove_suffix(3);
+          } else {
+            internal_check(i < roles.size(), "ast-dump", "node has more children than its roles");
+          }
+          child_role = r;
+        }
+        children_in_order.push_back({children[i], child_role, item.depth + 1});
+      }
+      stack.insert(stack.end(), children_in_order.rbegin(), children_in_order.rend());
     }
   }
 

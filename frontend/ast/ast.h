@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -70,6 +71,12 @@ struct NodeId {
 // Set on an expression written inside parentheses (`(a < b) < c` is no chain).
 inline constexpr uint16_t kParenthesizedFlag = 0x8000;
 
+// The deepest tree the frontend builds: every later phase walks the tree
+// recursively, and this keeps them well inside an 8 MiB stack (sema needs
+// about 5.5 KiB a level in the AddressSanitizer build). Clang's default
+// bracket depth is 256; CPython allows 200 nested parentheses.
+inline constexpr uint32_t kMaxNestingDepth = 500;
+
 struct Node {
   NodeKind kind;
   uint8_t op = 0;
@@ -92,6 +99,7 @@ class Ast {
   void reserve(size_t nodes) {
     nodes_.reserve(nodes);
     children_.reserve(nodes);
+    depths_.reserve(nodes);
   }
 
   const Node& node(NodeId id) const { return nodes_[id.index]; }
@@ -114,7 +122,15 @@ class Ast {
   void rollback(Mark mark) {
     nodes_.resize(mark.nodes);
     children_.resize(mark.children);
+    depths_.resize(mark.nodes);
+    std::erase_if(too_deep_, [&](const TooDeep& cut) { return cut.node >= mark.nodes; });
   }
+
+  // Nesting limit: `add` never makes a tree deeper than kMaxNestingDepth.
+  // A node that would be deeper is added as an ErrorStmt or ErrorExpr
+  // without children instead, and the parser reports one of these cuts
+  // (take_too_deep returns its range and forgets them all).
+  std::optional<SourceRange> take_too_deep();
 
   NodeId root() const { return root_; }
   void set_root(NodeId root) { root_ = root; }
@@ -123,6 +139,13 @@ class Ast {
   // Huge pages: see huge_pages.h (a 100,000-line file has about a million nodes).
   std::vector<Node, HugePageAllocator<Node>> nodes_;
   std::vector<NodeId, HugePageAllocator<NodeId>> children_;
+  std::vector<uint16_t, HugePageAllocator<uint16_t>> depths_;  // height of each node's subtree, 1 for a leaf
+  struct TooDeep {
+    size_t node;
+    SourceRange range;
+    bool statement;
+  };
+  std::vector<TooDeep> too_deep_;
   NodeId root_;
 };
 

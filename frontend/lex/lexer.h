@@ -4,7 +4,8 @@
 // indentation opens an Indent, a shallower one closes Dedents; blank and
 // comment-only lines are ignored; inside (), [] and {} line breaks and
 // indentation do not count; a backslash at the end of a line joins it with the
-// next. Tabs in indentation are rejected. The token stream always ends with a
+// next. Tabs in indentation are rejected (elsewhere they are whitespace). A
+// rejected character becomes an Invalid token. The token stream always ends with a
 // Newline (when the file holds any token), the Dedents that close open blocks,
 // and EndOfFile. Lexical errors are diagnostics; lexing continues after them.
 //

@@ -59,10 +59,23 @@ ScanResult scan_raw(const char*& cursor) {
     exponent = [eE] [+-]? dec;
     float = dec "." dec? exponent? | "." dec exponent? | dec exponent;
     string_prefix = [rR] | [fF] | [uU] | [rR][fF] | [fF][rR];
+    // A comment holds ASCII other than NUL and line breaks, and well-formed
+    // UTF-8 sequences; the first byte that is neither ends the match, and
+    // lex_comment reports it and skips the rest of the line.
+    utf8_tail = [\x80-\xbf];
+    utf8_multibyte = [\xc2-\xdf] utf8_tail
+                   | "\xe0" [\xa0-\xbf] utf8_tail
+                   | [\xe1-\xec\xee\xef] utf8_tail utf8_tail
+                   | "\xed" [\x80-\x9f] utf8_tail
+                   | "\xf0" [\x90-\xbf] utf8_tail utf8_tail
+                   | [\xf1-\xf3] utf8_tail utf8_tail utf8_tail
+                   | "\xf4" [\x80-\x8f] utf8_tail utf8_tail;
 
     "\x00"                    { return {Raw::Nul}; }
-    [ \f]+                    { return {Raw::Whitespace}; }
-    "#" [^\r\n\x00]*          { return {Raw::Comment}; }
+    // Tabs between tokens are whitespace; in indentation they are an error
+    // (handle_line_start).
+    [ \t\f]+                  { return {Raw::Whitespace}; }
+    "#" ([^\r\n\x00\x80-\xff] | utf8_multibyte)* { return {Raw::Comment}; }
     "\r\n" | "\n" | "\r"      { return {Raw::Newline}; }
     "\\" ("\r\n" | "\n" | "\r") { return {Raw::Continuation}; }
     "\\"                      { return {Raw::StrayBackslash}; }
@@ -246,6 +259,9 @@ class Lexer {
   }
 
   bool handle_line_start();
+  void lex_comment(const char* start);
+  void report_bad_byte(const char* p);
+  void append_string_byte(const char*& p, std::string& text);
   void emit_newline();
   void finish();
   void lex_identifier(const char* start);
@@ -271,7 +287,15 @@ class Lexer {
   DiagnosticEngine& diags_;
   TokenizedBuffer& out_;
 
-  std::vector<uint32_t> indents_{0};
+  // The open indentation levels. A level kept after an inconsistent dedent
+  // (`opened` false) has no Indent token, so closing it emits no Dedent: the
+  // lines at that column continue the enclosing block instead of each
+  // opening a new one (one error for one mistake).
+  struct IndentLevel {
+    uint32_t column;
+    bool opened;
+  };
+  std::vector<IndentLevel> indents_{{0, true}};
   struct OpenBracket {
     TokenKind kind;
     SourceRange range;
@@ -300,12 +324,13 @@ void Lexer::run() {
           finish();
           return;
         }
-        diags_.emit<diag::LexInvalidCharacter>(range(start, start + 1), std::string("U+0000 (NUL)"));
+        report_bad_byte(start);
+        add(TokenKind::Invalid, start, cursor_);
         break;
       case Raw::Whitespace:
         break;
       case Raw::Comment:
-        out_.add_comment(range(start, cursor_));
+        lex_comment(start);
         break;
       case Raw::Newline:
         if (brackets_.empty() && !fragment_) {
@@ -381,7 +406,7 @@ bool Lexer::handle_line_start() {
       const char* comment_start = p;
       ScanResult skipped = scan_raw(cursor_);
       (void)skipped;
-      out_.add_comment(range(comment_start, cursor_));
+      lex_comment(comment_start);
     }
     if (*cursor_ == '\r' || *cursor_ == '\n') {
       cursor_ += (cursor_[0] == '\r' && cursor_[1] == '\n') ? 2 : 1;
@@ -396,19 +421,64 @@ bool Lexer::handle_line_start() {
     diags_.emit<diag::LexTabIndentation>(range(first_tab, first_tab + 1))
         .fix_it_replace(range(line_begin, line_indent_end), std::string(column, ' '));
   }
-  if (column > indents_.back()) {
-    indents_.push_back(column);
+  if (column > indents_.back().column) {
+    indents_.push_back({column, true});
     add(TokenKind::Indent, line_begin, line_indent_end);
-  } else if (column < indents_.back()) {
-    while (column < indents_.back()) {
+  } else if (column < indents_.back().column) {
+    while (column < indents_.back().column) {
+      if (indents_.back().opened) add(TokenKind::Dedent, line_indent_end, line_indent_end);
       indents_.pop_back();
-      add(TokenKind::Dedent, line_indent_end, line_indent_end);
     }
-    if (column != indents_.back()) {
+    if (column != indents_.back().column) {
       diags_.emit<diag::LexInconsistentDedent>(range(line_indent_end, line_indent_end), column + 1);
+      // Recovery: the line continues the enclosing block, and so do the
+      // lines after it at the same column.
+      indents_.push_back({column, false});
     }
   }
   return true;
+}
+
+// `start` is at the '#' and the scanner stopped at the end of the line, or at
+// a NUL byte or a byte that is not UTF-8 (rare: checked here, off the fast
+// path). Such bytes are reported and the comment goes on to the line break.
+void Lexer::lex_comment(const char* start) {
+  while (true) {
+    unsigned char c = static_cast<unsigned char>(*cursor_);
+    if (c == '\n' || c == '\r' || (c == 0 && cursor_ >= end_)) break;
+    uint32_t cp = 0;
+    int length = c == 0 ? 0 : decode_utf8(cursor_, end_, cp);
+    if (length == 0) {
+      report_bad_byte(cursor_);
+      length = 1;
+    }
+    cursor_ += length;
+  }
+  out_.add_comment(range(start, cursor_));
+}
+
+// Reports the NUL byte or the byte that is not UTF-8 at `p`.
+void Lexer::report_bad_byte(const char* p) {
+  if (*p == '\0') {
+    diags_.emit<diag::LexInvalidCharacter>(range(p, p + 1), std::string("U+0000 (NUL)"));
+  } else {
+    diags_.emit<diag::LexInvalidUtf8>(range(p, p + 1), static_cast<unsigned>(static_cast<unsigned char>(*p)));
+  }
+}
+
+// The slow path of string scanning: `p` is at a NUL byte or a non-ASCII byte
+// inside a string. A well-formed UTF-8 sequence is copied; a NUL or a byte
+// that is not UTF-8 is reported and left out of the value.
+void Lexer::append_string_byte(const char*& p, std::string& text) {
+  uint32_t cp = 0;
+  int length = *p == '\0' ? 0 : decode_utf8(p, end_, cp);
+  if (length == 0) {
+    report_bad_byte(p);
+    ++p;
+    return;
+  }
+  text.append(p, static_cast<size_t>(length));
+  p += length;
 }
 
 void Lexer::emit_newline() {
@@ -437,8 +507,8 @@ void Lexer::finish() {
   if (!fragment_) {
     emit_newline();
     while (indents_.size() > 1) {
+      if (indents_.back().opened) add(TokenKind::Dedent, eof, eof);
       indents_.pop_back();
-      add(TokenKind::Dedent, eof, eof);
     }
   }
   add(TokenKind::EndOfFile, eof, eof);
@@ -473,15 +543,30 @@ void Lexer::lex_number(Raw raw, const char* start) {
     }
   };
 
+  // A decimal digit that the base does not allow, glued to a binary or octal
+  // literal (0b102, 0o19, 0b2, 0o_8), is an invalid digit rather than a suffix.
+  bool invalid_digit = false;
+  if (raw == Raw::Binary || raw == Raw::Octal || raw == Raw::MissingDigits) {
+    char base_letter = static_cast<char>(start[1] | 0x20);
+    const char* digit = suffix_start < cursor_ && *suffix_start == '_' ? suffix_start + 1 : suffix_start;
+    if ((base_letter == 'b' || base_letter == 'o') && digit < cursor_ && *digit >= '0' && *digit <= '9') {
+      diags_.emit<diag::LexInvalidDigit>(range(digit, digit + 1), std::string(1, *digit),
+                                         std::string(base_letter == 'b' ? "binary" : "octal"));
+      invalid_digit = true;
+    }
+  }
+
   if (raw == Raw::MissingDigits) {
-    diags_.emit<diag::LexInvalidNumber>(whole_range, std::string("integer"), std::string(whole),
-                                        std::string("expected digits after the base prefix"));
+    if (!invalid_digit) {
+      diags_.emit<diag::LexInvalidNumber>(whole_range, std::string("integer"), std::string(whole),
+                                          std::string("expected digits after the base prefix"));
+    }
     add(TokenKind::IntLiteral, start, cursor_, values_.add_integer(0));
     return;
   }
 
   uint64_t multiplier = 1;
-  if (!suffix.empty()) {
+  if (!suffix.empty() && !invalid_digit) {
     bool underscore_problem = suffix[0] == '_' && (suffix.size() == 1 || suffix[1] == '_' ||
                                                    (suffix[1] >= '0' && suffix[1] <= '9'));
     std::string_view unit = suffix[0] == '_' ? suffix.substr(1) : suffix;
@@ -595,15 +680,17 @@ void Lexer::decode_escape(const char*& p, std::string& out) {
     append_utf8(out, value);
     return;
   }
-  if (c == '\0' && p - 1 >= end_) {
-    p -= 1;  // backslash at the end of input: leave it to the caller
+  // Unknown escape: kept as written, as Python does, with a warning.
+  uint32_t cp = 0;
+  int length = c == '\0' ? 0 : decode_utf8(escape_start + 1, end_, cp);
+  if (length == 0) {
+    // A backslash at the end of input, or before a NUL or a byte that is not
+    // UTF-8: keep the backslash and leave the rest to the caller (which
+    // reports the byte).
+    p = escape_start + 1;
     out += '\\';
     return;
   }
-  // Unknown escape: kept as written, as Python does, with a warning.
-  uint32_t cp = 0;
-  int length = decode_utf8(escape_start + 1, end_, cp);
-  if (length == 0) length = 1;
   p = escape_start + 1 + length;
   std::string written(escape_start + 1, length);
   diags_.emit<diag::LexUnknownEscape>(range(escape_start, p), written);
@@ -628,18 +715,27 @@ void Lexer::lex_string(const char* start) {
   const char* p = cursor_;
   bool terminated = false;
   while (true) {
-    if (p >= end_) break;
+    char c = *p;
+    // One test for the end of the buffer (a NUL), NUL bytes and non-ASCII
+    // bytes, which must be well-formed UTF-8.
+    if (static_cast<signed char>(c) <= 0) {
+      if (p >= end_) break;
+      append_string_byte(p, text);
+      continue;
+    }
     if (at_string_end(p, quote, triple)) {
       terminated = true;
       break;
     }
-    char c = *p;
     if (!triple && (c == '\n' || c == '\r')) break;
     if (c == '\\') {
       if (raw) {
+        // The backslash keeps the next character from closing the string; a
+        // NUL or non-ASCII byte after it goes through the check above.
         text += c;
-        if (p + 1 < end_) text += p[1];
-        p += p + 1 < end_ ? 2 : 1;
+        bool take_next = p + 1 < end_ && static_cast<signed char>(p[1]) > 0;
+        if (take_next) text += p[1];
+        p += take_next ? 2 : 1;
       } else {
         decode_escape(p, text);
       }
@@ -709,20 +805,36 @@ void Lexer::scan_fstring_field(const char*& p, char quote, bool triple, FStringV
     } else if (depth == 0 && (c == '}' || c == ':' || (c == '!' && p[1] != '='))) {
       if (expr_end == nullptr) expr_end = p;
       if (c == '!') {
-        part.conversion = p + 1 < end_ ? p[1] : 0;
-        p += p + 1 < end_ ? 2 : 1;
+        // A conversion: `!r`, `!s` or `!a`, up to the ':' or '}' after it.
+        const char* conversion_begin = ++p;
+        while (p < end_ && *p != '}' && *p != ':' && !at_string_end(p, quote, triple) &&
+               (triple || (*p != '\n' && *p != '\r'))) {
+          ++p;
+        }
+        std::string_view conversion(conversion_begin, p - conversion_begin);
+        if (conversion.empty()) {
+          diags_.emit<diag::LexFStringMissingConversion>(range(conversion_begin - 1, conversion_begin));
+        } else if (conversion == "r" || conversion == "s" || conversion == "a") {
+          part.conversion = conversion[0];
+        } else {
+          diags_.emit<diag::LexFStringInvalidConversion>(range(conversion_begin, p), std::string(conversion));
+        }
         continue;
       }
       if (c == ':') {
-        // Format spec: verbatim up to the matching '}'.
-        const char* spec_begin = ++p;
+        // Format spec: verbatim up to the matching '}' (bytes checked as in
+        // the string's text).
+        ++p;
         int spec_depth = 0;
         while (p < end_ && !at_string_end(p, quote, triple) && !(*p == '}' && spec_depth == 0)) {
+          if (static_cast<signed char>(*p) <= 0) {
+            append_string_byte(p, part.format_spec);
+            continue;
+          }
           if (*p == '{') ++spec_depth;
           if (*p == '}') --spec_depth;
-          ++p;
+          part.format_spec += *p++;
         }
-        part.format_spec.assign(spec_begin, p);
         continue;
       }
       // c == '}'
@@ -753,7 +865,8 @@ void Lexer::lex_punct(TokenKind kind, const char* start) {
     case TokenKind::RBrace: {
       if (brackets_.empty()) {
         diags_.emit<diag::LexUnmatchedClosingBracket>(range(start, cursor_), spelling_of(kind));
-        return;  // dropped: nothing to close
+        add(TokenKind::Invalid, start, cursor_);  // nothing to close: as an invalid character
+        return;
       }
       OpenBracket open = brackets_.back();
       brackets_.pop_back();
@@ -775,13 +888,17 @@ void Lexer::lex_non_ascii(const char* start) {
   int length = decode_utf8(start, end_, cp);
   if (length == 0) {
     cursor_ = start + 1;
-    diags_.emit<diag::LexInvalidUtf8>(range(start, cursor_), static_cast<unsigned>(static_cast<unsigned char>(*start)));
-    return;
+    report_bad_byte(start);
+  } else {
+    cursor_ = start + length;
+    std::string description = fmt::format("U+{:04X}", cp);
+    if (cp >= 0x20 && cp != 0x7F) description += fmt::format(" '{}'", std::string_view(start, length));
+    diags_.emit<diag::LexInvalidCharacter>(range(start, cursor_), description);
   }
-  cursor_ = start + length;
-  std::string description = fmt::format("U+{:04X}", cp);
-  if (cp >= 0x20 && cp != 0x7F) description += fmt::format(" '{}'", std::string_view(start, length));
-  diags_.emit<diag::LexInvalidCharacter>(range(start, cursor_), description);
+  // An Invalid token keeps the place of the character, so that the parser
+  // neither reports the hole it would leave (`x = $`) nor adds an error of
+  // its own (see Invalid in token_kind.def).
+  add(TokenKind::Invalid, start, cursor_);
 }
 
 }  // namespace

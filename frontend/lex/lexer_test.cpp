@@ -285,9 +285,11 @@ TEST_CASE("a UTF-8 byte order mark at the start is skipped") {
 }
 
 TEST_CASE("lexing continues after a bad character, an invalid byte and a stray backslash") {
+  // A rejected character or byte leaves an Invalid token in its place.
   Lexed l("a $ b\nc \xFF d\ne \\ f\n");
-  CHECK(l.kinds() == std::vector<K>{K::Identifier, K::Identifier, K::Newline, K::Identifier, K::Identifier, K::Newline,
-                                    K::Identifier, K::Identifier, K::Newline, K::EndOfFile});
+  CHECK(l.kinds() == std::vector<K>{K::Identifier, K::Invalid, K::Identifier, K::Newline, K::Identifier, K::Invalid,
+                                    K::Identifier, K::Newline, K::Identifier, K::Identifier, K::Newline,
+                                    K::EndOfFile});
   REQUIRE(l.consumer.diagnostics.size() == 3);
   CHECK(l.consumer.diagnostics[0].kind == diag::LexInvalidCharacter);
   CHECK(l.consumer.diagnostics[0].message == "invalid character U+0024 '$' in source");
@@ -295,11 +297,11 @@ TEST_CASE("lexing continues after a bad character, an invalid byte and a stray b
   CHECK(l.consumer.diagnostics[2].kind == diag::LexStrayBackslash);
 }
 
-TEST_CASE("bracket errors: unmatched closer dropped, mismatched closer replaced, with a note") {
+TEST_CASE("bracket errors: unmatched closer made Invalid, mismatched closer replaced, with a note") {
   Lexed l("x = [1)\ny = 2)\n");
   std::vector<K> kinds = l.kinds();
   CHECK(kinds == std::vector<K>{K::Identifier, K::Equal, K::LBracket, K::IntLiteral, K::RBracket, K::Newline,
-                                K::Identifier, K::Equal, K::IntLiteral, K::Newline, K::EndOfFile});
+                                K::Identifier, K::Equal, K::IntLiteral, K::Invalid, K::Newline, K::EndOfFile});
   REQUIRE(l.consumer.diagnostics.size() == 2);
   CHECK(l.consumer.diagnostics[0].kind == diag::LexMismatchedBracket);
   REQUIRE(l.consumer.diagnostics[0].notes.size() == 1);
@@ -379,31 +381,52 @@ TEST_CASE("the token dump format") {
         "3:1 EndOfFile\n");
 }
 
-// BUG: a tab between tokens is "invalid character U+0009"; only tabs in
-// indentation are rejected by the language.
-TEST_CASE("a tab between tokens is whitespace" * doctest::should_fail()) {
-  Lexed l("x =\t1\n");
+// Only tabs in indentation are rejected by the language.
+TEST_CASE("a tab between tokens is whitespace") {
+  Lexed l("x =\t1\t# comment\ny = (1,\n\t2)\n");
   CHECK(l.consumer.diagnostics.empty());
 }
 
-// BUG: invalid UTF-8 inside a string literal is not reported.
-TEST_CASE("invalid UTF-8 inside a string is reported" * doctest::should_fail()) {
-  Lexed l("s = 'a\xFF'\n");
-  REQUIRE(l.consumer.diagnostics.size() == 1);
+TEST_CASE("NUL and invalid UTF-8 inside a string or a comment are reported; the value leaves them out") {
+  static const char text[] = "s = 'a\xFF" "\xC3\xA9" "\0" "b'  # \xFE" " ok \0" " too\nt = 1\n";
+  Lexed l(std::string(text, sizeof text - 1));
+  REQUIRE(l.consumer.diagnostics.size() == 4);
   CHECK(l.consumer.diagnostics[0].kind == diag::LexInvalidUtf8);
+  CHECK(l.consumer.diagnostics[1].kind == diag::LexInvalidCharacter);
+  CHECK(l.consumer.diagnostics[2].kind == diag::LexInvalidUtf8);
+  CHECK(l.consumer.diagnostics[3].kind == diag::LexInvalidCharacter);
+  REQUIRE(l.tokens.tokens()[2].kind == K::StringLiteral);
+  CHECK(l.values.strings[l.tokens.tokens()[2].payload] == "a\xC3\xA9" "b");
+  // The comment runs to the end of its line: the next line is lexed as usual.
+  CHECK(l.kinds() == std::vector<K>{K::Identifier, K::Equal, K::StringLiteral, K::Newline, K::Identifier, K::Equal,
+                                    K::IntLiteral, K::Newline, K::EndOfFile});
 }
 
-// BUG: an f-string conversion other than !r, !s, !a is accepted.
-TEST_CASE("an invalid f-string conversion is an error" * doctest::should_fail()) {
-  Lexed l("f'{x!z}'\n");
-  CHECK_FALSE(l.consumer.diagnostics.empty());
+TEST_CASE("f-string conversions other than !r, !s and !a are errors") {
+  Lexed invalid("f'{x!z}'\n");
+  REQUIRE(invalid.consumer.diagnostics.size() == 1);
+  CHECK(invalid.consumer.diagnostics[0].kind == diag::LexFStringInvalidConversion);
+  Lexed missing("f'{x!}'\n");
+  REQUIRE(missing.consumer.diagnostics.size() == 1);
+  CHECK(missing.consumer.diagnostics[0].kind == diag::LexFStringMissingConversion);
+  Lexed fine("f'{x!r} {y!s:>4} {z!a}'\n");
+  CHECK(fine.consumer.diagnostics.empty());
 }
 
-// BUG: the line after an inconsistent dedent opens a spurious Indent.
-TEST_CASE("an inconsistent dedent does not open a block on the next line" * doctest::should_fail()) {
-  Lexed l("if a:\n    x\n  y\n  z\n");
+TEST_CASE("an inconsistent dedent does not open a block on the next line") {
+  Lexed l("if a:\n    x\n  y\n  z\nw\n");
+  REQUIRE(l.consumer.diagnostics.size() == 1);
   std::vector<K> kinds = l.kinds();
   CHECK(std::count(kinds.begin(), kinds.end(), K::Indent) == 1);
+  CHECK(std::count(kinds.begin(), kinds.end(), K::Dedent) == 1);
+}
+
+TEST_CASE("a decimal digit glued to a binary or octal literal is an invalid digit") {
+  Lexed l("a = 0b102 + 0o19 + 0b2 + 0o_8\n");
+  REQUIRE(l.consumer.diagnostics.size() == 4);
+  for (const Diagnostic& d : l.consumer.diagnostics) CHECK(d.kind == diag::LexInvalidDigit);
+  CHECK(l.consumer.diagnostics[0].message == "invalid digit '2' in binary literal");
+  CHECK(l.consumer.diagnostics[1].message == "invalid digit '9' in octal literal");
 }
 
 }  // namespace

@@ -8,6 +8,14 @@ namespace tessera {
 
 namespace {
 
+// The nesting limit (Ast::add) is checked while nodes are made; report the
+// first place it cut off, if any.
+void report_nesting_limit(Ast& ast, DiagnosticEngine& diags) {
+  if (std::optional<SourceRange> range = ast.take_too_deep()) {
+    diags.emit<diag::ParseNestingTooDeep>(*range, static_cast<unsigned>(kMaxNestingDepth));
+  }
+}
+
 NodeId run_parser(const TokenizedBuffer& tokens, Ast& ast, ValueStores& values, DiagnosticEngine& diags,
                   parse::StartSymbol start) {
   // Most inputs are well formed: parse them with the fast parser, holding back
@@ -24,11 +32,13 @@ NodeId run_parser(const TokenizedBuffer& tokens, Ast& ast, ValueStores& values, 
   if (status == 0 && fast.syntax_errors == 0 && !probe.has_errors()) {
     probe.flush();
     for (Diagnostic& d : held.diagnostics) diags.report(std::move(d));
+    report_nesting_limit(ast, diags);
     return fast.result;
   }
   ast.rollback(mark);
   parse::ParserContext checked(tokens, ast, values, diags, start);
   status = parse::run_checked_parser(checked);
+  report_nesting_limit(ast, diags);
   return status == 0 ? checked.result : NodeId{};
 }
 

@@ -98,6 +98,13 @@ NodeId ParserContext::make_parenthesized(SourceRange range, ListRef items) {
 
 NodeId ParserContext::make_call(SourceRange range, NodeId callee, ListRef argument_list) {
   std::span<const NodeId> arguments = view(argument_list);
+  if (arguments.size() > 1) {
+    for (NodeId argument : arguments) {
+      if (ast_.kind(argument) == NodeKind::GeneratorExp && !(ast_.node(argument).flags & 1)) {
+        diags_.emit<diag::ParseUnparenthesizedGenerator>(ast_.range(argument));
+      }
+    }
+  }
   bool seen_keyword = false;
   std::vector<std::pair<uint32_t, NodeId>> keywords;  // few per call: a vector beats a map
   for (NodeId argument : arguments) {
@@ -232,13 +239,13 @@ NodeId ParserContext::make_fstring(SourceRange range, uint32_t payload) {
 }
 
 NodeId ParserContext::make_comprehension_expr(NodeKind kind, SourceRange range, NodeId element,
-                                              ClauseListRef clause_list) {
+                                              ClauseListRef clause_list, uint16_t flags) {
   std::vector<NodeId> children{element};
   for (const ComprehensionClause& clause : clause_lists_[clause_list.index]) {
     children.push_back(add(NodeKind::Comprehension, clause.range, clause.parts));
   }
   clauses_release(clause_list);
-  return add(kind, range, children);
+  return add(kind, range, children, UINT32_MAX, 0, flags);
 }
 
 NodeId ParserContext::make_policy(SourceRange range, NodeId expression) {
@@ -247,6 +254,16 @@ NodeId ParserContext::make_policy(SourceRange range, NodeId expression) {
     diags_.emit<diag::ParseInvalidPolicy>(ast_.range(expression));
   }
   return add(NodeKind::Policy, range, {expression});
+}
+
+SourceOffset ParserContext::at_sign_before(SourceOffset after, SourceOffset before) const {
+  std::span<const Token> all = tokens_.tokens();
+  auto it = std::lower_bound(all.begin(), all.end(), after,
+                             [](const Token& token, SourceOffset offset) { return token.range.begin < offset; });
+  for (; it != all.end() && it->range.begin < before; ++it) {
+    if (it->kind == TokenKind::At) return it->range.begin;
+  }
+  return after;
 }
 
 NodeId ParserContext::make_type(NodeId expression) {
@@ -276,7 +293,7 @@ NodeId ParserContext::make_type(NodeId expression) {
       while (ast_.kind(base) == NodeKind::BinaryOp &&
              static_cast<BinaryOperator>(ast_.node(base).op) == BinaryOperator::MatMul) {
         NodeId rhs = ast_.child(base, 1);
-        SourceRange at{ast_.range(ast_.child(base, 0)).end, ast_.range(rhs).end};
+        SourceRange at{at_sign_before(ast_.range(ast_.child(base, 0)).end, ast_.range(rhs).begin), ast_.range(rhs).end};
         policies.push_back(make_policy(at, rhs));
         base = ast_.child(base, 0);
       }
@@ -345,10 +362,31 @@ void ParserContext::check_assign_target(NodeId target) {
   }
 }
 
+void ParserContext::check_augmented_target(NodeId target) {
+  NodeKind kind = ast_.kind(target);
+  if (kind == NodeKind::Tuple || kind == NodeKind::List) {
+    diags_.emit<diag::ParseInvalidAssignmentTarget>(
+        ast_.range(target), std::string(kind == NodeKind::Tuple ? "a tuple" : "a list") + " in an augmented assignment");
+    return;
+  }
+  check_assign_target(target);
+}
+
+void ParserContext::check_annotated_target(NodeId target) {
+  NodeKind kind = ast_.kind(target);
+  if (kind == NodeKind::Tuple || kind == NodeKind::List) {
+    diags_.emit<diag::ParseInvalidAnnotationTarget>(ast_.range(target),
+                                                    std::string(kind == NodeKind::Tuple ? "a tuple" : "a list"));
+    return;
+  }
+  check_assign_target(target);
+}
+
 namespace {
 
 bool starts_expression(TokenKind kind) {
   switch (kind) {
+    case TokenKind::Invalid:
     case TokenKind::Identifier:
     case TokenKind::IntLiteral:
     case TokenKind::FloatLiteral:
@@ -409,6 +447,12 @@ std::string join_alternatives(const std::vector<std::string>& items) {
 
 void ParserContext::report_syntax_error(SourceRange location, std::optional<TokenKind> lookahead,
                                         const std::vector<TokenKind>& expected) {
+  // At or right after a character the lexer rejected, the lexer's error says
+  // it all (`x = a $ b`, `f(x))`); the parser only recovers.
+  if (next_ > 0 && (tokens_[TokenId{static_cast<uint32_t>(next_ - 1)}].kind == TokenKind::Invalid ||
+                    (next_ > 1 && tokens_[TokenId{static_cast<uint32_t>(next_ - 2)}].kind == TokenKind::Invalid))) {
+    return;
+  }
   if (lookahead == TokenKind::Indent) {
     diags_.emit<diag::ParseUnexpectedIndent>(location);
     return;

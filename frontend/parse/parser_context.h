@@ -107,7 +107,9 @@ class ParserContext {
   NodeId make_parameters(SourceRange range, ListRef parameters);
   NodeId make_strings(SourceRange range, ListRef pieces);
   NodeId make_fstring(SourceRange range, uint32_t payload);
-  NodeId make_comprehension_expr(NodeKind kind, SourceRange range, NodeId element, ClauseListRef clauses);
+  // flags: 1 on a generator expression written in its own parentheses.
+  NodeId make_comprehension_expr(NodeKind kind, SourceRange range, NodeId element, ClauseListRef clauses,
+                                 uint16_t flags = 0);
   NodeId make_policy(SourceRange range, NodeId expression);
   // Annotation positions: a subscript argument written `T @accum(f32)` is a
   // policy type, not a matrix product.
@@ -117,12 +119,18 @@ class ParserContext {
   // Checks that `target` can be assigned to (names, attributes, subscripts and
   // tuples/lists of them); reports an error otherwise.
   void check_assign_target(NodeId target);
+  // `a, b += 1` and `a, b: T = ...` need one target (Python's rule).
+  void check_augmented_target(NodeId target);
+  void check_annotated_target(NodeId target);
 
   void report_syntax_error(SourceRange location, std::optional<TokenKind> lookahead,
                            const std::vector<TokenKind>& expected);
 
  private:
   NodeId rebuild(NodeId id, std::span<const NodeId> children);
+  // The offset of the first '@' token in [after, before) (`after` if none):
+  // where a policy parsed as the right operand of a matrix product starts.
+  SourceOffset at_sign_before(SourceOffset after, SourceOffset before) const;
 
   const TokenizedBuffer& tokens_;
   Ast& ast_;
