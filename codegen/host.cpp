@@ -28,10 +28,12 @@ static_assert(offsetof(tessCpuLaunchContext, grid) == 0);
 static_assert(offsetof(tessCpuLaunchContext, group) == 12);
 static_assert(offsetof(tessCpuLaunchContext, group_id) == 24);
 static_assert(offsetof(tessCpuLaunchContext, shared) == 40);
+static_assert(offsetof(tessCpuLaunchContext, report_error) == 88);
 static_assert(offsetof(tessCpuLaunchContext, run_lanes) == 104);
 static_assert(offsetof(tessCpuLaunchContext, barrier) == 112);
 static_assert(offsetof(tessCpuLaunchContext, shuffle) == 120);
 static_assert(sizeof(tessCpuKernelEntry) == 32);
+static_assert(sizeof(tessCpuLaunchContext) == 128);
 
 void initialize_native_target() {
   static std::once_flag once;

@@ -36,7 +36,8 @@ constexpr unsigned kGlobalSpace = 1, kSharedSpace = 3;
 // Byte offsets of the fields of tessCpuLaunchContext the host code reads
 // (docs/abi.md; checked against the C header in host.cpp).
 namespace cpu_context {
-constexpr uint64_t kGrid = 0, kGroup = 12, kGroupId = 24, kShared = 40, kRunLanes = 104, kBarrier = 112, kShuffle = 120;
+constexpr uint64_t kGrid = 0, kGroup = 12, kGroupId = 24, kShared = 40, kReportError = 88, kRunLanes = 104,
+                   kBarrier = 112, kShuffle = 120, kContextBytes = 128;
 }
 
 struct MemRef {
@@ -55,9 +56,9 @@ struct Unsupported {};
 class Emitter {
  public:
   Emitter(ir::Operation* module, llvm::LLVMContext& context, const GpuArch& arch, DiagnosticEngine& diags,
-          DebugInfo debug, const HostTarget* host)
+          DebugInfo debug, const HostTarget* host, bool bounds_check)
       : ir_module_(module), context_(context), arch_(arch), diags_(diags), debug_(debug), host_(host),
-        builder_(context) {}
+        bounds_check_(bounds_check), builder_(context) {}
 
   std::unique_ptr<llvm::Module> run() {
     module_ = std::make_unique<llvm::Module>("tessera", context_);
@@ -383,7 +384,13 @@ class Emitter {
         builder_.CreateCall(lanes, values);
         builder_.CreateRetVoid();
       } else {
-        // No lane waits for another: one loop over the lanes, which LLVM may vectorise.
+        // No lane waits for another: one loop over the lanes, which LLVM may
+        // vectorise. The lanes read a private copy of the context: nothing
+        // the kernel stores can alias it, so its fields are loaded once.
+        auto* copy = builder_.CreateAlloca(llvm::ArrayType::get(builder_.getInt8Ty(), cpu_context::kContextBytes));
+        copy->setAlignment(llvm::Align(8));
+        builder_.CreateMemCpy(copy, llvm::Align(8), launch_context_, llvm::Align(8), cpu_context::kContextBytes);
+        launch_context_ = copy;
         std::vector<llvm::Value*> values = unpack_arguments(lanes, entry->getArg(0));
         llvm::Value* count = builder_.CreateMul(
             builder_.CreateMul(context_u32(cpu_context::kGroup, 0), context_u32(cpu_context::kGroup, 1)),
@@ -535,7 +542,78 @@ class Emitter {
     }
     llvm::Value* linear = builder_.getInt64(0);
     for (size_t d = 0; d < rank; ++d) linear = builder_.CreateAdd(linear, builder_.CreateMul(position[d], m.strides[d]));
-    return builder_.CreateInBoundsGEP(element_type(elem, op), m.base, linear);
+    llvm::Value* address = builder_.CreateInBoundsGEP(element_type(elem, op), m.base, linear);
+    if (bounds_check_) address = check_bounds(m, indices, address, op);
+    return address;
+  }
+
+  // --bounds-check: every index must lie in its view (0 <= i < size; one
+  // unsigned compare). Out of bounds, the GPU fails the launch through CUDA's
+  // assert (the driver prints file, line, block and thread); the CPU reports
+  // the indices and the shape with the .tsr location and goes on with a
+  // harmless address, and the launch fails with that message.
+  llvm::Value* check_bounds(MemRef& m, llvm::ArrayRef<llvm::Value*> indices, llvm::Value* address, Operation* op) {
+    llvm::Value* inside = builder_.getTrue();
+    for (size_t d = 0; d < indices.size(); ++d)
+      inside = builder_.CreateAnd(inside, builder_.CreateICmpULT(indices[d], m.sizes[d]));
+    ir::Location loc = op->loc().primary();
+    std::string where = loc.known() ? std::string(loc.file()) + ":" + std::to_string(loc.line()) + ":" +
+                                          std::to_string(loc.column())
+                                    : std::string("<unknown location>");
+    auto* fail = llvm::BasicBlock::Create(context_, "out_of_bounds", current_function_);
+    auto* next = llvm::BasicBlock::Create(context_, "in_bounds", current_function_);
+    llvm::BasicBlock* before = builder_.GetInsertBlock();
+    builder_.CreateCondBr(inside, next, fail);
+    builder_.SetInsertPoint(fail);
+    llvm::Type* ptr = builder_.getPtrTy();
+    if (!host_) {
+      auto* assert_fail = llvm::FunctionType::get(builder_.getVoidTy(),
+                                                  {ptr, ptr, builder_.getInt32Ty(), ptr, builder_.getInt64Ty()}, false);
+      llvm::FunctionCallee callee = module_->getOrInsertFunction("__assertfail", assert_fail);
+      std::string message = "index out of bounds (" + std::string(op->name()) + " at " + where + ")";
+      builder_.CreateCall(callee, {builder_.CreateGlobalString(message, "", 0), builder_.CreateGlobalString(std::string(loc.known() ? loc.file() : ""), "", 0),
+                                   builder_.getInt32(loc.known() ? loc.line() : 0),
+                                   builder_.CreateGlobalString(std::string(current_function_->getName()), "", 0),
+                                   builder_.getInt64(1)});
+      intrinsic(llvm::Intrinsic::trap);
+      builder_.CreateUnreachable();
+      builder_.SetInsertPoint(next);
+      return address;
+    }
+    std::string format = where + ": out-of-bounds " + std::string(op->name()) + ": index (";
+    std::vector<llvm::Value*> args;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      format += d ? ", %lld" : "%lld";
+      args.push_back(indices[d]);
+    }
+    format += ") in a view of shape (";
+    for (size_t d = 0; d < indices.size(); ++d) {
+      format += d ? ", %lld" : "%lld";
+      args.push_back(m.sizes[d]);
+    }
+    format += ")";
+    // In the entry block: a check inside a loop must not grow the stack.
+    llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
+    llvm::Value* buffer = entry.CreateAlloca(builder_.getInt8Ty(), builder_.getInt64(256));
+    std::vector<llvm::Value*> call_args{buffer, builder_.getInt64(256), builder_.CreateGlobalString(format, "", 0)};
+    call_args.insert(call_args.end(), args.begin(), args.end());
+    llvm::FunctionCallee snprintf = module_->getOrInsertFunction(
+        "snprintf", llvm::FunctionType::get(builder_.getInt32Ty(), {ptr, builder_.getInt64Ty(), ptr}, true));
+    builder_.CreateCall(snprintf, call_args);
+    auto* report_type = llvm::FunctionType::get(builder_.getVoidTy(), {ptr, ptr}, false);
+    builder_.CreateCall(report_type, context_field(cpu_context::kReportError, ptr), {launch_context_, buffer});
+    builder_.CreateBr(next);
+    builder_.SetInsertPoint(next);
+    if (!out_of_bounds_sink_) {
+      auto* array = llvm::ArrayType::get(builder_.getInt8Ty(), 256);
+      out_of_bounds_sink_ = new llvm::GlobalVariable(*module_, array, false, llvm::GlobalValue::InternalLinkage,
+                                                     llvm::ConstantAggregateZero::get(array), "__tessera_out_of_bounds_sink");
+      out_of_bounds_sink_->setAlignment(llvm::Align(64));
+    }
+    llvm::PHINode* phi = builder_.CreatePHI(ptr, 2);
+    phi->addIncoming(address, before);
+    phi->addIncoming(out_of_bounds_sink_, fail);
+    return phi;
   }
   llvm::Value* address_of(Operation* op, unsigned memref_operand, unsigned first_index) {
     MemRef& m = memref(op->operand(memref_operand));
@@ -665,6 +743,8 @@ class Emitter {
   DiagnosticEngine& diags_;
   DebugInfo debug_;
   const HostTarget* host_;  // null for NVPTX
+  bool bounds_check_;
+  llvm::GlobalVariable* out_of_bounds_sink_ = nullptr;
   llvm::IRBuilder<> builder_;
   // CPU target: the current function's launch context and lane, the kernels,
   // their shared-memory sizes, which of them synchronise.
@@ -1227,14 +1307,15 @@ void Emitter::emit(Operation* op) {
 }  // namespace
 
 std::unique_ptr<llvm::Module> emit_nvptx_module(ir::Operation* module, llvm::LLVMContext& context,
-                                                const GpuArch& arch, DiagnosticEngine& diags, DebugInfo debug) {
-  Emitter emitter(module, context, arch, diags, debug, nullptr);
+                                                const GpuArch& arch, DiagnosticEngine& diags, DebugInfo debug,
+                                                bool bounds_check) {
+  Emitter emitter(module, context, arch, diags, debug, nullptr, bounds_check);
   return emitter.run();
 }
 
 std::unique_ptr<llvm::Module> emit_host_module(ir::Operation* module, llvm::LLVMContext& context,
-                                               const HostTarget& target, DiagnosticEngine& diags) {
-  Emitter emitter(module, context, GpuArch{}, diags, DebugInfo::None, &target);
+                                               const HostTarget& target, DiagnosticEngine& diags, bool bounds_check) {
+  Emitter emitter(module, context, GpuArch{}, diags, DebugInfo::None, &target, bounds_check);
   return emitter.run();
 }
 

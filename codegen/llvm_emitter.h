@@ -29,11 +29,14 @@ enum class DebugInfo : uint8_t {
   Full,        // -g: the same line tables (variables are future work); implies -O0 in the driver
 };
 
+// `bounds_check` (--bounds-check) makes every out-of-bounds tensor or
+// shared-memory index an error naming the .tsr location: CUDA's assert on the
+// GPU, the launch context's report_error on the CPU.
 // Returns null after reporting (codegen.unsupported) an operation this
 // backend cannot emit yet.
 std::unique_ptr<llvm::Module> emit_nvptx_module(ir::Operation* module, llvm::LLVMContext& context,
                                                 const GpuArch& arch, DiagnosticEngine& diags,
-                                                DebugInfo debug = DebugInfo::None);
+                                                DebugInfo debug = DebugInfo::None, bool bounds_check = false);
 
 // The CPU target (docs/cpu-target.md, docs/abi.md): the same Tile IR for the
 // host. Each kernel becomes `__tessera_cpu_<name>(void** args, const
@@ -45,6 +48,7 @@ struct HostTarget {
   uint32_t abi_version = 0;
 };
 std::unique_ptr<llvm::Module> emit_host_module(ir::Operation* module, llvm::LLVMContext& context,
-                                               const HostTarget& target, DiagnosticEngine& diags);
+                                               const HostTarget& target, DiagnosticEngine& diags,
+                                               bool bounds_check = false);
 
 }  // namespace tessera::codegen

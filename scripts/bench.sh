@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc 2>/dev/null || echo 2)" --target frontend_bench
+cmake --build --preset release -j "$(nproc 2>/dev/null || echo 2)" --target frontend_bench tesserac
 echo "== bench/frontend: lexer and parser throughput"
 build/release/bench/frontend_bench "$@"
+echo "== bench/cpu: the CPU target against g++ -O3"
+bench/cpu/run.sh build/release/tools/tesserac

@@ -22,6 +22,7 @@
 #include "ir/core/ir_text.h"
 #include "ir/lower/lower.h"
 #include "codegen/gpu_arch.h"
+#include "codegen/host.h"
 #include "codegen/llvm_emitter.h"
 #include "codegen/nvptx.h"
 #include "codegen/toolkit.h"
@@ -88,7 +89,7 @@ int report_internal_error(const std::string& phase, const std::string& what) {
   return kExitInternalError;
 }
 
-enum class Emit { None, Tokens, Ast, TypedAst, TileIr, Llvm, Ptx, Cubin, Fatbin };
+enum class Emit { None, Tokens, Ast, TypedAst, TileIr, Llvm, Ptx, Cubin, Fatbin, Object };
 
 // The last phase a run goes through.
 enum class StopAfter { Lex, Parse, Sema };
@@ -101,6 +102,8 @@ struct Options {
   bool parse_only = false;
   bool print_locations = false;
   std::string arch = "sm_80";
+  std::string target = "gpu";
+  bool bounds_check = false;
   int opt_level = 3;
   std::string cuda_path;
   std::string ptxas;
@@ -123,7 +126,7 @@ struct Options {
 const std::set<std::string, std::less<>> kSingleDashLongOptions = {
     "verify",       "fsyntax-only",       "fparse-only",           "Werror",
     "ferror-limit", "fcolor-diagnostics", "fno-color-diagnostics", "emit",
-    "arch",         "lineinfo",
+    "arch",         "lineinfo",           "target",
 };
 
 std::vector<std::string> normalize_arguments(int argc, char** argv) {
@@ -167,7 +170,8 @@ std::optional<std::string> generate_gpu_code(ir::Operation* module, const codege
   codegen::DebugInfo debug = options.debug_info      ? codegen::DebugInfo::Full
                              : options.line_info     ? codegen::DebugInfo::LineTables
                                                      : codegen::DebugInfo::None;
-  std::unique_ptr<llvm::Module> llvm_module = codegen::emit_nvptx_module(module, context, arch, diags, debug);
+  std::unique_ptr<llvm::Module> llvm_module =
+      codegen::emit_nvptx_module(module, context, arch, diags, debug, options.bounds_check);
   if (!llvm_module) return std::nullopt;
   codegen::PtxOptions ptx_options{arch, options.debug_info ? 0 : options.opt_level, ""};
   std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
@@ -194,6 +198,24 @@ std::vector<std::string> split(const std::string& text, char separator) {
   while (std::getline(stream, part, separator))
     if (!part.empty()) parts.push_back(part);
   return parts;
+}
+
+// --target=cpu: --emit=llvm (optimised host LLVM IR) or --emit=obj (an ELF
+// object exporting tessera_cpu_kernels, docs/abi.md); "" after an error.
+std::string generate_cpu_code(ir::Operation* module, Emit emit, const Options& options, DiagnosticEngine& diags) {
+  codegen::HostTarget target;
+  if (auto error = codegen::detect_host_target(target)) internal_error("codegen", *error);
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvm_module = codegen::emit_host_module(module, context, target, diags, options.bounds_check);
+  if (!llvm_module) return "";
+  std::string text;
+  if (emit == Emit::Object) {
+    if (auto error = codegen::emit_host_object(*llvm_module, options.opt_level, text)) internal_error("codegen", *error);
+    return text;
+  }
+  if (auto error = codegen::optimize_for_host(*llvm_module, options.opt_level)) internal_error("codegen", *error);
+  llvm::raw_string_ostream(text) << *llvm_module;
+  return text;
 }
 
 // --emit=llvm|ptx|cubin|fatbin; "" after an error.
@@ -284,6 +306,7 @@ int compile(const Options& options) {
               : options.emit == "ptx"       ? Emit::Ptx
               : options.emit == "cubin"     ? Emit::Cubin
               : options.emit == "fatbin"    ? Emit::Fatbin
+              : options.emit == "obj"       ? Emit::Object
                                             : Emit::None;
   StopAfter stop = emit == Emit::Tokens                        ? StopAfter::Lex
                    : (emit == Emit::Ast || options.parse_only) ? StopAfter::Parse
@@ -312,7 +335,7 @@ int compile(const Options& options) {
       std::unique_ptr<sema::TypedModule> typed = sema::check_module(ast, values, diags);
       if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*typed, ast, sources, values);
       bool wants_ir = emit == Emit::TileIr || emit == Emit::Llvm || emit == Emit::Ptx || emit == Emit::Cubin ||
-                      emit == Emit::Fatbin;
+                      emit == Emit::Fatbin || emit == Emit::Object;
       if (wants_ir && !diags.has_errors()) {
         g_current_phase = "lower";
         debug_hook("lower");
@@ -329,7 +352,8 @@ int compile(const Options& options) {
         if (module && emit != Emit::TileIr) {
           g_current_phase = "codegen";
           debug_hook("codegen");
-          output = generate_gpu_binary(module.get(), emit, options, diags);
+          output = options.target == "cpu" ? generate_cpu_code(module.get(), emit, options, diags)
+                                           : generate_gpu_binary(module.get(), emit, options, diags);
         }
       }
     } else if (emit == Emit::TypedAst) {
@@ -351,9 +375,10 @@ int compile(const Options& options) {
   // Binaries go next to nothing on a terminal: like nvcc, `k.tsr` makes
   // `k.cubin` / `k.fatbin` in the current directory unless -o says otherwise.
   std::string output_path = options.output;
-  bool binary = emit == Emit::Cubin || emit == Emit::Fatbin;
+  bool binary = emit == Emit::Cubin || emit == Emit::Fatbin || emit == Emit::Object;
   if (binary && output_path == "-" && options.input != "-")
-    output_path = std::filesystem::path(options.input).stem().string() + (emit == Emit::Cubin ? ".cubin" : ".fatbin");
+    output_path = std::filesystem::path(options.input).stem().string() +
+                  (emit == Emit::Cubin ? ".cubin" : emit == Emit::Fatbin ? ".fatbin" : ".o");
   bool to_stdout = output_path == "-";
   if (binary && output.empty()) to_stdout = false;  // nothing was produced: write nothing
   // A failed run removes the file an earlier run left at the output path, so
@@ -376,8 +401,13 @@ int run(int argc, char** argv) {
   Options options;
   app.add_option("input", options.input, "Input .tsr file ('-' reads standard input)");
   app.add_option("-o,--output", options.output, "Output file ('-' for standard output, the default for dumps)");
-  app.add_option("--emit", options.emit, "What to produce: tokens, ast, typed-ast, tile-ir, llvm, ptx, cubin, fatbin")
-      ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "tile-ir", "llvm", "ptx", "cubin", "fatbin"}));
+  app.add_option("--emit", options.emit,
+                 "What to produce: tokens, ast, typed-ast, tile-ir, llvm, ptx, cubin, fatbin (GPU); llvm, obj (--target=cpu)")
+      ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "tile-ir", "llvm", "ptx", "cubin", "fatbin", "obj"}));
+  app.add_option("--target", options.target, "gpu (NVPTX, the default) or cpu (the host: --emit=llvm or obj)")
+      ->check(CLI::IsMember({"gpu", "cpu"}));
+  app.add_flag("--bounds-check", options.bounds_check,
+               "Check every tensor and shared-memory index; out of bounds fails the launch naming the .tsr location");
   app.add_option("--ptxas", options.ptxas, "ptxas to run for cubin/fatbin (default: <cuda-path>/bin/ptxas, then PATH)");
   app.add_option("--fatbinary", options.fatbinary, "fatbinary to run for fatbin (default: <cuda-path>/bin/fatbinary, then PATH)");
   app.add_flag("--lineinfo", options.line_info, "PTX .loc lines pointing at the .tsr source (-lineinfo)");
@@ -422,6 +452,15 @@ int run(int argc, char** argv) {
   if (options.list_diagnostics) return list_diagnostics();
   if (options.input.empty()) {
     std::fprintf(stderr, "tesserac: error: no input file (run 'tesserac --help' for usage)\n");
+    return kExitUsage;
+  }
+  if (options.target == "cpu" && !options.emit.empty() && options.emit != "llvm" && options.emit != "obj" &&
+      options.emit != "tokens" && options.emit != "ast" && options.emit != "typed-ast" && options.emit != "tile-ir") {
+    std::fprintf(stderr, "tesserac: error: --target=cpu produces --emit=llvm or --emit=obj, not '%s'\n", options.emit.c_str());
+    return kExitUsage;
+  }
+  if (options.target != "cpu" && options.emit == "obj") {
+    std::fprintf(stderr, "tesserac: error: --emit=obj needs --target=cpu (GPU code is --emit=cubin or fatbin)\n");
     return kExitUsage;
   }
   if ((options.syntax_only || options.parse_only) && !options.emit.empty()) {

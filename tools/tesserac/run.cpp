@@ -13,6 +13,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
@@ -57,6 +58,8 @@ struct RunOptions {
   int opt_level = 3;
   std::string cuda_path;
   bool quiet = false;
+  bool no_bounds_check = false;
+  int repeat = 0;
 };
 
 // Thrown for a user error: printed as "tesserac run: error: ..." with exit 1.
@@ -259,6 +262,7 @@ class Runner {
           "running '" + kernel_name_ + "' on " + device_name);
     check(tessDeviceSynchronize(device), "running '" + kernel_name_ + "' on " + device_name);
     download(device);
+    if (options_.repeat > 0) time_launches(device, handle, grid, group, pointers);
     if (!options_.quiet)
       std::fprintf(stderr, "tesserac run: ran '%s' on %s: grid %ux%ux%u, group %ux%ux%u\n", kernel_name_.c_str(),
                    device_name, grid[0], grid[1], grid[2], group[0], group[1], group[2]);
@@ -394,7 +398,7 @@ class Runner {
     codegen::HostTarget target;
     if (auto error = codegen::detect_host_target(target)) fail(*error);
     auto context = std::make_unique<llvm::LLVMContext>();
-    std::unique_ptr<llvm::Module> llvm_module = codegen::emit_host_module(module, *context, target, diags);
+    std::unique_ptr<llvm::Module> llvm_module = codegen::emit_host_module(module, *context, target, diags, !options_.no_bounds_check);
     diags.flush();
     if (!llvm_module) return nullptr;
     std::string error;
@@ -417,7 +421,8 @@ class Runner {
       if (!arch && sm <= capability) arch = codegen::parse_gpu_arch("sm_" + std::to_string(sm));
     if (!arch) fail("the GPU's compute capability " + std::to_string(capability) + " is older than sm_80, the oldest target");
     llvm::LLVMContext context;
-    std::unique_ptr<llvm::Module> llvm_module = codegen::emit_nvptx_module(module, context, *arch, diags);
+    std::unique_ptr<llvm::Module> llvm_module = codegen::emit_nvptx_module(module, context, *arch, diags, codegen::DebugInfo::None,
+                                                                                  !options_.no_bounds_check);
     diags.flush();
     if (!llvm_module) return nullptr;
     codegen::PtxOptions ptx_options{*arch, options_.opt_level, ""};
@@ -433,6 +438,30 @@ class Runner {
     tessModule loaded = nullptr;
     check(tessModuleLoadData(device, ptx.c_str(), ptx.size() + 1, &loaded), "loading the PTX (" + arch->name() + ")");
     return loaded;
+  }
+
+  // Times N launches with events (the outputs hold the checked run's results:
+  // the timed runs see its outputs as inputs).
+  void time_launches(tessDevice device, tessKernel handle, std::vector<uint32_t>& grid, std::vector<uint32_t>& group,
+                     std::vector<void*>& pointers) {
+    tessEvent start = nullptr, end = nullptr;
+    check(tessEventCreate(device, &start), "event");
+    check(tessEventCreate(device, &end), "event");
+    std::vector<float> times;
+    for (int i = 0; i < options_.repeat; ++i) {
+      check(tessEventRecord(start, nullptr), "event");
+      check(tessLaunchKernel(handle, grid.data(), group.data(), 0, nullptr, pointers.data()), "timed launch");
+      check(tessEventRecord(end, nullptr), "event");
+      check(tessEventSynchronize(end), "event");
+      float ms = 0;
+      check(tessEventElapsedTime(&ms, start, end), "event");
+      times.push_back(ms);
+    }
+    tessEventDestroy(start);
+    tessEventDestroy(end);
+    std::sort(times.begin(), times.end());
+    std::printf("time: %s: min %.6f ms, median %.6f ms over %d launches\n", kernel_name_.c_str(),
+                static_cast<double>(times.front()), static_cast<double>(times[times.size() / 2]), options_.repeat);
   }
 
   std::vector<void*> upload(tessDevice device) {
@@ -507,6 +536,11 @@ int run_command(int argc, char** argv) {
   app.add_option("-O,--opt-level", options.opt_level, "Optimisation level 0-3 (default 3)")->check(CLI::Range(0, 3));
   app.add_option("--cuda-path", options.cuda_path, "CUDA Toolkit root for libdevice");
   app.add_flag("-q,--quiet", options.quiet, "Do not report where the kernel ran");
+  app.add_flag("--no-bounds-check", options.no_bounds_check,
+               "Compile without index checks (on by default: an out-of-bounds index fails the run with its .tsr location)");
+  app.add_option("--time", options.repeat,
+                 "After the checked run, launch N more times and print the fastest and median launch times (benchmarks)")
+      ->check(CLI::Range(1, 100000));
   try {
     std::vector<std::string> args;
     for (int i = argc - 1; i >= 1; --i) args.emplace_back(argv[i]);
