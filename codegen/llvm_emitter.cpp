@@ -395,18 +395,63 @@ class Emitter {
         llvm::Value* count = builder_.CreateMul(
             builder_.CreateMul(context_u32(cpu_context::kGroup, 0), context_u32(cpu_context::kGroup, 1)),
             context_u32(cpu_context::kGroup, 2));
-        llvm::BasicBlock* preheader = builder_.GetInsertBlock();
-        auto* body = llvm::BasicBlock::Create(context_, "lanes", entry);
+        // Lanes are independent between barriers (a race between lanes is
+        // undefined, as on the GPU): the loop's accesses are marked parallel
+        // so that the vectoriser needs no dependence checks.
+        llvm::MDNode* group = llvm::MDNode::getDistinct(context_, {});
+        for (llvm::BasicBlock& block : *lanes)
+          for (llvm::Instruction& instruction : block)
+            if ((llvm::isa<llvm::LoadInst>(instruction) || llvm::isa<llvm::StoreInst>(instruction)) &&
+                !instruction.isAtomic())
+              instruction.setMetadata(llvm::LLVMContext::MD_access_group, group);
         auto* exit = llvm::BasicBlock::Create(context_, "done", entry);
-        builder_.CreateBr(body);
-        builder_.SetInsertPoint(body);
-        llvm::PHINode* lane = builder_.CreatePHI(builder_.getInt64Ty(), 2);
-        lane->addIncoming(builder_.getInt64(0), preheader);
-        values[1] = lane;
-        builder_.CreateCall(lanes, values);
-        llvm::Value* next = builder_.CreateAdd(lane, builder_.getInt64(1));
-        lane->addIncoming(next, body);
-        builder_.CreateCondBr(builder_.CreateICmpULT(next, count), body, exit);
+        auto lane_loop = [&](std::vector<llvm::Value*> arguments, const char* label) {
+          llvm::BasicBlock* preheader = builder_.GetInsertBlock();
+          auto* body = llvm::BasicBlock::Create(context_, label, entry);
+          builder_.CreateBr(body);
+          builder_.SetInsertPoint(body);
+          llvm::PHINode* lane = builder_.CreatePHI(builder_.getInt64Ty(), 2);
+          lane->addIncoming(builder_.getInt64(0), preheader);
+          arguments[1] = lane;
+          builder_.CreateCall(lanes, arguments);
+          llvm::Value* next = builder_.CreateAdd(lane, builder_.getInt64(1));
+          lane->addIncoming(next, body);
+          llvm::Instruction* latch = builder_.CreateCondBr(builder_.CreateICmpULT(next, count), body, exit);
+          llvm::Metadata* parts[] = {
+              nullptr, llvm::MDNode::get(context_, {llvm::MDString::get(context_, "llvm.loop.parallel_accesses"), group}),
+              llvm::MDNode::get(context_, {llvm::MDString::get(context_, "llvm.loop.vectorize.enable"),
+                                           llvm::ConstantAsMetadata::get(builder_.getTrue())})};
+          llvm::MDNode* loop = llvm::MDNode::getDistinct(context_, parts);
+          loop->replaceOperandWith(0, loop);
+          latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
+        };
+        // Two versions: one where every tensor's innermost stride is 1 (the
+        // usual contiguous case: consecutive lanes touch consecutive
+        // elements, so the vectoriser uses plain vector loads), one general.
+        std::vector<llvm::Value*> unit = values;
+        llvm::Value* contiguous = builder_.getTrue();
+        Type fn = f->attr("function_type").type();
+        size_t next_argument = 2;
+        for (size_t i = 0; i < fn.num_inputs(); ++i) {
+          Type t = fn.input(i);
+          if (!t.is(TypeKind::MemRef)) {
+            ++next_argument;
+            continue;
+          }
+          size_t innermost = next_argument + 2 * t.rank();
+          if (t.rank() > 0) {
+            contiguous = builder_.CreateAnd(contiguous, builder_.CreateICmpEQ(values[innermost], builder_.getInt64(1)));
+            unit[innermost] = builder_.getInt64(1);
+          }
+          next_argument += 1 + 2 * t.rank();
+        }
+        auto* unit_block = llvm::BasicBlock::Create(context_, "contiguous", entry);
+        auto* general_block = llvm::BasicBlock::Create(context_, "strided", entry);
+        builder_.CreateCondBr(contiguous, unit_block, general_block);
+        builder_.SetInsertPoint(unit_block);
+        lane_loop(unit, "lanes.contiguous");
+        builder_.SetInsertPoint(general_block);
+        lane_loop(values, "lanes");
         builder_.SetInsertPoint(exit);
         builder_.CreateRetVoid();
       }

@@ -469,6 +469,7 @@ class CpuDevice : public tessDevice_st {
 
     LaunchErrors errors;
     std::atomic<uint64_t> next{0};
+    const uint64_t chunk = std::max<uint64_t>(1, groups / (uint64_t{participants} * 16));
     std::function<void(unsigned)> job = [&](unsigned worker) {
       tessCpuLaunchContext context{};
       std::copy(grid, grid + 3, context.grid);
@@ -486,9 +487,16 @@ class CpuDevice : public tessDevice_st {
       context.barrier = &lane_barrier;
       context.shuffle = &lane_shuffle;
       inside_kernel = true;
+      // Groups are taken in chunks: one atomic per chunk, not per group
+      // (small groups of an elementwise kernel cost little more than that
+      // atomic), with chunks small enough to balance the workers.
+      uint64_t chunk_end = 0, g = 0;
       while (!errors.failed.load(std::memory_order_relaxed)) {
-        const uint64_t g = next.fetch_add(1, std::memory_order_relaxed);
-        if (g >= groups) break;
+        if (g == chunk_end) {
+          g = next.fetch_add(chunk, std::memory_order_relaxed);
+          if (g >= groups) break;
+          chunk_end = std::min(groups, g + chunk);
+        }
         context.group_id[0] = static_cast<uint32_t>(g % grid[0]);
         context.group_id[1] = static_cast<uint32_t>((g / grid[0]) % grid[1]);
         context.group_id[2] = static_cast<uint32_t>(g / (uint64_t{grid[0]} * grid[1]));
@@ -499,6 +507,7 @@ class CpuDevice : public tessDevice_st {
         } catch (...) {
           report_error(&context, "the kernel threw a C++ exception");
         }
+        ++g;
       }
       inside_kernel = false;
     };
