@@ -397,7 +397,9 @@ class Emitter {
             context_u32(cpu_context::kGroup, 2));
         // Lanes are independent between barriers (a race between lanes is
         // undefined, as on the GPU): the loop's accesses are marked parallel
-        // so that the vectoriser needs no dependence checks.
+        // so that the vectoriser needs no dependence checks. (Forcing
+        // vectorize.enable would make LLVM warn on stderr about the loops it
+        // cannot vectorise; its cost model decides.)
         llvm::MDNode* group = llvm::MDNode::getDistinct(context_, {});
         for (llvm::BasicBlock& block : *lanes)
           for (llvm::Instruction& instruction : block)
@@ -418,9 +420,7 @@ class Emitter {
           lane->addIncoming(next, body);
           llvm::Instruction* latch = builder_.CreateCondBr(builder_.CreateICmpULT(next, count), body, exit);
           llvm::Metadata* parts[] = {
-              nullptr, llvm::MDNode::get(context_, {llvm::MDString::get(context_, "llvm.loop.parallel_accesses"), group}),
-              llvm::MDNode::get(context_, {llvm::MDString::get(context_, "llvm.loop.vectorize.enable"),
-                                           llvm::ConstantAsMetadata::get(builder_.getTrue())})};
+              nullptr, llvm::MDNode::get(context_, {llvm::MDString::get(context_, "llvm.loop.parallel_accesses"), group})};
           llvm::MDNode* loop = llvm::MDNode::getDistinct(context_, parts);
           loop->replaceOperandWith(0, loop);
           latch->setMetadata(llvm::LLVMContext::MD_loop, loop);

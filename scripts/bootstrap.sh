@@ -2,11 +2,10 @@
 # The main job on a fresh Debian 12 machine: install what is missing, build
 # tesserac (release preset) and compile the examples.
 #
-# Today tesserac ends at GPU code (PTX; cubin when the CUDA Toolkit's ptxas
-# is there): the main job checks every example, prints the Tile IR of
-# examples/saxpy.tsr and compiles it to PTX (and a cubin when it can). The
-# CPU target and `tesserac run` (next stages) extend it to run the kernel on
-# the GPU when there is one, else on the CPU.
+# The main job checks every example, prints the Tile IR of
+# examples/saxpy.tsr, compiles it to PTX (and a cubin when the CUDA Toolkit's
+# ptxas is there), then runs it with `tesserac run` on the GPU when one works,
+# else on the CPU target, and checks the result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,4 +33,26 @@ if "$tesserac" --emit=cubin -arch=sm_80 examples/saxpy.tsr -o build/release/saxp
 else
   echo "== no cubin: the CUDA Toolkit's ptxas is not installed (PTX needs no toolkit)"
 fi
+echo "== run examples/saxpy.tsr (the GPU when one works, else the CPU)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+python3 - "$work" <<'PY'
+import sys
+sys.path.insert(0, "tests/conformance/exec/Inputs")
+from exec_check import Tensor, write_npy
+n = 1000
+write_npy(sys.argv[1] + "/x.npy", Tensor("f32", [n], [0.5 * i for i in range(n)]))
+write_npy(sys.argv[1] + "/y.npy", Tensor("f32", [n], [1.0] * n))
+PY
+"$tesserac" run examples/saxpy.tsr --grid 8 --arg x="$work/x.npy" --arg y="$work/y.npy" --arg alpha=2 \
+  --out y="$work/out.npy"
+python3 - "$work" <<'PY' || status=1
+import sys
+sys.path.insert(0, "tests/conformance/exec/Inputs")
+from exec_check import read_npy
+y = read_npy(sys.argv[1] + "/out.npy")
+bad = [i for i, v in enumerate(y) if v != 2.0 * 0.5 * i + 1.0]
+print("saxpy: all 1000 results match y = 2 * x + y" if not bad else f"saxpy: {len(bad)} results differ, first at {bad[0]}")
+sys.exit(1 if bad else 0)
+PY
 exit "$status"
