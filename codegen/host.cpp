@@ -7,6 +7,7 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/TargetSelect.h>
@@ -50,12 +51,31 @@ std::string to_string(llvm::Error error) {
   return text;
 }
 
-std::unique_ptr<llvm::TargetMachine> host_machine(int opt_level, std::string& error) {
+// `cpu` "native" is the running machine with all its features; any other
+// name is an LLVM CPU of the host's architecture ("generic", "x86-64-v3").
+std::unique_ptr<llvm::TargetMachine> host_machine(int opt_level, std::string& error, const std::string& cpu = "native") {
   initialize_native_target();
-  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder =
+      cpu == "native" ? llvm::orc::JITTargetMachineBuilder::detectHost()
+                      : llvm::Expected<llvm::orc::JITTargetMachineBuilder>(
+                            llvm::orc::JITTargetMachineBuilder(llvm::Triple(llvm::sys::getProcessTriple())));
   if (!builder) {
     error = to_string(builder.takeError());
     return nullptr;
+  }
+  if (cpu != "native") {
+    std::string target_error;
+    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(builder->getTargetTriple(), target_error);
+    if (!target) {
+      error = target_error;
+      return nullptr;
+    }
+    std::unique_ptr<llvm::MCSubtargetInfo> subtarget(target->createMCSubtargetInfo(builder->getTargetTriple(), cpu, ""));
+    if (!subtarget || !subtarget->isCPUStringValid(cpu)) {
+      error = "unknown CPU '" + cpu + "' for " + builder->getTargetTriple().str();
+      return nullptr;
+    }
+    builder->setCPU(cpu);
   }
   builder->setCodeGenOptLevel(opt_level <= 0   ? llvm::CodeGenOptLevel::None
                               : opt_level == 1 ? llvm::CodeGenOptLevel::Less
@@ -83,19 +103,20 @@ std::optional<std::string> detect_host_target(HostTarget& target) {
   return std::nullopt;
 }
 
-std::optional<std::string> optimize_for_host(llvm::Module& module, int opt_level) {
+std::optional<std::string> optimize_for_host(llvm::Module& module, int opt_level, const std::string& cpu) {
   std::string error;
-  auto machine = host_machine(opt_level, error);
+  auto machine = host_machine(opt_level, error, cpu);
   if (!machine) return "cannot create the host target: " + error;
   module.setDataLayout(machine->createDataLayout());
   run_llvm_pipeline(module, machine.get(), opt_level);
   return std::nullopt;
 }
 
-std::optional<std::string> emit_host_object(llvm::Module& module, int opt_level, std::string& object) {
-  if (auto error = optimize_for_host(module, opt_level)) return error;
+std::optional<std::string> emit_host_object(llvm::Module& module, int opt_level, std::string& object,
+                                            const std::string& cpu) {
+  if (auto error = optimize_for_host(module, opt_level, cpu)) return error;
   std::string error;
-  auto machine = host_machine(opt_level, error);
+  auto machine = host_machine(opt_level, error, cpu);
   if (!machine) return "cannot create the host target: " + error;
   llvm::raw_string_ostream out(object);
   llvm::buffer_ostream buffered(out);

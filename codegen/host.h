@@ -23,11 +23,14 @@ namespace tessera::codegen {
 // The running machine: its triple, data layout, CPU and features.
 std::optional<std::string> detect_host_target(HostTarget& target);
 
-// Optimises a module made by emit_host_module at -O`opt_level`.
-std::optional<std::string> optimize_for_host(llvm::Module& module, int opt_level);
+// Optimises a module made by emit_host_module at -O`opt_level` for `cpu`:
+// "native" (the running machine with all its features, as the JIT uses) or
+// an LLVM CPU name of the host architecture ("generic", "x86-64-v3").
+std::optional<std::string> optimize_for_host(llvm::Module& module, int opt_level, const std::string& cpu = "native");
 
-// Optimises and emits an ELF object file for the running machine.
-std::optional<std::string> emit_host_object(llvm::Module& module, int opt_level, std::string& object);
+// Optimises and emits an ELF object file for the host architecture and `cpu`.
+std::optional<std::string> emit_host_object(llvm::Module& module, int opt_level, std::string& object,
+                                            const std::string& cpu = "native");
 
 // Kernels compiled and loaded into this process. The table it returns is the
 // module's `tessera_cpu_kernels` (an array of tessCpuKernelEntry ended by a

@@ -275,6 +275,13 @@ tessStatus tessStreamCreate(tessDevice device, tessStream* stream) {
   return ok();
 }
 
+tessStatus tessStreamGetDevice(tessStream stream, tessDevice* device) {
+  if (auto s = check_handle("tessStreamGetDevice", "stream", HandleKind::Stream, stream); s) return s;
+  if (!device) return null_argument("tessStreamGetDevice", "device");
+  *device = stream->device;
+  return ok();
+}
+
 tessStatus tessStreamSynchronize(tessStream stream) {
   if (auto s = check_handle("tessStreamSynchronize", "stream", HandleKind::Stream, stream); s) return s;
   return stream->device->synchronize_stream(stream);

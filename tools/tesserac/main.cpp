@@ -21,6 +21,7 @@
 #include "frontend/parse/parse.h"
 #include "ir/core/ir_text.h"
 #include "ir/lower/lower.h"
+#include "codegen/aot.h"
 #include "codegen/gpu_arch.h"
 #include "codegen/host.h"
 #include "codegen/llvm_emitter.h"
@@ -34,7 +35,9 @@
 #include <llvm/Support/raw_ostream.h>
 #include "sema/sema.h"
 #include "tools/tesserac/output_file.h"
+#include "tools/tesserac/aot_header.h"
 #include "tools/tesserac/run.h"
+#include "tools/tesserac/signature.h"
 
 namespace tessera {
 namespace {
@@ -102,6 +105,11 @@ struct Options {
   bool parse_only = false;
   bool print_locations = false;
   std::string arch = "sm_80";
+  bool compile_object = false;  // -c: an AOT host object and its C++ header
+  std::string header;           // -c: the header's path (default: the object's with .h)
+  std::string name_space;       // -c: the header's namespace (default: the file's stem)
+  std::string gpu_code = "auto";
+  std::string host_cpu = "generic";
   std::string target = "gpu";
   bool bounds_check = false;
   int opt_level = 3;
@@ -210,7 +218,13 @@ std::string generate_cpu_code(ir::Operation* module, Emit emit, const Options& o
   if (!llvm_module) return "";
   std::string text;
   if (emit == Emit::Object) {
-    if (auto error = codegen::emit_host_object(*llvm_module, options.opt_level, text)) internal_error("codegen", *error);
+    if (auto error = codegen::emit_host_object(*llvm_module, options.opt_level, text, options.host_cpu)) {
+      if (error->starts_with("cannot create the host target: unknown CPU")) {
+        diags.emit_global<diag::CodegenUnknownHostCpu>(options.host_cpu, error->substr(error->rfind(' ') + 1));
+        return "";
+      }
+      internal_error("codegen", *error);
+    }
     return text;
   }
   if (auto error = codegen::optimize_for_host(*llvm_module, options.opt_level)) internal_error("codegen", *error);
@@ -279,6 +293,104 @@ std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options&
   return fatbin;
 }
 
+// -c: the GPU image to embed, by --gpu-code; nullopt after an error.
+std::optional<std::pair<codegen::AotImageKind, std::string>> aot_gpu_image(ir::Operation* module, const Options& options,
+                                                                         DiagnosticEngine& diags) {
+  using Kind = codegen::AotImageKind;
+  if (options.gpu_code == "none") return std::make_pair(Kind::None, std::string());
+  bool fatbin = options.gpu_code == "fatbin";
+  if (options.gpu_code == "auto") {
+    // A fatbin when the toolkit's assembler is here; else PTX, which the
+    // driver compiles when the module is loaded.
+    std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
+    fatbin = !codegen::find_tool("ptxas", options.ptxas, cuda_root).empty() &&
+             !codegen::find_tool("fatbinary", options.fatbinary, cuda_root).empty();
+  }
+  if (fatbin) {
+    std::string image = generate_gpu_binary(module, Emit::Fatbin, options, diags);
+    if (image.empty()) return std::nullopt;
+    return std::make_pair(Kind::Fatbin, std::move(image));
+  }
+  // PTX of the newest listed architecture, without 'a' features (forward compatible).
+  std::optional<codegen::GpuArch> newest;
+  for (const std::string& name : split(options.arch, ',')) {
+    std::optional<codegen::GpuArch> arch = codegen::parse_gpu_arch(name);
+    if (!arch) {
+      diags.emit_global<diag::CodegenUnknownArch>(name);
+      return std::nullopt;
+    }
+    if (!newest || arch->sm > newest->sm) newest = arch;
+  }
+  if (!newest) newest = codegen::parse_gpu_arch("sm_80");
+  newest->arch_specific = false;
+  std::optional<std::string> ptx = generate_gpu_code(module, *newest, true, options, diags);
+  if (!ptx) return std::nullopt;
+  return std::make_pair(Kind::Ptx, std::move(*ptx));
+}
+
+// -c: the object's bytes ("" after an error) and, in `header`, its C++ header.
+std::string generate_aot_object(ir::Operation* module, const std::vector<codegen::AotKernel>& kernels,
+                                const std::string& name_space, const std::string& object_path, const Options& options,
+                                DiagnosticEngine& diags, std::string& header) {
+  auto image = aot_gpu_image(module, options, diags);
+  if (!image) return "";
+  codegen::AotObjectOptions aot;
+  aot.name_space = name_space;
+  aot.source = options.input;
+  aot.image_kind = image->first;
+  aot.image = std::move(image->second);
+  aot.opt_level = options.opt_level;
+  aot.host_cpu = options.host_cpu;
+  aot.bounds_check = options.bounds_check;
+  std::string object;
+  bool reported = false;
+  if (auto error = codegen::emit_aot_object(module, kernels, aot, diags, object, reported)) {
+    if (error->starts_with("cannot create the host target: unknown CPU")) {
+      diags.emit_global<diag::CodegenUnknownHostCpu>(options.host_cpu, error->substr(error->rfind(' ') + 1));
+      return "";
+    }
+    internal_error("codegen", *error);
+  }
+  if (reported) return "";
+  header = aot_header(name_space, options.input, std::filesystem::path(object_path).filename().string(), kernels,
+                      aot.image_kind, options.arch);
+  return object;
+}
+
+// -c: where the object goes: -o, else the input's stem with .o in the
+// current directory (as cc -c does).
+std::string object_path(const Options& options) {
+  if (options.output != "-") return options.output;
+  return (options.input == "-" ? std::string("stdin") : std::filesystem::path(options.input).stem().string()) + ".o";
+}
+
+std::string header_path(const Options& options, const std::string& object) {
+  if (!options.header.empty()) return options.header;
+  return std::filesystem::path(object).replace_extension(".h").string();
+}
+
+// -c: both files or neither (a failed run also removes what an earlier run left).
+int write_object_and_header(const Options& options, const std::string& object_file, const std::string& object,
+                            const std::string& header, DiagnosticEngine& diags) {
+  std::string header_file = header_path(options, object_file);
+  if (diags.has_errors() || object.empty()) {
+    remove_output_file(object_file);
+    remove_output_file(header_file);
+    diags.flush();
+    return kExitUserError;
+  }
+  std::string error;
+  for (const auto& [path, contents] : {std::pair{object_file, &object}, std::pair{header_file, &header}}) {
+    if (!write_output_atomically(path, *contents, error)) {
+      remove_output_file(object_file);
+      diags.emit_global<diag::DriverCannotWriteOutput>(path, error);
+      diags.flush();
+      return kExitUserError;
+    }
+  }
+  return kExitOk;
+}
+
 int compile(const Options& options) {
   SourceManager sources;
   CollectingDiagnosticConsumer collected;
@@ -319,6 +431,7 @@ int compile(const Options& options) {
   debug_hook("lex");
   TokenizedBuffer tokens = lex_file(*file, sources, values, diags);
   std::string output;
+  std::string header;  // -c
   if (stop == StopAfter::Lex) {
     output = dump_tokens(tokens, sources, values);
   } else {
@@ -335,7 +448,7 @@ int compile(const Options& options) {
       std::unique_ptr<sema::TypedModule> typed = sema::check_module(ast, values, diags);
       if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*typed, ast, sources, values);
       bool wants_ir = emit == Emit::TileIr || emit == Emit::Llvm || emit == Emit::Ptx || emit == Emit::Cubin ||
-                      emit == Emit::Fatbin || emit == Emit::Object;
+                      emit == Emit::Fatbin || emit == Emit::Object || options.compile_object;
       if (wants_ir && !diags.has_errors()) {
         g_current_phase = "lower";
         debug_hook("lower");
@@ -349,7 +462,15 @@ int compile(const Options& options) {
             if (!mismatch.empty()) internal_error("ir printer", mismatch);
           }
         }
-        if (module && emit != Emit::TileIr) {
+        if (module && options.compile_object) {
+          g_current_phase = "codegen";
+          debug_hook("codegen");
+          std::string name_space = options.name_space.empty()
+                                       ? cxx_identifier(options.input == "-" ? "stdin" : std::filesystem::path(options.input).stem().string())
+                                       : options.name_space;
+          output = generate_aot_object(module.get(), kernel_signatures(*typed, ast, values), name_space,
+                                       object_path(options), options, diags, header);
+        } else if (module && emit != Emit::TileIr) {
           g_current_phase = "codegen";
           debug_hook("codegen");
           output = options.target == "cpu" ? generate_cpu_code(module.get(), emit, options, diags)
@@ -374,11 +495,12 @@ int compile(const Options& options) {
   // the compiler recovered); files are only written by a clean run.
   // Binaries go next to nothing on a terminal: like nvcc, `k.tsr` makes
   // `k.cubin` / `k.fatbin` in the current directory unless -o says otherwise.
-  std::string output_path = options.output;
-  bool binary = emit == Emit::Cubin || emit == Emit::Fatbin || emit == Emit::Object;
+  std::string output_path = options.compile_object ? object_path(options) : options.output;
+  bool binary = emit == Emit::Cubin || emit == Emit::Fatbin || emit == Emit::Object || options.compile_object;
   if (binary && output_path == "-" && options.input != "-")
     output_path = std::filesystem::path(options.input).stem().string() +
                   (emit == Emit::Cubin ? ".cubin" : emit == Emit::Fatbin ? ".fatbin" : ".o");
+  if (options.compile_object) return write_object_and_header(options, output_path, output, header, diags);
   bool to_stdout = output_path == "-";
   if (binary && output.empty()) to_stdout = false;  // nothing was produced: write nothing
   // A failed run removes the file an earlier run left at the output path, so
@@ -404,6 +526,19 @@ int run(int argc, char** argv) {
   app.add_option("--emit", options.emit,
                  "What to produce: tokens, ast, typed-ast, tile-ir, llvm, ptx, cubin, fatbin (GPU); llvm, obj (--target=cpu)")
       ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "tile-ir", "llvm", "ptx", "cubin", "fatbin", "obj"}));
+  app.add_flag("-c", options.compile_object,
+               "Compile to a host object (GPU code + CPU code + launch stubs) and a C++ header for linking into "
+               "programs (docs/aot.md)");
+  app.add_option("--header", options.header, "With -c: where the C++ header goes (default: the object's path with .h)");
+  app.add_option("--namespace", options.name_space,
+                 "With -c: the header's C++ namespace and the objects' symbol infix (default: the file's stem)");
+  app.add_option("--gpu-code", options.gpu_code,
+                 "With -c: GPU code to embed: auto (a fatbin when ptxas and fatbinary are found, else PTX), fatbin, "
+                 "ptx, none")
+      ->check(CLI::IsMember({"auto", "fatbin", "ptx", "none"}));
+  app.add_option("--host-cpu", options.host_cpu,
+                 "With -c or --target=cpu --emit=obj: the host CPU to compile for: generic (default: runs on every "
+                 "machine of the architecture), native, or an LLVM CPU name such as x86-64-v3");
   app.add_option("--target", options.target, "gpu (NVPTX, the default) or cpu (the host: --emit=llvm or obj)")
       ->check(CLI::IsMember({"gpu", "cpu"}));
   app.add_flag("--bounds-check", options.bounds_check,
@@ -463,7 +598,23 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "tesserac: error: --emit=obj needs --target=cpu (GPU code is --emit=cubin or fatbin)\n");
     return kExitUsage;
   }
-  if ((options.syntax_only || options.parse_only) && !options.emit.empty()) {
+  if (options.compile_object && !options.emit.empty()) {
+    std::fprintf(stderr, "tesserac: error: -c makes an object and a header; it cannot be combined with --emit\n");
+    return kExitUsage;
+  }
+  if (options.compile_object && options.target == "cpu") {
+    std::fprintf(stderr, "tesserac: error: -c embeds GPU and CPU code already; leave out --target=cpu (use --gpu-code=none for CPU code only)\n");
+    return kExitUsage;
+  }
+  if (options.compile_object && (options.output == "-" && options.input == "-")) {
+    std::fprintf(stderr, "tesserac: error: -c with standard input needs -o FILE.o\n");
+    return kExitUsage;
+  }
+  if (!options.name_space.empty() && cxx_identifier(options.name_space) != options.name_space) {
+    std::fprintf(stderr, "tesserac: error: --namespace '%s' is not a C++ identifier (or is a keyword)\n", options.name_space.c_str());
+    return kExitUsage;
+  }
+  if ((options.syntax_only || options.parse_only) && (!options.emit.empty() || options.compile_object)) {
     std::fprintf(stderr, "tesserac: error: -fsyntax-only and -fparse-only cannot be combined with --emit\n");
     return kExitUsage;
   }

@@ -14,6 +14,7 @@
 #include <llvm/IR/Module.h>
 
 #include <algorithm>
+#include <climits>
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
@@ -38,6 +39,7 @@
 #include "tessera/tessera_runtime.h"
 #include "tools/tesserac/npy.h"
 #include "tools/tesserac/output_file.h"
+#include "tools/tesserac/signature.h"
 
 namespace tessera {
 namespace {
@@ -68,19 +70,7 @@ struct RunError {
 };
 [[noreturn]] void fail(std::string message) { throw RunError{std::move(message)}; }
 
-struct DimSpec {
-  enum Kind { Static, Symbol, Other } kind = Other;
-  int64_t value = 0;
-  std::string symbol;
-};
-
-struct Parameter {
-  std::string name;
-  bool tensor = false;
-  bool mut = false;
-  std::string dtype;  // "f32"
-  std::vector<DimSpec> dims;
-};
+using Parameter = codegen::AotParameter;
 
 // A bound argument: a tensor on the device or a scalar's bytes.
 struct Argument {
@@ -160,19 +150,6 @@ void parse_scalar(const Parameter& p, const std::string& text, unsigned char* ou
   }
 }
 
-std::string describe(const Parameter& p) {
-  std::string text = p.name + ": " + (p.mut ? "mut " : "") + p.dtype;
-  if (!p.tensor) return text;
-  text += "[";
-  for (size_t i = 0; i < p.dims.size(); ++i) {
-    if (i) text += ", ";
-    text += p.dims[i].kind == DimSpec::Static ? std::to_string(p.dims[i].value)
-            : p.dims[i].kind == DimSpec::Symbol ? p.dims[i].symbol
-                                                : "?";
-  }
-  return text + "]";
-}
-
 void print_tensor(const std::string& name, const npy::Array& a) {
   std::string dtype = npy::tessera_dtype_of(a.descr);
   std::string text = name + " = [";
@@ -238,7 +215,9 @@ class Runner {
     if (diags.has_errors() || !module) return kExitUserError;
 
     const sema::FunctionInfo& kernel = find_kernel(*typed, values);
-    read_signature(kernel, *typed, ast, values);
+    for (codegen::AotKernel& k : kernel_signatures(*typed, ast, values))
+      if (k.name == kernel_name_) signature_ = std::move(k);
+    parameters_ = signature_.parameters;
     std::vector<uint32_t> group = declared_group(kernel);
     std::vector<uint32_t> grid = parse_shape(options_.grid, "grid");
     bind_arguments();
@@ -294,27 +273,7 @@ class Runner {
     fail("no kernel named '" + options_.kernel + "' in '" + options_.input + "' (it has " + names + ")");
   }
 
-  void read_signature(const sema::FunctionInfo& kernel, const sema::TypedModule& typed, const Ast& ast,
-                      const ValueStores& values) {
-    NodeId parameters = ast.child(kernel.def, 1);
-    for (size_t i = 0; i < kernel.parameter_types.size(); ++i) {
-      Parameter p;
-      p.name = std::string(values.identifiers.name(IdentifierId{ast.node(ast.children(parameters)[i]).payload}));
-      sema::TypeInfo info = typed.types.info(kernel.parameter_types[i]);
-      p.dtype = std::string(sema::scalar_info(info.scalar).name);
-      p.mut = info.mut;
-      p.tensor = info.kind == sema::TypeKind::Tensor;
-      if (p.tensor)
-        for (sema::DimId d : typed.types.dims(kernel.parameter_types[i])) {
-          sema::Dim dim = typed.types.dim(d);
-          DimSpec spec;
-          if (dim.kind == sema::DimKind::Constant) spec = {DimSpec::Static, dim.value, ""};
-          if (dim.kind == sema::DimKind::Symbol) spec = {DimSpec::Symbol, 0, std::string(values.identifiers.name(dim.symbol))};
-          p.dims.push_back(spec);
-        }
-      parameters_.push_back(std::move(p));
-    }
-  }
+  std::string describe(const Parameter& p) const { return describe_parameter(signature_, p); }
 
   std::vector<uint32_t> declared_group(const sema::FunctionInfo& kernel) {
     std::vector<uint32_t> group;
@@ -367,16 +326,17 @@ class Runner {
         fail("--arg " + p.name + "=" + it->second + ": the file holds a rank-" + std::to_string(array->shape.size()) +
              " array, the parameter '" + describe(p) + "' has rank " + std::to_string(p.dims.size()));
       for (size_t d = 0; d < p.dims.size(); ++d) {
-        const DimSpec& spec = p.dims[d];
+        int64_t spec = p.dims[d];
         int64_t extent = array->shape[d];
         std::string where = p.name + " dimension " + std::to_string(d);
-        if (spec.kind == DimSpec::Static && extent != spec.value)
+        if (spec >= 0 && extent != spec)
           fail("--arg " + p.name + "=" + it->second + ": " + where + " is " + std::to_string(extent) + ", the parameter '" +
-               describe(p) + "' wants " + std::to_string(spec.value));
-        if (spec.kind == DimSpec::Symbol) {
-          auto [bound, inserted] = symbols.emplace(spec.symbol, std::make_pair(extent, where));
+               describe(p) + "' wants " + std::to_string(spec));
+        if (spec < 0 && spec != INT64_MIN) {
+          const std::string& symbol = signature_.symbols[static_cast<size_t>(-1 - spec)];
+          auto [bound, inserted] = symbols.emplace(symbol, std::make_pair(extent, where));
           if (!inserted && bound->second.first != extent)
-            fail("dimension mismatch: '" + spec.symbol + "' is " + std::to_string(bound->second.first) + " from " +
+            fail("dimension mismatch: '" + symbol + "' is " + std::to_string(bound->second.first) + " from " +
                  bound->second.second + " but " + std::to_string(extent) + " from " + where);
         }
       }
@@ -513,6 +473,7 @@ class Runner {
 
   const RunOptions& options_;
   std::string kernel_name_;
+  codegen::AotKernel signature_;
   std::vector<Parameter> parameters_;
   std::vector<Argument> arguments_;
   std::vector<std::pair<std::string, std::string>> outs_;

@@ -98,6 +98,8 @@ typedef struct tessStream_st* tessStream;
 typedef struct tessEvent_st* tessEvent;
 
 tessStatus tessStreamCreate(tessDevice device, tessStream* stream);
+/* The device a stream belongs to. */
+tessStatus tessStreamGetDevice(tessStream stream, tessDevice* device);
 tessStatus tessStreamSynchronize(tessStream stream);
 /* Later work on `stream` waits for `event` (recorded on any stream of the same device). */
 tessStatus tessStreamWaitEvent(tessStream stream, tessEvent event);

@@ -1,0 +1,71 @@
+// Ahead-of-time host objects (docs/aot.md): `tesserac model.tsr -c` makes one
+// ELF object holding
+//   - the CPU code of every kernel (the CPU target, docs/cpu-target.md), all
+//     of it internal to the object so that objects of several .tsr files link
+//     into one program without clashes;
+//   - the GPU image (a fatbin, or PTX when no ptxas was found), as constant data;
+//   - one tessAotModule describing them and every kernel's signature
+//     (runtime/include/tessera/tessera_aot.h), exported as
+//     `tessera_aot_<N><namespace>_module`;
+//   - a launch stub per kernel, `tessera_aot_<N><namespace>_k_<kernel>`, which
+//     passes the module, the kernel's index and its arguments to
+//     tessAotLaunch. (<N> is the namespace's length, so names never collide.)
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/llvm_emitter.h"
+
+namespace tessera::codegen {
+
+// One source parameter of a kernel, as tessAotParameter.
+struct AotParameter {
+  std::string name;
+  bool tensor = false;
+  bool mut = false;
+  std::string dtype;        // the source name: "f32", "fp8_e4m3"
+  uint32_t dtype_code = 0;  // its tessDtype
+  // Tensors: >= 0 a static size, -1 - k symbolic dimension k of the kernel,
+  // INT64_MIN for `?`.
+  std::vector<int64_t> dims;
+};
+
+struct AotKernel {
+  std::string name;
+  std::string signature;  // "saxpy(x: f32[n], y: mut f32[n], alpha: f32)"
+  std::array<uint32_t, 3> group = {1, 1, 1};
+  uint64_t static_shared_bytes = 0;
+  std::vector<AotParameter> parameters;
+  std::vector<std::string> symbols;  // the symbolic dimensions' names, by number
+};
+
+enum class AotImageKind : uint32_t { None = 0, Fatbin = 1, Ptx = 2 };  // tessAotImageKind
+
+struct AotObjectOptions {
+  std::string name_space;  // a C identifier: the header's namespace and the symbols' infix
+  std::string source;      // the .tsr path, for messages
+  AotImageKind image_kind = AotImageKind::None;
+  std::string image;       // the fatbin or the PTX text
+  int opt_level = 3;
+  std::string host_cpu = "generic";
+  bool bounds_check = false;
+};
+
+// The exported symbols' names.
+std::string aot_symbol_prefix(const std::string& name_space);  // "tessera_aot_5saxpy_"
+std::string aot_stub_name(const std::string& name_space, const std::string& kernel);
+std::string aot_module_name(const std::string& name_space);
+
+// Tile IR + signatures -> the object file's bytes. `kernels` are the
+// module's kernels in source order. Null after reporting a diagnostic (an
+// operation the CPU target cannot emit); an error string for a failure of
+// LLVM's (an internal error).
+std::optional<std::string> emit_aot_object(ir::Operation* module, const std::vector<AotKernel>& kernels,
+                                           const AotObjectOptions& options, DiagnosticEngine& diags,
+                                           std::string& object, bool& reported);
+
+}  // namespace tessera::codegen
