@@ -320,6 +320,30 @@ class Emitter {
     static_shared_bytes_[f] = shared_bytes_;
   }
 
+  // fptrunc, except f32 -> bf16 on the host: LLVM lowers that to a call of
+  // __truncsfbf2, which older libgcc lack (objects must link anywhere), so it
+  // is emitted here as the exact round-to-nearest-even sequence, bit for bit
+  // what the GPU's cvt.rn.bf16.f32 gives (a NaN becomes the canonical 0x7fff).
+  llvm::Value* truncate_float(llvm::Value* value, llvm::Type* to) {
+    if (!host_ || !to->getScalarType()->isBFloatTy()) return builder_.CreateFPTrunc(value, to);
+    llvm::Type* from = value->getType();
+    auto vector_of = [&](llvm::Type* element) -> llvm::Type* {
+      if (auto* v = llvm::dyn_cast<llvm::VectorType>(from)) return llvm::VectorType::get(element, v->getElementCount());
+      return element;
+    };
+    if (!from->getScalarType()->isFloatTy()) value = builder_.CreateFPCast(value, vector_of(builder_.getFloatTy()));
+    llvm::Type* i32 = vector_of(builder_.getInt32Ty());
+    llvm::Type* i16 = vector_of(builder_.getInt16Ty());
+    auto constant = [&](uint64_t v) { return llvm::ConstantInt::get(i32, v); };
+    llvm::Value* bits = builder_.CreateBitCast(value, i32);
+    llvm::Value* lsb = builder_.CreateAnd(builder_.CreateLShr(bits, constant(16)), constant(1));
+    llvm::Value* rounded = builder_.CreateAdd(builder_.CreateAdd(bits, constant(0x7fff)), lsb);
+    llvm::Value* nearest = builder_.CreateTrunc(builder_.CreateLShr(rounded, constant(16)), i16);
+    llvm::Value* quiet_nan = llvm::ConstantInt::get(i16, 0x7fff);  // the canonical NaN, as cvt gives
+    llvm::Value* is_nan = builder_.CreateFCmpUNO(value, value);
+    return builder_.CreateBitCast(builder_.CreateSelect(is_nan, quiet_nan, nearest), to);
+  }
+
   // --- the CPU target's entries (docs/abi.md) ---------------------------------------
   llvm::Value* context_field(uint64_t offset, llvm::Type* type) {
     return builder_.CreateLoad(type, builder_.CreateConstInBoundsGEP1_64(builder_.getInt8Ty(), launch_context_, offset));
@@ -465,6 +489,33 @@ class Emitter {
                              llvm::ConstantArray::get(array, table), "tessera_cpu_kernels");
     new llvm::GlobalVariable(*module_, builder_.getInt32Ty(), true, llvm::GlobalValue::ExternalLinkage,
                              builder_.getInt32(host_->abi_version), "tessera_cpu_abi_version");
+    define_bf16_truncation();
+  }
+
+  // x86's back end moves bf16 values through f32 (vector lanes, calls) and
+  // rounds them back with __truncsfbf2, which libgcc before GCC 13 lacks. The
+  // module brings its own (weak, hidden: objects never clash, and a libgcc
+  // that has it is not needed), with the exact rounding of truncate_float.
+  void define_bf16_truncation() {
+    bool uses_bf16 = false;
+    for (const llvm::Function& f : *module_) {
+      for (const llvm::Argument& a : f.args()) uses_bf16 |= a.getType()->getScalarType()->isBFloatTy();
+      for (const llvm::BasicBlock& b : f)
+        for (const llvm::Instruction& i : b) {
+          uses_bf16 |= i.getType()->getScalarType()->isBFloatTy();
+          for (const llvm::Value* v : i.operands()) uses_bf16 |= v->getType()->getScalarType()->isBFloatTy();
+        }
+    }
+    if (!uses_bf16 || module_->getFunction("__truncsfbf2")) return;
+    auto* type = llvm::FunctionType::get(builder_.getBFloatTy(), {builder_.getFloatTy()}, false);
+    auto* f = llvm::Function::Create(type, llvm::GlobalValue::WeakODRLinkage, "__truncsfbf2", module_.get());
+    f->setVisibility(llvm::GlobalValue::HiddenVisibility);
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    f->addFnAttr(llvm::Attribute::getWithMemoryEffects(context_, llvm::MemoryEffects::none()));
+    llvm::IRBuilderBase::InsertPointGuard guard(builder_);
+    builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", f));
+    builder_.SetCurrentDebugLocation(llvm::DebugLoc());
+    builder_.CreateRet(truncate_float(f->getArg(0), builder_.getBFloatTy()));
   }
 
   void emit_block(ir::Block& block) {
@@ -1164,7 +1215,7 @@ void Emitter::emit(Operation* op) {
     case OpKind::FPToSI: return set(op->result(), builder_.CreateFPToSI(operand(0), result_type()));
     case OpKind::FPToUI: return set(op->result(), builder_.CreateFPToUI(operand(0), result_type()));
     case OpKind::ExtF: return set(op->result(), builder_.CreateFPExt(operand(0), result_type()));
-    case OpKind::TruncF: return set(op->result(), builder_.CreateFPTrunc(operand(0), result_type()));
+    case OpKind::TruncF: return set(op->result(), truncate_float(operand(0), result_type()));
     case OpKind::IndexCast: {
       bool widen = t0.is_index() ? false : is_signed(t0);
       return set(op->result(), builder_.CreateIntCast(operand(0), result_type(), t0.is_index() ? true : widen));

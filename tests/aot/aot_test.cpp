@@ -1,0 +1,237 @@
+// AOT objects called from C++ (docs/aot.md): the generated headers' typed
+// functions for every scalar type, tensors of rank 1 to 4 and low-precision
+// element types; the launch stubs' checks (dimension agreement, dtypes,
+// ranks, static sizes, group and shared-memory limits); two objects with a
+// kernel of the same name in one program. Runs on the CPU device.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <tessera/runtime.hpp>
+
+#include "signatures.h"
+#include "two_a.h"
+#include "two_b.h"
+
+namespace {
+
+using tessera::rt::Buffer;
+using tessera::rt::Device;
+
+template <class T>
+struct Array {
+  Array(Device device, std::vector<T> values) : host(std::move(values)), buffer(device, host.size() * sizeof(T) + 1) {
+    if (!host.empty()) buffer.copy_from(host.data(), host.size() * sizeof(T));
+  }
+  std::vector<T> read() {
+    std::vector<T> out(host.size());
+    if (!out.empty()) buffer.copy_to(out.data(), out.size() * sizeof(T));
+    return out;
+  }
+  std::vector<T> host;
+  Buffer buffer;
+};
+
+std::string last_error() { return tessGetLastErrorMessage(); }
+
+}  // namespace
+
+TEST_CASE("every scalar type reaches the kernel intact") {
+  Device cpu = Device::cpu();
+  Array<uint8_t> o_bool(cpu, {0});  // bool tensors hold one byte per element, 0 or 1
+  Array<int8_t> o_i8(cpu, {0});
+  Array<int16_t> o_i16(cpu, {0});
+  Array<int32_t> o_i32(cpu, {0});
+  Array<int64_t> o_i64(cpu, {0});
+  Array<uint8_t> o_u8(cpu, {0});
+  Array<uint16_t> o_u16(cpu, {0});
+  Array<uint32_t> o_u32(cpu, {0});
+  Array<uint64_t> o_u64(cpu, {0});
+  Array<float> o_f32(cpu, {0});
+  Array<double> o_f64(cpu, {0});
+  Array<uint16_t> o_f16(cpu, {0});
+  Array<uint16_t> o_bf16(cpu, {0});
+  auto view = [](auto& a) {
+    using T = typename std::remove_reference_t<decltype(a.host)>::value_type;
+    return tessera::TensorView<T, 1>(a.buffer.address(), {1});
+  };
+  tessera::TensorView<tessera::f16, 1> f16_view(o_f16.buffer.address(), {1});
+  tessera::TensorView<tessera::bf16, 1> bf16_view(o_bf16.buffer.address(), {1});
+  tessStatus status = signatures::scalars(
+      cpu.handle(), tessera::Grid(1), tessera::TensorView<bool, 1>(o_bool.buffer.address(), {1}), view(o_i8), view(o_i16), view(o_i32), view(o_i64), view(o_u8),
+      view(o_u16), view(o_u32), view(o_u64), view(o_f32), view(o_f64), f16_view, bf16_view, true, int8_t{-100},
+      int16_t{-30000}, int32_t{-2000000000}, int64_t{-9000000000000000000}, uint8_t{250}, uint16_t{65000},
+      uint32_t{4000000000u}, uint64_t{18000000000000000000u}, 1.5f, -2.25, tessera::f16{0x3e00} /* 1.5 */,
+      tessera::bf16{0xc010} /* -2.25 */);
+  REQUIRE_MESSAGE(status == TESS_SUCCESS, last_error());
+  CHECK(o_bool.read()[0] == 1);
+  CHECK(o_i8.read()[0] == -100);
+  CHECK(o_i16.read()[0] == -30000);
+  CHECK(o_i32.read()[0] == -2000000000);
+  CHECK(o_i64.read()[0] == -9000000000000000000);
+  CHECK(o_u8.read()[0] == 250);
+  CHECK(o_u16.read()[0] == 65000);
+  CHECK(o_u32.read()[0] == 4000000000u);
+  CHECK(o_u64.read()[0] == 18000000000000000000u);
+  CHECK(o_f32.read()[0] == 1.5f);
+  CHECK(o_f64.read()[0] == -2.25);
+  CHECK(o_f16.read()[0] == 0x3e00);
+  CHECK(o_bf16.read()[0] == 0xc010);
+}
+
+TEST_CASE("tensors of rank 1 to 4") {
+  Device cpu = Device::cpu();
+  const int64_t p = 3, q = 4, r = 5, s = 2;
+  std::vector<float> a_values(p), b_values(p * q);
+  for (int64_t i = 0; i < p; ++i) a_values[i] = static_cast<float>(i) + 0.5f;
+  for (int64_t i = 0; i < p * q; ++i) b_values[i] = static_cast<float>(i);
+  Array<float> a(cpu, a_values), b(cpu, b_values), c(cpu, std::vector<float>(p * q * r, 0.0f));
+  Array<int32_t> d(cpu, std::vector<int32_t>(2 * q * r * s, 7));
+  tessera::TensorView<const float, 1> a_view(a.buffer.address(), {p});
+  tessera::TensorView<const float, 2> b_view(b.buffer.address(), {p, q});
+  tessera::TensorView<float, 3> c_view(c.buffer.address(), {p, q, r});
+  tessera::TensorView<int32_t, 4> d_view(d.buffer.address(), {2, q, r, s});
+  const uint32_t lanes = signatures::groups::ranks[0] * signatures::groups::ranks[1];
+  CHECK(lanes == 64);
+  REQUIRE_MESSAGE(signatures::ranks(cpu.handle(), tessera::Grid(2), a_view, b_view, c_view, d_view) == TESS_SUCCESS,
+                  last_error());
+  std::vector<float> c_out = c.read();
+  for (int64_t i = 0; i < p; ++i)
+    for (int64_t j = 0; j < q; ++j)
+      for (int64_t k = 0; k < r; ++k)
+        CHECK(c_out[(i * q + j) * r + k] == a_values[i] + 10.0f * b_values[i * q + j] + 100.0f * static_cast<float>(k));
+  std::vector<int32_t> d_out = d.read();
+  for (int64_t j = 0; j < q; ++j)
+    for (int64_t k = 0; k < r; ++k)
+      for (int64_t l = 0; l < s; ++l) {
+        CHECK(d_out[((0 * q + j) * r + k) * s + l] == j + 10 * k + 100 * l);
+        CHECK(d_out[((1 * q + j) * r + k) * s + l] == -1);
+      }
+
+  SUBCASE("a strided (transposed) view") {
+    // b as the transpose of a q x p matrix: element (i, j) at j * p + i.
+    std::vector<float> bt(p * q);
+    for (int64_t i = 0; i < p; ++i)
+      for (int64_t j = 0; j < q; ++j) bt[j * p + i] = b_values[i * q + j];
+    Array<float> b_transposed(cpu, bt);
+    tessera::TensorView<const float, 2> strided(b_transposed.buffer.address(), {p, q}, {1, p});
+    Array<float> c2(cpu, std::vector<float>(p * q * r, 0.0f));
+    tessera::TensorView<float, 3> c2_view(c2.buffer.address(), {p, q, r});
+    REQUIRE_MESSAGE(signatures::ranks(cpu.handle(), tessera::Grid(2), a_view, strided, c2_view, d_view) == TESS_SUCCESS,
+                    last_error());
+    CHECK(c2.read() == c_out);
+  }
+}
+
+TEST_CASE("bf16, f16 and fp8 tensors") {
+  Device cpu = Device::cpu();
+  const int64_t n = 100;
+  std::vector<uint16_t> bits(n);
+  for (int64_t i = 0; i < n; ++i) bits[i] = static_cast<uint16_t>(0x3f80 + i);
+  Array<uint16_t> x(cpu, bits), y(cpu, std::vector<uint16_t>(n, 0)), h(cpu, bits), g(cpu, std::vector<uint16_t>(n, 0));
+  Array<uint8_t> e4(cpu, std::vector<uint8_t>(n, 0x38)), e5(cpu, std::vector<uint8_t>(n, 0x3c));
+  tessera::TensorView<tessera::bf16, 1> y_view(y.buffer.address(), {n});
+  tessera::TensorView<tessera::f16, 1> g_view(g.buffer.address(), {n});
+  tessera::TensorView<const tessera::fp8_e4m3, 1> e4_view(e4.buffer.address(), {n});
+  tessera::TensorView<const tessera::fp8_e5m2, 1> e5_view(e5.buffer.address(), {n});
+  REQUIRE_MESSAGE(signatures::low_precision(cpu.handle(), tessera::Grid(2), tessera::TensorView<const tessera::bf16, 1>(x.buffer.address(), {n}), y_view,
+                                            tessera::TensorView<const tessera::f16, 1>(h.buffer.address(), {n}), g_view, e4_view, e5_view) == TESS_SUCCESS,
+                  last_error());
+  CHECK(y.read() == bits);
+  CHECK(g.read() == bits);
+}
+
+TEST_CASE("the launch stub checks arguments before anything runs") {
+  Device cpu = Device::cpu();
+  const int64_t n = 10;
+  Array<float> x(cpu, std::vector<float>(n, 1.0f));
+  Array<float> y(cpu, std::vector<float>(n, 1.0f));
+  const int64_t p = 3, q = 4, r = 5, s = 2;
+  Array<float> a(cpu, std::vector<float>(p, 0.0f)), b(cpu, std::vector<float>(p * q, 0.0f)),
+      c(cpu, std::vector<float>(p * q * r, 0.0f));
+  Array<int32_t> d(cpu, std::vector<int32_t>(2 * q * r * s, 7));
+  tessera::TensorView<const float, 1> a_view(a.buffer.address(), {p});
+  tessera::TensorView<const float, 2> b_view(b.buffer.address(), {p, q});
+  tessera::TensorView<float, 3> c_view(c.buffer.address(), {p, q, r});
+  tessera::TensorView<int32_t, 4> d_view(d.buffer.address(), {2, q, r, s});
+
+  SUBCASE("a symbolic dimension bound to two values") {
+    tessera::TensorView<const float, 2> b_short(b.buffer.address(), {p, q - 1});
+    CHECK(signatures::ranks(cpu.handle(), tessera::Grid(1), a_view, b_short, c_view, d_view) == TESS_ERROR_INVALID_VALUE);
+    CHECK(last_error() ==
+          "launching 'ranks(a: f32[p], b: f32[p, q], c: mut f32[p, q, r], d: mut i32[2, q, r, s])' (" TESSERA_AOT_SOURCE_DIR
+          "/Inputs/signatures.tsr): dimension mismatch: 'q' is 3 from b dimension 1 but 4 from c dimension 1");
+  }
+  SUBCASE("a static dimension") {
+    tessera::TensorView<int32_t, 4> d_wrong(d.buffer.address(), {1, q, r, s * 2});
+    CHECK(signatures::ranks(cpu.handle(), tessera::Grid(1), a_view, b_view, c_view, d_wrong) == TESS_ERROR_INVALID_VALUE);
+    CHECK(last_error().find("parameter 'd': dimension 0 is 1 (shape (1, 4, 5, 4)), the kernel wants 2") != std::string::npos);
+  }
+  SUBCASE("a wrong rank or dtype from an untyped tessTensor") {
+    tessTensor raw{};
+    int64_t shape[2] = {p, q};
+    REQUIRE(tessTensorMakeContiguous(a.buffer.address(), TESS_F32, 2, shape, &raw) == TESS_SUCCESS);
+    CHECK(signatures::ranks(cpu.handle(), tessera::Grid(1), tessera::TensorView<const float, 1>(raw), b_view, c_view,
+                            d_view) == TESS_ERROR_INVALID_VALUE);
+    CHECK(last_error().find("parameter 'a': a rank-2 tensor of shape (3, 4), the kernel wants rank 1") != std::string::npos);
+    REQUIRE(tessTensorMakeContiguous(a.buffer.address(), TESS_F64, 1, shape, &raw) == TESS_SUCCESS);
+    CHECK(signatures::ranks(cpu.handle(), tessera::Grid(1), tessera::TensorView<const float, 1>(raw), b_view, c_view,
+                            d_view) == TESS_ERROR_INVALID_VALUE);
+    CHECK(last_error().find("parameter 'a': the tensor holds f64, the kernel wants f32") != std::string::npos);
+  }
+  SUBCASE("a null data pointer") {
+    tessera::TensorView<const float, 1> null_a(tessDevicePtr{0}, {p});
+    CHECK(signatures::ranks(cpu.handle(), tessera::Grid(1), null_a, b_view, c_view, d_view) == TESS_ERROR_INVALID_VALUE);
+    CHECK(last_error().find("parameter 'a': the data pointer is null") != std::string::npos);
+  }
+  SUBCASE("an empty grid") {
+    CHECK(signatures::ranks(cpu.handle(), tessera::Grid(0), a_view, b_view, c_view, d_view) == TESS_ERROR_LAUNCH);
+    CHECK(last_error().find("the grid 0x1x1 is empty") != std::string::npos);
+  }
+  SUBCASE("more shared memory than a group may have") {
+    int64_t limit = cpu.attribute(TESS_ATTR_MAX_SHARED_PER_GROUP);
+    tessera::TensorView<float, 1> x_view(x.buffer.address(), {n});
+    CHECK(signatures::big_group(cpu.handle(), tessera::Grid(1, 1, 1, static_cast<size_t>(limit)), x_view) ==
+          TESS_ERROR_LAUNCH);
+    CHECK(last_error().find("bytes of shared memory per group (8192 static + ") != std::string::npos);
+    REQUIRE_MESSAGE(signatures::big_group(cpu.handle(), tessera::Grid(1), x_view) == TESS_SUCCESS, last_error());
+    CHECK(x.read() == std::vector<float>(n, 1.0f));
+  }
+  SUBCASE("neither a stream nor a device") {
+    CHECK(signatures::ranks(tessStream{nullptr}, tessera::Grid(1), a_view, b_view, c_view, d_view) ==
+          TESS_ERROR_INVALID_VALUE);
+    CHECK(last_error().find("neither a stream nor a device was given") != std::string::npos);
+  }
+  SUBCASE("on a stream") {
+    tessera::rt::Stream stream(cpu);
+    CHECK(signatures::ranks(stream.get(), tessera::Grid(2), a_view, b_view, c_view, d_view) == TESS_SUCCESS);
+  }
+  SUBCASE("nothing was written by a refused launch") {
+    tessera::TensorView<const float, 2> b_short(b.buffer.address(), {p, q - 1});
+    CHECK(signatures::ranks(cpu.handle(), tessera::Grid(2), a_view, b_short, c_view, d_view) != TESS_SUCCESS);
+    CHECK(d.read() == std::vector<int32_t>(2 * q * r * s, 7));
+  }
+}
+
+TEST_CASE("two objects with a kernel of the same name link into one program") {
+  Device cpu = Device::cpu();
+  const int64_t n = 300;
+  Array<float> x(cpu, std::vector<float>(n, 1.0f));
+  tessera::TensorView<float, 1> view(x.buffer.address(), {n});
+  REQUIRE(two_a::scale(cpu.handle(), tessera::Grid(3), view) == TESS_SUCCESS);
+  REQUIRE(two_b::scale(cpu.handle(), tessera::Grid(3), view) == TESS_SUCCESS);
+  CHECK(x.read() == std::vector<float>(n, 6.0f));
+  CHECK(std::string(two_a::module().source) != std::string(two_b::module().source));
+}
+
+TEST_CASE("the module loads once per device and kernels are found by index") {
+  Device cpu = Device::cpu();
+  tessKernel first = nullptr, second = nullptr;
+  REQUIRE(tessAotGetKernel(&two_a::module(), 0, cpu.handle(), &first) == TESS_SUCCESS);
+  REQUIRE(tessAotGetKernel(&two_a::module(), 0, cpu.handle(), &second) == TESS_SUCCESS);
+  CHECK(first == second);
+  CHECK(tessAotGetKernel(&two_a::module(), 5, cpu.handle(), &first) == TESS_ERROR_INVALID_VALUE);
+  CHECK(last_error().find("kernel index 5 is out of range") != std::string::npos);
+}
