@@ -5,7 +5,10 @@
 # The main job checks every example, prints the Tile IR of
 # examples/saxpy.tsr, compiles it to PTX (and a cubin when the CUDA Toolkit's
 # ptxas is there), then runs it with `tesserac run` on the GPU when one works,
-# else on the CPU target, and checks the result.
+# else on the CPU target, and checks the result. Last, it installs tesserac
+# into build/release/install and builds examples/host-app against that
+# package (find_package(Tessera), tessera_add_library): a C++ program that
+# runs kernels compiled ahead of time on the CPU and on every GPU that works.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,4 +58,9 @@ bad = [i for i, v in enumerate(y) if v != 2.0 * 0.5 * i + 1.0]
 print("saxpy: all 1000 results match y = 2 * x + y" if not bad else f"saxpy: {len(bad)} results differ, first at {bad[0]}")
 sys.exit(1 if bad else 0)
 PY
+echo "== examples/host-app: kernels compiled ahead of time, called from C++ (docs/aot.md)"
+cmake --install build/release --prefix build/release/install >/dev/null
+cmake -S examples/host-app -B build/host-app -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build/release/install" >/dev/null
+cmake --build build/host-app
+build/host-app/host_app || status=1
 exit "$status"
