@@ -84,7 +84,7 @@ Type Lowering::common_type(NodeId a, NodeId b) {
 Value* Lowering::convert(Value* v, Type to) {
   Type from = v->type();
   if (!to || from == to) return v;
-  if (to.is(TypeKind::Tile) && from.is_scalar()) {
+  if ((to.is(TypeKind::Tile) || to.is(TypeKind::Vector)) && from.is_scalar()) {
     Value* element = convert(v, context_.scalar_type(to.scalar()));
     return emit(OpKind::Splat, {element}, to);
   }
@@ -135,7 +135,7 @@ Bound Lowering::lower(NodeId e, Type want) {
     case NodeKind::BinaryOp: result.value = lower_binary(e); break;
     case NodeKind::Compare: result.value = lower_compare(e, nullptr); break;
     case NodeKind::BoolOp: result.value = lower_bool_op(e); break;
-    case NodeKind::UnaryOp: result.value = lower_unary(e); break;
+    case NodeKind::UnaryOp: result.value = lower_unary(e, want); break;
     case NodeKind::IfExp: result.value = lower_if_expression(e); break;
     case NodeKind::Call: result = lower_call(e); break;
     case NodeKind::Subscript: result = lower_subscript(e); break;
@@ -219,6 +219,12 @@ Value* Lowering::lower_binary(NodeId node) {
   // integer-typed `/` converts after; shifts keep the left operand's type.
   Value* a = value(lhs, result.is(TypeKind::Tile) ? Type{} : result);
   Value* b = value(rhs, result.is(TypeKind::Tile) ? context_.scalar_type(result.scalar()) : result);
+  // Sema calls every register tile a tile; a load_vector result is an IR
+  // vector, and a scalar meeting it is splatted to that vector.
+  if (result.is(TypeKind::Tile)) {
+    if (a->type().is(TypeKind::Vector)) result = a->type();
+    else if (b->type().is(TypeKind::Vector)) result = b->type();
+  }
   return emit_binary(op, convert(a, result), convert(b, result), node);
 }
 
@@ -344,10 +350,20 @@ Value* Lowering::lower_bool_op(NodeId node) {
   return branch->result();
 }
 
-Value* Lowering::lower_unary(NodeId node) {
+Value* Lowering::lower_unary(NodeId node, Type want) {
   auto op = static_cast<UnaryOperator>(ast_.node(node).op);
   NodeId operand = ast_.child(node, 0);
   Type t = typed_type(node).value_or(Type{});
+  // A negated literal is a literal: untyped until the context gives it a
+  // type (`d * -0.001` with d: f64 is the f64 nearest -0.001, not an f32
+  // widened), so the operation happens in the wanted type.
+  NodeId inner = operand;
+  while (ast_.kind(inner) == NodeKind::UnaryOp) inner = ast_.child(inner, 0);
+  NodeKind literal = ast_.kind(inner);
+  if (want && want.is_scalar() && op != UnaryOperator::Not &&
+      (literal == NodeKind::IntLiteral || literal == NodeKind::FloatLiteral || literal == NodeKind::SizeLiteral) &&
+      !(literal == NodeKind::FloatLiteral && !float_element(want)))
+    t = want;
   if (op == UnaryOperator::Not) {
     Value* v = value(operand, context_.bool_type());
     return emit(OpKind::XOrI, {v, builder_.constant_bool(true)}, context_.bool_type());
@@ -549,10 +565,28 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
   auto arg = [&](size_t i) { return i < args.size() ? args[i] : NodeId{}; };
   Type i32 = context_.i32_type(), index = context_.index_type();
   std::optional<Type> result = typed_type(call);
+  auto axis_op = [&](OpKind kind, int64_t axis) {
+    return emit(kind, {}, index, {{"axis", context_.int_attr(axis)}});
+  };
   auto id_op = [&](OpKind kind, bool has_axis) {
-    std::vector<NamedAttribute> attributes;
-    if (has_axis) attributes.push_back({"axis", context_.int_attr(arg(0).valid() ? constant_of(arg(0)).value_or(0) : 0)});
-    return Bound{convert(emit(kind, {}, index, std::move(attributes)), i32), {}};
+    if (!has_axis) return Bound{convert(emit(kind, {}, index), i32), {}};
+    if (arg(0).valid()) return Bound{convert(axis_op(kind, constant_of(arg(0)).value_or(0)), i32), {}};
+    // Without an axis the ids are flattened (axis 0 fastest) and the sizes
+    // are products over the axes. A kernel's group shape is known, so a 1-D
+    // group needs axis 0 only; grids may have up to 3 axes at any launch.
+    bool group_axes = kind == OpKind::LocalId || kind == OpKind::GroupSize;
+    int64_t axes = group_axes && function_ && !function_->group_shape.empty()
+                       ? static_cast<int64_t>(function_->group_shape.size())
+                       : 3;
+    bool is_size = kind == OpKind::GroupSize || kind == OpKind::NumGroups;
+    OpKind size_kind = group_axes ? OpKind::GroupSize : OpKind::NumGroups;
+    Value* total = axis_op(kind, axes - 1);
+    for (int64_t axis = axes - 2; axis >= 0; --axis) {
+      Value* here = axis_op(kind, axis);
+      total = is_size ? emit(OpKind::MulI, {total, here}, index)
+                      : emit(OpKind::AddI, {here, emit(OpKind::MulI, {axis_op(size_kind, axis), total}, index)}, index);
+    }
+    return Bound{convert(total, i32), {}};
   };
   auto math = [&](OpKind kind) {
     Type t = result.value_or(context_.f32_type());

@@ -97,7 +97,7 @@ class Lowering {
   Value* emit_binary(BinaryOperator op, Value* a, Value* b, NodeId where);
   Value* lower_compare(NodeId node, Value** rhs_out);
   Value* lower_bool_op(NodeId node);
-  Value* lower_unary(NodeId node);
+  Value* lower_unary(NodeId node, Type want = Type{});
   Value* lower_if_expression(NodeId node);
   Bound lower_call(NodeId call);
   Bound lower_builtin_call(NodeId call, sema::BuiltinId builtin);

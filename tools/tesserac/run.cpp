@@ -36,6 +36,7 @@
 #include "frontend/parse/parse.h"
 #include "ir/lower/lower.h"
 #include "sema/sema.h"
+#include "tessera/numerics.hpp"
 #include "tessera/tessera_runtime.h"
 #include "tools/tesserac/npy.h"
 #include "tools/tesserac/output_file.h"
@@ -129,6 +130,19 @@ void parse_scalar(const Parameter& p, const std::string& text, unsigned char* ou
     } else {
       std::memcpy(out, &v, sizeof v);
     }
+    return;
+  }
+  // The narrow float formats: the number rounded to nearest, ties to even
+  // (docs/numerics.md), stored as its bit pattern.
+  if (const numerics::Format* format = numerics::find_format(p.dtype)) {
+    char* end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0') bad("expected a number");
+    float f = static_cast<float>(v);
+    uint32_t bits = 0;
+    std::memcpy(&bits, &f, sizeof bits);
+    uint32_t code = numerics::encode_bits(*format, bits, numerics::Rounding::NearestEven, numerics::Overflow::Propagate);
+    std::memcpy(out, &code, format->bits() > 8 ? 2 : 1);  // little-endian
     return;
   }
   bool is_unsigned = p.dtype[0] == 'u';
