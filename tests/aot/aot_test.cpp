@@ -6,11 +6,13 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include <tessera/runtime.hpp>
 
+#include "concurrent.h"
 #include "signatures.h"
 #include "two_a.h"
 #include "two_b.h"
@@ -234,4 +236,29 @@ TEST_CASE("the module loads once per device and kernels are found by index") {
   CHECK(first == second);
   CHECK(tessAotGetKernel(&two_a::module(), 5, cpu.handle(), &first) == TESS_ERROR_INVALID_VALUE);
   CHECK(last_error().find("kernel index 5 is out of range") != std::string::npos);
+}
+
+TEST_CASE("threads launching a module that is not loaded yet") {
+  // No test above touched `concurrent`: its first launches race to load it.
+  Device cpu = Device::cpu();
+  const int threads = 8;
+  const int64_t n = 1000;
+  std::vector<Array<int32_t>> arrays;
+  for (int t = 0; t < threads; ++t) arrays.emplace_back(cpu, std::vector<int32_t>(n, t));
+  std::vector<tessStatus> statuses(threads, TESS_ERROR_INVALID_VALUE);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      tessera::TensorView<int32_t, 1> view(arrays[t].buffer.address(), {n});
+      statuses[t] = concurrent::add_one(cpu.handle(), tessera::Grid(16), view);
+    });
+  for (std::thread& w : workers) w.join();
+  for (int t = 0; t < threads; ++t) {
+    CHECK(statuses[t] == TESS_SUCCESS);
+    CHECK(arrays[t].read() == std::vector<int32_t>(n, t + 1));
+  }
+  tessKernel a = nullptr, b = nullptr;
+  REQUIRE(tessAotGetKernel(&concurrent::module(), 0, cpu.handle(), &a) == TESS_SUCCESS);
+  REQUIRE(tessAotGetKernel(&concurrent::module(), 0, cpu.handle(), &b) == TESS_SUCCESS);
+  CHECK(a == b);
 }
