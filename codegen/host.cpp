@@ -51,6 +51,16 @@ std::string to_string(llvm::Error error) {
   return text;
 }
 
+// x86's vcvtneps2bf16 (AVX512-BF16, AVX-NE-CONVERT), which the back end
+// uses for f32 -> bf16 when the CPU has it, flushes subnormals to zero; the
+// GPU (cvt.rn.bf16.f32) and docs/numerics.md do not. Without the features
+// the back end calls the module's exact __truncsfbf2 (llvm_emitter.cpp).
+void disable_inexact_bf16(llvm::orc::JITTargetMachineBuilder& builder) {
+  if (!builder.getTargetTriple().isX86()) return;
+  builder.getFeatures().AddFeature("avx512bf16", false);
+  builder.getFeatures().AddFeature("avxneconvert", false);
+}
+
 // `cpu` "native" is the running machine with all its features; any other
 // name is an LLVM CPU of the host's architecture ("generic", "x86-64-v3").
 std::unique_ptr<llvm::TargetMachine> host_machine(int opt_level, std::string& error, const std::string& cpu = "native") {
@@ -77,6 +87,7 @@ std::unique_ptr<llvm::TargetMachine> host_machine(int opt_level, std::string& er
     }
     builder->setCPU(cpu);
   }
+  disable_inexact_bf16(*builder);
   builder->setCodeGenOptLevel(opt_level <= 0   ? llvm::CodeGenOptLevel::None
                               : opt_level == 1 ? llvm::CodeGenOptLevel::Less
                               : opt_level == 2 ? llvm::CodeGenOptLevel::Default
@@ -140,6 +151,7 @@ std::unique_ptr<HostJit> HostJit::load(std::unique_ptr<llvm::Module> module, std
     error = to_string(builder.takeError());
     return nullptr;
   }
+  disable_inexact_bf16(*builder);
   builder->setCodeGenOptLevel(opt_level <= 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive);
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*builder)).create();
   if (!jit) {

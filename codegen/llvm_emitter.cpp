@@ -20,6 +20,7 @@
 
 #include <unordered_map>
 
+#include "codegen/narrow_float.h"
 #include "frontend/diagnostics/internal_error.h"
 #include "ir/core/ir_text.h"
 
@@ -99,7 +100,8 @@ class Emitter {
   }
 
   // --- types ----------------------------------------------------------------
-  llvm::Type* scalar_type(sema::ScalarType s, Operation* op) {
+  // fp8, fp6 and fp4 values are their codes in an i8 (narrow_float.h).
+  llvm::Type* scalar_type(sema::ScalarType s, [[maybe_unused]] Operation* op) {
     switch (s) {
       case sema::ScalarType::Bool: return builder_.getInt1Ty();
       case sema::ScalarType::I8:
@@ -114,10 +116,13 @@ class Emitter {
       case sema::ScalarType::BF16: return builder_.getBFloatTy();
       case sema::ScalarType::F32: return builder_.getFloatTy();
       case sema::ScalarType::F64: return builder_.getDoubleTy();
-      default:
-        if (op) unsupported(op, "the element type " + std::string(sema::scalar_info(s).name));
-        return builder_.getInt8Ty();
+      case sema::ScalarType::FP8E4M3:
+      case sema::ScalarType::FP8E5M2:
+      case sema::ScalarType::FP6E2M3:
+      case sema::ScalarType::FP6E3M2:
+      case sema::ScalarType::FP4E2M1: return builder_.getInt8Ty();
     }
+    return builder_.getInt8Ty();
   }
   // Memory holds bool as i8 (LLVM's i1 has no defined memory layout for PTX).
   llvm::Type* element_type(Type t, Operation* op) {
@@ -615,7 +620,12 @@ class Emitter {
     return g ? g.size() : 3;
   }
 
-  llvm::Value* element_address(MemRef& m, llvm::ArrayRef<llvm::Value*> indices, Type elem, Operation* op) {
+  // The address of an element. For the packed types (fp6, fp4: element i in
+  // bits [w*i, w*i + w) of the buffer, docs/abi.md) it is the byte holding the
+  // element's first bit, and *bit receives the bit offset in it (i32, < 8);
+  // operations that cannot handle packed elements pass no `bit`.
+  llvm::Value* element_address(MemRef& m, llvm::ArrayRef<llvm::Value*> indices, Type elem, Operation* op,
+                               llvm::Value** bit = nullptr) {
     size_t rank = m.sizes.size();
     std::vector<llvm::Value*> position;
     for (size_t d = 0; d < rank; ++d) position.push_back(builder_.CreateAdd(m.origin[d], indices[d]));
@@ -638,7 +648,15 @@ class Emitter {
     }
     llvm::Value* linear = builder_.getInt64(0);
     for (size_t d = 0; d < rank; ++d) linear = builder_.CreateAdd(linear, builder_.CreateMul(position[d], m.strides[d]));
-    llvm::Value* address = builder_.CreateInBoundsGEP(element_type(elem, op), m.base, linear);
+    llvm::Value* address;
+    if (unsigned w = packed_element_bits(elem.scalar())) {
+      if (!bit) unsupported(op, "'" + std::string(op->name()) + "' on packed " + std::string(sema::scalar_info(elem.scalar()).name) + " elements");
+      llvm::Value* first_bit = builder_.CreateMul(linear, builder_.getInt64(w));
+      address = builder_.CreateInBoundsGEP(builder_.getInt8Ty(), m.base, builder_.CreateAShr(first_bit, 3));
+      *bit = builder_.CreateTrunc(builder_.CreateAnd(first_bit, builder_.getInt64(7)), builder_.getInt32Ty());
+    } else {
+      address = builder_.CreateInBoundsGEP(element_type(elem, op), m.base, linear);
+    }
     if (bounds_check_) address = check_bounds(m, indices, address, op);
     return address;
   }
@@ -711,20 +729,129 @@ class Emitter {
     phi->addIncoming(out_of_bounds_sink_, fail);
     return phi;
   }
-  llvm::Value* address_of(Operation* op, unsigned memref_operand, unsigned first_index) {
+  llvm::Value* address_of(Operation* op, unsigned memref_operand, unsigned first_index, llvm::Value** bit = nullptr) {
     MemRef& m = memref(op->operand(memref_operand));
     std::vector<llvm::Value*> indices;
     for (unsigned i = 0; i < m.sizes.size(); ++i) indices.push_back(get(op->operand(first_index + i)));
-    return element_address(m, indices, op->operand(memref_operand)->type(), op);
+    return element_address(m, indices, op->operand(memref_operand)->type(), op, bit);
   }
 
-  llvm::Value* load_element(llvm::Value* address, Type elem, Operation* op) {
+  // `bit`: the bit offset of a packed element in the byte at `address`
+  // (element_address), null for every other type.
+  llvm::Value* load_element(llvm::Value* address, Type elem, Operation* op, llvm::Value* bit = nullptr) {
+    if (unsigned w = packed_element_bits(elem.scalar())) return load_packed(address, bit, w);
     llvm::Value* v = builder_.CreateLoad(element_type(elem, op), address);
     return elem.scalar() == sema::ScalarType::Bool ? builder_.CreateTrunc(v, builder_.getInt1Ty()) : v;
   }
-  void store_element(llvm::Value* v, llvm::Value* address, Type elem) {
+  void store_element(llvm::Value* v, llvm::Value* address, Type elem, llvm::Value* bit = nullptr) {
+    if (unsigned w = packed_element_bits(elem.scalar())) return store_packed(v, address, bit, w);
     if (elem.scalar() == sema::ScalarType::Bool) v = builder_.CreateZExt(v, builder_.getInt8Ty());
     builder_.CreateStore(v, address);
+  }
+
+  // A packed element of w bits (4 or 6) starting at bit `bit` (< 8) of the
+  // byte at `address`, as numerics::packed_get: it may continue in the next
+  // byte (fp6, bit > 2), which is read only then. Without a branch: the
+  // second load reads the next byte or, when the element does not straddle,
+  // the first byte again, so no byte past the element's last is touched.
+  llvm::Value* load_packed(llvm::Value* address, llvm::Value* bit, unsigned w) {
+    llvm::Type* i32 = builder_.getInt32Ty();
+    llvm::Value* low = builder_.CreateZExt(builder_.CreateLoad(builder_.getInt8Ty(), address), i32);
+    llvm::Value* v = builder_.CreateLShr(low, bit);
+    if (w > 4) {
+      llvm::Value* straddles = builder_.CreateICmpUGT(bit, builder_.getInt32(8 - w));
+      llvm::Value* next = builder_.CreateGEP(builder_.getInt8Ty(), address, builder_.CreateZExt(straddles, builder_.getInt64Ty()));
+      llvm::Value* high = builder_.CreateZExt(builder_.CreateLoad(builder_.getInt8Ty(), next), i32);
+      v = builder_.CreateOr(v, builder_.CreateSelect(straddles, builder_.CreateShl(high, builder_.CreateSub(builder_.getInt32(8), bit)),
+                                                     builder_.getInt32(0)));
+    }
+    return builder_.CreateTrunc(builder_.CreateAnd(v, builder_.getInt32((1u << w) - 1)), builder_.getInt8Ty());
+  }
+
+  // Stores the low w bits of `code` as the packed element at (address, bit),
+  // leaving every other bit alone (numerics::packed_set). Lanes of a group
+  // and of other groups may write other elements of the same byte at the
+  // same time, so each byte is updated by two atomic operations, an `and`
+  // clearing the element's bits and an `or` setting them: relaxed
+  // `atomicrmw and/or` on the byte on the CPU, and on the GPU (PTX has no
+  // 8-bit atomics) `atom.and.b32`/`atom.or.b32` on the aligned 32-bit word
+  // holding the byte. A fp6 element straddling two bytes updates both (the
+  // second under a branch). Two lanes writing the same element race, as
+  // plain stores do.
+  void store_packed(llvm::Value* code, llvm::Value* address, llvm::Value* bit, unsigned w) {
+    llvm::Type* i32 = builder_.getInt32Ty();
+    llvm::Value* mask = builder_.getInt32((1u << w) - 1);
+    llvm::Value* value = builder_.CreateAnd(builder_.CreateZExt(code, i32), mask);
+    update_byte(address, builder_.CreateShl(mask, bit), builder_.CreateShl(value, bit));
+    if (w <= 4) return;
+    auto* straddle = llvm::BasicBlock::Create(context_, "packed.straddle", current_function_);
+    auto* done = llvm::BasicBlock::Create(context_, "packed.done", current_function_);
+    builder_.CreateCondBr(builder_.CreateICmpUGT(bit, builder_.getInt32(8 - w)), straddle, done);
+    builder_.SetInsertPoint(straddle);
+    llvm::Value* rest = builder_.CreateSub(builder_.getInt32(8), bit);
+    update_byte(builder_.CreateConstGEP1_64(builder_.getInt8Ty(), address, 1), builder_.CreateLShr(mask, rest),
+                builder_.CreateLShr(value, rest));
+    builder_.CreateBr(done);
+    builder_.SetInsertPoint(done);
+  }
+  // byte = (byte & ~clear) | set, for the low 8 bits of the i32s `clear` and
+  // `set` (set within clear), atomically as seen by other elements' bits.
+  void update_byte(llvm::Value* address, llvm::Value* clear, llvm::Value* set) {
+    using B = llvm::AtomicRMWInst::BinOp;
+    auto relaxed = llvm::AtomicOrdering::Monotonic;
+    llvm::Type* i32 = builder_.getInt32Ty();
+    clear = builder_.CreateAnd(clear, builder_.getInt32(0xFF));
+    set = builder_.CreateAnd(set, builder_.getInt32(0xFF));
+    if (host_) {
+      llvm::Type* i8 = builder_.getInt8Ty();
+      builder_.CreateAtomicRMW(B::And, address, builder_.CreateTrunc(builder_.CreateNot(clear), i8), llvm::Align(1), relaxed);
+      builder_.CreateAtomicRMW(B::Or, address, builder_.CreateTrunc(set, i8), llvm::Align(1), relaxed);
+      return;
+    }
+    // The aligned word holding the byte; little-endian: the byte is bits
+    // 8 * (address & 3) of it.
+    llvm::Value* within = builder_.CreateAnd(builder_.CreatePtrToInt(address, builder_.getInt64Ty()), builder_.getInt64(3));
+    llvm::Value* word = builder_.CreateGEP(builder_.getInt8Ty(), address, builder_.CreateNeg(within));
+    llvm::Value* shift = builder_.CreateShl(builder_.CreateTrunc(within, i32), 3);
+    builder_.CreateAtomicRMW(B::And, word, builder_.CreateNot(builder_.CreateShl(clear, shift)), llvm::Align(4), relaxed);
+    builder_.CreateAtomicRMW(B::Or, word, builder_.CreateShl(set, shift), llvm::Align(4), relaxed);
+  }
+
+  // Conversions between float types (arith.extf / arith.truncf, and the
+  // element conversions of tile.mma): through f32 whenever a narrow format
+  // (fp8, fp6, fp4) is on either side, decoding and encoding as
+  // numerics.hpp says (narrow_float.h). An f64 source is first rounded to
+  // f32 (to nearest even), so f64 -> fp8 rounds twice.
+  llvm::Value* convert_float(llvm::Value* value, sema::ScalarType from, sema::ScalarType to, llvm::Type* to_type) {
+    const numerics::Format* from_format = narrow_float_format(from);
+    const numerics::Format* to_format = narrow_float_format(to);
+    if (!from_format && !to_format) {
+      unsigned from_bits = sema::scalar_info(from).bits, to_bits = sema::scalar_info(to).bits;
+      if (from_bits < to_bits) return builder_.CreateFPExt(value, to_type);
+      if (from_bits > to_bits) return truncate_float(value, to_type);
+      return truncate_float(builder_.CreateFPExt(value, f32_like(value)), to_type);  // f16 <-> bf16
+    }
+    llvm::Value* f32 = value;
+    if (from_format)
+      f32 = emit_narrow_decode(builder_, *from_format, value);
+    else if (from == sema::ScalarType::F64)
+      f32 = builder_.CreateFPTrunc(value, f32_like(value));
+    else if (from != sema::ScalarType::F32)
+      f32 = builder_.CreateFPExt(value, f32_like(value));
+    if (to_format) return emit_narrow_encode(builder_, *to_format, f32);
+    if (to == sema::ScalarType::F32) return f32;
+    if (to == sema::ScalarType::F64) return builder_.CreateFPExt(f32, to_type);
+    return truncate_float(f32, to_type);  // f16, bf16: exact (every narrow value is one)
+  }
+  // An element of type `from` as the accumulator type (tile.mma).
+  llvm::Value* widen_to(llvm::Value* v, sema::ScalarType from, llvm::Type* accum) {
+    if (const numerics::Format* format = narrow_float_format(from)) v = emit_narrow_decode(builder_, *format, v);
+    return builder_.CreateFPExt(v, accum);
+  }
+  llvm::Type* f32_like(llvm::Value* v) {
+    if (auto* vector = llvm::dyn_cast<llvm::VectorType>(v->getType()))
+      return llvm::VectorType::get(builder_.getFloatTy(), vector->getElementCount());
+    return builder_.getFloatTy();
   }
 
   llvm::Value* libdevice_call(Operation* op, const char* f32_name, const char* f64_name, llvm::ArrayRef<llvm::Value*> args) {
@@ -827,6 +954,17 @@ class Emitter {
     return intrinsic(id, {a, b}, {a->getType()});
   }
 
+  // Float arithmetic, math and atomics: never applied to narrow codes.
+  static bool computes_on_operand(OpKind kind) {
+    switch (kind) {
+      case OpKind::AddF: case OpKind::SubF: case OpKind::MulF: case OpKind::DivF: case OpKind::RemF:
+      case OpKind::MinF: case OpKind::MaxF: case OpKind::NegF: case OpKind::Sqrt: case OpKind::Floor:
+      case OpKind::Ceil: case OpKind::Round: case OpKind::AbsF: case OpKind::Fma: case OpKind::Exp:
+      case OpKind::Log: case OpKind::Rsqrt: case OpKind::Tanh: case OpKind::Sin: case OpKind::Cos:
+      case OpKind::PowF: case OpKind::WarpReduce: case OpKind::Atomic: case OpKind::AtomicCas: return true;
+      default: return false;
+    }
+  }
   void emit(Operation* op);
   void emit_if(Operation* op);
   void emit_for(Operation* op);
@@ -1008,9 +1146,12 @@ void Emitter::emit_cp_async(Operation* op) {
     index[d] = builder_.CreateURem(rest, extent);
     rest = builder_.CreateUDiv(rest, extent);
   }
-  llvm::Value* to = element_address(dst, index, elem, op);
-  llvm::Value* from = element_address(src, index, elem, op);
-  if (!host_ && (bytes == 4 || bytes == 8 || bytes == 16)) {
+  llvm::Value *to_bit = nullptr, *from_bit = nullptr;
+  llvm::Value* to = element_address(dst, index, elem, op, &to_bit);
+  llvm::Value* from = element_address(src, index, elem, op, &from_bit);
+  if (packed_element_bits(elem.scalar())) {
+    store_element(load_element(from, elem, op, from_bit), to, elem, to_bit);
+  } else if (!host_ && (bytes == 4 || bytes == 8 || bytes == 16)) {
     llvm::Intrinsic::ID id = bytes == 4   ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4
                              : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8
                                           : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_16;
@@ -1057,8 +1198,11 @@ void Emitter::emit_mma(Operation* op) {
   llvm::Value* next = acc;
   for (int64_t j = 0; j < share; ++j) {
     auto [row, col] = positions[static_cast<size_t>(j)];
-    llvm::Value* x = builder_.CreateFPExt(load_element(element_address(a, {row, k}, a_type, op), a_type, op), accum);
-    llvm::Value* y = builder_.CreateFPExt(load_element(element_address(b, {k, col}, b_type, op), b_type, op), accum);
+    llvm::Value *a_bit = nullptr, *b_bit = nullptr;
+    llvm::Value* a_address = element_address(a, {row, k}, a_type, op, &a_bit);
+    llvm::Value* b_address = element_address(b, {k, col}, b_type, op, &b_bit);
+    llvm::Value* x = widen_to(load_element(a_address, a_type, op, a_bit), a_type.scalar(), accum);
+    llvm::Value* y = widen_to(load_element(b_address, b_type, op, b_bit), b_type.scalar(), accum);
     llvm::Value* c = builder_.CreateExtractElement(next, builder_.getInt64(j));
     llvm::Value* sum = intrinsic(llvm::Intrinsic::fma, {x, y, c}, {accum});
     next = builder_.CreateInsertElement(next, sum, builder_.getInt64(j));
@@ -1081,7 +1225,9 @@ void Emitter::emit_store_tile(Operation* op) {
     llvm::Value* element = builder_.CreateExtractElement(v, builder_.getInt64(j));
     Type memory = op->operand(1)->type();
     if (memory.scalar() != t.scalar()) internal_check(false, "codegen", "store_tile element types differ");
-    store_element(element, element_address(m, {row, col}, memory, op), memory);
+    llvm::Value* bit = nullptr;
+    llvm::Value* address = element_address(m, {row, col}, memory, op, &bit);
+    store_element(element, address, memory, bit);
   }
 }
 
@@ -1098,6 +1244,12 @@ void Emitter::emit(Operation* op) {
     set(op->result(), intrinsic(id, {operand(0), operand(1)}, {operand(0)->getType()}));
   };
   Type t0 = op->num_operands() > 0 ? op->operand(0)->type() : Type{};
+  // fp8/fp6/fp4 values are codes in i8s: the lowering converts them to f32
+  // before any arithmetic (ir.h); only moves, conversions and comparisons
+  // see them.
+  if (t0 && (t0.is_scalar() || t0.is_shaped()) && narrow_float_format(t0.scalar()) && computes_on_operand(op->kind()))
+    unsupported(op, "'" + std::string(op->name()) + "' on " + std::string(sema::scalar_info(t0.scalar()).name) +
+                        " values (convert them to f32 first)");
   switch (op->kind()) {
     case OpKind::Return: {
       if (op->num_operands() == 0) {
@@ -1122,7 +1274,17 @@ void Emitter::emit(Operation* op) {
           MemRef& m = memref(v);
           // A view passes its origin folded into the pointer.
           std::vector<llvm::Value*> zero(m.sizes.size(), builder_.getInt64(0));
-          args.push_back(element_address(m, zero, v->type(), op));
+          if (packed_element_bits(v->type().scalar())) {
+            // A packed view is passed only from its buffer's first element:
+            // a pointer cannot say which bit of a byte a view starts at.
+            for (llvm::Value* o : m.origin)
+              if (!llvm::isa<llvm::ConstantInt>(o) || !llvm::cast<llvm::ConstantInt>(o)->isZero())
+                unsupported(op, "passing a view of a packed " + std::string(sema::scalar_info(v->type().scalar()).name) +
+                                    " buffer to a helper");
+            args.push_back(m.base);
+          } else {
+            args.push_back(element_address(m, zero, v->type(), op));
+          }
           args.insert(args.end(), m.sizes.begin(), m.sizes.end());
           args.insert(args.end(), m.strides.begin(), m.strides.end());
           if (m.root.swizzle() == ir::Swizzle::Xor) unsupported(op, "passing a swizzled shared buffer to a helper");
@@ -1140,7 +1302,14 @@ void Emitter::emit(Operation* op) {
       ir::Attribute a = op->attr("value");
       llvm::Type* t = result_type();
       if (a.is(ir::AttributeKind::Bool)) return set(op->result(), builder_.getInt1(a.bool_value()));
-      if (a.is(ir::AttributeKind::Float)) return set(op->result(), llvm::ConstantFP::get(t, a.float_value()));
+      if (a.is(ir::AttributeKind::Float)) {
+        // A narrow-format constant is its code (the value rounded to f32, then encoded).
+        if (const numerics::Format* format = narrow_float_format(op->result()->type().scalar()))
+          return set(op->result(), llvm::ConstantInt::get(t, numerics::encode_bits(
+                                                                 *format, numerics::float_to_bits(static_cast<float>(a.float_value())),
+                                                                 numerics::Rounding::NearestEven, numerics::Overflow::Propagate)));
+        return set(op->result(), llvm::ConstantFP::get(t, a.float_value()));
+      }
       return set(op->result(), llvm::ConstantInt::get(t, static_cast<uint64_t>(a.int_value()), true));
     }
     case OpKind::AddI: return binary(llvm::Instruction::Add);
@@ -1196,8 +1365,13 @@ void Emitter::emit(Operation* op) {
         if (name == p) predicate = value;
       for (auto& [name, value] : op->is(OpKind::CmpI) ? kUnsigned : kUnordered)
         if (name == p) predicate = value;
-      return set(op->result(), op->is(OpKind::CmpI) ? builder_.CreateICmp(predicate, operand(0), operand(1))
-                                                    : builder_.CreateFCmp(predicate, operand(0), operand(1)));
+      if (op->is(OpKind::CmpI)) return set(op->result(), builder_.CreateICmp(predicate, operand(0), operand(1)));
+      llvm::Value *a = operand(0), *b = operand(1);
+      if (const numerics::Format* format = narrow_float_format(t0.scalar())) {
+        a = emit_narrow_decode(builder_, *format, a);  // compared as the values they stand for
+        b = emit_narrow_decode(builder_, *format, b);
+      }
+      return set(op->result(), builder_.CreateFCmp(predicate, a, b));
     }
     case OpKind::Select: {
       if (op->result()->type().is(TypeKind::MemRef)) {
@@ -1210,12 +1384,25 @@ void Emitter::emit(Operation* op) {
     case OpKind::ExtSI: return set(op->result(), builder_.CreateSExt(operand(0), result_type()));
     case OpKind::ExtUI: return set(op->result(), builder_.CreateZExt(operand(0), result_type()));
     case OpKind::TruncI: return set(op->result(), builder_.CreateTrunc(operand(0), result_type()));
-    case OpKind::SIToFP: return set(op->result(), builder_.CreateSIToFP(operand(0), result_type()));
-    case OpKind::UIToFP: return set(op->result(), builder_.CreateUIToFP(operand(0), result_type()));
-    case OpKind::FPToSI: return set(op->result(), builder_.CreateFPToSI(operand(0), result_type()));
-    case OpKind::FPToUI: return set(op->result(), builder_.CreateFPToUI(operand(0), result_type()));
-    case OpKind::ExtF: return set(op->result(), builder_.CreateFPExt(operand(0), result_type()));
-    case OpKind::TruncF: return set(op->result(), truncate_float(operand(0), result_type()));
+    case OpKind::SIToFP:
+    case OpKind::UIToFP: {
+      // To a narrow format through f32: exact below 2^24, and larger
+      // integers overflow every narrow format either way.
+      const numerics::Format* format = narrow_float_format(op->result()->type().scalar());
+      llvm::Type* to = format ? f32_like(operand(0)) : result_type();
+      llvm::Value* v = op->is(OpKind::SIToFP) ? builder_.CreateSIToFP(operand(0), to) : builder_.CreateUIToFP(operand(0), to);
+      return set(op->result(), format ? emit_narrow_encode(builder_, *format, v) : v);
+    }
+    case OpKind::FPToSI:
+    case OpKind::FPToUI: {
+      llvm::Value* v = operand(0);
+      if (const numerics::Format* format = narrow_float_format(t0.scalar())) v = emit_narrow_decode(builder_, *format, v);
+      return set(op->result(), op->is(OpKind::FPToSI) ? builder_.CreateFPToSI(v, result_type())
+                                                      : builder_.CreateFPToUI(v, result_type()));
+    }
+    case OpKind::ExtF:
+    case OpKind::TruncF:
+      return set(op->result(), convert_float(operand(0), t0.scalar(), op->result()->type().scalar(), result_type()));
     case OpKind::IndexCast: {
       bool widen = t0.is_index() ? false : is_signed(t0);
       return set(op->result(), builder_.CreateIntCast(operand(0), result_type(), t0.is_index() ? true : widen));
@@ -1264,7 +1451,10 @@ void Emitter::emit(Operation* op) {
       int64_t rows = 1;
       for (size_t d = 0; d + 1 < m.rank(); ++d) rows *= m.shape()[d];
       int64_t pitch = m.shape()[m.rank() - 1] + m.padding();
-      auto* array = llvm::ArrayType::get(element_type(m, op), static_cast<uint64_t>(rows * pitch));
+      auto elements = static_cast<uint64_t>(rows * pitch);
+      unsigned packed = packed_element_bits(m.scalar());
+      auto* array = packed ? llvm::ArrayType::get(builder_.getInt8Ty(), numerics::packed_bytes(elements, packed))
+                           : llvm::ArrayType::get(element_type(m, op), elements);
       auto desc = std::make_shared<MemRef>();
       if (host_) {
         // The group's block of shared memory (context->shared, 64-byte aligned)
@@ -1323,9 +1513,17 @@ void Emitter::emit(Operation* op) {
       }
       intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {builder_.getInt32(0)});
       return;
-    case OpKind::Load:
-      return set(op->result(), load_element(address_of(op, 0, 1), op->operand(0)->type(), op));
-    case OpKind::Store: store_element(operand(0), address_of(op, 1, 2), op->operand(1)->type()); return;
+    case OpKind::Load: {
+      llvm::Value* bit = nullptr;
+      llvm::Value* address = address_of(op, 0, 1, &bit);
+      return set(op->result(), load_element(address, op->operand(0)->type(), op, bit));
+    }
+    case OpKind::Store: {
+      llvm::Value* bit = nullptr;
+      llvm::Value* address = address_of(op, 1, 2, &bit);
+      store_element(operand(0), address, op->operand(1)->type(), bit);
+      return;
+    }
     case OpKind::LoadVector: {
       llvm::Type* vt = result_type();
       auto* load = builder_.CreateLoad(vt, address_of(op, 0, 1));

@@ -75,7 +75,12 @@ using Parameter = codegen::AotParameter;
 
 // A bound argument: a tensor on the device or a scalar's bytes.
 struct Argument {
-  npy::Array array;          // tensors: the host copy
+  npy::Array array;          // tensors: the host copy, as in the .npy file
+  // Tensors of bf16, fp8, fp6, fp4 (NumPy has no such dtypes): the .npy holds
+  // float32 values (encoded here) or the codes (uint8; uint16 for bf16), and
+  // `storage` the bytes the kernel sees (packed for fp6 and fp4, docs/abi.md).
+  const numerics::Format* format = nullptr;
+  std::vector<char> storage;
   tessDevicePtr device = 0;  // tensors: the device copy
   tessTensor view{};
   alignas(8) unsigned char scalar[8] = {};
@@ -161,6 +166,66 @@ void parse_scalar(const Parameter& p, const std::string& text, unsigned char* ou
     if (ec != std::errc() || end != text.data() + text.size()) bad("expected an integer");
     if (bits < 64 && (v < -(int64_t{1} << (bits - 1)) || v >= (int64_t{1} << (bits - 1)))) bad("out of range");
     std::memcpy(out, &v, static_cast<size_t>(bits / 8));
+  }
+}
+
+// bf16, fp8, fp6 and fp4 tensors (f16 is NumPy's float16). In a .npy file
+// they are float32 values, rounded to nearest even (overflow as the format
+// says: docs/numerics.md), or the codes: uint8 (fp8: the byte; fp6, fp4: one
+// element per byte, in the low bits) or uint16 (bf16). --out writes the kind
+// the --arg file held: decoded float32 values, or the codes.
+const numerics::Format* narrow_tensor_format(const std::string& dtype) {
+  return dtype == "f16" ? nullptr : numerics::find_format(dtype);
+}
+bool narrow_accepts(const numerics::Format& format, const std::string& file_dtype) {
+  return file_dtype == "f32" || file_dtype == (format.bits() > 8 ? "u16" : "u8");
+}
+
+// The .npy array -> the bytes the kernel reads.
+std::vector<char> encode_storage(const numerics::Format& format, const npy::Array& array, const std::string& where) {
+  const auto n = static_cast<uint64_t>(array.element_count());
+  const unsigned bits = format.bits();
+  std::vector<char> storage(bits < 8 ? numerics::packed_bytes(n, bits) : n * (bits > 8 ? 2 : 1), 0);
+  auto* bytes = reinterpret_cast<uint8_t*>(storage.data());
+  const bool values = npy::tessera_dtype_of(array.descr) == "f32";
+  for (uint64_t i = 0; i < n; ++i) {
+    uint32_t code = 0;
+    if (values) {
+      float v;
+      std::memcpy(&v, array.data.data() + i * 4, 4);
+      code = numerics::encode(format, v, numerics::Rounding::NearestEven, numerics::Overflow::Propagate);
+    } else {
+      std::memcpy(&code, array.data.data() + i * array.element_bytes(), array.element_bytes());  // little-endian
+      if (code >> bits)
+        fail(where + ": element " + std::to_string(i) + " is " + std::to_string(code) + ", not a " + format.name +
+             " code (" + std::to_string(bits) + " bits)");
+    }
+    if (bits < 8)
+      numerics::packed_set(bytes, i, bits, code);
+    else
+      std::memcpy(bytes + i * (bits / 8), &code, bits / 8);
+  }
+  return storage;
+}
+
+// The kernel's bytes -> the .npy array (its descr and shape kept).
+void decode_storage(const numerics::Format& format, const std::vector<char>& storage, npy::Array& array) {
+  const auto n = static_cast<uint64_t>(array.element_count());
+  const unsigned bits = format.bits();
+  const auto* bytes = reinterpret_cast<const uint8_t*>(storage.data());
+  const bool values = npy::tessera_dtype_of(array.descr) == "f32";
+  for (uint64_t i = 0; i < n; ++i) {
+    uint32_t code = 0;
+    if (bits < 8)
+      code = numerics::packed_get(bytes, i, bits);
+    else
+      std::memcpy(&code, bytes + i * (bits / 8), bits / 8);
+    if (values) {
+      float v = numerics::decode(format, code);
+      std::memcpy(array.data.data() + i * 4, &v, 4);
+    } else {
+      std::memcpy(array.data.data() + i * array.element_bytes(), &code, array.element_bytes());
+    }
   }
 }
 
@@ -333,7 +398,12 @@ class Runner {
       std::optional<npy::Array> array = npy::read(it->second, error);
       if (!array) fail("--arg " + p.name + ": " + error);
       std::string dtype = npy::tessera_dtype_of(array->descr);
-      if (dtype != p.dtype)
+      const numerics::Format* format = narrow_tensor_format(p.dtype);
+      if (format && !narrow_accepts(*format, dtype))
+        fail("--arg " + p.name + "=" + it->second + ": the file holds " + dtype + " ('" + array->descr + "'), the parameter '" +
+             describe(p) + "' wants float32 values or " + (format->bits() > 8 ? "uint16" : "uint8") + " " + p.dtype +
+             " codes");
+      if (!format && dtype != p.dtype)
         fail("--arg " + p.name + "=" + it->second + ": the file holds " + dtype + " ('" + array->descr + "'), the parameter '" +
              describe(p) + "' wants " + p.dtype);
       if (array->shape.size() != p.dims.size())
@@ -353,6 +423,10 @@ class Runner {
             fail("dimension mismatch: '" + symbol + "' is " + std::to_string(bound->second.first) + " from " +
                  bound->second.second + " but " + std::to_string(extent) + " from " + where);
         }
+      }
+      if (format) {
+        arguments_[i].format = format;
+        arguments_[i].storage = encode_storage(*format, *array, "--arg " + p.name + "=" + it->second);
       }
       arguments_[i].array = std::move(*array);
     }
@@ -446,9 +520,10 @@ class Runner {
         pointers.push_back(a.scalar);
         continue;
       }
-      check(tessMalloc(device, a.array.data.size(), &a.device), "allocating " + parameters_[i].name);
-      if (!a.array.data.empty())
-        check(tessMemcpyHtoD(device, a.device, a.array.data.data(), a.array.data.size()), "copying " + parameters_[i].name);
+      std::vector<char>& bytes = a.format ? a.storage : a.array.data;
+      check(tessMalloc(device, bytes.size(), &a.device), "allocating " + parameters_[i].name);
+      if (!bytes.empty())
+        check(tessMemcpyHtoD(device, a.device, bytes.data(), bytes.size()), "copying " + parameters_[i].name);
       tessDtype dtype;
       check(tessDtypeFromName(parameters_[i].dtype.c_str(), &dtype), "dtype");
       check(tessTensorMakeContiguous(a.device, dtype, static_cast<int32_t>(a.array.shape.size()), a.array.shape.data(),
@@ -465,8 +540,10 @@ class Runner {
   void download(tessDevice device) {
     for (size_t i = 0; i < parameters_.size(); ++i) {
       Argument& a = arguments_[i];
-      if (parameters_[i].tensor && parameters_[i].mut && !a.array.data.empty())
-        check(tessMemcpyDtoH(device, a.array.data.data(), a.device, a.array.data.size()), "copying " + parameters_[i].name + " back");
+      std::vector<char>& bytes = a.format ? a.storage : a.array.data;
+      if (parameters_[i].tensor && parameters_[i].mut && !bytes.empty())
+        check(tessMemcpyDtoH(device, bytes.data(), a.device, bytes.size()), "copying " + parameters_[i].name + " back");
+      if (a.format && parameters_[i].mut) decode_storage(*a.format, a.storage, a.array);
     }
   }
 

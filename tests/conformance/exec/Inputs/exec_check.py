@@ -7,6 +7,16 @@ Python that calls run(kernel, grid=..., <parameter>=<value>..., expect={...}).
 A tensor argument is Tensor(dtype, shape, values) (values row-major), a scalar
 is (dtype, value). `expect` maps each mut tensor to its expected values (a
 flat list), compared exactly for integers and within `rtol`/`atol` for floats.
+
+Tensors of bf16, fp8_e4m3, fp8_e5m2, fp6_e2m3, fp6_e3m2 and fp4_e2m1 take
+float values: they are encoded here (round to nearest even, overflow as
+docs/numerics.md says) and passed to `tesserac run` as .npy files of codes
+(uint8, uint16 for bf16; one element per code, which tesserac run packs);
+their --out codes are decoded here and compared exactly (NaN matches NaN, and
+the sign of a zero counts). The encoder and decoder below are written from
+the format definitions with exact rational arithmetic, independently of the
+C++ header tessera/numerics.hpp. The test code may call encode(dtype, x),
+decode(dtype, code) and quantize(dtype, x) = decode(encode(x)).
 Prints one line per case ("<kernel>: <names> match") or the first mismatches
 and exits 1. TESSERA_EXEC_DEVICE picks the device (default: cpu), TESSERA_EXEC_REPEAT
 repeats every case (the barrier stress test runs 100 times).
@@ -15,6 +25,7 @@ No NumPy needed: .npy files are written and read with `struct`.
 """
 import argparse
 import ast
+import fractions
 import math
 import os
 import struct
@@ -27,6 +38,83 @@ FORMATS = {
     "u8": ("|u1", "B"), "u16": ("<u2", "H"), "u32": ("<u4", "I"), "u64": ("<u8", "Q"),
     "f16": ("<f2", "e"), "f32": ("<f4", "f"), "f64": ("<f8", "d"),
 }
+
+# The narrow float formats: exponent bits, mantissa bits, bias, and how they
+# encode infinities and NaNs ("ieee": exponent all ones; "allones": only
+# S.1111.111 is NaN, no inf (OCP E4M3); "none": every code is a number).
+NARROW = {
+    "bf16": (8, 7, 127, "ieee"), "fp8_e4m3": (4, 3, 7, "allones"), "fp8_e5m2": (5, 2, 15, "ieee"),
+    "fp6_e2m3": (2, 3, 1, "none"), "fp6_e3m2": (3, 2, 3, "none"), "fp4_e2m1": (2, 1, 1, "none"),
+}
+
+
+def _max_magnitude_code(dtype):
+    e, m, _, kind = NARROW[dtype]
+    if kind == "ieee":
+        return ((2 ** e - 2) << m) | (2 ** m - 1)
+    if kind == "allones":
+        return 2 ** (e + m) - 2
+    return 2 ** (e + m) - 1
+
+
+def _value_of(dtype, magnitude):
+    """The exact value (a Fraction) of a finite non-negative code."""
+    e, m, bias, _ = NARROW[dtype]
+    exp, man = magnitude >> m, magnitude & (2 ** m - 1)
+    if exp == 0:
+        return fractions.Fraction(man) * fractions.Fraction(2) ** (1 - bias - m)
+    return (1 + fractions.Fraction(man, 2 ** m)) * fractions.Fraction(2) ** (exp - bias)
+
+
+def decode(dtype, code):
+    """The value of a code as a Python float (NaN for the NaN codes)."""
+    e, m, _, kind = NARROW[dtype]
+    sign = -1.0 if (code >> (e + m)) & 1 else 1.0
+    magnitude = code & (2 ** (e + m) - 1)
+    if kind == "ieee" and magnitude >> m == 2 ** e - 1:
+        return sign * math.inf if magnitude & (2 ** m - 1) == 0 else math.nan
+    if kind == "allones" and magnitude == 2 ** (e + m) - 1:
+        return math.nan
+    return sign * float(_value_of(dtype, magnitude))
+
+
+def encode(dtype, x):
+    """The code of the f32 value x: round to nearest, ties to the even code;
+    overflow (rounding beyond the largest finite value) gives inf (bf16, e5m2),
+    the NaN 0x7F (e4m3), the largest finite value (fp6, fp4); a NaN gives the
+    canonical NaN (all ones, positive) or the positive largest finite value."""
+    e, m, bias, kind = NARROW[dtype]
+    sign_bit = 1 << (e + m)
+    max_code = _max_magnitude_code(dtype)
+    if math.isnan(x):
+        return 2 ** (e + m) - 1 if kind != "none" else max_code
+    sign = sign_bit if math.copysign(1.0, x) < 0 else 0
+    overflow = (sign | (2 ** e - 1) << m) if kind == "ieee" else 2 ** (e + m) - 1 if kind == "allones" else sign | max_code
+    if math.isinf(x):
+        return overflow
+    a = fractions.Fraction(abs(x))
+    if a == 0:
+        return sign
+    exponent = max(math.frexp(abs(x))[1] - 1, 1 - bias)
+    quantum = fractions.Fraction(2) ** (exponent - m)
+    k = a / quantum
+    steps = math.floor(k)
+    rest = k - steps
+    if rest > fractions.Fraction(1, 2) or (rest == fractions.Fraction(1, 2) and steps % 2 == 1):
+        steps += 1
+    value = steps * quantum
+    if value > _value_of(dtype, max_code):
+        return overflow
+    # The code of the (now exact) value: subnormal, or normal with exponent field.
+    if value < fractions.Fraction(2) ** (1 - bias):
+        return sign | int(value / fractions.Fraction(2) ** (1 - bias - m))
+    exp = math.frexp(float(value))[1] - 1
+    man = int(value / fractions.Fraction(2) ** (exp - m)) - 2 ** m
+    return sign | ((exp + bias) << m) | man
+
+
+def quantize(dtype, x):
+    return decode(dtype, encode(dtype, f32(x)))
 
 
 class Tensor:
@@ -41,6 +129,9 @@ class Tensor:
 
 
 def write_npy(path, tensor):
+    if tensor.dtype in NARROW:
+        codes = "u16" if tensor.dtype == "bf16" else "u8"
+        tensor = Tensor(codes, tensor.shape, [encode(tensor.dtype, f32(v)) for v in tensor.values])
     descr, code = FORMATS[tensor.dtype]
     shape = "(" + "".join(f"{d}," if len(tensor.shape) == 1 else f"{d}, " for d in tensor.shape).rstrip(", ")
     shape += ",)" if len(tensor.shape) == 1 else ")"
@@ -107,10 +198,16 @@ class Checker:
             if len(actual) != len(expected):
                 mismatches.append(f"{name}: {len(actual)} elements, expected {len(expected)}")
                 continue
+            dtype = arguments[name].dtype if isinstance(arguments.get(name), Tensor) else None
+            if dtype in NARROW:
+                actual = [decode(dtype, c) for c in actual]
             bad = []
             for i, (a, e) in enumerate(zip(actual, expected)):
-                if isinstance(e, float) or isinstance(a, float):
-                    ok = (math.isnan(a) and math.isnan(e)) or abs(a - e) <= atol + rtol * abs(e)
+                if dtype in NARROW:
+                    e = float(e)
+                    ok = (math.isnan(a) and math.isnan(e)) or (a == e and math.copysign(1, a) == math.copysign(1, e))
+                elif isinstance(e, float) or isinstance(a, float):
+                    ok = a == e or (math.isnan(a) and math.isnan(e)) or abs(a - e) <= atol + rtol * abs(e)
                 else:
                     ok = a == e
                 if not ok:
@@ -137,7 +234,8 @@ def main():
     repeat = int(os.environ.get("TESSERA_EXEC_REPEAT", "1"))
     with tempfile.TemporaryDirectory() as workdir:
         checker = Checker(options.tesserac, options.program or options.source, device, workdir)
-        namespace = {"Tensor": Tensor, "f32": f32, "math": math, "run": checker.run, "REPEAT": repeat}
+        namespace = {"Tensor": Tensor, "f32": f32, "math": math, "run": checker.run, "REPEAT": repeat,
+                     "encode": encode, "decode": decode, "quantize": quantize}
         exec(compile(code, options.source + " (# PY: lines)", "exec"), namespace)
     return 1 if checker.failed else 0
 

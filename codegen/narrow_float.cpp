@@ -1,0 +1,145 @@
+// The narrow float conversions as LLVM IR (narrow_float.h). Each line below
+// is a line of the specification in tessera/numerics.hpp (decode_bits,
+// encode_bits with NearestEven and Propagate), in 32-bit unsigned integer
+// arithmetic on the f32 bits. Every operation works on vectors too (register
+// tiles and load_vector values): constants are splatted to the value's type.
+#include "codegen/narrow_float.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace tessera::codegen {
+
+const numerics::Format* narrow_float_format(sema::ScalarType type) {
+  switch (type) {
+    case sema::ScalarType::FP8E4M3: return &numerics::fp8_e4m3;
+    case sema::ScalarType::FP8E5M2: return &numerics::fp8_e5m2;
+    case sema::ScalarType::FP6E2M3: return &numerics::fp6_e2m3;
+    case sema::ScalarType::FP6E3M2: return &numerics::fp6_e3m2;
+    case sema::ScalarType::FP4E2M1: return &numerics::fp4_e2m1;
+    case sema::ScalarType::Bool:
+    case sema::ScalarType::I8:
+    case sema::ScalarType::I16:
+    case sema::ScalarType::I32:
+    case sema::ScalarType::I64:
+    case sema::ScalarType::U8:
+    case sema::ScalarType::U16:
+    case sema::ScalarType::U32:
+    case sema::ScalarType::U64:
+    case sema::ScalarType::F16:
+    case sema::ScalarType::BF16:
+    case sema::ScalarType::F32:
+    case sema::ScalarType::F64: return nullptr;
+  }
+  return nullptr;
+}
+
+unsigned packed_element_bits(sema::ScalarType type) {
+  const numerics::Format* format = narrow_float_format(type);
+  return format && format->bits() < 8 ? format->bits() : 0;
+}
+
+namespace {
+
+// The i32 type with the shape of `like` (a scalar or a vector).
+llvm::Type* with_element(llvm::Type* like, llvm::Type* element) {
+  if (auto* vector = llvm::dyn_cast<llvm::VectorType>(like)) return llvm::VectorType::get(element, vector->getElementCount());
+  return element;
+}
+
+}  // namespace
+
+llvm::Value* emit_narrow_decode(llvm::IRBuilderBase& b, const numerics::Format& format, llvm::Value* code) {
+  llvm::Type* i32 = with_element(code->getType(), b.getInt32Ty());
+  auto k = [&](uint32_t v) -> llvm::Value* { return llvm::ConstantInt::get(i32, v); };
+  const uint32_t m = format.mantissa_bits, em = format.exponent_bits + format.mantissa_bits;
+  // Bits above 1 + E + M are ignored.
+  llvm::Value* c = b.CreateAnd(b.CreateZExt(code, i32), k(format.sign_mask() | format.magnitude_mask()));
+  llvm::Value* sign = b.CreateShl(b.CreateLShr(c, k(em)), k(31));
+  llvm::Value* magnitude = b.CreateAnd(c, k(format.magnitude_mask()));
+  llvm::Value* exp = b.CreateLShr(magnitude, k(m));
+  llvm::Value* man = b.CreateAnd(magnitude, k(format.mantissa_mask()));
+  // normal: ((exp - B + 127) << 23) | (man << (23 - M)), which is
+  // (magnitude << (23 - M)) + ((127 - B) << 23).
+  llvm::Value* normal =
+      b.CreateAdd(b.CreateShl(magnitude, k(23 - m)), k(static_cast<uint32_t>(127 - format.bias) << 23), "", true, true);
+  // subnormal: p = index of the highest set bit of man = 31 - ctlz(man);
+  // ((emin - M + p + 127) << 23) | ((man << (23 - p)) & 0x7FFFFF). Every
+  // subnormal of these formats is a normal f32 (numerics.hpp asserts it).
+  llvm::Value* clz = b.CreateIntrinsic(llvm::Intrinsic::ctlz, {i32}, {man, b.getFalse()});
+  llvm::Value* biased = b.CreateSub(k(static_cast<uint32_t>(format.min_exponent() - static_cast<int>(m) + 31 + 127)), clz);
+  // 23 - p = clz - 8 (at most 24, for man == 0, whose result is not used).
+  llvm::Value* fraction = b.CreateAnd(b.CreateShl(man, b.CreateSub(clz, k(8))), k(0x7FFFFF));
+  llvm::Value* subnormal = b.CreateOr(b.CreateShl(biased, k(23)), fraction);
+  llvm::Value* exp_zero = b.CreateICmpEQ(exp, k(0));
+  llvm::Value* man_zero = b.CreateICmpEQ(man, k(0));
+  llvm::Value* bits = b.CreateSelect(exp_zero, b.CreateSelect(man_zero, k(0), subnormal), normal);
+  switch (format.nan_encoding) {
+    case numerics::NanEncoding::None: break;
+    case numerics::NanEncoding::Ieee: {
+      // exponent all ones: inf (man == 0) or a NaN, quietened, payload kept.
+      llvm::Value* top = b.CreateICmpEQ(exp, k(format.exponent_field_max()));
+      llvm::Value* nan = b.CreateOr(b.CreateShl(man, k(23 - m)), k(0x7FC00000));
+      bits = b.CreateSelect(top, b.CreateSelect(man_zero, k(0x7F800000), nan), bits);
+      break;
+    }
+    case numerics::NanEncoding::AllOnes: {
+      llvm::Value* is_nan = b.CreateICmpEQ(magnitude, k(format.magnitude_mask()));
+      bits = b.CreateSelect(is_nan, b.CreateOr(b.CreateShl(man, k(23 - m)), k(0x7FC00000)), bits);
+      break;
+    }
+  }
+  return b.CreateBitCast(b.CreateOr(sign, bits), with_element(code->getType(), b.getFloatTy()));
+}
+
+llvm::Value* emit_narrow_encode(llvm::IRBuilderBase& b, const numerics::Format& format, llvm::Value* value) {
+  llvm::Type* i32 = with_element(value->getType(), b.getInt32Ty());
+  auto k = [&](uint32_t v) -> llvm::Value* { return llvm::ConstantInt::get(i32, v); };
+  auto ks = [&](int v) -> llvm::Value* { return llvm::ConstantInt::getSigned(i32, v); };
+  const uint32_t m = format.mantissa_bits, r = 23 - m;
+  const uint32_t max_code = format.max_finite_code();
+  const int emin = format.min_exponent();
+  // 1. sign = x >> 31; a = x & 0x7FFFFFFF; S = sign << (E + M).
+  llvm::Value* x = b.CreateBitCast(value, i32);
+  llvm::Value* a = b.CreateAnd(x, k(0x7FFFFFFF));
+  llvm::Value* sign_code = b.CreateShl(b.CreateLShr(x, k(31)), k(format.exponent_bits + m));
+  // 4. e32 = a >> 23; sig = a & 0x7FFFFF, plus 0x800000 when e32 != 0;
+  //    e = max(e32, 1) - 127. (Step 3, infinity: an infinity takes this path
+  //    as 2^128 and overflows in step 6, which gives what step 3 gives for
+  //    every rounding that rounds to nearest; directed rounding will need it
+  //    spelled out.)
+  llvm::Value* e32 = b.CreateLShr(a, k(23));
+  llvm::Value* sig = b.CreateSelect(b.CreateICmpNE(e32, k(0)), b.CreateOr(b.CreateAnd(a, k(0x7FFFFF)), k(0x800000)), a);
+  llvm::Value* e = b.CreateSub(b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, e32, k(1)), k(127));
+  //    shift = R + max(0, emin - e); s = min(shift, 31)
+  llvm::Value* shift = b.CreateAdd(b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b.CreateSub(ks(emin), e), k(0)), k(r));
+  llvm::Value* s = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, shift, k(31));
+  //    kept = sig >> s; rem = sig & (2^s - 1); half = 2^(s - 1)
+  llvm::Value* kept = b.CreateLShr(sig, s);
+  llvm::Value* rem = b.CreateAnd(sig, b.CreateSub(b.CreateShl(k(1), s), k(1)));
+  llvm::Value* half = b.CreateShl(k(1), b.CreateSub(s, k(1)));
+  //    code = (e >= emin ? (e + B - 1) << M : 0) + kept
+  llvm::Value* exponent_part =
+      b.CreateSelect(b.CreateICmpSGE(e, ks(emin)), b.CreateShl(b.CreateAdd(e, ks(format.bias - 1)), k(m)), k(0));
+  llvm::Value* code = b.CreateAdd(exponent_part, kept);
+  // 5. NearestEven: up = rem > half || (rem == half && (kept & 1))
+  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(kept, k(1)), k(0));
+  llvm::Value* up = b.CreateOr(b.CreateICmpUGT(rem, half), b.CreateAnd(b.CreateICmpEQ(rem, half), odd));
+  code = b.CreateAdd(code, b.CreateZExt(up, i32));
+  // 6. Overflow (Propagate): inf if the format has one, else the canonical
+  //    NaN (e4m3, unsigned), else the largest finite value of the sign.
+  llvm::Value* overflowed;
+  if (format.has_inf)
+    overflowed = b.CreateOr(sign_code, k(format.inf_code()));
+  else if (format.has_nan())
+    overflowed = k(format.canonical_nan());
+  else
+    overflowed = b.CreateOr(sign_code, k(max_code));
+  // 7. S | code.
+  llvm::Value* result = b.CreateSelect(b.CreateICmpUGT(code, k(max_code)), overflowed, b.CreateOr(sign_code, code));
+  // 2. NaN: the canonical NaN, or the positive largest finite value.
+  llvm::Value* nan_code = k(format.has_nan() ? format.canonical_nan() : max_code);
+  result = b.CreateSelect(b.CreateICmpUGT(a, k(0x7F800000)), nan_code, result);
+  return b.CreateTrunc(result, with_element(value->getType(), b.getInt8Ty()));
+}
+
+}  // namespace tessera::codegen

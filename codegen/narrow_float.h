@@ -1,0 +1,33 @@
+// The narrow float formats (fp8_e4m3, fp8_e5m2, fp6_e2m3, fp6_e3m2,
+// fp4_e2m1) as LLVM IR: a value of one of them is its code in an i8 (the low
+// 4, 6 or 8 bits), and the conversions to and from f32 are integer sequences
+// that implement tessera/numerics.hpp (the specification) step by step, so
+// that the CPU and the GPU give the same bits for every input. docs/numerics.md
+// says why no hardware cvt is used.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+
+#include <tessera/numerics.hpp>
+
+#include "sema/types.h"
+
+namespace tessera::codegen {
+
+// The format of a scalar type held as a code in an i8 (fp8, fp6, fp4), or
+// null (bf16 and f16 are LLVM's bfloat and half; everything else is no
+// narrow float).
+const numerics::Format* narrow_float_format(sema::ScalarType type);
+
+// Bits per element of a type stored packed (fp6: 6, fp4: 4), or 0.
+unsigned packed_element_bits(sema::ScalarType type);
+
+// The f32 value of `code` (i8, or a vector of i8): numerics::decode_bits,
+// exact. Bits above the format's width are ignored.
+llvm::Value* emit_narrow_decode(llvm::IRBuilderBase& builder, const numerics::Format& format, llvm::Value* code);
+
+// The code (i8, or a vector of i8) of `value` (f32, or a vector of f32):
+// numerics::encode_bits with Rounding::NearestEven and Overflow::Propagate.
+llvm::Value* emit_narrow_encode(llvm::IRBuilderBase& builder, const numerics::Format& format, llvm::Value* value);
+
+}  // namespace tessera::codegen
