@@ -32,7 +32,7 @@ using ir::Operation;
 using ir::Type;
 using ir::TypeKind;
 
-constexpr unsigned kGlobalSpace = 1, kSharedSpace = 3;
+constexpr unsigned kGlobalSpace = 1, kSharedSpace = 3, kLocalSpace = 5;
 
 // Byte offsets of the fields of tessCpuLaunchContext the host code reads
 // (docs/abi.md; checked against the C header in host.cpp).
@@ -193,7 +193,11 @@ class Emitter {
   std::vector<llvm::Type*> part_types(Type t, Operation* op) {
     if (t.is(TypeKind::Token)) return {};
     if (!t.is(TypeKind::MemRef)) return {value_type(t, op)};
-    std::vector<llvm::Type*> types{builder_.getPtrTy(host_ ? 0 : t.space() == ir::MemorySpace::Shared ? kSharedSpace : kGlobalSpace)};
+    unsigned space = host_                                        ? 0
+                     : t.space() == ir::MemorySpace::Shared ? kSharedSpace
+                     : t.space() == ir::MemorySpace::Local  ? kLocalSpace
+                                                            : kGlobalSpace;
+    std::vector<llvm::Type*> types{builder_.getPtrTy(space)};
     for (size_t i = 0; i < 3 * t.rank(); ++i) types.push_back(builder_.getInt64Ty());
     return types;
   }
@@ -634,7 +638,7 @@ class Emitter {
       // (docs/codegen.md); the same mapping on every target.
       int64_t bytes = std::max<int64_t>(1, sema::scalar_info(elem.scalar()).bits / 8);
       int64_t per_chunk = std::max<int64_t>(1, 16 / bytes);
-      int64_t columns = m.root.shape()[rank - 1];
+      int64_t columns = m.root.shape()[m.root.rank() - 1];  // a view may have dropped leading dimensions
       int64_t chunks = columns / per_chunk;
       if (chunks >= 2 && (chunks & (chunks - 1)) == 0 && columns % per_chunk == 0) {
         int64_t mask = std::min<int64_t>(8, chunks) - 1;
@@ -1501,6 +1505,26 @@ void Emitter::emit(Operation* op) {
         view->origin[d] = builder_.CreateAdd(source.origin[d], get(op->operand(static_cast<unsigned>(d + 1))));
         view->sizes[d] = builder_.getInt64(sizes[d]);
       }
+      if (ir::Attribute drop = op->attr("drop")) {
+        // A rank-reducing view: each dropped dimension's offset moves into
+        // the base pointer. A swizzle needs the row and column of the root,
+        // so only leading dimensions of a swizzled buffer may be dropped.
+        std::vector<int64_t> dropped = drop.int_array();
+        llvm::Value* offset = builder_.getInt64(0);
+        for (int64_t d : dropped) {
+          if (source.root.swizzle() == ir::Swizzle::Xor && d + 2 >= static_cast<int64_t>(sizes.size()))
+            unsupported(op, "indexing a row or column of a swizzled shared buffer by an integer in a slice");
+          offset = builder_.CreateAdd(offset, builder_.CreateMul(view->origin[static_cast<size_t>(d)],
+                                                                 view->strides[static_cast<size_t>(d)]));
+        }
+        view->base = builder_.CreateInBoundsGEP(element_type(op->result()->type(), op), view->base, offset);
+        for (size_t i = dropped.size(); i-- > 0;) {
+          auto at = static_cast<std::ptrdiff_t>(dropped[i]);
+          view->origin.erase(view->origin.begin() + at);
+          view->sizes.erase(view->sizes.begin() + at);
+          view->strides.erase(view->strides.begin() + at);
+        }
+      }
       values_[op->result()] = Lowered{nullptr, view};
       return;
     }
@@ -1593,7 +1617,38 @@ void Emitter::emit(Operation* op) {
     case OpKind::Splat:
       return set(op->result(),
                  builder_.CreateVectorSplat(llvm::cast<llvm::FixedVectorType>(result_type())->getNumElements(), operand(0)));
-    case OpKind::AllocLocal: unsupported(op, "'tile.alloc_local'");
+    case OpKind::AllocLocal: {
+      // A private array of each lane: an alloca in the entry block (so that
+      // an allocation inside a loop does not grow the stack), in the local
+      // address space on NVPTX (ld/st.local), on the stack on the host.
+      Type m = op->result()->type();
+      int64_t count = 1;
+      for (int64_t extent : m.shape()) count *= extent;
+      auto* array = llvm::ArrayType::get(element_type(m, op), static_cast<uint64_t>(count));
+      llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
+      unsigned alloca_space = module_->getDataLayout().getAllocaAddrSpace();
+      llvm::AllocaInst* slot = entry.CreateAlloca(array, alloca_space, nullptr, "local");
+      slot->setAlignment(llvm::Align(static_cast<uint64_t>(op->int_attr("alignment", 16))));
+      llvm::Value* base = slot;
+      if (!host_ && alloca_space != kLocalSpace)
+        base = entry.CreateAddrSpaceCast(slot, builder_.getPtrTy(kLocalSpace));
+      auto desc = std::make_shared<MemRef>();
+      desc->base = base;
+      desc->root = m;
+      std::vector<int64_t> strides(m.rank());
+      int64_t stride = 1;
+      for (size_t d = m.rank(); d-- > 0;) {
+        strides[d] = stride;
+        stride *= m.shape()[d];
+      }
+      for (size_t d = 0; d < m.rank(); ++d) {
+        desc->origin.push_back(builder_.getInt64(0));
+        desc->sizes.push_back(builder_.getInt64(m.shape()[d]));
+        desc->strides.push_back(builder_.getInt64(strides[d]));
+      }
+      values_[op->result()] = Lowered{nullptr, desc};
+      return;
+    }
     default: unsupported(op, "'" + std::string(op->name()) + "'");
   }
 }

@@ -99,7 +99,7 @@ ToolRun run_tool(const std::string& program, const std::vector<std::string>& arg
 
 std::optional<std::string> assemble_cubin(const std::string& ptxas, const std::string& ptx, const GpuArch& arch,
                                           int opt_level, const std::vector<std::string>& extra_options,
-                                          std::string& cubin) {
+                                          std::string& cubin, std::string& messages) {
   ScratchDirectory scratch;
   if (!scratch.ok()) return std::string("cannot create a temporary directory");
   std::string in = scratch.file("kernels.ptx"), out = scratch.file("kernels.cubin");
@@ -113,6 +113,7 @@ std::optional<std::string> assemble_cubin(const std::string& ptxas, const std::s
   auto contents = read_file(out);
   if (!contents) return "ptxas wrote no output";
   cubin = std::move(*contents);
+  messages = trimmed(run.output);
   return std::nullopt;
 }
 

@@ -1,5 +1,6 @@
 // The CUDA Toolkit's command-line tools (ptxas, fatbinary), run as
-// processes. Nothing here is needed for PTX output.
+// processes. Nothing here is needed for PTX output. The in-process
+// alternative to ptxas is nvjitlink.h.
 #pragma once
 
 #include <optional>
@@ -21,10 +22,11 @@ struct ToolRun {
 };
 ToolRun run_tool(const std::string& program, const std::vector<std::string>& arguments);
 
-// PTX -> cubin with ptxas. On failure returns ptxas's message.
+// PTX -> cubin with ptxas. On failure returns ptxas's message; on success
+// `messages` holds what it printed (-v, warnings).
 std::optional<std::string> assemble_cubin(const std::string& ptxas, const std::string& ptx, const GpuArch& arch,
                                           int opt_level, const std::vector<std::string>& extra_options,
-                                          std::string& cubin);
+                                          std::string& cubin, std::string& messages);
 
 struct FatbinImage {
   bool is_ptx = false;

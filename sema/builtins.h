@@ -37,6 +37,7 @@ enum class Signature : uint8_t {
   CastArgs,
   AllocShared,
   AllocRegister,
+  AllocLocal,
   Barrier,
   LoadArgs,
   StoreArgs,

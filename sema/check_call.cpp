@@ -402,6 +402,28 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
       if (constant && function_) function_->shared_bytes += bytes;
       return Value{types_.tensor(*element, {}, dims, AddressSpace::Shared, true, false)};
     }
+    case Signature::AllocLocal: {
+      // tile.alloc_local(shape, dtype): a private array of each lane, of a
+      // shape known at compile time (an int or a tuple of ints).
+      auto bound = bind({"shape", "dtype"}, 2);
+      if (bound.empty()) return Value{types_.error()};
+      auto element = require_dtype(bound[1], "dtype");
+      std::vector<NodeId> dim_nodes;
+      NodeId shape = bound[0];
+      if (ast_.kind(shape) == NodeKind::Tuple || ast_.kind(shape) == NodeKind::List) {
+        dim_nodes.assign(ast_.children(shape).begin(), ast_.children(shape).end());
+        set_type(shape, types_.dynamic());
+      } else {
+        dim_nodes.push_back(shape);
+      }
+      std::vector<DimId> dims;
+      for (NodeId d : dim_nodes) {
+        auto extent = require_constant_integer(d, "shape");
+        dims.push_back(extent && *extent > 0 ? types_.constant_dim(*extent) : types_.dynamic_dim());
+      }
+      if (!element) return Value{types_.error()};
+      return Value{types_.tensor(*element, {}, dims, AddressSpace::Local, true, false)};
+    }
     case Signature::AllocRegister: {
       auto bound = bind({"dtype"}, 1);
       if (bound.empty()) return Value{types_.error()};

@@ -49,5 +49,9 @@ if os.path.exists(fatbinary):
     config.available_features.add("fatbinary")
 # libdevice (math functions for NVPTX) from the same toolkit.
 cuda_root = os.environ.get("TESSERA_CUDA_ROOT", "/usr/local/cuda")
+# libnvJitLink (in-process PTX assembly, --assembler=nvjitlink), where tesserac
+# looks for it first.
+if any(os.path.exists(os.path.join(cuda_root, "lib64", name)) for name in ("libnvJitLink.so.13", "libnvJitLink.so")):
+    config.available_features.add("nvjitlink")
 if os.path.exists(os.path.join(cuda_root, "nvvm", "libdevice", "libdevice.10.bc")):
     config.available_features.add("libdevice")

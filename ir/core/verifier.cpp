@@ -724,11 +724,25 @@ class Verifier {
         if (!sizes) return;
         std::vector<int64_t> s = sizes.int_array();
         if (s.size() != m.rank()) return void(error(op, "needs one size per dimension"));
+        // `drop`: source dimensions (increasing, each of size 1) left out of
+        // the result, a rank-reducing view.
+        std::vector<int64_t> shape = s;
+        if (op->attr("drop")) {
+          Attribute drop = int_array_attr(op, "drop");
+          if (!drop) return;
+          std::vector<int64_t> d = drop.int_array();
+          for (size_t i = 0; i < d.size(); ++i) {
+            if (d[i] < 0 || d[i] >= static_cast<int64_t>(s.size()) || (i > 0 && d[i] <= d[i - 1]) ||
+                s[static_cast<size_t>(d[i])] != 1)
+              return void(error(op, "'drop' must list increasing dimensions of size 1"));
+          }
+          for (size_t i = d.size(); i-- > 0;) shape.erase(shape.begin() + d[i]);
+        }
         if (!r.is(TypeKind::MemRef) || r.scalar() != m.scalar() || r.space() != m.space() ||
-            !std::equal(s.begin(), s.end(), r.shape().begin(), r.shape().end()))
+            !std::equal(shape.begin(), shape.end(), r.shape().begin(), r.shape().end()))
         {
           std::string dims;
-          for (int64_t d : s) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+          for (int64_t d : shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
           error(op, fmt::format("result must be a memref of shape {} with the source's element type and memory space",
                                 dims));
         }

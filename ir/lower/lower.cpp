@@ -555,6 +555,25 @@ void Lowering::lower_if(NodeId statement) {
   for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{op->result(i), {}};
 }
 
+// True when `v` is positive on every run: a positive constant, a group size,
+// a number of groups, or a product, sum or integer cast of such values.
+bool Lowering::known_positive(Value* v) const {
+  Operation* op = v->defining_op();
+  if (!op) return false;
+  switch (op->kind()) {
+    case OpKind::GroupSize:
+    case OpKind::NumGroups: return true;
+    case OpKind::MulI:
+    case OpKind::AddI: return known_positive(op->operand(0)) && known_positive(op->operand(1));
+    case OpKind::IndexCast:  // group sizes and counts are far below 2^31
+    case OpKind::ExtSI:
+    case OpKind::ExtUI:
+    case OpKind::TruncI: return known_positive(op->operand(0));
+    case OpKind::Constant: return op->attr("value").is(AttributeKind::Integer) && op->attr("value").int_value() > 0;
+    default: return false;
+  }
+}
+
 void Lowering::lower_for(NodeId statement) {
   NodeId target = ast_.child(statement, 0), iterable = ast_.child(statement, 1), body = ast_.child(statement, 2);
   if (contains_kind(ast_, body, NodeKind::Return)) unsupported(statement, "'return' inside a loop");
@@ -574,16 +593,25 @@ void Lowering::lower_for(NodeId statement) {
   if (!iv_type.is_int()) iv_type = context_.i32_type();
   NodeId start = args[0], stop = args.size() > 1 ? args[1] : NodeId{}, step = args.size() > 2 ? args[2] : NodeId{};
   if (!stop.valid()) std::swap(start, stop);  // range(n)
-  if (step.valid()) {
-    std::optional<int64_t> s = constant_of(step);
-    if (s && *s <= 0) unsupported(step, "a range with a step that is not positive");
-  }
+  std::optional<int64_t> constant_step = step.valid() ? constant_of(step) : std::optional<int64_t>(1);
+  if (constant_step && *constant_step == 0) unsupported(step, "a range with a step of zero");
   Value* lower_bound = start.valid() ? value(start, iv_type) : builder_.constant_int(0, iv_type);
   Value* upper_bound = value(stop, iv_type);
   Value* step_value = step.valid() ? value(step, iv_type) : builder_.constant_int(1, iv_type);
   lower_bound = convert(lower_bound, iv_type);
   upper_bound = convert(upper_bound, iv_type);
   step_value = convert(step_value, iv_type);
+  // Python's range: a positive step counts up while i < stop, a negative one
+  // down while i > stop. A step whose sign is known (a constant, an unsigned
+  // type, a group size) keeps the loop an scf.for (which counts up) or a
+  // while with one comparison; a step known only at run time tests its sign
+  // in the loop condition (a zero step runs no iteration: a kernel cannot
+  // raise Python's ValueError).
+  enum class Direction { Up, Down, RunTime };
+  Direction direction = Direction::RunTime;
+  if (constant_step) direction = *constant_step > 0 ? Direction::Up : Direction::Down;
+  else if (sema::scalar_info(iv_type.scalar()).category == sema::ScalarCategory::UnsignedInt || known_positive(step_value))
+    direction = Direction::Up;
 
   NodeId bodies[] = {body};
   std::vector<uint32_t> carried = carried_names(bodies, "a loop", statement);
@@ -600,9 +628,10 @@ void Lowering::lower_for(NodeId statement) {
   pending_tokens_.clear();
   uint32_t target_name = ast_.node(target).payload;
   std::vector<Value*> results;
-  if (contains_break(ast_, body)) {
-    // `break` cannot leave an scf.for: an scf.while carries the induction
-    // variable and a running flag, and the condition checks both.
+  if (contains_break(ast_, body) || direction != Direction::Up) {
+    // `break` cannot leave an scf.for, which also only counts up: an
+    // scf.while carries the induction variable and a running flag, and the
+    // condition checks both.
     std::vector<Value*> inits{lower_bound, builder_.constant_bool(true)};
     inits.insert(inits.end(), operands.begin() + 3, operands.end());
     LoopExit exit{nullptr, step_value, true, carried, {iv_type, context_.bool_type()}};
@@ -611,8 +640,17 @@ void Lowering::lower_for(NodeId statement) {
     Block* before = op->region(0).add_block();
     for (Type t : exit.types) before->add_argument(t);
     builder_.set_insertion_point_to_end(before);
-    Value* in_range = emit(OpKind::CmpI, {before->argument(0), upper_bound}, context_.bool_type(),
-                           {{"predicate", context_.string_attr("slt")}});
+    auto compare = [&](const char* predicate, Value* a, Value* b) {
+      return emit(OpKind::CmpI, {a, b}, context_.bool_type(), {{"predicate", context_.string_attr(predicate)}});
+    };
+    Value* in_range = compare(direction == Direction::Down ? "sgt" : "slt", before->argument(0), upper_bound);
+    if (direction == Direction::RunTime) {
+      Value* zero = builder_.constant_int(0, iv_type);
+      Value* up = emit(OpKind::AndI, {compare("sgt", step_value, zero), in_range}, context_.bool_type());
+      Value* down = emit(OpKind::AndI, {compare("slt", step_value, zero), compare("sgt", before->argument(0), upper_bound)},
+                         context_.bool_type());
+      in_range = emit(OpKind::OrI, {up, down}, context_.bool_type());
+    }
     Value* go = emit(OpKind::AndI, {before->argument(1), in_range}, context_.bool_type());
     std::vector<Value*> forwarded{go};
     for (Value* a : before->arguments()) forwarded.push_back(a);

@@ -475,6 +475,7 @@ Place Lowering::place_of(NodeId subscript) {
     if (axis >= indices.size()) {  // trailing dimensions: whole
       place.indices.push_back(builder_.constant_index(0));
       place.extents.push_back(m.shape()[axis]);
+      place.indexed.push_back(false);
       place.has_slice = true;
       ++next_slice;
       continue;
@@ -486,6 +487,7 @@ Place Lowering::place_of(NodeId subscript) {
       place.indices.push_back(lower_bound.valid() ? to_index(value(lower_bound, context_.i32_type()))
                                                   : builder_.constant_index(0));
       place.extents.push_back(next_slice < slice_lengths.size() ? slice_lengths[next_slice] : kDynamic);
+      place.indexed.push_back(false);
       ++next_slice;
       place.has_slice = true;
       continue;
@@ -494,6 +496,7 @@ Place Lowering::place_of(NodeId subscript) {
       unsupported(i, "'None' or '...' in an index");
     place.indices.push_back(to_index(value(i, context_.i32_type())));
     place.extents.push_back(1);
+    place.indexed.push_back(true);
   }
   return place;
 }
@@ -512,16 +515,21 @@ Value* Lowering::memref_of(NodeId expression) {
 
 Value* Lowering::view_of(const Place& place, NodeId where) {
   Type m = place.memref->type();
-  std::vector<int64_t> sizes;
+  std::vector<int64_t> sizes, shape, dropped;
   for (size_t axis = 0; axis < place.extents.size(); ++axis) {
     if (place.extents[axis] == kDynamic) diags_.emit<diag::LowerNotStatic>(ast_.range(where), "this slice"), throw LoweringFailed{};
     sizes.push_back(place.extents[axis]);
+    if (place.indexed[axis]) dropped.push_back(static_cast<int64_t>(axis));
+    else shape.push_back(place.extents[axis]);
   }
-  Type view = context_.memref_type(sizes, m.scalar(), m.space(), m.padding(), m.swizzle());
+  // A rank-reducing view: the integer-indexed dimensions are dropped.
+  Type view = context_.memref_type(shape, m.scalar(), m.space(), m.padding(), m.swizzle());
   std::vector<Value*> operands{place.memref};
   operands.insert(operands.end(), place.indices.begin(), place.indices.end());
+  std::vector<NamedAttribute> attributes{{"sizes", context_.int_array_attr(sizes)}};
+  if (!dropped.empty()) attributes.push_back({"drop", context_.int_array_attr(dropped)});
   return builder_.create(OpKind::Subview, std::span<Value* const>(operands), std::span<const Type>(&view, 1),
-                         {{"sizes", context_.int_array_attr(sizes)}})->result();
+                         std::move(attributes))->result();
 }
 
 Bound Lowering::lower_subscript(NodeId node) {
@@ -652,6 +660,14 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
       Type m = context_.memref_type(result->shape(), result->scalar(), MemorySpace::Shared, padding, swizzle);
       return Bound{emit(OpKind::AllocShared, {}, m, {{"alignment", context_.int_attr(alignment)}}), {}};
     }
+    case BuiltinId::TileAllocLocal: {
+      // Sema types it as a tensor in local space (the space of register
+      // tiles too); here it is a memref in local memory.
+      if (!result || !result->is(TypeKind::Tile))
+        diags_.emit<diag::LowerNotStatic>(ast_.range(call), "a local-memory allocation"), throw LoweringFailed{};
+      Type m = context_.memref_type(result->shape(), result->scalar(), MemorySpace::Local);
+      return Bound{emit(OpKind::AllocLocal, {}, m), {}};
+    }
     case BuiltinId::TileAllocRegister: {
       // A register value: zero until assigned (its initial value is unspecified).
       Type t = result.value_or(context_.f32_type());
@@ -710,6 +726,7 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
           if (s.shape()[axis] > d.shape()[axis]) unsupported(call, "copying a block larger than its destination");
           start.indices.push_back(builder_.constant_index(0));
           start.extents.push_back(s.shape()[axis]);
+          start.indexed.push_back(false);
         }
         destination = view_of(start, call);
       }

@@ -26,11 +26,13 @@ struct Bound {
 // A memory location named by a subscript: the memref, one index per
 // dimension (index type; the start of a slice), and per dimension the extent
 // (1 for an indexed dimension, the slice length otherwise, kDynamic when not
-// known at compile time).
+// known at compile time) and whether an integer indexed it (such a dimension
+// is dropped from a view, as in Python: `t[g, 0:32, 0:8]` is 32x8).
 struct Place {
   Value* memref = nullptr;
   std::vector<Value*> indices;
   std::vector<int64_t> extents;
+  std::vector<bool> indexed;
   bool has_slice = false;
 };
 
@@ -110,6 +112,7 @@ class Lowering {
   Value* symbol_dim(uint32_t identifier);
   Value* to_index(Value* v) { return convert(v, context_.index_type()); }
   std::optional<int64_t> constant_of(NodeId node) const;
+  bool known_positive(Value* v) const;
   bool is_local(uint32_t name) const {
     return env_.count(name) || std::find(locals_.begin(), locals_.end(), name) != locals_.end();
   }  // literals and module constants only

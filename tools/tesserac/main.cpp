@@ -25,6 +25,7 @@
 #include "codegen/gpu_arch.h"
 #include "codegen/host.h"
 #include "codegen/llvm_emitter.h"
+#include "codegen/nvjitlink.h"
 #include "codegen/nvptx.h"
 #include "codegen/toolkit.h"
 #include <filesystem>
@@ -114,7 +115,9 @@ struct Options {
   bool bounds_check = false;
   int opt_level = 3;
   std::string cuda_path;
+  std::string assembler = "auto";  // PTX -> cubin: auto, nvjitlink (in-process), ptxas (a process)
   std::string ptxas;
+  std::string nvjitlink;
   std::string fatbinary;
   std::string ptxas_options;
   bool line_info = false;
@@ -232,6 +235,65 @@ std::string generate_cpu_code(ir::Operation* module, Emit emit, const Options& o
   return text;
 }
 
+// What turns PTX into a cubin: libnvJitLink in this process, or ptxas run
+// as a process (docs/codegen.md, "Assemblers").
+struct PtxAssembler {
+  std::unique_ptr<codegen::NvJitLink> nvjitlink;  // null: run `ptxas`
+  std::string ptxas;
+};
+
+// --assembler=auto takes nvJitLink when it loads, else the ptxas process; an
+// explicit --ptxas=PATH asks for the process. Nullopt after an error.
+std::optional<PtxAssembler> choose_assembler(const Options& options, const std::string& output_kind,
+                                             DiagnosticEngine& diags) {
+  std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
+  PtxAssembler assembler;
+  bool want_nvjitlink = options.assembler == "nvjitlink" || (options.assembler == "auto" && options.ptxas.empty());
+  if (want_nvjitlink) {
+    std::string error;
+    assembler.nvjitlink = codegen::NvJitLink::load(options.nvjitlink, cuda_root, error);
+    if (assembler.nvjitlink) return assembler;
+    if (options.assembler == "nvjitlink") {
+      std::string where = options.nvjitlink.empty() ? cuda_root + "/lib64, /usr/local/cuda/lib64 or the library search path"
+                                                    : "'" + options.nvjitlink + "'";
+      diags.emit_global<diag::CodegenNvJitLinkNotFound>(output_kind, where, error);
+      return std::nullopt;
+    }
+  }
+  assembler.ptxas = codegen::find_tool("ptxas", options.ptxas, cuda_root);
+  if (assembler.ptxas.empty()) {
+    diags.emit_global<diag::CodegenToolNotFound>(output_kind, "ptxas", cuda_root);
+    return std::nullopt;
+  }
+  return assembler;
+}
+
+// PTX -> cubin for one architecture; false after an error (reported).
+// ptxas's messages on success (-v, warnings) go to standard error.
+bool assemble(const PtxAssembler& assembler, const std::string& ptx, const codegen::GpuArch& arch,
+              const Options& options, DiagnosticEngine& diags, std::string& cubin) {
+  int opt_level = options.debug_info ? 0 : options.opt_level;
+  std::vector<std::string> ptxas_options = split(options.ptxas_options, ' ');
+  std::string messages;
+  std::optional<std::string> error;
+  if (assembler.nvjitlink) {
+    error = assembler.nvjitlink->assemble(ptx, arch, opt_level, options.line_info, options.debug_info, ptxas_options,
+                                          cubin, messages);
+  } else {
+    // As nvcc: the line tables of -lineinfo and -g reach the cubin only when
+    // ptxas is asked to keep them.
+    if (options.debug_info) ptxas_options.insert(ptxas_options.begin(), "-g");  // device debugging
+    else if (options.line_info) ptxas_options.insert(ptxas_options.begin(), "-lineinfo");
+    error = codegen::assemble_cubin(assembler.ptxas, ptx, arch, opt_level, ptxas_options, cubin, messages);
+  }
+  if (error) {
+    diags.emit_global<diag::CodegenToolFailed>(assembler.nvjitlink ? "nvJitLink" : "ptxas", arch.name(), *error);
+    return false;
+  }
+  if (!messages.empty()) std::fprintf(stderr, "%s\n", messages.c_str());
+  return true;
+}
+
 // --emit=llvm|ptx|cubin|fatbin; "" after an error.
 std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options& options, DiagnosticEngine& diags) {
   std::vector<codegen::GpuArch> archs;
@@ -252,23 +314,14 @@ std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options&
     return generate_gpu_code(module, archs[0], emit == Emit::Ptx, options, diags).value_or("");
 
   std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
-  std::string ptxas = codegen::find_tool("ptxas", options.ptxas, cuda_root);
-  if (ptxas.empty()) {
-    diags.emit_global<diag::CodegenToolNotFound>(emit == Emit::Cubin ? "cubin" : "fatbin", "ptxas", cuda_root);
-    return "";
-  }
+  std::optional<PtxAssembler> assembler = choose_assembler(options, emit == Emit::Cubin ? "cubin" : "fatbin", diags);
+  if (!assembler) return "";
   std::vector<codegen::FatbinImage> images;
   for (const codegen::GpuArch& arch : archs) {
     std::optional<std::string> ptx = generate_gpu_code(module, arch, true, options, diags);
     if (!ptx) return "";
     std::string cubin;
-    std::vector<std::string> ptxas_options = split(options.ptxas_options, ' ');
-    if (options.debug_info) ptxas_options.insert(ptxas_options.begin(), "-g");  // device debugging
-    if (auto error = codegen::assemble_cubin(ptxas, *ptx, arch, options.debug_info ? 0 : options.opt_level, ptxas_options,
-                                             cubin)) {
-      diags.emit_global<diag::CodegenToolFailed>("ptxas", arch.name(), *error);
-      return "";
-    }
+    if (!assemble(*assembler, *ptx, arch, options, diags, cubin)) return "";
     if (emit == Emit::Cubin) return cubin;
     images.push_back({false, arch, std::move(cubin)});
   }
@@ -303,8 +356,11 @@ std::optional<std::pair<codegen::AotImageKind, std::string>> aot_gpu_image(ir::O
     // A fatbin when the toolkit's assembler is here; else PTX, which the
     // driver compiles when the module is loaded.
     std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
-    fatbin = !codegen::find_tool("ptxas", options.ptxas, cuda_root).empty() &&
-             !codegen::find_tool("fatbinary", options.fatbinary, cuda_root).empty();
+    std::string error;
+    bool assembler = (options.assembler != "ptxas" && options.ptxas.empty() &&
+                      codegen::NvJitLink::load(options.nvjitlink, cuda_root, error)) ||
+                     (options.assembler != "nvjitlink" && !codegen::find_tool("ptxas", options.ptxas, cuda_root).empty());
+    fatbin = assembler && !codegen::find_tool("fatbinary", options.fatbinary, cuda_root).empty();
   }
   if (fatbin) {
     std::string image = generate_gpu_binary(module, Emit::Fatbin, options, diags);
@@ -543,7 +599,13 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"gpu", "cpu"}));
   app.add_flag("--bounds-check", options.bounds_check,
                "Check every tensor and shared-memory index; out of bounds fails the launch naming the .tsr location");
+  app.add_option("--assembler", options.assembler,
+                 "PTX -> cubin: auto (libnvJitLink in-process when it loads, else the ptxas process; --ptxas=PATH "
+                 "asks for the process), nvjitlink, ptxas")
+      ->check(CLI::IsMember({"auto", "nvjitlink", "ptxas"}));
   app.add_option("--ptxas", options.ptxas, "ptxas to run for cubin/fatbin (default: <cuda-path>/bin/ptxas, then PATH)");
+  app.add_option("--nvjitlink", options.nvjitlink,
+                 "libnvJitLink to load (default: <cuda-path>/lib64, /usr/local/cuda/lib64, then the library search path)");
   app.add_option("--fatbinary", options.fatbinary, "fatbinary to run for fatbin (default: <cuda-path>/bin/fatbinary, then PATH)");
   app.add_flag("--lineinfo", options.line_info, "PTX .loc lines pointing at the .tsr source (-lineinfo)");
   app.add_flag("-g", options.debug_info, "Debug information: line tables, no optimisation (-O0)");
