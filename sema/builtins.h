@@ -49,6 +49,7 @@ enum class Signature : uint8_t {
   AtomicArgs,
   AtomicCasArgs,
   ShuffleArgs,
+  ShuffleIdxArgs,
   WarpReduceArgs,
   MmaArgs,
   GraphOp,

@@ -526,13 +526,21 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
       while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
       TypeId object = out_.node_types[ast_.child(ref, 0).index];
       if (object.valid() && types_.kind(object) == TypeKind::Tensor) write_tensor_element(ref, object, root);
+      bool bitwise = b.id == BuiltinId::TileAtomicAnd || b.id == BuiltinId::TileAtomicOr || b.id == BuiltinId::TileAtomicXor;
+      if (bitwise && !is_integer(types_.info(slot.type).scalar)) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(ref), "ref", name, "an integer tensor element",
+                                            types_.to_string(slot.type));
+        return Value{types_.error()};
+      }
       return Value{slot.type};
     }
-    case Signature::ShuffleArgs: {
-      auto bound = bind({"value", "offset"}, 2);
+    case Signature::ShuffleArgs:
+    case Signature::ShuffleIdxArgs: {
+      bool idx = b.signature == Signature::ShuffleIdxArgs;
+      auto bound = bind({"value", idx ? "lane" : "offset"}, 2);
       if (bound.empty()) return Value{types_.error()};
       Value v = value_of(bound[0]);
-      require_integer(bound[1], "offset");
+      require_integer(bound[1], idx ? "lane" : "offset");
       return Value{default_type(v.type)};
     }
     case Signature::WarpReduceArgs: {

@@ -53,8 +53,14 @@ class Uniformity {
           case BuiltinId::TileAtomicMax:
           case BuiltinId::TileAtomicMin:
           case BuiltinId::TileAtomicCas:
+          case BuiltinId::TileAtomicExch:
+          case BuiltinId::TileAtomicAnd:
+          case BuiltinId::TileAtomicOr:
+          case BuiltinId::TileAtomicXor:
           case BuiltinId::TileShuffleDown:
           case BuiltinId::TileShuffleXor:
+          case BuiltinId::TileShuffleUp:
+          case BuiltinId::TileShuffleIdx:
           case BuiltinId::TileWarpReduceSum:
           case BuiltinId::TileWarpReduceMax:
           case BuiltinId::TileWarpReduceMin:

@@ -747,6 +747,10 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
     case BuiltinId::TileAtomicAdd:
     case BuiltinId::TileAtomicMax:
     case BuiltinId::TileAtomicMin:
+    case BuiltinId::TileAtomicExch:
+    case BuiltinId::TileAtomicAnd:
+    case BuiltinId::TileAtomicOr:
+    case BuiltinId::TileAtomicXor:
     case BuiltinId::TileAtomicCas: {
       NodeId ref = arg(0);
       if (ast_.kind(ref) != NodeKind::Subscript) unsupported(ref, "an atomic on something other than t[i]");
@@ -763,18 +767,28 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
                      {}};
       }
       operands.push_back(value(arg(1), element));
-      const char* kind = builtin == BuiltinId::TileAtomicAdd ? "add" : builtin == BuiltinId::TileAtomicMax ? "max" : "min";
+      const char* kind = builtin == BuiltinId::TileAtomicAdd    ? "add"
+                         : builtin == BuiltinId::TileAtomicMax  ? "max"
+                         : builtin == BuiltinId::TileAtomicMin  ? "min"
+                         : builtin == BuiltinId::TileAtomicExch ? "exch"
+                         : builtin == BuiltinId::TileAtomicAnd  ? "and"
+                         : builtin == BuiltinId::TileAtomicOr   ? "or"
+                                                                : "xor";
       return Bound{builder_.create(OpKind::Atomic, std::span<Value* const>(operands), std::span<const Type>(&element, 1),
                                    {{"kind", context_.string_attr(kind)}})->result(),
                    {}};
     }
     case BuiltinId::TileShuffleDown:
-    case BuiltinId::TileShuffleXor: {
+    case BuiltinId::TileShuffleXor:
+    case BuiltinId::TileShuffleUp:
+    case BuiltinId::TileShuffleIdx: {
       Value* v = value(arg(0), result.value_or(Type{}));
       Value* offset = value(arg(1), i32);
-      return Bound{emit(OpKind::Shuffle, {v, offset}, v->type(),
-                        {{"mode", context_.string_attr(builtin == BuiltinId::TileShuffleDown ? "down" : "xor")}}),
-                   {}};
+      const char* mode = builtin == BuiltinId::TileShuffleDown ? "down"
+                         : builtin == BuiltinId::TileShuffleXor ? "xor"
+                         : builtin == BuiltinId::TileShuffleUp  ? "up"
+                                                                : "idx";
+      return Bound{emit(OpKind::Shuffle, {v, offset}, v->type(), {{"mode", context_.string_attr(mode)}}), {}};
     }
     case BuiltinId::TileWarpReduceSum:
     case BuiltinId::TileWarpReduceMax:

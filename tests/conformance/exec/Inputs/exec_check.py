@@ -6,7 +6,8 @@ The test file holds its cases in comment lines starting with `# PY:`; they are
 Python that calls run(kernel, grid=..., <parameter>=<value>..., expect={...}).
 A tensor argument is Tensor(dtype, shape, values) (values row-major), a scalar
 is (dtype, value). `expect` maps each mut tensor to its expected values (a
-flat list), compared exactly for integers and within `rtol`/`atol` for floats.
+flat list, or a function of the actual values returning what is wrong or
+None, for results whose order is not fixed), compared exactly for integers and within `rtol`/`atol` for floats.
 
 Tensors of bf16, fp8_e4m3, fp8_e5m2, fp6_e2m3, fp6_e3m2 and fp4_e2m1 take
 float values: they are encoded here (round to nearest even, overflow as
@@ -195,6 +196,11 @@ class Checker:
         mismatches = []
         for name, expected in expect.items():
             actual = read_npy(outputs[name])
+            if callable(expected):  # a check of its own: returns what is wrong, or nothing
+                problem = expected(actual)
+                if problem:
+                    mismatches.append(f"{name}: {problem}")
+                continue
             if len(actual) != len(expected):
                 mismatches.append(f"{name}: {len(actual)} elements, expected {len(expected)}")
                 continue
