@@ -353,6 +353,24 @@ class Emitter {
     return builder_.CreateBitCast(builder_.CreateSelect(is_nan, quiet_nan, nearest), to);
   }
 
+  // A buffer of static shape `m` allocated by the kernel (shared or local):
+  // origin 0, its sizes, row-major strides whose innermost row is `pitch`
+  // elements long (the shape's last extent, or more with padding).
+  void describe_static_buffer(MemRef& desc, Type m, int64_t pitch) {
+    desc.root = m;
+    std::vector<int64_t> strides(m.rank());
+    int64_t stride = 1;
+    for (size_t d = m.rank(); d-- > 0;) {
+      strides[d] = stride;
+      stride *= d + 1 == m.rank() ? pitch : m.shape()[d];
+    }
+    for (size_t d = 0; d < m.rank(); ++d) {
+      desc.origin.push_back(builder_.getInt64(0));
+      desc.sizes.push_back(builder_.getInt64(m.shape()[d]));
+      desc.strides.push_back(builder_.getInt64(strides[d]));
+    }
+  }
+
   // --- the CPU target's entries (docs/abi.md) ---------------------------------------
   llvm::Value* context_field(uint64_t offset, llvm::Type* type) {
     return builder_.CreateLoad(type, builder_.CreateConstInBoundsGEP1_64(builder_.getInt8Ty(), launch_context_, offset));
@@ -1482,18 +1500,7 @@ void Emitter::emit(Operation* op) {
         global->setAlignment(llvm::Align(static_cast<uint64_t>(op->int_attr("alignment", 16))));
         desc->base = global;
       }
-      desc->root = m;
-      int64_t stride = 1;
-      std::vector<int64_t> strides(m.rank());
-      for (size_t d = m.rank(); d-- > 0;) {
-        strides[d] = stride;
-        stride *= d + 1 == m.rank() ? pitch : m.shape()[d];
-      }
-      for (size_t d = 0; d < m.rank(); ++d) {
-        desc->origin.push_back(builder_.getInt64(0));
-        desc->sizes.push_back(builder_.getInt64(m.shape()[d]));
-        desc->strides.push_back(builder_.getInt64(strides[d]));
-      }
+      describe_static_buffer(*desc, m, pitch);
       values_[op->result()] = Lowered{nullptr, desc};
       return;
     }
@@ -1634,18 +1641,7 @@ void Emitter::emit(Operation* op) {
         base = entry.CreateAddrSpaceCast(slot, builder_.getPtrTy(kLocalSpace));
       auto desc = std::make_shared<MemRef>();
       desc->base = base;
-      desc->root = m;
-      std::vector<int64_t> strides(m.rank());
-      int64_t stride = 1;
-      for (size_t d = m.rank(); d-- > 0;) {
-        strides[d] = stride;
-        stride *= m.shape()[d];
-      }
-      for (size_t d = 0; d < m.rank(); ++d) {
-        desc->origin.push_back(builder_.getInt64(0));
-        desc->sizes.push_back(builder_.getInt64(m.shape()[d]));
-        desc->strides.push_back(builder_.getInt64(strides[d]));
-      }
+      describe_static_buffer(*desc, m, m.rank() ? m.shape().back() : 1);
       values_[op->result()] = Lowered{nullptr, desc};
       return;
     }
