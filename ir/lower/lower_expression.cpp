@@ -146,6 +146,10 @@ Bound Lowering::lower(NodeId e, Type want) {
     default:
       unsupported(e, std::string("the expression '") + std::string(node_kind_name(ast_.kind(e))) + "'");
   }
+  // An element read (a scalar subscript) applied its tensor's policy in
+  // lower_subscript; any other value whose type carries a policy is checked.
+  bool element_read = ast_.kind(e) == NodeKind::Subscript && result.is_value() && result.value->type().is_scalar();
+  if (!element_read) require_policy(e, PolicyUse::Other);
   builder_.set_location(saved);
   return result;
 }
@@ -452,9 +456,10 @@ Value* Lowering::select_element(const std::vector<Value*>& elements, Value* inde
   return result;
 }
 
-Place Lowering::place_of(NodeId subscript) {
+Place Lowering::place_of(NodeId subscript, bool element_access) {
   NodeId object = ast_.child(subscript, 0), index = ast_.child(subscript, 1);
-  Value* memref = memref_of(object);
+  if (!element_access) require_policy(subscript, PolicyUse::Other);
+  Value* memref = memref_of(object, true);
   Type m = memref->type();
   if (!m.is(TypeKind::MemRef)) unsupported(subscript, "indexing a value of type " + std::string(m.str()));
   std::vector<NodeId> indices;
@@ -501,7 +506,8 @@ Place Lowering::place_of(NodeId subscript) {
   return place;
 }
 
-Value* Lowering::memref_of(NodeId expression) {
+Value* Lowering::memref_of(NodeId expression, bool element_access) {
+  if (!element_access) require_policy(expression, PolicyUse::Other);
   if (ast_.kind(expression) == NodeKind::Name) {
     auto it = env_.find(ast_.node(expression).payload);
     if (it != env_.end() && it->second.is_value()) return it->second.value;
@@ -543,25 +549,27 @@ Bound Lowering::lower_subscript(NodeId node) {
       return Bound{select_element(elements, index, node), {}};
     }
   }
-  Place place = place_of(node);
-  if (place.has_slice) return Bound{view_of(place, node), {}};
+  Place place = place_of(node, true);
+  if (place.has_slice) return Bound{view_of(place, node), {}};  // checked by the user of the view
+  require_policy(node, PolicyUse::ElementLoad);
   std::vector<Value*> operands{place.memref};
   operands.insert(operands.end(), place.indices.begin(), place.indices.end());
   Type element = context_.scalar_type(place.memref->type().scalar());
-  return Bound{builder_.create(OpKind::Load, std::span<Value* const>(operands), std::span<const Type>(&element, 1))
-                   ->result(),
-               {}};
+  Value* loaded =
+      builder_.create(OpKind::Load, std::span<Value* const>(operands), std::span<const Type>(&element, 1))->result();
+  return Bound{apply_load_policy(loaded, node), {}};
 }
 
 void Lowering::emit_store(NodeId target, Value* v) {
-  Place place = place_of(target);
+  Place place = place_of(target, true);
+  require_policy(target, place.has_slice ? PolicyUse::Other : PolicyUse::ElementStore);
   if (place.has_slice) {
     if (!v->type().is(TypeKind::Tile)) unsupported(target, "storing a scalar into a tensor slice");
     Value* view = view_of(place, target);
     builder_.create(OpKind::StoreTile, {v, view}, {});
     return;
   }
-  std::vector<Value*> operands{convert(v, context_.scalar_type(place.memref->type().scalar())), place.memref};
+  std::vector<Value*> operands{convert_for_store(v, target, place), place.memref};
   operands.insert(operands.end(), place.indices.begin(), place.indices.end());
   builder_.create(OpKind::Store, std::span<Value* const>(operands), std::span<const Type>{});
 }
