@@ -792,8 +792,12 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
       return Bound{emit(OpKind::WarpReduce, {v}, v->type(), {{"kind", context_.string_attr(kind)}}), {}};
     }
     case BuiltinId::TileMma: {
-      Value* a = memref_of(arg(0));
-      Value* b = memref_of(arg(1));
+      // The operands' @accum chose the result type (sema); other policies
+      // of theirs are rejected.
+      require_policy(arg(0), PolicyUse::AccumOnly);
+      require_policy(arg(1), PolicyUse::AccumOnly);
+      Value* a = memref_of(arg(0), true);
+      Value* b = memref_of(arg(1), true);
       if (!result || !result->is(TypeKind::Tile)) unsupported(call, "an MMA whose result shape is not static");
       return Bound{emit(OpKind::Mma, {a, b}, *result), {}};
     }

@@ -34,9 +34,15 @@ void Lowering::require_policy(NodeId where, PolicyUse use) {
     std::string use_text = use == PolicyUse::ElementLoad    ? "reading an element of type "
                            : use == PolicyUse::ElementStore ? "storing an element of type "
                            : tensor                         ? "this use of a tensor of type "
-                                                            : "a value of type ";
+                                                            : "a value of type ";  // Other, AccumOnly
     unsupported(where, "the numeric policy " + std::string(what) + " (" + use_text + type + ")");
   };
+  if (use == PolicyUse::AccumOnly) {
+    if (policy->stochastic_round || policy->saturate || policy->rounding != sema::RoundingMode::NearestEven ||
+        policy->loss_scale != 0.0 || policy->custom.valid())
+      reject("other than @accum of an MMA operand");
+    return;
+  }
   if (use == PolicyUse::Other) {
     // Only element accesses apply policies. @accum alone on a scalar is
     // sema's business: arithmetic on the value already computes in the

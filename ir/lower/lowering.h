@@ -127,6 +127,7 @@ class Lowering {
   enum class PolicyUse : uint8_t {
     ElementLoad,   // t[i] read: the tensor's policy applies to the value read
     ElementStore,  // t[i] = v, t[i] op= v: the policy applies to the value stored
+    AccumOnly,     // tile.mma operands: only @accum matters (sema chose the accumulation type from it)
     Other,         // anything else: a tensor passed to a builtin or a helper, a scalar with a policy
   };
   std::optional<sema::Policy> policy_of(NodeId node) const;  // of the node's sema type; none for the default
