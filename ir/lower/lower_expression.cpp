@@ -146,9 +146,10 @@ Bound Lowering::lower(NodeId e, Type want) {
     default:
       unsupported(e, std::string("the expression '") + std::string(node_kind_name(ast_.kind(e))) + "'");
   }
-  // An element read (a scalar subscript) applied its tensor's policy in
-  // lower_subscript; any other value whose type carries a policy is checked.
-  bool element_read = ast_.kind(e) == NodeKind::Subscript && result.is_value() && result.value->type().is_scalar();
+  // An element read (a scalar subscript, tile.load) applied its tensor's
+  // policy already; any other value whose type carries a policy is checked.
+  bool element_read = (ast_.kind(e) == NodeKind::Subscript || is_builtin_call(e, BuiltinId::TileLoad)) &&
+                      result.is_value() && result.value->type().is_scalar();
   if (!element_read) require_policy(e, PolicyUse::Other);
   builder_.set_location(saved);
   return result;
@@ -396,6 +397,13 @@ Value* Lowering::lower_if_expression(NodeId node) {
   }
   builder_.set_insertion_point_to_end(saved);
   return branch->result();
+}
+
+bool Lowering::is_builtin_call(NodeId node, BuiltinId builtin) const {
+  if (ast_.kind(node) != NodeKind::Call) return false;
+  sema::TypeId t = typed_.node_types[ast_.child(node, 0).index];
+  return t.valid() && typed_.types.kind(t) == SemaKind::Builtin &&
+         static_cast<BuiltinId>(typed_.types.info(t).payload) == builtin;
 }
 
 Bound Lowering::lower_call(NodeId call) {
@@ -686,16 +694,31 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
       return {};
     case BuiltinId::TileLoad:
     case BuiltinId::TileStore: {
-      Value* memref = memref_of(arg(0));
+      // One element, like t[i]: the tensor's policy applies.
+      require_policy(arg(0), builtin == BuiltinId::TileLoad ? PolicyUse::ElementLoad : PolicyUse::ElementStore);
+      Value* memref = memref_of(arg(0), true);
       if (!memref->type().is(TypeKind::MemRef) || memref->type().rank() != 1)
         unsupported(call, "tile.load/tile.store on a tensor that is not one-dimensional");
       std::vector<Value*> operands{memref, to_index(value(arg(1), i32))};
       Type element = context_.scalar_type(memref->type().scalar());
       if (builtin == BuiltinId::TileLoad)
-        return Bound{builder_.create(OpKind::Load, std::span<Value* const>(operands), std::span<const Type>(&element, 1))
-                         ->result(),
+        return Bound{apply_load_policy(builder_.create(OpKind::Load, std::span<Value* const>(operands),
+                                                       std::span<const Type>(&element, 1))
+                                           ->result(),
+                                       arg(0)),
                      {}};
-      operands.insert(operands.begin(), value(arg(2), element));
+      Value* stored = nullptr;
+      if (policy_of(arg(0))) {
+        Place place;
+        place.memref = memref;
+        place.indices = {operands[1]};
+        // A typed value keeps its type (an f64 is rejected, not rounded twice).
+        Value* v = typed_type(arg(2)) ? value(arg(2)) : value(arg(2), float_element(element) ? context_.f32_type() : element);
+        stored = convert_for_store(v, arg(0), place);
+      } else {
+        stored = value(arg(2), element);
+      }
+      operands.insert(operands.begin(), stored);
       builder_.create(OpKind::Store, std::span<Value* const>(operands), std::span<const Type>{});
       return {};
     }

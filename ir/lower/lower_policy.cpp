@@ -2,7 +2,8 @@
 //
 // A policy lives on sema's types (sema::Policy on a scalar or a tensor
 // type). The lowering applies it where a tensor element is read or written
-// through a subscript (`t[i]`, `t[i] = v`, `t[i] op= v`) and reports every
+// through a subscript (`t[i]`, `t[i] = v`, `t[i] op= v`) or tile.load /
+// tile.store, and reports every
 // other use of a value whose type carries a policy it does not implement as
 // `lower.unsupported`: a policy is applied or rejected, never dropped.
 #include <limits>

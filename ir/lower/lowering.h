@@ -102,6 +102,7 @@ class Lowering {
   Value* lower_unary(NodeId node, Type want = Type{});
   Value* lower_if_expression(NodeId node);
   Bound lower_call(NodeId call);
+  bool is_builtin_call(NodeId node, sema::BuiltinId builtin) const;
   Bound lower_builtin_call(NodeId call, sema::BuiltinId builtin);
   std::vector<Value*> lower_user_call(NodeId call, uint32_t function_index);
   Bound lower_subscript(NodeId node);
