@@ -3,9 +3,9 @@
 // A policy lives on sema's types (sema::Policy on a scalar or a tensor
 // type). The lowering applies it where a tensor element is read or written
 // through a subscript (`t[i]`, `t[i] = v`, `t[i] op= v`) or tile.load /
-// tile.store, and reports every
-// other use of a value whose type carries a policy it does not implement as
-// `lower.unsupported`: a policy is applied or rejected, never dropped.
+// tile.store, and reports every other use of a value whose type carries a
+// policy it does not implement as `lower.unsupported`: a policy is applied
+// or rejected, never dropped.
 #include <limits>
 
 #include "ir/lower/lowering.h"
@@ -14,6 +14,17 @@ namespace tessera::ir {
 
 using SemaKind = sema::TypeKind;
 using sema::ScalarType;
+
+namespace {
+
+// A policy that changes values (more than @accum, which sema's promotion
+// implements): rounding, saturation, loss scaling or a custom class.
+bool changes_values(const sema::Policy& p) {
+  return p.stochastic_round || p.saturate || p.rounding != sema::RoundingMode::NearestEven || p.loss_scale != 0.0 ||
+         p.custom.valid();
+}
+
+}  // namespace
 
 std::optional<sema::Policy> Lowering::policy_of(NodeId node) const {
   sema::TypeId t = typed_.node_types[node.index];
@@ -39,9 +50,7 @@ void Lowering::require_policy(NodeId where, PolicyUse use) {
     unsupported(where, "the numeric policy " + std::string(what) + " (" + use_text + type + ")");
   };
   if (use == PolicyUse::AccumOnly) {
-    if (policy->stochastic_round || policy->saturate || policy->rounding != sema::RoundingMode::NearestEven ||
-        policy->loss_scale != 0.0 || policy->custom.valid())
-      reject("other than @accum of an MMA operand");
+    if (changes_values(*policy)) reject("other than @accum of an MMA operand");
     return;
   }
   if (use == PolicyUse::Other) {
@@ -49,17 +58,12 @@ void Lowering::require_policy(NodeId where, PolicyUse use) {
     // sema's business: arithmetic on the value already computes in the
     // accumulation type (Checker::compute_type), which the lowering follows.
     if (tensor) reject("of a tensor used other than by indexing one element");
-    if (policy->stochastic_round || policy->saturate || policy->rounding != sema::RoundingMode::NearestEven ||
-        policy->loss_scale != 0.0 || policy->custom.valid())
-      reject("of a scalar value (policies apply to tensor element stores and loads)");
+    if (changes_values(*policy)) reject("of a scalar value (policies apply to tensor element stores and loads)");
     return;
   }
   if (policy->custom.valid()) reject("'@" + name_of(policy->custom.index) + "' (a @precision_policy class)");
   ScalarType element = typed_.types.info(t).scalar;
-  if (element == ScalarType::F64 &&
-      (policy->stochastic_round || policy->saturate || policy->rounding != sema::RoundingMode::NearestEven ||
-       policy->loss_scale != 0.0))
-    reject("on an f64 element");
+  if (element == ScalarType::F64 && changes_values(*policy)) reject("on an f64 element");
   // Stores: @rounding, @saturate, @stochastic_round and @loss_scale are
   // applied by convert_for_store; loads: @loss_scale by apply_load_policy
   // (rounding policies do not concern reads).
@@ -121,9 +125,7 @@ Value* Lowering::random_bits_for(const sema::Policy& policy, const Place& place,
 Value* Lowering::convert_for_store(Value* v, NodeId target, const Place& place) {
   Type element = context_.scalar_type(place.memref->type().scalar());
   std::optional<sema::Policy> policy = policy_of(target);
-  bool rounds = policy && (policy->stochastic_round || policy->saturate ||
-                           policy->rounding != sema::RoundingMode::NearestEven || policy->loss_scale != 0.0);
-  if (!rounds) return convert(v, element);
+  if (!policy || !changes_values(*policy)) return convert(v, element);  // (custom: rejected by require_policy)
   Type f32 = context_.f32_type();
   Type from = v->type();
   bool directed = policy->stochastic_round || policy->rounding != sema::RoundingMode::NearestEven;
