@@ -18,6 +18,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include <limits>
 #include <unordered_map>
 
 #include "codegen/narrow_float.h"
@@ -865,6 +866,55 @@ class Emitter {
     if (to == sema::ScalarType::F64) return builder_.CreateFPExt(f32, to_type);
     return truncate_float(f32, to_type);  // f16, bf16: exact (every narrow value is one)
   }
+  // arith.truncf with a numeric policy ({rounding = ..., saturate}, and the
+  // random bits of stochastic rounding as operand 1): the integer sequence
+  // of numerics::encode_bits for that rounding and overflow mode, on both
+  // targets, bf16 and f16 included (no cvt: the GPU's cvt.rz/rm/rp forms
+  // would do for some modes, but one sequence keeps the targets identical).
+  // The source is first made f32 exactly (decoded, extended) or, from f64,
+  // rounded to nearest even (the lowering rejects f64 sources for the other
+  // modes). To f32 (from f64) only `saturate` applies: infinities become the
+  // largest finite f32 of their sign.
+  llvm::Value* truncate_with_policy(Operation* op) {
+    sema::ScalarType from = op->operand(0)->type().scalar(), to = op->result()->type().scalar();
+    std::string_view name = op->string_attr("rounding");
+    numerics::Rounding rounding = numerics::Rounding::NearestEven;
+    if (name == "toward_zero") rounding = numerics::Rounding::TowardZero;
+    else if (name == "down") rounding = numerics::Rounding::TowardNegative;
+    else if (name == "up") rounding = numerics::Rounding::TowardPositive;
+    else if (name == "nearest_away") rounding = numerics::Rounding::NearestAway;
+    else if (name == "stochastic") rounding = numerics::Rounding::Stochastic;
+    numerics::Overflow overflow = op->has_attr("saturate") ? numerics::Overflow::Saturate : numerics::Overflow::Propagate;
+    llvm::Value* value = get(op->operand(0));
+    llvm::Value* f32 = value;
+    if (const numerics::Format* format = narrow_float_format(from))
+      f32 = emit_narrow_decode(builder_, *format, value);
+    else if (from == sema::ScalarType::F64)
+      f32 = builder_.CreateFPTrunc(value, f32_like(value));
+    else if (from != sema::ScalarType::F32)
+      f32 = builder_.CreateFPExt(value, f32_like(value));
+    if (to == sema::ScalarType::F32) {
+      if (from != sema::ScalarType::F64 || rounding != numerics::Rounding::NearestEven)
+        unsupported(op, "'arith.truncf' to f32 with a rounding other than nearest_even");
+      if (overflow == numerics::Overflow::Propagate) return f32;
+      llvm::Value* magnitude = builder_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, f32);
+      llvm::Value* is_inf = builder_.CreateFCmpOEQ(magnitude, llvm::ConstantFP::getInfinity(f32->getType()));
+      llvm::Value* max = llvm::ConstantFP::get(f32->getType(), static_cast<double>(std::numeric_limits<float>::max()));
+      return builder_.CreateSelect(is_inf, builder_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, max, f32), f32);
+    }
+    const numerics::Format* format = narrow_float_format(to);
+    if (to == sema::ScalarType::BF16) format = &numerics::bf16;
+    if (to == sema::ScalarType::F16) format = &numerics::f16;
+    if (!format) unsupported(op, "'arith.truncf' with a numeric policy to " + std::string(sema::scalar_info(to).name));
+    llvm::Value* random = op->num_operands() > 1 ? get(op->operand(1)) : nullptr;
+    llvm::Value* code = emit_float_encode_bits(builder_, *format, f32, rounding, overflow, random);
+    llvm::Type* to_type = value_type(op->result()->type(), op);
+    if (narrow_float_format(to)) return builder_.CreateTrunc(code, to_type);
+    auto* vector = llvm::dyn_cast<llvm::VectorType>(to_type);
+    llvm::Type* i16 = vector ? static_cast<llvm::Type*>(llvm::VectorType::get(builder_.getInt16Ty(), vector->getElementCount()))
+                             : builder_.getInt16Ty();
+    return builder_.CreateBitCast(builder_.CreateTrunc(code, i16), to_type);
+  }
   // An element of type `from` as the accumulator type (tile.mma).
   llvm::Value* widen_to(llvm::Value* v, sema::ScalarType from, llvm::Type* accum) {
     if (const numerics::Format* format = narrow_float_format(from)) v = emit_narrow_decode(builder_, *format, v);
@@ -1422,9 +1472,14 @@ void Emitter::emit(Operation* op) {
       return set(op->result(), op->is(OpKind::FPToSI) ? builder_.CreateFPToSI(v, result_type())
                                                       : builder_.CreateFPToUI(v, result_type()));
     }
-    case OpKind::ExtF:
-    case OpKind::TruncF:
-      return set(op->result(), convert_float(operand(0), t0.scalar(), op->result()->type().scalar(), result_type()));
+    case OpKind::ExtF: return set(op->result(), convert_float(operand(0), t0.scalar(), op->result()->type().scalar(), result_type()));
+    case OpKind::TruncF: {
+      std::string_view rounding = op->string_attr("rounding");
+      if ((rounding.empty() || rounding == "nearest_even") && !op->has_attr("saturate"))
+        return set(op->result(), convert_float(operand(0), t0.scalar(), op->result()->type().scalar(), result_type()));
+      return set(op->result(), truncate_with_policy(op));
+    }
+    case OpKind::RandomBits: return set(op->result(), emit_random_bits(builder_, operand(0), operand(1)));
     case OpKind::IndexCast: {
       bool widen = t0.is_index() ? false : is_signed(t0);
       return set(op->result(), builder_.CreateIntCast(operand(0), result_type(), t0.is_index() ? true : widen));

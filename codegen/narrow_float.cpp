@@ -1,6 +1,6 @@
 // The narrow float conversions as LLVM IR (narrow_float.h). Each line below
 // is a line of the specification in tessera/numerics.hpp (decode_bits,
-// encode_bits with NearestEven and Propagate), in 32-bit unsigned integer
+// encode_bits with every rounding and overflow mode, random_bits), in 32-bit unsigned integer
 // arithmetic on the f32 bits. Every operation works on vectors too (register
 // tiles and load_vector values): constants are splatted to the value's type.
 #include "codegen/narrow_float.h"
@@ -91,22 +91,25 @@ llvm::Value* emit_narrow_decode(llvm::IRBuilderBase& b, const numerics::Format& 
   return b.CreateBitCast(b.CreateOr(sign, bits), with_element(code->getType(), b.getFloatTy()));
 }
 
-llvm::Value* emit_narrow_encode(llvm::IRBuilderBase& b, const numerics::Format& format, llvm::Value* value) {
+llvm::Value* emit_float_encode_bits(llvm::IRBuilderBase& b, const numerics::Format& format, llvm::Value* value,
+                                   numerics::Rounding rounding, numerics::Overflow overflow, llvm::Value* random) {
+  using numerics::Rounding;
   llvm::Type* i32 = with_element(value->getType(), b.getInt32Ty());
   auto k = [&](uint32_t v) -> llvm::Value* { return llvm::ConstantInt::get(i32, v); };
   auto ks = [&](int v) -> llvm::Value* { return llvm::ConstantInt::getSigned(i32, v); };
   const uint32_t m = format.mantissa_bits, r = 23 - m;
   const uint32_t max_code = format.max_finite_code();
   const int emin = format.min_exponent();
+  const bool saturate = overflow == numerics::Overflow::Saturate;
   // 1. sign = x >> 31; a = x & 0x7FFFFFFF; S = sign << (E + M).
   llvm::Value* x = b.CreateBitCast(value, i32);
   llvm::Value* a = b.CreateAnd(x, k(0x7FFFFFFF));
-  llvm::Value* sign_code = b.CreateShl(b.CreateLShr(x, k(31)), k(format.exponent_bits + m));
+  llvm::Value* sign = b.CreateLShr(x, k(31));
+  llvm::Value* sign_code = b.CreateShl(sign, k(format.exponent_bits + m));
+  llvm::Value* negative = b.CreateICmpNE(sign, k(0));
   // 4. e32 = a >> 23; sig = a & 0x7FFFFF, plus 0x800000 when e32 != 0;
-  //    e = max(e32, 1) - 127. (Step 3, infinity: an infinity takes this path
-  //    as 2^128 and overflows in step 6, which gives what step 3 gives for
-  //    every rounding that rounds to nearest; directed rounding will need it
-  //    spelled out.)
+  //    e = max(e32, 1) - 127. (Infinities take this path too, as 2^128;
+  //    step 3 below replaces their result.)
   llvm::Value* e32 = b.CreateLShr(a, k(23));
   llvm::Value* sig = b.CreateSelect(b.CreateICmpNE(e32, k(0)), b.CreateOr(b.CreateAnd(a, k(0x7FFFFF)), k(0x800000)), a);
   llvm::Value* e = b.CreateSub(b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, e32, k(1)), k(127));
@@ -121,25 +124,95 @@ llvm::Value* emit_narrow_encode(llvm::IRBuilderBase& b, const numerics::Format& 
   llvm::Value* exponent_part =
       b.CreateSelect(b.CreateICmpSGE(e, ks(emin)), b.CreateShl(b.CreateAdd(e, ks(format.bias - 1)), k(m)), k(0));
   llvm::Value* code = b.CreateAdd(exponent_part, kept);
-  // 5. NearestEven: up = rem > half || (rem == half && (kept & 1))
-  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(kept, k(1)), k(0));
-  llvm::Value* up = b.CreateOr(b.CreateICmpUGT(rem, half), b.CreateAnd(b.CreateICmpEQ(rem, half), odd));
-  code = b.CreateAdd(code, b.CreateZExt(up, i32));
-  // 6. Overflow (Propagate): inf if the format has one, else the canonical
-  //    NaN (e4m3, unsigned), else the largest finite value of the sign.
-  llvm::Value* overflowed;
+  // 5. Round: code += up.
+  llvm::Value* up = nullptr;
+  llvm::Value* inexact = b.CreateICmpNE(rem, k(0));
+  switch (rounding) {
+    case Rounding::NearestEven: {  // rem > half || (rem == half && (kept & 1))
+      llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(kept, k(1)), k(0));
+      up = b.CreateOr(b.CreateICmpUGT(rem, half), b.CreateAnd(b.CreateICmpEQ(rem, half), odd));
+      break;
+    }
+    case Rounding::NearestAway: up = b.CreateICmpUGE(rem, half); break;  // rem >= half
+    case Rounding::TowardZero: up = nullptr; break;                       // false
+    case Rounding::TowardPositive: up = b.CreateAnd(inexact, b.CreateNot(negative)); break;
+    case Rounding::TowardNegative: up = b.CreateAnd(inexact, negative); break;
+    case Rounding::Stochastic: {
+      // t = rem >> min(shift - R, 31); up = t + (random & (2^R - 1)) >= 2^R
+      llvm::Value* below = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b.CreateSub(shift, k(r)), k(31));
+      llvm::Value* t = b.CreateLShr(rem, below);
+      llvm::Value* bits = b.CreateAnd(random, k((uint32_t{1} << r) - 1));
+      up = b.CreateICmpUGE(b.CreateAdd(t, bits), k(uint32_t{1} << r));
+      break;
+    }
+  }
+  if (up) code = b.CreateAdd(code, b.CreateZExt(up, i32));
+  // 6. Overflow: max_code under Saturate or when the rounding moved toward
+  //    zero for this sign; otherwise inf if the format has one, else the
+  //    canonical NaN (e4m3, unsigned), else the largest finite value.
+  llvm::Value* saturated = b.CreateOr(sign_code, k(max_code));
+  llvm::Value* propagated;
   if (format.has_inf)
-    overflowed = b.CreateOr(sign_code, k(format.inf_code()));
+    propagated = b.CreateOr(sign_code, k(format.inf_code()));
   else if (format.has_nan())
-    overflowed = k(format.canonical_nan());
+    propagated = k(format.canonical_nan());
   else
-    overflowed = b.CreateOr(sign_code, k(max_code));
+    propagated = saturated;
+  llvm::Value* overflowed = propagated;
+  if (saturate || rounding == Rounding::TowardZero)
+    overflowed = saturated;
+  else if (rounding == Rounding::TowardNegative)  // toward zero for x > 0
+    overflowed = b.CreateSelect(negative, propagated, saturated);
+  else if (rounding == Rounding::TowardPositive)  // toward zero for x < 0
+    overflowed = b.CreateSelect(negative, saturated, propagated);
   // 7. S | code.
   llvm::Value* result = b.CreateSelect(b.CreateICmpUGT(code, k(max_code)), overflowed, b.CreateOr(sign_code, code));
+  // 3. inf: S | max_code under Saturate; else as a Propagate overflow (the
+  //    rounding mode does not matter: infinity is exact).
+  result = b.CreateSelect(b.CreateICmpEQ(a, k(0x7F800000)), saturate ? saturated : propagated, result);
   // 2. NaN: the canonical NaN, or the positive largest finite value.
   llvm::Value* nan_code = k(format.has_nan() ? format.canonical_nan() : max_code);
-  result = b.CreateSelect(b.CreateICmpUGT(a, k(0x7F800000)), nan_code, result);
-  return b.CreateTrunc(result, with_element(value->getType(), b.getInt8Ty()));
+  return b.CreateSelect(b.CreateICmpUGT(a, k(0x7F800000)), nan_code, result);
+}
+
+llvm::Value* emit_narrow_encode(llvm::IRBuilderBase& b, const numerics::Format& format, llvm::Value* value) {
+  llvm::Value* code = emit_float_encode_bits(b, format, value, numerics::Rounding::NearestEven,
+                                             numerics::Overflow::Propagate, nullptr);
+  return b.CreateTrunc(code, with_element(value->getType(), b.getInt8Ty()));
+}
+
+llvm::Value* emit_random_bits(llvm::IRBuilderBase& b, llvm::Value* seed, llvm::Value* counter) {
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Type* i64 = b.getInt64Ty();
+  // key = {lo32(seed), hi32(seed)}; block = counter >> 2, ctr = {lo32(block), hi32(block), 0, 0}.
+  llvm::Value* key0 = b.CreateTrunc(seed, i32);
+  llvm::Value* key1 = b.CreateTrunc(b.CreateLShr(seed, 32), i32);
+  llvm::Value* block = b.CreateLShr(counter, 2);
+  llvm::Value* c[4] = {b.CreateTrunc(block, i32), b.CreateTrunc(b.CreateLShr(block, 32), i32), b.getInt32(0),
+                       b.getInt32(0)};
+  auto mul_wide = [&](uint32_t multiplier, llvm::Value* v, llvm::Value*& hi, llvm::Value*& lo) {
+    llvm::Value* product = b.CreateMul(b.CreateZExt(v, i64), b.getInt64(multiplier), "", true, false);
+    hi = b.CreateTrunc(b.CreateLShr(product, 32), i32);
+    lo = b.CreateTrunc(product, i32);
+  };
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {  // key += {0x9E3779B9, 0xBB67AE85} (mod 2^32)
+      key0 = b.CreateAdd(key0, b.getInt32(0x9E3779B9u));
+      key1 = b.CreateAdd(key1, b.getInt32(0xBB67AE85u));
+    }
+    llvm::Value *hi0, *lo0, *hi1, *lo1;
+    mul_wide(0xD2511F53u, c[0], hi0, lo0);
+    mul_wide(0xCD9E8D57u, c[2], hi1, lo1);
+    // {hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0}
+    llvm::Value* next[4] = {b.CreateXor(b.CreateXor(hi1, c[1]), key0), lo1, b.CreateXor(b.CreateXor(hi0, c[3]), key1),
+                            lo0};
+    for (int i = 0; i < 4; ++i) c[i] = next[i];
+  }
+  // word counter & 3
+  llvm::Value* word = b.CreateTrunc(b.CreateAnd(counter, 3), i32);
+  llvm::Value* result = c[3];
+  for (int i = 2; i >= 0; --i) result = b.CreateSelect(b.CreateICmpEQ(word, b.getInt32(static_cast<uint32_t>(i))), c[i], result);
+  return result;
 }
 
 }  // namespace tessera::codegen

@@ -30,4 +30,15 @@ llvm::Value* emit_narrow_decode(llvm::IRBuilderBase& builder, const numerics::Fo
 // numerics::encode_bits with Rounding::NearestEven and Overflow::Propagate.
 llvm::Value* emit_narrow_encode(llvm::IRBuilderBase& builder, const numerics::Format& format, llvm::Value* value);
 
+// The code, in the low bits of an i32 (or a vector of i32), of `value` (f32,
+// or a vector of f32) in `format` (any format of numerics.hpp, bf16 and f16
+// included): numerics::encode_bits with the given rounding and overflow
+// modes. `random` (i32 of value's shape) is used by Rounding::Stochastic only.
+llvm::Value* emit_float_encode_bits(llvm::IRBuilderBase& builder, const numerics::Format& format, llvm::Value* value,
+                                   numerics::Rounding rounding, numerics::Overflow overflow, llvm::Value* random);
+
+// numerics::random_bits(seed, counter) (Philox-4x32-10): seed and counter
+// i64, the result i32.
+llvm::Value* emit_random_bits(llvm::IRBuilderBase& builder, llvm::Value* seed, llvm::Value* counter);
+
 }  // namespace tessera::codegen

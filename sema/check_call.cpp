@@ -546,16 +546,20 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
     case Signature::WarpReduceArgs: {
       auto bound = bind({"value"}, 1);
       if (bound.empty()) return Value{types_.error()};
-      return Value{default_type(value_of(bound[0]).type)};
+      // A storage float reduces in its accumulation type (default f32).
+      return Value{compute_type(default_type(value_of(bound[0]).type))};
     }
     case Signature::MmaArgs: {
       auto bound = bind({"a", "b", "accum"}, 2);
       if (bound.empty()) return Value{types_.error()};
       auto a = require_tensor(bound[0], "a", false);
       auto c = require_tensor(bound[1], "b", false);
-      ScalarType accum = ScalarType::F32;
-      if (bound[2].valid()) accum = require_dtype(bound[2], "accum").value_or(ScalarType::F32);
       if (!a || !c) return Value{types_.error()};
+      // The accumulation type: `accum=`, else the operands' @accum (a's
+      // first), else f32.
+      ScalarType accum = types_.policy(types_.info(*a).policy)
+                             .accum.value_or(types_.policy(types_.info(*c).policy).accum.value_or(ScalarType::F32));
+      if (bound[2].valid()) accum = require_dtype(bound[2], "accum").value_or(ScalarType::F32);
       auto da = types_.dims(*a), db = types_.dims(*c);
       if (da.size() != 2 || db.size() != 2) {
         diags_.emit<diag::SemaArgumentType>(where, "a", name, "two 2-D tiles", types_.to_string(*a));

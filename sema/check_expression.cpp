@@ -50,7 +50,17 @@ TypeId Checker::compute_type(TypeId type) {
   const TypeInfo& info = types_.info(type);
   if (info.kind != TypeKind::Scalar) return type;
   ScalarType scalar = info.scalar;
-  if (is_storage_float(scalar)) scalar = types_.policy(info.policy).accum.value_or(ScalarType::F32);
+  if (is_storage_float(scalar)) {
+    scalar = types_.policy(info.policy).accum.value_or(ScalarType::F32);
+    // A narrow accumulation type (fp8 @accum(bf16)) keeps its @accum, so
+    // that arithmetic on the results (a running sum) stays in it too rather
+    // than widening to f32, the default of a plain bf16.
+    if (is_storage_float(scalar)) {
+      Policy accum;
+      accum.accum = scalar;
+      return types_.scalar(scalar, types_.intern_policy(accum));
+    }
+  }
   return types_.scalar(scalar);
 }
 

@@ -128,6 +128,27 @@ PolicyId Checker::resolve_policies(std::span<const NodeId> policies, ScalarType 
         continue;
       }
       policy.accum = accum;
+    } else if (name == "stochastic_round" && !arguments.empty()) {
+      // @stochastic_round(seed): an integer constant, or the name of a
+      // kernel scalar parameter (the lowering reads it; docs/numerics.md).
+      if (!require_float()) continue;
+      if (arguments.size() == 1 && ast_.kind(arguments[0]) == NodeKind::Name &&
+          !module_symbols_.count(ast_.node(arguments[0]).payload)) {
+        policy.stochastic_round = true;
+        policy.seed_name = IdentifierId{ast_.node(arguments[0]).payload};
+        continue;
+      }
+      std::optional<int64_t> seed;
+      if (arguments.size() == 1) {
+        Value v = check_expression(arguments[0]);
+        if (v.constant && !v.constant->is_float) seed = v.constant->integer;
+      }
+      if (!seed) {
+        bad_argument("takes no argument, an integer constant or the name of an integer parameter, as in @stochastic_round(seed)");
+        continue;
+      }
+      policy.stochastic_round = true;
+      policy.seed = *seed;
     } else if (name == "stochastic_round" || name == "saturate") {
       if (!require_float()) continue;
       if (!arguments.empty()) {

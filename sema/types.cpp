@@ -328,6 +328,8 @@ PolicyId TypeStore::intern_policy(const Policy& p) {
     put(key, p.accum.has_value());
     put(key, p.accum.value_or(ScalarType::F32));
     put(key, p.stochastic_round);
+    put(key, p.seed);
+    put(key, p.seed_name.index);
     put(key, p.saturate);
     put(key, p.rounding);
     put(key, p.loss_scale);
@@ -369,7 +371,11 @@ std::string TypeStore::policy_to_string(PolicyId id) const {
   std::string out;
   if (p.custom.valid()) out += fmt::format(" @{}", identifiers_.name(p.custom));
   if (p.accum) out += fmt::format(" @accum({})", scalar_info(*p.accum).name);
-  if (p.stochastic_round) out += " @stochastic_round";
+  if (p.stochastic_round) {
+    out += " @stochastic_round";
+    if (p.seed_name.valid()) out += fmt::format("({})", identifiers_.name(p.seed_name));
+    else if (p.seed != 0) out += fmt::format("({})", p.seed);
+  }
   if (p.saturate) out += " @saturate";
   if (p.rounding != RoundingMode::NearestEven) out += fmt::format(" @rounding(\"{}\")", rounding_mode_name(p.rounding));
   if (p.loss_scale != 0.0) out += fmt::format(" @loss_scale({})", p.loss_scale);

@@ -86,6 +86,10 @@ struct PolicyId {
 struct Policy {
   std::optional<ScalarType> accum;
   bool stochastic_round = false;
+  // The seed of @stochastic_round(seed): a constant, or the name of a kernel
+  // scalar parameter (read at run time; the lowering checks it). Default 0.
+  int64_t seed = 0;
+  IdentifierId seed_name;
   bool saturate = false;
   RoundingMode rounding = RoundingMode::NearestEven;
   double loss_scale = 0.0;  // 0: none

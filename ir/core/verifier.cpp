@@ -257,8 +257,9 @@ class Verifier {
     return true;
   }
 
-  bool verify_cast(Operation* op, bool (*from_ok)(Type), bool (*to_ok)(Type), int width_rule, std::string_view what) {
-    if (!shape(op, 1, 1)) return false;
+  bool verify_cast(Operation* op, bool (*from_ok)(Type), bool (*to_ok)(Type), int width_rule, std::string_view what,
+                   unsigned n_operands = 1) {
+    if (!shape(op, n_operands, 1)) return false;
     Type from = op->operand(0)->type(), to = op->result()->type();
     if (!is_value_type(from) || !is_value_type(to) || !same_shape(from, to) || !from_ok(from) || !to_ok(to))
       return error(op, fmt::format("cannot convert {} to {}; {}", from.str(), to.str(), what));
@@ -443,13 +444,26 @@ class Verifier {
       case OpKind::FPToSI:
       case OpKind::FPToUI: verify_cast(op, any_float, any_int, 0, "converts floats to integers"); return;
       case OpKind::ExtF: verify_cast(op, any_float, any_float, 1, "float extension widens floats"); return;
-      case OpKind::TruncF:
-        if (!verify_cast(op, any_float, any_float, -1, "float truncation narrows floats")) return;
+      case OpKind::TruncF: {
+        // Stochastic rounding takes a second operand: the random bits, one
+        // i32 per element (docs/ir/core.md, "Conversions").
+        bool stochastic = op->string_attr("rounding") == "stochastic";
+        if (!verify_cast(op, any_float, any_float, -1, "float truncation narrows floats", stochastic ? 2 : 1)) return;
         string_choice(op, "rounding", {"nearest_even", "toward_zero", "down", "up", "nearest_away", "stochastic"},
                       false);
         if (op->has_attr("saturate") && !op->attr("saturate").is(AttributeKind::Unit))
           error(op, "attribute 'saturate' is a flag");
+        if (stochastic) {
+          Type bits = op->operand(1)->type(), value = op->operand(0)->type();
+          bool ok = bits.is_scalar() || bits.is_shaped() ? bits.scalar() == ScalarType::I32 && same_shape(bits, value) &&
+                                                             bits.kind() == value.kind()
+                                                       : false;
+          if (!ok)
+            error(op, fmt::format("stochastic rounding takes the random bits as i32 of the operand's shape, got {}",
+                                  bits.str()));
+        }
         return;
+      }
       case OpKind::IndexCast: {
         if (!shape(op, 1, 1)) return;
         Type a = op->operand(0)->type(), b = op->result()->type();
@@ -837,6 +851,15 @@ class Verifier {
         if (!string_choice(op, "kind", {"sum", "max", "min"})) return;
         Type v = op->operand(0)->type();
         if (!v.is_scalar() || op->result()->type() != v) error(op, "reduces a scalar to the same type");
+        return;
+      }
+      case OpKind::RandomBits: {
+        if (!shape(op, 2, 1)) return;
+        if (!op->operand(0)->type().is_scalar() || op->operand(0)->type().scalar() != ScalarType::I64 ||
+            !op->operand(1)->type().is_scalar() || op->operand(1)->type().scalar() != ScalarType::I64)
+          return void(error(op, "takes a seed and a counter, both i64"));
+        if (!op->result()->type().is_scalar() || op->result()->type().scalar() != ScalarType::I32)
+          error(op, "result must be i32");
         return;
       }
       case OpKind::Splat: {

@@ -371,6 +371,7 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
   switch (ast_.kind(target)) {
     case NodeKind::Name: {
       uint32_t name = ast_.node(target).payload;
+      require_policy(target, PolicyUse::Other);  // a local declared with a policy
       if (bound.is_value()) {
         // A local keeps the type sema gave it: later values convert to it.
         if (auto it = env_.find(name); it != env_.end() && it->second.is_value()) {
@@ -460,18 +461,25 @@ void Lowering::lower_aug_assign(NodeId statement) {
   }
   if (ast_.kind(target) == NodeKind::Subscript) {
     // t[i] += v: the place is evaluated once.
-    Place place = place_of(target);
+    Place place = place_of(target, true);
     if (place.has_slice) unsupported(target, "augmented assignment to a tensor slice");
+    require_policy(target, PolicyUse::ElementStore);
     std::vector<Value*> operands{place.memref};
     operands.insert(operands.end(), place.indices.begin(), place.indices.end());
     Type element = context_.scalar_type(place.memref->type().scalar());
-    Value* current = builder_.create(OpKind::Load, std::span<Value* const>(operands),
-                                     std::span<const Type>(&element, 1))->result();
+    Value* current = apply_load_policy(builder_.create(OpKind::Load, std::span<Value* const>(operands),
+                                                       std::span<const Type>(&element, 1))->result(),
+                                       target);
     std::optional<Type> compute = typed_type(target);
     Type work = compute ? *compute : element;
+    // A storage float computes in its accumulation type (sema's compute_type).
+    if (work.is_scalar() && sema::is_storage_float(work.scalar())) {
+      std::optional<sema::Policy> policy = policy_of(target);
+      work = context_.scalar_type(policy && policy->accum ? *policy->accum : sema::ScalarType::F32);
+    }
     Value* rhs = value(value_node, work);
     Value* result = emit_binary(op, convert(current, work), convert(rhs, work), statement);
-    std::vector<Value*> store{convert(result, element), place.memref};
+    std::vector<Value*> store{convert_for_store(result, target, place), place.memref};
     store.insert(store.end(), place.indices.begin(), place.indices.end());
     builder_.create(OpKind::Store, std::span<Value* const>(store), std::span<const Type>{});
     return;

@@ -146,6 +146,11 @@ Bound Lowering::lower(NodeId e, Type want) {
     default:
       unsupported(e, std::string("the expression '") + std::string(node_kind_name(ast_.kind(e))) + "'");
   }
+  // An element read (a scalar subscript, tile.load) applied its tensor's
+  // policy already; any other value whose type carries a policy is checked.
+  bool element_read = (ast_.kind(e) == NodeKind::Subscript || is_builtin_call(e, BuiltinId::TileLoad)) &&
+                      result.is_value() && result.value->type().is_scalar();
+  if (!element_read) require_policy(e, PolicyUse::Other);
   builder_.set_location(saved);
   return result;
 }
@@ -394,6 +399,13 @@ Value* Lowering::lower_if_expression(NodeId node) {
   return branch->result();
 }
 
+bool Lowering::is_builtin_call(NodeId node, BuiltinId builtin) const {
+  if (ast_.kind(node) != NodeKind::Call) return false;
+  sema::TypeId t = typed_.node_types[ast_.child(node, 0).index];
+  return t.valid() && typed_.types.kind(t) == SemaKind::Builtin &&
+         static_cast<BuiltinId>(typed_.types.info(t).payload) == builtin;
+}
+
 Bound Lowering::lower_call(NodeId call) {
   NodeId callee = ast_.child(call, 0);
   sema::TypeId t = typed_.node_types[callee.index];
@@ -452,9 +464,10 @@ Value* Lowering::select_element(const std::vector<Value*>& elements, Value* inde
   return result;
 }
 
-Place Lowering::place_of(NodeId subscript) {
+Place Lowering::place_of(NodeId subscript, bool element_access) {
   NodeId object = ast_.child(subscript, 0), index = ast_.child(subscript, 1);
-  Value* memref = memref_of(object);
+  if (!element_access) require_policy(subscript, PolicyUse::Other);
+  Value* memref = memref_of(object, true);
   Type m = memref->type();
   if (!m.is(TypeKind::MemRef)) unsupported(subscript, "indexing a value of type " + std::string(m.str()));
   std::vector<NodeId> indices;
@@ -501,7 +514,8 @@ Place Lowering::place_of(NodeId subscript) {
   return place;
 }
 
-Value* Lowering::memref_of(NodeId expression) {
+Value* Lowering::memref_of(NodeId expression, bool element_access) {
+  if (!element_access) require_policy(expression, PolicyUse::Other);
   if (ast_.kind(expression) == NodeKind::Name) {
     auto it = env_.find(ast_.node(expression).payload);
     if (it != env_.end() && it->second.is_value()) return it->second.value;
@@ -543,25 +557,27 @@ Bound Lowering::lower_subscript(NodeId node) {
       return Bound{select_element(elements, index, node), {}};
     }
   }
-  Place place = place_of(node);
-  if (place.has_slice) return Bound{view_of(place, node), {}};
+  Place place = place_of(node, true);
+  if (place.has_slice) return Bound{view_of(place, node), {}};  // checked by the user of the view
+  require_policy(node, PolicyUse::ElementLoad);
   std::vector<Value*> operands{place.memref};
   operands.insert(operands.end(), place.indices.begin(), place.indices.end());
   Type element = context_.scalar_type(place.memref->type().scalar());
-  return Bound{builder_.create(OpKind::Load, std::span<Value* const>(operands), std::span<const Type>(&element, 1))
-                   ->result(),
-               {}};
+  Value* loaded =
+      builder_.create(OpKind::Load, std::span<Value* const>(operands), std::span<const Type>(&element, 1))->result();
+  return Bound{apply_load_policy(loaded, node), {}};
 }
 
 void Lowering::emit_store(NodeId target, Value* v) {
-  Place place = place_of(target);
+  Place place = place_of(target, true);
+  require_policy(target, place.has_slice ? PolicyUse::Other : PolicyUse::ElementStore);
   if (place.has_slice) {
     if (!v->type().is(TypeKind::Tile)) unsupported(target, "storing a scalar into a tensor slice");
     Value* view = view_of(place, target);
     builder_.create(OpKind::StoreTile, {v, view}, {});
     return;
   }
-  std::vector<Value*> operands{convert(v, context_.scalar_type(place.memref->type().scalar())), place.memref};
+  std::vector<Value*> operands{convert_for_store(v, target, place), place.memref};
   operands.insert(operands.end(), place.indices.begin(), place.indices.end());
   builder_.create(OpKind::Store, std::span<Value* const>(operands), std::span<const Type>{});
 }
@@ -678,16 +694,31 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
       return {};
     case BuiltinId::TileLoad:
     case BuiltinId::TileStore: {
-      Value* memref = memref_of(arg(0));
+      // One element, like t[i]: the tensor's policy applies.
+      require_policy(arg(0), builtin == BuiltinId::TileLoad ? PolicyUse::ElementLoad : PolicyUse::ElementStore);
+      Value* memref = memref_of(arg(0), true);
       if (!memref->type().is(TypeKind::MemRef) || memref->type().rank() != 1)
         unsupported(call, "tile.load/tile.store on a tensor that is not one-dimensional");
       std::vector<Value*> operands{memref, to_index(value(arg(1), i32))};
       Type element = context_.scalar_type(memref->type().scalar());
       if (builtin == BuiltinId::TileLoad)
-        return Bound{builder_.create(OpKind::Load, std::span<Value* const>(operands), std::span<const Type>(&element, 1))
-                         ->result(),
+        return Bound{apply_load_policy(builder_.create(OpKind::Load, std::span<Value* const>(operands),
+                                                       std::span<const Type>(&element, 1))
+                                           ->result(),
+                                       arg(0)),
                      {}};
-      operands.insert(operands.begin(), value(arg(2), element));
+      Value* stored = nullptr;
+      if (policy_of(arg(0))) {
+        Place place;
+        place.memref = memref;
+        place.indices = {operands[1]};
+        // A typed value keeps its type (an f64 is rejected, not rounded twice).
+        Value* v = typed_type(arg(2)) ? value(arg(2)) : value(arg(2), float_element(element) ? context_.f32_type() : element);
+        stored = convert_for_store(v, arg(0), place);
+      } else {
+        stored = value(arg(2), element);
+      }
+      operands.insert(operands.begin(), stored);
       builder_.create(OpKind::Store, std::span<Value* const>(operands), std::span<const Type>{});
       return {};
     }
@@ -798,8 +829,12 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
       return Bound{emit(OpKind::WarpReduce, {v}, v->type(), {{"kind", context_.string_attr(kind)}}), {}};
     }
     case BuiltinId::TileMma: {
-      Value* a = memref_of(arg(0));
-      Value* b = memref_of(arg(1));
+      // The operands' @accum chose the result type (sema); other policies
+      // of theirs are rejected.
+      require_policy(arg(0), PolicyUse::AccumOnly);
+      require_policy(arg(1), PolicyUse::AccumOnly);
+      Value* a = memref_of(arg(0), true);
+      Value* b = memref_of(arg(1), true);
       if (!result || !result->is(TypeKind::Tile)) unsupported(call, "an MMA whose result shape is not static");
       return Bound{emit(OpKind::Mma, {a, b}, *result), {}};
     }

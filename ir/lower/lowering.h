@@ -102,11 +102,15 @@ class Lowering {
   Value* lower_unary(NodeId node, Type want = Type{});
   Value* lower_if_expression(NodeId node);
   Bound lower_call(NodeId call);
+  bool is_builtin_call(NodeId node, sema::BuiltinId builtin) const;
   Bound lower_builtin_call(NodeId call, sema::BuiltinId builtin);
   std::vector<Value*> lower_user_call(NodeId call, uint32_t function_index);
   Bound lower_subscript(NodeId node);
-  Place place_of(NodeId subscript);
-  Value* memref_of(NodeId expression);  // a tensor name, subscripted list element or slice, as a memref
+  // `element_access`: the caller reads or writes one element through the
+  // place and applies the tensor's numeric policy (lower_policy.cpp); any
+  // other use of a tensor that carries a policy is reported as unsupported.
+  Place place_of(NodeId subscript, bool element_access = false);
+  Value* memref_of(NodeId expression, bool element_access = false);  // a tensor name, subscripted list element or slice, as a memref
   Value* view_of(const Place& place, NodeId where);
   Value* select_element(const std::vector<Value*>& elements, Value* index, NodeId where);
   Value* symbol_dim(uint32_t identifier);
@@ -119,6 +123,27 @@ class Lowering {
   std::optional<int64_t> constant_int_value(Value* v) const;
   Value* emit(OpKind kind, std::initializer_list<Value*> operands, Type result, std::vector<NamedAttribute> attributes = {});
   void emit_store(NodeId target, Value* v);
+
+  // --- numeric policies (lower_policy.cpp) ---
+  enum class PolicyUse : uint8_t {
+    ElementLoad,   // t[i] read: the tensor's policy applies to the value read
+    ElementStore,  // t[i] = v, t[i] op= v: the policy applies to the value stored
+    AccumOnly,     // tile.mma operands: only @accum matters (sema chose the accumulation type from it)
+    Other,         // anything else: a tensor passed to a builtin or a helper, a scalar with a policy
+  };
+  std::optional<sema::Policy> policy_of(NodeId node) const;  // of the node's sema type; none for the default
+  // Reports (lower.unsupported, at `where`) every part of the policy of
+  // `where`'s type that the lowering does not implement for `use`: a policy
+  // is applied or rejected, never silently dropped.
+  void require_policy(NodeId where, PolicyUse use);
+  // `v` converted to the element type of the place stored into at `target`
+  // by the tensor's policy: @loss_scale multiplies, @rounding/@saturate/
+  // @stochastic_round become the attributes (and random bits) of arith.truncf.
+  Value* convert_for_store(Value* v, NodeId target, const Place& place);
+  // An element read at `node`: the value as the policy gives it (@loss_scale
+  // divides; the result is then f32 rather than the storage type).
+  Value* apply_load_policy(Value* loaded, NodeId node);
+  Value* random_bits_for(const sema::Policy& policy, const Place& place, NodeId where);
 
   Context& context_;
   const Ast& ast_;

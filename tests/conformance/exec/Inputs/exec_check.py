@@ -49,8 +49,12 @@ NARROW = {
 }
 
 
+# Encoding parameters also for f16 (whose tensors travel as native float16).
+ENCODING = dict(NARROW, f16=(5, 10, 15, "ieee"))
+
+
 def _max_magnitude_code(dtype):
-    e, m, _, kind = NARROW[dtype]
+    e, m, _, kind = ENCODING[dtype]
     if kind == "ieee":
         return ((2 ** e - 2) << m) | (2 ** m - 1)
     if kind == "allones":
@@ -60,7 +64,7 @@ def _max_magnitude_code(dtype):
 
 def _value_of(dtype, magnitude):
     """The exact value (a Fraction) of a finite non-negative code."""
-    e, m, bias, _ = NARROW[dtype]
+    e, m, bias, _ = ENCODING[dtype]
     exp, man = magnitude >> m, magnitude & (2 ** m - 1)
     if exp == 0:
         return fractions.Fraction(man) * fractions.Fraction(2) ** (1 - bias - m)
@@ -79,20 +83,29 @@ def decode(dtype, code):
     return sign * float(_value_of(dtype, magnitude))
 
 
-def encode(dtype, x):
-    """The code of the f32 value x: round to nearest, ties to the even code;
-    overflow (rounding beyond the largest finite value) gives inf (bf16, e5m2),
-    the NaN 0x7F (e4m3), the largest finite value (fp6, fp4); a NaN gives the
-    canonical NaN (all ones, positive) or the positive largest finite value."""
-    e, m, bias, kind = NARROW[dtype]
+def encode(dtype, x, rounding="rne", saturate=False, random=0):
+    """The code of the f32 value x in dtype (docs/numerics.md, "Encoding").
+
+    rounding: "rne" (nearest, ties to the even code), "rna" (nearest, ties
+    away from zero), "rz", "ru" (toward +inf), "rd" (toward -inf), or
+    "stochastic": away from zero when the R = 23 - M bits of |x| just below
+    the kept least significant bit plus the low R bits of `random` carry.
+    Overflow (rounding beyond the largest finite value) gives inf (bf16, f16,
+    e5m2), the NaN 0x7F (e4m3), the largest finite value (fp6, fp4); with
+    `saturate`, or when the rounding moved toward zero for x's sign, the
+    largest finite value of the sign. Infinities: the largest finite value
+    under `saturate`, else as an overflow. A NaN gives the canonical NaN (all
+    ones, positive) or the positive largest finite value."""
+    e, m, bias, kind = ENCODING[dtype]
     sign_bit = 1 << (e + m)
     max_code = _max_magnitude_code(dtype)
     if math.isnan(x):
         return 2 ** (e + m) - 1 if kind != "none" else max_code
-    sign = sign_bit if math.copysign(1.0, x) < 0 else 0
-    overflow = (sign | (2 ** e - 1) << m) if kind == "ieee" else 2 ** (e + m) - 1 if kind == "allones" else sign | max_code
+    negative = math.copysign(1.0, x) < 0
+    sign = sign_bit if negative else 0
+    propagate = (sign | (2 ** e - 1) << m) if kind == "ieee" else 2 ** (e + m) - 1 if kind == "allones" else sign | max_code
     if math.isinf(x):
-        return overflow
+        return sign | max_code if saturate else propagate
     a = fractions.Fraction(abs(x))
     if a == 0:
         return sign
@@ -101,17 +114,78 @@ def encode(dtype, x):
     k = a / quantum
     steps = math.floor(k)
     rest = k - steps
-    if rest > fractions.Fraction(1, 2) or (rest == fractions.Fraction(1, 2) and steps % 2 == 1):
+    half = fractions.Fraction(1, 2)
+    if rounding == "rne":
+        up = rest > half or (rest == half and steps % 2 == 1)
+    elif rounding == "rna":
+        up = rest >= half
+    elif rounding == "rz":
+        up = False
+    elif rounding == "ru":
+        up = rest != 0 and not negative
+    elif rounding == "rd":
+        up = rest != 0 and negative
+    elif rounding == "stochastic":
+        r = 23 - m
+        # The R bits of |x| just below the kept LSB: floor(rest * 2^R).
+        up = math.floor(rest * 2 ** r) + (random & (2 ** r - 1)) >= 2 ** r
+    else:
+        raise ValueError(f"unknown rounding {rounding!r}")
+    if up:
         steps += 1
     value = steps * quantum
     if value > _value_of(dtype, max_code):
-        return overflow
+        toward_zero = rounding == "rz" or (rounding == "rd" and not negative) or (rounding == "ru" and negative)
+        return sign | max_code if saturate or toward_zero else propagate
     # The code of the (now exact) value: subnormal, or normal with exponent field.
     if value < fractions.Fraction(2) ** (1 - bias):
         return sign | int(value / fractions.Fraction(2) ** (1 - bias - m))
     exp = math.frexp(float(value))[1] - 1
     man = int(value / fractions.Fraction(2) ** (exp - m)) - 2 ** m
     return sign | ((exp + bias) << m) | man
+
+
+def decode_any(dtype, code):
+    """decode() for f16 too."""
+    if dtype == "f16":
+        return struct.unpack("<e", struct.pack("<H", code))[0]
+    return decode(dtype, code)
+
+
+def quantize_with(dtype, x, rounding="rne", saturate=False, random=0):
+    """The value x becomes when stored into dtype with this policy."""
+    return decode_any(dtype, encode(dtype, f32(x), rounding, saturate, random))
+
+
+MASK32 = 0xFFFFFFFF
+
+
+def philox4x32_10(counter, key):
+    """Philox-4x32-10 (Salmon, Moraes, Dror, Shaw, SC'11), from the paper's
+    definition: ten rounds, key bumped by the Weyl constants between them."""
+    c0, c1, c2, c3 = counter
+    k0, k1 = key
+    for round_ in range(10):
+        if round_ > 0:
+            k0, k1 = (k0 + 0x9E3779B9) & MASK32, (k1 + 0xBB67AE85) & MASK32
+        p0 = 0xD2511F53 * c0
+        p1 = 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0) & MASK32, p1 & MASK32, ((p0 >> 32) ^ c3 ^ k1) & MASK32, p0 & MASK32
+    return c0, c1, c2, c3
+
+
+def random_bits(seed, counter):
+    """Word counter % 4 of the Philox block counter // 4 under key seed
+    (docs/numerics.md, "The random bits")."""
+    seed &= (1 << 64) - 1
+    block = counter >> 2
+    words = philox4x32_10((block & MASK32, (block >> 32) & MASK32, 0, 0), (seed & MASK32, seed >> 32))
+    return words[counter & 3]
+
+
+# Random123's known answer for Philox-4x32-10 (kat_vectors): counter and key
+# all ones. Checked whenever the harness runs a test that uses random bits.
+assert philox4x32_10((MASK32,) * 4, (MASK32, MASK32)) == (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)
 
 
 def quantize(dtype, x):
@@ -241,7 +315,8 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         checker = Checker(options.tesserac, options.program or options.source, device, workdir)
         namespace = {"Tensor": Tensor, "f32": f32, "math": math, "run": checker.run, "REPEAT": repeat,
-                     "encode": encode, "decode": decode, "quantize": quantize}
+                     "encode": encode, "decode": decode, "quantize": quantize, "quantize_with": quantize_with,
+                     "decode_any": decode_any, "random_bits": random_bits}
         exec(compile(code, options.source + " (# PY: lines)", "exec"), namespace)
     return 1 if checker.failed else 0
 

@@ -1,0 +1,176 @@
+// Lowering: numeric policies (docs/numerics.md, "Policies").
+//
+// A policy lives on sema's types (sema::Policy on a scalar or a tensor
+// type). The lowering applies it where a tensor element is read or written
+// through a subscript (`t[i]`, `t[i] = v`, `t[i] op= v`) or tile.load /
+// tile.store, and reports every other use of a value whose type carries a
+// policy it does not implement as `lower.unsupported`: a policy is applied
+// or rejected, never dropped.
+#include <limits>
+
+#include "ir/lower/lowering.h"
+
+namespace tessera::ir {
+
+using SemaKind = sema::TypeKind;
+using sema::ScalarType;
+
+namespace {
+
+// A policy that changes values (more than @accum, which sema's promotion
+// implements): rounding, saturation, loss scaling or a custom class.
+bool changes_values(const sema::Policy& p) {
+  return p.stochastic_round || p.saturate || p.rounding != sema::RoundingMode::NearestEven || p.loss_scale != 0.0 ||
+         p.custom.valid();
+}
+
+}  // namespace
+
+std::optional<sema::Policy> Lowering::policy_of(NodeId node) const {
+  sema::TypeId t = typed_.node_types[node.index];
+  if (!t.valid()) return std::nullopt;
+  SemaKind k = typed_.types.kind(t);
+  if (k != SemaKind::Scalar && k != SemaKind::Tensor) return std::nullopt;
+  sema::PolicyId id = typed_.types.info(t).policy;
+  if (id == sema::PolicyId{}) return std::nullopt;
+  return typed_.types.policy(id);
+}
+
+void Lowering::require_policy(NodeId where, PolicyUse use) {
+  std::optional<sema::Policy> policy = policy_of(where);
+  if (!policy) return;
+  sema::TypeId t = typed_.node_types[where.index];
+  std::string type = "'" + typed_.types.to_string(t) + "'";
+  bool tensor = typed_.types.kind(t) == SemaKind::Tensor;
+  auto reject = [&](std::string_view what) {
+    std::string use_text = use == PolicyUse::ElementLoad    ? "reading an element of type "
+                           : use == PolicyUse::ElementStore ? "storing an element of type "
+                           : tensor                         ? "this use of a tensor of type "
+                                                            : "a value of type ";  // Other, AccumOnly
+    unsupported(where, "the numeric policy " + std::string(what) + " (" + use_text + type + ")");
+  };
+  if (use == PolicyUse::AccumOnly) {
+    if (changes_values(*policy)) reject("other than @accum of an MMA operand");
+    return;
+  }
+  if (use == PolicyUse::Other) {
+    // Only element accesses apply policies. @accum alone on a scalar is
+    // sema's business: arithmetic on the value already computes in the
+    // accumulation type (Checker::compute_type), which the lowering follows.
+    if (tensor) reject("of a tensor used other than by indexing one element");
+    if (changes_values(*policy)) reject("of a scalar value (policies apply to tensor element stores and loads)");
+    return;
+  }
+  if (policy->custom.valid()) reject("'@" + name_of(policy->custom.index) + "' (a @precision_policy class)");
+  ScalarType element = typed_.types.info(t).scalar;
+  if (element == ScalarType::F64 && changes_values(*policy)) reject("on an f64 element");
+  // Stores: @rounding, @saturate, @stochastic_round and @loss_scale are
+  // applied by convert_for_store; loads: @loss_scale by apply_load_policy
+  // (rounding policies do not concern reads).
+}
+
+namespace {
+
+std::string_view truncf_rounding(const sema::Policy& policy) {
+  if (policy.stochastic_round) return "stochastic";
+  switch (policy.rounding) {
+    case sema::RoundingMode::NearestEven: return "nearest_even";
+    case sema::RoundingMode::TowardZero: return "toward_zero";
+    case sema::RoundingMode::Down: return "down";
+    case sema::RoundingMode::Up: return "up";
+    case sema::RoundingMode::NearestAway: return "nearest_away";
+  }
+  return "nearest_even";
+}
+
+}  // namespace
+
+// The random bits of a stochastically rounded store (docs/numerics.md,
+// "Policies"): numerics::random_bits(seed, counter) with the policy's seed
+// (a constant, or a kernel integer parameter read at run time) and as
+// counter the element's row-major index in the tensor the subscript names,
+// so that the bits depend on the data's position only, never on which lane
+// or group stores it, and are the same on every target.
+Value* Lowering::random_bits_for(const sema::Policy& policy, const Place& place, NodeId where) {
+  Type i64 = context_.i64_type();
+  Value* seed = nullptr;
+  if (policy.seed_name.valid()) {
+    auto it = env_.find(policy.seed_name.index);
+    if (it == env_.end() || !it->second.is_value() || !it->second.value->type().is_scalar() ||
+        !it->second.value->type().is_int())
+      unsupported(where, "the seed '" + name_of(policy.seed_name.index) +
+                             "' of @stochastic_round, which is not an integer parameter of this function,");
+    seed = convert(it->second.value, i64);
+  } else {
+    seed = builder_.constant_int(policy.seed, i64);
+  }
+  Type m = place.memref->type();
+  Value* offset = nullptr;
+  for (size_t axis = 0; axis < place.indices.size(); ++axis) {
+    Value* i = place.indices[axis];
+    if (!offset) {
+      offset = i;
+      continue;
+    }
+    int64_t extent = m.shape()[axis];
+    Value* d = extent == kDynamic ? emit(OpKind::Dim, {place.memref}, context_.index_type(),
+                                         {{"axis", context_.int_attr(static_cast<int64_t>(axis))}})
+                                  : builder_.constant_index(extent);
+    offset = emit(OpKind::AddI, {emit(OpKind::MulI, {offset, d}, context_.index_type()), i}, context_.index_type());
+  }
+  Value* counter = convert(offset ? offset : builder_.constant_index(0), i64);
+  return emit(OpKind::RandomBits, {seed, counter}, context_.i32_type());
+}
+
+Value* Lowering::convert_for_store(Value* v, NodeId target, const Place& place) {
+  Type element = context_.scalar_type(place.memref->type().scalar());
+  std::optional<sema::Policy> policy = policy_of(target);
+  if (!policy || !changes_values(*policy)) return convert(v, element);  // (custom: rejected by require_policy)
+  Type f32 = context_.f32_type();
+  Type from = v->type();
+  bool directed = policy->stochastic_round || policy->rounding != sema::RoundingMode::NearestEven;
+  // The value as f32, exactly where the policy's rounding is not nearest
+  // even (an f64 or a wide integer would be rounded twice).
+  if (from.is_scalar() && !sema::is_float(from.scalar())) {
+    if (directed && sema::scalar_info(from.scalar()).bits > 16)
+      unsupported(target, "storing a " + std::string(from.str()) + " value with a rounding policy (" +
+                              typed_.types.to_string(typed_.node_types[target.index]) + ")");
+  } else if (from.is_scalar() && from.scalar() == ScalarType::F64 && element.scalar() != ScalarType::F64) {
+    if (directed)
+      unsupported(target, "storing an f64 value with a rounding policy (" +
+                              typed_.types.to_string(typed_.node_types[target.index]) + "), which would round twice,");
+  }
+  Value* x = (from.is_scalar() && from.scalar() == ScalarType::F64) ? v : convert(v, f32);
+  if (policy->loss_scale != 0.0) x = emit(OpKind::MulF, {x, builder_.constant_float(policy->loss_scale, x->type())}, x->type());
+  if (element.scalar() == ScalarType::F32 && x->type() == f32) {
+    if (!policy->saturate) return x;
+    // f32 @saturate: infinities become the largest finite f32 of their sign
+    // (ordered comparisons: a NaN stays).
+    Value* max = builder_.constant_float(static_cast<double>(std::numeric_limits<float>::max()), f32);
+    Value* min = builder_.constant_float(-static_cast<double>(std::numeric_limits<float>::max()), f32);
+    Value* above = emit(OpKind::CmpF, {x, max}, context_.bool_type(), {{"predicate", context_.string_attr("ogt")}});
+    x = emit(OpKind::Select, {above, max, x}, f32);
+    Value* below = emit(OpKind::CmpF, {x, min}, context_.bool_type(), {{"predicate", context_.string_attr("olt")}});
+    return emit(OpKind::Select, {below, min, x}, f32);
+  }
+  std::vector<NamedAttribute> attributes;
+  std::string_view rounding = truncf_rounding(*policy);
+  if (rounding != "nearest_even") attributes.push_back({"rounding", context_.string_attr(rounding)});
+  if (policy->saturate) attributes.push_back({"saturate", context_.unit_attr()});
+  if (policy->stochastic_round) {
+    Value* bits = random_bits_for(*policy, place, target);
+    Operation* op = builder_.create(OpKind::TruncF, {x, bits}, {element}, std::move(attributes));
+    return op->result();
+  }
+  return emit(OpKind::TruncF, {x}, element, std::move(attributes));
+}
+
+Value* Lowering::apply_load_policy(Value* loaded, NodeId node) {
+  std::optional<sema::Policy> policy = policy_of(node);
+  if (!policy || policy->loss_scale == 0.0) return loaded;
+  Type f32 = context_.f32_type();
+  Value* x = convert(loaded, f32);
+  return emit(OpKind::DivF, {x, builder_.constant_float(policy->loss_scale, f32)}, f32);
+}
+
+}  // namespace tessera::ir
