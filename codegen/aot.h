@@ -32,6 +32,9 @@ struct AotParameter {
   // Tensors: >= 0 a static size, -1 - k symbolic dimension k of the kernel,
   // INT64_MIN for `?`.
   std::vector<int64_t> dims;
+  // A tensor of a @precision_policy class: the class (its `storage` is
+  // `dtype`), and the next parameter is its scale, `NAME.scale`.
+  std::string policy;
 };
 
 struct AotKernel {

@@ -46,6 +46,39 @@ Value Checker::check_call(NodeId node) {
     }
   }
 
+  // `x.astype(T)`: the method spelling of `cast(x, T)` (NumPy's), typed and
+  // lowered as that builtin (its arguments: the object, then the dtype).
+  if (ast_.kind(callee) == NodeKind::Attribute && name_of(ast_.node(callee).payload) == "astype" &&
+      args.positional.size() == 1 && args.keywords.empty()) {
+    NodeId object = ast_.child(callee, 0);
+    Value x = check_expression(object);
+    TypeKind kind = types_.kind(x.type);
+    if (kind == TypeKind::Scalar || kind == TypeKind::UntypedInt || kind == TypeKind::UntypedFloat ||
+        kind == TypeKind::Tensor) {
+      set_type(callee, types_.builtin(static_cast<uint32_t>(BuiltinId::Cast)));
+      Value dtype = check_expression(args.positional[0]);
+      const TypeInfo& d = types_.info(dtype.type);
+      if (d.kind != TypeKind::Dtype || types_.kind(TypeId{d.payload}) != TypeKind::Scalar) {
+        if (d.kind != TypeKind::Error)
+          diags_.emit<diag::SemaArgumentType>(ast_.range(args.positional[0]), "dtype", "astype", "a dtype such as f32",
+                                              types_.to_string(dtype.type));
+        return Value{types_.error()};
+      }
+      ScalarType to = types_.info(TypeId{d.payload}).scalar;
+      out_.call_arguments[node.index] = {object, args.positional[0]};
+      if (kind == TypeKind::Tensor) {
+        std::vector<DimId> dims(types_.dims(x.type).begin(), types_.dims(x.type).end());
+        return Value{types_.tensor(to, {}, dims, value_space(), false, false)};
+      }
+      return Value{types_.scalar(to)};
+    }
+    if (kind == TypeKind::Dynamic || kind == TypeKind::Error) {
+      check_expression(args.positional[0]);
+      return Value{x.type};
+    }
+    // Anything else: reported as an unknown member below.
+  }
+
   Value target = check_expression(callee);
   const TypeInfo& info = types_.info(target.type);
   switch (info.kind) {

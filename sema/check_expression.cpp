@@ -46,6 +46,17 @@ TypeId Checker::default_type(TypeId type) {
   }
 }
 
+TypeId Checker::element_value_type(TypeId tensor) {
+  Policy policy = types_.policy(types_.info(tensor).policy);
+  const PolicyClass* custom = policy.custom.valid() ? out_.policy_class(policy.custom) : nullptr;
+  if (!custom) return types_.element_type(tensor);
+  // A @precision_policy element reads as `dequantize`'s `compute` value; a
+  // narrow `compute` does its arithmetic in `accumulate`.
+  Policy accum;
+  if (is_storage_float(custom->compute) && custom->accumulate != ScalarType::F32) accum.accum = custom->accumulate;
+  return types_.scalar(custom->compute, types_.intern_policy(accum));
+}
+
 TypeId Checker::compute_type(TypeId type) {
   const TypeInfo& info = types_.info(type);
   if (info.kind != TypeKind::Scalar) return type;
@@ -734,7 +745,7 @@ Value Checker::check_subscript(NodeId node) {
   }
   if (error) return Value{types_.error()};
   for (size_t d = consumed; d < dims.size(); ++d) remaining.push_back(dims[d]);
-  if (remaining.empty()) return Value{types_.element_type(base.type)};
+  if (remaining.empty()) return Value{element_value_type(base.type)};
   return Value{types_.tensor(info.scalar, info.policy, remaining, info.space, info.mut, info.seed_style)};
 }
 

@@ -75,13 +75,13 @@ std::optional<std::string> Checker::closest_name(std::string_view name,
   return result;
 }
 
-SourceRange Checker::function_name_range(NodeId def) const {
+SourceRange Checker::function_name_range(NodeId def, std::string_view keyword) const {
   NodeId decorators = ast_.child(def, 0);
   SourceOffset from = ast_.children(decorators).empty() ? ast_.range(def).begin : ast_.range(decorators).end;
   std::string_view text(diags_.sources().pointer(from), ast_.range(def).end - from);
-  size_t keyword = text.find("def");
-  if (keyword == std::string_view::npos) return ast_.range(def);
-  size_t name = text.find_first_not_of(" \t\\\r\n", keyword + 3);
+  size_t at = text.find(keyword);
+  if (at == std::string_view::npos) return ast_.range(def);
+  size_t name = text.find_first_not_of(" \t\\\r\n", at + keyword.size());
   std::string identifier = name_of(ast_.node(def).payload);
   if (name == std::string_view::npos) return ast_.range(def);
   return SourceRange{from + static_cast<SourceOffset>(name),
@@ -110,6 +110,13 @@ void Checker::run(NodeId module) {
   module_statement_begin_.reset();
   locals_.clear();
   for (uint32_t i = 0; i < out_.functions.size(); ++i) check_function(i);
+  // In source order, for a deterministic order of diagnostics.
+  for (NodeId statement : ast_.children(module)) {
+    if (ast_.kind(statement) != NodeKind::ClassDef) continue;
+    auto it = out_.policy_classes.find(ast_.node(statement).payload);
+    if (it != out_.policy_classes.end() && it->second.def == statement)
+      check_policy_class(IdentifierId{it->first}, it->second);
+  }
 }
 
 std::optional<Constant> Checker::evaluate_constant(NodeId node) const {
@@ -216,6 +223,7 @@ void Checker::collect_module_symbols(NodeId module) {
       }
       case NodeKind::ClassDef:
         define(n.payload, ModuleSymbol{ModuleSymbol::Kind::Class, statement}, n.range);
+        collect_policy_class(statement);
         break;
       case NodeKind::TypeAlias:
         define(n.payload, ModuleSymbol{ModuleSymbol::Kind::TypeAlias, statement}, n.range);
@@ -257,6 +265,108 @@ void Checker::collect_module_symbols(NodeId module) {
       }
       default:
         break;
+    }
+  }
+}
+
+// A `@precision_policy` class: its dtype fields (`storage`, `scale`,
+// `compute`, `accumulate`; f32 when absent, `accumulate` defaulting to
+// `compute`) and its `quantize` / `dequantize` methods, which become helper
+// functions without `self` (checked with the other functions, their
+// signatures by check_policy_class).
+void Checker::collect_policy_class(NodeId def) {
+  bool decorated = false;
+  for (NodeId decorator : ast_.children(ast_.child(def, 0))) {
+    NodeId head = ast_.child(decorator, 0);
+    if (dotted_path_of(ast_, values_, head) == "precision_policy") decorated = true;
+  }
+  if (!decorated) return;
+  IdentifierId class_name{ast_.node(def).payload};
+  PolicyClass policy;
+  policy.def = def;
+  bool has_accumulate = false;
+  for (NodeId statement : ast_.children(ast_.child(def, 2))) {
+    if (ast_.kind(statement) == NodeKind::Assign && ast_.children(statement).size() == 2 &&
+        ast_.kind(ast_.child(statement, 0)) == NodeKind::Name) {
+      std::string field = name_of(ast_.node(ast_.child(statement, 0)).payload);
+      ScalarType* slot = field == "storage"      ? &policy.storage
+                         : field == "scale"      ? &policy.scale
+                         : field == "compute"    ? &policy.compute
+                         : field == "accumulate" ? &policy.accumulate
+                                                 : nullptr;
+      if (!slot) continue;
+      NodeId value = ast_.child(statement, 1);
+      if (auto dtype = resolve_dtype_name(value, true)) {
+        *slot = *dtype;
+        if (field == "accumulate") has_accumulate = true;
+      } else {
+        diags_.emit<diag::SemaNotAType>(ast_.range(value), source_text(value));
+      }
+      continue;
+    }
+    if (ast_.kind(statement) != NodeKind::FunctionDef) continue;
+    std::string method = name_of(ast_.node(statement).payload);
+    if (method != "quantize" && method != "dequantize") continue;
+    FunctionInfo info;
+    info.def = statement;
+    info.name = values_.identifiers.intern(name_of(class_name) + "." + method);
+    info.policy_class = class_name;
+    info.first_parameter = ast_.children(ast_.child(statement, 1)).empty() ? 0 : 1;
+    out_.functions.push_back(info);
+    (method == "quantize" ? policy.quantize : policy.dequantize) = static_cast<uint32_t>(out_.functions.size() - 1);
+  }
+  if (!has_accumulate) policy.accumulate = policy.compute;
+  out_.policy_classes[class_name.index] = policy;
+}
+
+bool Checker::method_signature_matches(uint32_t index, std::span<const TypeId> parameters, TypeId result) {
+  check_function(index);  // no-op when done or in progress
+  const FunctionInfo& f = out_.functions[index];
+  if (f.first_parameter != 1 || f.parameter_types.size() != parameters.size()) return false;
+  for (size_t i = 0; i < parameters.size(); ++i)
+    if (f.parameter_types[i] != parameters[i]) return false;
+  return ast_.child(f.def, 2).valid() && f.return_type == result;
+}
+
+bool Checker::has_element_quantize(const PolicyClass& policy) {
+  if (policy.quantize == UINT32_MAX) return false;
+  TypeId parameters[] = {types_.scalar(policy.compute), types_.scalar(policy.scale)};
+  return method_signature_matches(policy.quantize, parameters, types_.scalar(policy.storage));
+}
+
+// After the methods were checked: the signatures a kernel's element loads
+// and stores call (docs/numerics.md, "Precision policy classes").
+void Checker::check_policy_class(IdentifierId class_name, PolicyClass& policy) {
+  std::string name = name_of(class_name);
+  std::string storage(scalar_info(policy.storage).name), scale(scalar_info(policy.scale).name),
+      compute(scalar_info(policy.compute).name);
+  TypeId storage_type = types_.scalar(policy.storage), scale_type = types_.scalar(policy.scale),
+         compute_type = types_.scalar(policy.compute);
+  SourceRange class_range = function_name_range(policy.def, "class");
+  auto signature_matches = [&](uint32_t index, std::initializer_list<TypeId> parameters, TypeId result) {
+    return method_signature_matches(index, std::span<const TypeId>(parameters.begin(), parameters.size()), result);
+  };
+  std::string dequantize_text = "dequantize(self, code: " + storage + ", scale: " + scale + ") -> " + compute;
+  std::string quantize_text = "quantize(self, x: " + compute + ", scale: " + scale + ") -> " + storage;
+  if (policy.dequantize == UINT32_MAX) {
+    diags_.emit<diag::SemaPolicyMissingMethod>(class_range, name, "dequantize",
+                                               "element loads call '" + dequantize_text + "'");
+  } else if (!signature_matches(policy.dequantize, {storage_type, scale_type}, compute_type)) {
+    diags_.emit<diag::SemaPolicyMethodSignature>(function_name_range(out_.functions[policy.dequantize].def), name,
+                                                 "dequantize", dequantize_text);
+  }
+  if (policy.quantize == UINT32_MAX) {
+    diags_.emit<diag::SemaPolicyMissingMethod>(class_range, name, "quantize",
+                                               "element stores call '" + quantize_text + "'");
+  } else if (signature_matches(policy.quantize, {compute_type, scale_type}, storage_type)) {
+    policy.element_quantize = true;
+  } else {
+    TypeId pair[] = {storage_type, scale_type};
+    if (!signature_matches(policy.quantize, {compute_type}, types_.tuple(pair))) {
+      diags_.emit<diag::SemaPolicyMethodSignature>(
+          function_name_range(out_.functions[policy.quantize].def), name, "quantize",
+          quantize_text + "' (per element, as kernels use it) or 'quantize(self, x: " + compute + ") -> (" + storage +
+              ", " + scale + ")");
     }
   }
 }
@@ -447,7 +557,7 @@ void Checker::check_function(uint32_t index) {
   }
 
   uint32_t parameter_index = 0;
-  for (NodeId parameter : ast_.children(parameters)) {
+  for (NodeId parameter : ast_.children(parameters).subspan(info.first_parameter)) {
     const Node& p = ast_.node(parameter);
     NodeId annotation = ast_.child(parameter, 0);
     NodeId default_value = ast_.child(parameter, 1);
@@ -799,6 +909,17 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
 void Checker::write_tensor_element(NodeId target, TypeId tensor, NodeId root) {
   raise_effect(Effect::State, ast_.range(target));
   const TypeInfo& info = types_.info(tensor);
+  // A kernel stores one element of a @precision_policy tensor with the
+  // per-element quantize (the one that takes the tensor's scale).
+  if (Policy policy = types_.policy(info.policy); in_kernel() && policy.custom.valid()) {
+    const PolicyClass* custom = out_.policy_class(policy.custom);
+    if (custom && custom->quantize != UINT32_MAX && !has_element_quantize(*custom)) {
+      diags_.emit<diag::SemaPolicyStoreNeedsScale>(ast_.range(target), name_of(policy.custom),
+                                                   std::string(scalar_info(custom->compute).name),
+                                                   std::string(scalar_info(custom->scale).name),
+                                                   std::string(scalar_info(custom->storage).name));
+    }
+  }
   if (info.space != AddressSpace::Global || info.mut) return;
   if (ast_.kind(root) != NodeKind::Name) return;
   auto it = locals_.find(ast_.node(root).payload);

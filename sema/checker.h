@@ -62,7 +62,7 @@ class Checker {
   // (global) in graph-level code.
   AddressSpace value_space() const { return in_kernel() ? AddressSpace::Local : AddressSpace::Global; }
   // The `def NAME` part of a function, for diagnostics about the function.
-  SourceRange function_name_range(NodeId def) const;
+  SourceRange function_name_range(NodeId def, std::string_view keyword = "def") const;
 
   // --- types (resolve_type.cpp) ---
   TypeId resolve_type(NodeId annotation);
@@ -80,7 +80,10 @@ class Checker {
   Value resolve_name(NodeId node);
   Value resolve_attribute(NodeId node);
   TypeId binary_result(NodeId node, std::string_view op, TypeId lhs, TypeId rhs, bool arithmetic);
-  TypeId compute_type(TypeId scalar);  // storage floats compute in their accumulation type
+  TypeId compute_type(TypeId scalar);
+  // The value of one element `t[i]`: the element type with the tensor's
+  // policy, or a @precision_policy class's `compute` type.
+  TypeId element_value_type(TypeId tensor);  // storage floats compute in their accumulation type
   bool is_assignable(TypeId from, TypeId to) const;
   TypeId default_type(TypeId type);  // untyped literals without context
   void finalize_bare_shared(IdentifierId name, TypeId element);
@@ -90,6 +93,12 @@ class Checker {
   std::optional<Constant> evaluate_constant(NodeId node) const;
   void check_function(uint32_t function_index);
   void read_decorators(FunctionInfo& info, NodeId decorators);
+  void collect_policy_class(NodeId def);
+  void check_policy_class(IdentifierId class_name, PolicyClass& policy);
+  // Whether the method (a function index) takes `parameters` (after `self`)
+  // and declares `result`; checks the method first.
+  bool method_signature_matches(uint32_t index, std::span<const TypeId> parameters, TypeId result);
+  bool has_element_quantize(const PolicyClass& policy);
   void read_kernel_decorator(FunctionInfo& info, NodeId decorator);
   void check_statements(NodeId suite);
   void check_statement(NodeId statement);

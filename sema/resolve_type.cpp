@@ -305,12 +305,21 @@ TypeId Checker::resolve_type(NodeId node) {
           auto format = lookup_dtype(path + "_" + name_of(ast_.node(arguments[0]).payload));
           if (format) return set_type(node, types_.scalar(format->type));
         }
-        auto scalar = resolve_dtype_name(object, true);
-        if (!scalar) {
-          diags_.emit<diag::SemaNotAType>(ast_.range(object), source_text(object));
-          return set_type(node, types_.error());
+        auto symbol = ast_.kind(object) == NodeKind::Name ? module_symbols_.find(ast_.node(object).payload)
+                                                          : module_symbols_.end();
+        if (symbol != module_symbols_.end() && symbol->second.kind == ModuleSymbol::Kind::Class) {
+          // `Q[m, k]`: a tensor of a @precision_policy class, like `Tensor["m", "k", Q]`.
+          TypeId element_type = resolve_type(object);
+          element = types_.info(element_type).scalar;
+          policy = types_.info(element_type).policy;
+        } else {
+          auto scalar = resolve_dtype_name(object, true);
+          if (!scalar) {
+            diags_.emit<diag::SemaNotAType>(ast_.range(object), source_text(object));
+            return set_type(node, types_.error());
+          }
+          element = *scalar;
         }
-        element = *scalar;
       }
       std::vector<DimId> dims;
       for (NodeId d : dim_nodes) {

@@ -9,6 +9,7 @@
 // complete, with the error type where something was wrong.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,30 @@ struct FunctionInfo {
   bool autodiff = false;
   std::vector<TypeId> parameter_types;
   TypeId return_type;
+  // A method of a @precision_policy class (`quantize`, `dequantize`): checked
+  // and lowered as a helper whose first source parameter, `self`, is not a
+  // parameter (first_parameter = 1; parameter_types start after it).
+  IdentifierId policy_class;
+  uint32_t first_parameter = 0;
+};
+
+// A `@precision_policy` class (docs/numerics.md, "Precision policy
+// classes"): its dtypes and methods. A kernel tensor whose element type is
+// the class stores `storage` codes; an element load is `dequantize(code,
+// scale)` in `compute`, an element store `quantize(x, scale)`, with the
+// tensor's per-tensor scale passed as a hidden scalar parameter after it.
+struct PolicyClass {
+  NodeId def;
+  ScalarType storage = ScalarType::F32;
+  ScalarType scale = ScalarType::F32;
+  ScalarType compute = ScalarType::F32;
+  ScalarType accumulate = ScalarType::F32;
+  uint32_t quantize = UINT32_MAX;    // function index of the method, UINT32_MAX when absent
+  uint32_t dequantize = UINT32_MAX;
+  // quantize(self, x: compute, scale: scale) -> storage: the per-element form
+  // that kernel stores use (the seed's quantize(self, x) -> (storage, scale)
+  // computes its own scale: graph-level only).
+  bool element_quantize = false;
 };
 
 // A compile-time constant value.
@@ -69,6 +94,12 @@ struct TypedModule {
   // the signature's parameters in order (positional, then by keyword), an
   // invalid id for an omitted optional one. Absent when the call had errors.
   std::unordered_map<uint32_t, std::vector<NodeId>> call_arguments;
+  // @precision_policy classes, by the index of the class's name.
+  std::unordered_map<uint32_t, PolicyClass> policy_classes;
+  const PolicyClass* policy_class(IdentifierId name) const {
+    auto it = policy_classes.find(name.index);
+    return it == policy_classes.end() ? nullptr : &it->second;
+  }
 };
 
 // Default shared-memory limit of one group (the portable static limit).

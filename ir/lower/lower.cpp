@@ -140,9 +140,13 @@ Operation* Lowering::function_op(uint32_t index) {
   NodeId parameters = ast_.child(info.def, 1);
   std::vector<Type> inputs;
   for (size_t i = 0; i < info.parameter_types.size(); ++i) {
-    NodeId parameter = ast_.children(parameters)[i];
+    NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
     inputs.push_back(required_type(info.parameter_types[i], parameter,
                                    "parameter '" + name_of(ast_.node(parameter).payload) + "'"));
+    // A kernel tensor of a @precision_policy class: its per-tensor scale
+    // follows it as a scalar parameter (docs/numerics.md, docs/abi.md).
+    if (const sema::PolicyClass* custom = kernel_policy_class(info, i))
+      inputs.push_back(context_.scalar_type(custom->scale));
   }
   std::vector<Type> results;
   if (info.return_type.valid()) {
@@ -220,10 +224,13 @@ void Lowering::lower_function(uint32_t index) {
   // Parameters, and the symbolic dimensions their shapes bind (`x: f32[n]`
   // makes `n` readable as tile.dim of x).
   NodeId parameters = ast_.child(info.def, 1);
+  policy_scales_.clear();
+  unsigned next_argument = 0;
   for (size_t i = 0; i < info.parameter_types.size(); ++i) {
-    NodeId parameter = ast_.children(parameters)[i];
-    Value* arg = entry_->argument(static_cast<unsigned>(i));
+    NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
+    Value* arg = entry_->argument(next_argument++);
     env_[ast_.node(parameter).payload] = Bound{arg, {}};
+    if (kernel_policy_class(info, i)) policy_scales_[ast_.node(parameter).payload] = entry_->argument(next_argument++);
     if (typed_.types.kind(info.parameter_types[i]) != SemaKind::Tensor) continue;
     auto dims = typed_.types.dims(info.parameter_types[i]);
     for (size_t axis = 0; axis < dims.size(); ++axis) {
@@ -467,9 +474,10 @@ void Lowering::lower_aug_assign(NodeId statement) {
     std::vector<Value*> operands{place.memref};
     operands.insert(operands.end(), place.indices.begin(), place.indices.end());
     Type element = context_.scalar_type(place.memref->type().scalar());
-    Value* current = apply_load_policy(builder_.create(OpKind::Load, std::span<Value* const>(operands),
-                                                       std::span<const Type>(&element, 1))->result(),
-                                       target);
+    Value* loaded =
+        builder_.create(OpKind::Load, std::span<Value* const>(operands), std::span<const Type>(&element, 1))->result();
+    const sema::PolicyClass* custom = element_policy_class(target);
+    Value* current = custom ? dequantize_element(loaded, target, *custom) : apply_load_policy(loaded, target);
     std::optional<Type> compute = typed_type(target);
     Type work = compute ? *compute : element;
     // A storage float computes in its accumulation type (sema's compute_type).
@@ -479,7 +487,8 @@ void Lowering::lower_aug_assign(NodeId statement) {
     }
     Value* rhs = value(value_node, work);
     Value* result = emit_binary(op, convert(current, work), convert(rhs, work), statement);
-    std::vector<Value*> store{convert_for_store(result, target, place), place.memref};
+    std::vector<Value*> store{custom ? quantize_element(result, target, *custom) : convert_for_store(result, target, place),
+                              place.memref};
     store.insert(store.end(), place.indices.begin(), place.indices.end());
     builder_.create(OpKind::Store, std::span<Value* const>(store), std::span<const Type>{});
     return;

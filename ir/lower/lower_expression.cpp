@@ -565,6 +565,7 @@ Bound Lowering::lower_subscript(NodeId node) {
   Type element = context_.scalar_type(place.memref->type().scalar());
   Value* loaded =
       builder_.create(OpKind::Load, std::span<Value* const>(operands), std::span<const Type>(&element, 1))->result();
+  if (const sema::PolicyClass* custom = element_policy_class(node)) return Bound{dequantize_element(loaded, node, *custom), {}};
   return Bound{apply_load_policy(loaded, node), {}};
 }
 
@@ -577,7 +578,9 @@ void Lowering::emit_store(NodeId target, Value* v) {
     builder_.create(OpKind::StoreTile, {v, view}, {});
     return;
   }
-  std::vector<Value*> operands{convert_for_store(v, target, place), place.memref};
+  const sema::PolicyClass* custom = element_policy_class(target);
+  std::vector<Value*> operands{custom ? quantize_element(v, target, *custom) : convert_for_store(v, target, place),
+                               place.memref};
   operands.insert(operands.end(), place.indices.begin(), place.indices.end());
   builder_.create(OpKind::Store, std::span<Value* const>(operands), std::span<const Type>{});
 }

@@ -174,3 +174,83 @@ Value* Lowering::apply_load_policy(Value* loaded, NodeId node) {
 }
 
 }  // namespace tessera::ir
+
+// --- @precision_policy classes ---------------------------------------------------
+//
+// A kernel tensor whose element type is a @precision_policy class holds the
+// class's `storage` codes; its per-tensor scale is the scalar argument that
+// follows it. Element loads call the class's `dequantize(code, scale)`,
+// element stores its per-element `quantize(x, scale)`: the methods are
+// helpers (sema checked them), lowered once and called like any helper, so
+// later passes and LLVM inline them like the others.
+
+namespace tessera::ir {
+
+const sema::PolicyClass* Lowering::kernel_policy_class(const sema::FunctionInfo& function, size_t i) const {
+  if (function.kind != sema::FunctionKind::Kernel) return nullptr;
+  sema::TypeId t = function.parameter_types[i];
+  if (typed_.types.kind(t) != SemaKind::Tensor) return nullptr;
+  sema::Policy policy = typed_.types.policy(typed_.types.info(t).policy);
+  return policy.custom.valid() ? typed_.policy_class(policy.custom) : nullptr;
+}
+
+const sema::PolicyClass* Lowering::element_policy_class(NodeId subscript) {
+  if (ast_.kind(subscript) != NodeKind::Subscript) return nullptr;
+  sema::TypeId t = typed_.node_types[ast_.child(subscript, 0).index];
+  if (!t.valid() || typed_.types.kind(t) != SemaKind::Tensor) return nullptr;
+  sema::Policy policy = typed_.types.policy(typed_.types.info(t).policy);
+  if (!policy.custom.valid()) return nullptr;
+  const sema::PolicyClass* custom = typed_.policy_class(policy.custom);
+  // A class without the @precision_policy decorator: rejected, never ignored.
+  if (!custom) unsupported(subscript, "the numeric policy '@" + name_of(policy.custom.index) + "' of a class that is not a @precision_policy");
+  return custom;
+}
+
+namespace {
+
+// The tensor a subscript chain names: `w` in `w[i]`, `w[r][c]`, `w[0:8][i]`.
+NodeId subscript_root(const Ast& ast, NodeId node) {
+  while (ast.kind(node) == NodeKind::Subscript) node = ast.child(node, 0);
+  return node;
+}
+
+}  // namespace
+
+namespace {
+
+Value* call_method(Lowering& lowering, uint32_t function_index, std::vector<Value*> operands) {
+  Operation* callee = lowering.function_op(function_index);
+  Type fn = callee->attr("function_type").type();
+  for (size_t i = 0; i < operands.size(); ++i) operands[i] = lowering.convert(operands[i], fn.input(i));
+  Type result = fn.result(0);
+  Operation* op = lowering.builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(&result, 1),
+                                           {{"callee", lowering.context_.symbol_attr(callee->symbol_name())}});
+  return op->result();
+}
+
+}  // namespace
+
+Value* Lowering::dequantize_element(Value* code, NodeId subscript, const sema::PolicyClass& custom) {
+  NodeId root = subscript_root(ast_, subscript);
+  auto scale = ast_.kind(root) == NodeKind::Name ? policy_scales_.find(ast_.node(root).payload) : policy_scales_.end();
+  std::string class_name = name_of(ast_.node(custom.def).payload);
+  if (scale == policy_scales_.end())
+    unsupported(subscript, "reading an element of a '@" + class_name +
+                               "' tensor that is not a kernel parameter (its scale is the kernel argument after it)");
+  if (custom.dequantize == UINT32_MAX) unsupported(subscript, "reading '@" + class_name + "' without 'dequantize'");
+  return call_method(*this, custom.dequantize, {code, scale->second});
+}
+
+Value* Lowering::quantize_element(Value* v, NodeId target, const sema::PolicyClass& custom) {
+  NodeId root = subscript_root(ast_, target);
+  auto scale = ast_.kind(root) == NodeKind::Name ? policy_scales_.find(ast_.node(root).payload) : policy_scales_.end();
+  std::string class_name = name_of(ast_.node(custom.def).payload);
+  if (scale == policy_scales_.end())
+    unsupported(target, "storing an element of a '@" + class_name +
+                            "' tensor that is not a kernel parameter (its scale is the kernel argument after it)");
+  if (!custom.element_quantize)
+    unsupported(target, "storing into '@" + class_name + "' without 'quantize(self, x, scale)'");
+  return call_method(*this, custom.quantize, {v, scale->second});  // a `storage` value: the memref's element type
+}
+
+}  // namespace tessera::ir

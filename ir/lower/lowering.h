@@ -144,6 +144,17 @@ class Lowering {
   // divides; the result is then f32 rather than the storage type).
   Value* apply_load_policy(Value* loaded, NodeId node);
   Value* random_bits_for(const sema::Policy& policy, const Place& place, NodeId where);
+  // @precision_policy classes (docs/numerics.md, "Precision policy classes").
+  // The class of parameter `i` of a kernel, when it is a tensor of one (its
+  // scale is then the next argument of the func.func); else null.
+  const sema::PolicyClass* kernel_policy_class(const sema::FunctionInfo& function, size_t i) const;
+  // The class of the tensor that the element access `subscript` reads or writes.
+  const sema::PolicyClass* element_policy_class(NodeId subscript);
+  // `code` (the storage value read at `subscript`) dequantized: a call of the
+  // class's `dequantize` with the tensor's scale.
+  Value* dequantize_element(Value* code, NodeId subscript, const sema::PolicyClass& custom);
+  // `v` quantized for a store at `target`: a call of `quantize` with the scale.
+  Value* quantize_element(Value* v, NodeId target, const sema::PolicyClass& custom);
 
   Context& context_;
   const Ast& ast_;
@@ -168,6 +179,7 @@ class Lowering {
   };
   std::unordered_map<uint32_t, DimSource> dim_sources_;  // symbolic dimension -> where to read it
   std::unordered_map<uint32_t, Value*> dim_values_;
+  std::unordered_map<uint32_t, Value*> policy_scales_;  // kernel tensor parameter -> its @precision_policy scale
   std::vector<Type> result_types_;
   std::unordered_map<uint32_t, std::pair<NodeId, std::string>> scoped_out_;  // name -> construct that defined it
   std::vector<Value*> pending_tokens_;  // async copies since the last commit, in this block

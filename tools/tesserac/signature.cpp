@@ -40,7 +40,21 @@ std::vector<codegen::AotKernel> kernel_signatures(const sema::TypedModule& typed
             p.dims.push_back(INT64_MIN);  // `?` or derived from other dimensions: not checked
           }
         }
+      // A tensor of a @precision_policy class: its per-tensor scale is the
+      // next parameter, `NAME.scale` (docs/abi.md, docs/numerics.md).
+      sema::Policy policy = typed.types.policy(info.policy);
+      const sema::PolicyClass* custom =
+          p.tensor && policy.custom.valid() ? typed.policy_class(policy.custom) : nullptr;
+      if (custom) p.policy = std::string(values.identifiers.name(policy.custom));
+      std::string tensor_name = p.name;
       k.parameters.push_back(std::move(p));
+      if (custom) {
+        codegen::AotParameter scale;
+        scale.name = tensor_name + ".scale";
+        scale.dtype = std::string(sema::scalar_info(custom->scale).name);
+        if (tessDtypeFromName(scale.dtype.c_str(), &code) == TESS_SUCCESS) scale.dtype_code = static_cast<uint32_t>(code);
+        k.parameters.push_back(std::move(scale));
+      }
     }
     std::string text = k.name + "(";
     for (size_t i = 0; i < k.parameters.size(); ++i) text += (i ? ", " : "") + describe_parameter(k, k.parameters[i]);
@@ -59,7 +73,7 @@ std::string describe_parameter(const codegen::AotKernel& kernel, const codegen::
     int64_t d = p.dims[i];
     text += d >= 0 ? std::to_string(d) : d == INT64_MIN ? "?" : kernel.symbols[static_cast<size_t>(-1 - d)];
   }
-  return text + "]";
+  return text + "]" + (p.policy.empty() ? "" : " @" + p.policy);
 }
 
 }  // namespace tessera
