@@ -907,8 +907,22 @@ class Emitter {
     if (to == sema::ScalarType::F16) format = &numerics::f16;
     if (!format) unsupported(op, "'arith.truncf' with a numeric policy to " + std::string(sema::scalar_info(to).name));
     llvm::Value* random = op->num_operands() > 1 ? get(op->operand(1)) : nullptr;
-    llvm::Value* code = emit_float_encode_bits(builder_, *format, f32, rounding, overflow, random);
     llvm::Type* to_type = value_type(op->result()->type(), op);
+    // sm_90 and newer convert f32 to e4m3/e5m2 in hardware with exactly
+    // these rules: round to nearest even, out of range and infinities to the
+    // largest finite value of the sign, NaN to the canonical 0x7F, subnormals
+    // kept (cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32; the PTX ISA; sm_89 has it
+    // from PTX 8.1 only, newer than the 7.8 we emit for it). Both halves
+    // get the value, so the byte taken does not depend on the packing order.
+    if (!host_ && arch_.sm >= 90 && rounding == numerics::Rounding::NearestEven &&
+        overflow == numerics::Overflow::Saturate && !f32->getType()->isVectorTy() &&
+        (format == &numerics::fp8_e4m3 || format == &numerics::fp8_e5m2)) {
+      llvm::Intrinsic::ID id = format == &numerics::fp8_e4m3 ? llvm::Intrinsic::nvvm_ff_to_e4m3x2_rn
+                                                              : llvm::Intrinsic::nvvm_ff_to_e5m2x2_rn;
+      llvm::Value* pair = builder_.CreateIntrinsic(builder_.getInt16Ty(), id, {f32, f32});
+      return builder_.CreateTrunc(pair, to_type);
+    }
+    llvm::Value* code = emit_float_encode_bits(builder_, *format, f32, rounding, overflow, random);
     if (narrow_float_format(to)) return builder_.CreateTrunc(code, to_type);
     auto* vector = llvm::dyn_cast<llvm::VectorType>(to_type);
     llvm::Type* i16 = vector ? static_cast<llvm::Type*>(llvm::VectorType::get(builder_.getInt16Ty(), vector->getElementCount()))
