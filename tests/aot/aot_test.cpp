@@ -5,14 +5,17 @@
 // kernel of the same name in one program. Runs on the CPU device.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <string>
 #include <vector>
 
+#include <tessera/numerics.hpp>
 #include <tessera/runtime.hpp>
 
 #include "concurrent.h"
+#include "narrow.h"
 #include "signatures.h"
 #include "two_a.h"
 #include "two_b.h"
@@ -261,4 +264,58 @@ TEST_CASE("threads launching a module that is not loaded yet") {
   REQUIRE(tessAotGetKernel(&concurrent::module(), 0, cpu.handle(), &a) == TESS_SUCCESS);
   REQUIRE(tessAotGetKernel(&concurrent::module(), 0, cpu.handle(), &b) == TESS_SUCCESS);
   CHECK(a == b);
+}
+
+TEST_CASE("packed fp4/fp6 and fp8 tensors through the generated header") {
+  namespace nm = tessera::numerics;
+  Device cpu = Device::cpu();
+  const int64_t n = 101;  // odd: the last fp4 byte is half used, fp6 elements straddle bytes
+  std::vector<uint8_t> a_bytes(nm::packed_bytes(n, 4)), b_bytes(nm::packed_bytes(n, 6)), c_bytes(n);
+  std::vector<float> expected(3 * n);
+  auto as_float = [](uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t a = static_cast<uint32_t>(i * 7) % 16, b = static_cast<uint32_t>(i * 13) % 64, c = static_cast<uint32_t>(i * 29) % 256;
+    nm::fp4_set(a_bytes.data(), static_cast<uint64_t>(i), a);
+    nm::fp6_set(b_bytes.data(), static_cast<uint64_t>(i), b);
+    c_bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(c);
+    expected[3 * i] = as_float(nm::decode_bits(nm::fp4_e2m1, a));
+    expected[3 * i + 1] = as_float(nm::decode_bits(nm::fp6_e3m2, b));
+    expected[3 * i + 2] = as_float(nm::decode_bits(nm::fp8_e4m3, c));
+  }
+  Array<uint8_t> a(cpu, a_bytes), b(cpu, b_bytes), c(cpu, c_bytes);
+  Array<float> out(cpu, std::vector<float>(3 * n, -1.0f));
+  REQUIRE_MESSAGE(narrow::decode(cpu.handle(), tessera::Grid(2),
+                                 tessera::TensorView<const tessera::fp4_e2m1, 1>(a.buffer.address(), {n}),
+                                 tessera::TensorView<const tessera::fp6_e3m2, 1>(b.buffer.address(), {n}),
+                                 tessera::TensorView<const tessera::fp8_e4m3, 1>(c.buffer.address(), {n}),
+                                 tessera::TensorView<float, 2>(out.buffer.address(), {n, 3})) == TESS_SUCCESS,
+                  last_error());
+  std::vector<float> decoded = out.read();
+  for (size_t i = 0; i < decoded.size(); ++i)
+    CHECK((decoded[i] == expected[i] || (std::isnan(decoded[i]) && std::isnan(expected[i]))));
+
+  // Encoding: round to nearest even, e5m2 overflow to inf, fp4 to its max.
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = 0.37f * static_cast<float>(i - 50) * static_cast<float>(i % 5);
+  x[3] = 1.0e6f;
+  Array<float> xs(cpu, x);
+  Array<uint8_t> packed(cpu, std::vector<uint8_t>(nm::packed_bytes(n, 4), 0xee)), codes(cpu, std::vector<uint8_t>(n, 0));
+  REQUIRE_MESSAGE(narrow::encode(cpu.handle(), tessera::Grid(2), tessera::TensorView<const float, 1>(xs.buffer.address(), {n}),
+                                 tessera::TensorView<tessera::fp4_e2m1, 1>(packed.buffer.address(), {n}),
+                                 tessera::TensorView<tessera::fp8_e5m2, 1>(codes.buffer.address(), {n})) == TESS_SUCCESS,
+                  last_error());
+  std::vector<uint8_t> packed_out = packed.read(), codes_out = codes.read();
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &x[static_cast<size_t>(i)], sizeof bits);
+    auto rne = [&](const nm::Format& f) { return nm::encode_bits(f, bits, nm::Rounding::NearestEven, nm::Overflow::Propagate); };
+    CHECK(nm::fp4_get(packed_out.data(), static_cast<uint64_t>(i)) == rne(nm::fp4_e2m1));
+    CHECK(codes_out[static_cast<size_t>(i)] == rne(nm::fp8_e5m2));
+  }
+  CHECK(codes_out[3] == 0x7c);  // +inf
+  CHECK((packed_out.back() >> 4) == 0xe);  // the unused high nibble of the last byte is kept
 }
