@@ -599,6 +599,15 @@ class Emitter {
   // tid / ntid / ctaid / nctaid of one axis; on the CPU from the launch
   // context and the lane (lane = x + group[0] * (y + group[1] * z)).
   llvm::Value* axis_sreg(const llvm::Intrinsic::ID (&ids)[3], int64_t axis) {
+    // A kernel runs only with its declared group shape (every launcher checks
+    // it), so the group's sizes are constants and ids past its rank are 0:
+    // fewer special-register reads and registers than %ntid / %tid.y.
+    if (ir::Attribute g = current_ir_function_ ? current_ir_function_->attr("group_shape") : ir::Attribute{}) {
+      std::vector<int64_t> shape = g.int_array();
+      bool inside = axis < static_cast<int64_t>(shape.size());
+      if (&ids == &kNtid) return builder_.getInt64(static_cast<uint64_t>(inside ? shape[static_cast<size_t>(axis)] : 1));
+      if (&ids == &kTid && !inside) return builder_.getInt64(0);
+    }
     if (!host_) return sreg(ids[axis]);
     if (&ids == &kNtid) return context_u32(cpu_context::kGroup, axis);
     if (&ids == &kCtaid) return context_u32(cpu_context::kGroupId, axis);
@@ -628,10 +637,10 @@ class Emitter {
     if (host_) return lane_;
     llvm::Value* x = sreg(kTid[0]);
     if (group_rank() == 1) return x;
-    llvm::Value* nx = sreg(kNtid[0]);
+    llvm::Value* nx = axis_sreg(kNtid, 0);
     llvm::Value* id = builder_.CreateAdd(x, builder_.CreateMul(sreg(kTid[1]), nx));
     if (group_rank() == 2) return id;
-    return builder_.CreateAdd(id, builder_.CreateMul(sreg(kTid[2]), builder_.CreateMul(nx, sreg(kNtid[1]))));
+    return builder_.CreateAdd(id, builder_.CreateMul(sreg(kTid[2]), builder_.CreateMul(nx, axis_sreg(kNtid, 1))));
   }
   llvm::Value* group_lanes() {
     llvm::Value* n = axis_sreg(kNtid, 0);
