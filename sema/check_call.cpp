@@ -247,6 +247,17 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
     }
     return v.constant->integer;
   };
+  // A shape argument: a tuple or list of extents, or one extent.
+  auto shape_extents = [&](NodeId shape) {
+    std::vector<NodeId> extents;
+    if (ast_.kind(shape) == NodeKind::Tuple || ast_.kind(shape) == NodeKind::List) {
+      extents.assign(ast_.children(shape).begin(), ast_.children(shape).end());
+      set_type(shape, types_.dynamic());
+    } else {
+      extents.push_back(shape);
+    }
+    return extents;
+  };
   auto require_dtype = [&](NodeId argument, const char* parameter) -> std::optional<ScalarType> {
     Value v = value_of(argument);
     const TypeInfo& ti = types_.info(v.type);
@@ -398,12 +409,7 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
           return Value{types_.error()};
         }
         element = require_dtype(dtype, "dtype");
-        if (ast_.kind(shape) == NodeKind::Tuple || ast_.kind(shape) == NodeKind::List) {
-          dim_nodes.assign(ast_.children(shape).begin(), ast_.children(shape).end());
-          set_type(shape, types_.dynamic());
-        } else {
-          dim_nodes.push_back(shape);
-        }
+        dim_nodes = shape_extents(shape);
       }
       std::vector<DimId> dims;
       uint64_t count = 1;
@@ -441,16 +447,8 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
       auto bound = bind({"shape", "dtype"}, 2);
       if (bound.empty()) return Value{types_.error()};
       auto element = require_dtype(bound[1], "dtype");
-      std::vector<NodeId> dim_nodes;
-      NodeId shape = bound[0];
-      if (ast_.kind(shape) == NodeKind::Tuple || ast_.kind(shape) == NodeKind::List) {
-        dim_nodes.assign(ast_.children(shape).begin(), ast_.children(shape).end());
-        set_type(shape, types_.dynamic());
-      } else {
-        dim_nodes.push_back(shape);
-      }
       std::vector<DimId> dims;
-      for (NodeId d : dim_nodes) {
+      for (NodeId d : shape_extents(bound[0])) {
         auto extent = require_constant_integer(d, "shape");
         dims.push_back(extent && *extent > 0 ? types_.constant_dim(*extent) : types_.dynamic_dim());
       }
