@@ -74,15 +74,8 @@ std::unique_ptr<llvm::TargetMachine> host_machine(int opt_level, std::string& er
     return nullptr;
   }
   if (cpu != "native") {
-    std::string target_error;
-    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(builder->getTargetTriple(), target_error);
-    if (!target) {
-      error = target_error;
-      return nullptr;
-    }
-    std::unique_ptr<llvm::MCSubtargetInfo> subtarget(target->createMCSubtargetInfo(builder->getTargetTriple(), cpu, ""));
-    if (!subtarget || !subtarget->isCPUStringValid(cpu)) {
-      error = "unknown CPU '" + cpu + "' for " + builder->getTargetTriple().str();
+    if (std::optional<std::string> triple = unknown_host_cpu(cpu)) {
+      error = "unknown CPU '" + cpu + "' for " + *triple;
       return nullptr;
     }
     builder->setCPU(cpu);
@@ -103,6 +96,18 @@ std::unique_ptr<llvm::TargetMachine> host_machine(int opt_level, std::string& er
 }
 
 }  // namespace
+
+std::optional<std::string> unknown_host_cpu(const std::string& cpu) {
+  if (cpu == "native") return std::nullopt;
+  initialize_native_target();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  // Made for the default CPU: made for an unknown one, LLVM prints a warning.
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(target ? target->createMCSubtargetInfo(triple, "", "") : nullptr);
+  if (subtarget && subtarget->isCPUStringValid(cpu)) return std::nullopt;
+  return triple.str();
+}
 
 std::optional<std::string> detect_host_target(HostTarget& target) {
   std::string error;

@@ -23,6 +23,10 @@ namespace tessera::codegen {
 // The running machine: its triple, data layout, CPU and features.
 std::optional<std::string> detect_host_target(HostTarget& target);
 
+// The host's triple when `cpu` is not a CPU LLVM knows for it (the driver's
+// codegen.unknown-host-cpu); nullopt when it is, and for "native".
+std::optional<std::string> unknown_host_cpu(const std::string& cpu);
+
 // Optimises a module made by emit_host_module at -O`opt_level` for `cpu`:
 // "native" (the running machine with all its features, as the JIT uses) or
 // an LLVM CPU name of the host architecture ("generic", "x86-64-v3").

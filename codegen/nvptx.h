@@ -21,6 +21,10 @@ struct PtxOptions {
 // Where libdevice is, or empty when it cannot be found.
 std::string find_libdevice(const std::string& cuda_root);
 const char* default_cuda_root();
+// `cuda_path` (--cuda-path), or default_cuda_root() when it is empty.
+inline std::string cuda_root_or_default(const std::string& cuda_path) {
+  return cuda_path.empty() ? std::string(default_cuda_root()) : cuda_path;
+}
 
 // Links libdevice when the module calls __nv_* math functions, optimises at
 // `opt_level` and prints PTX. Returns an error message on failure (the PTX

@@ -185,7 +185,7 @@ std::optional<std::string> generate_gpu_code(ir::Operation* module, const codege
       codegen::emit_nvptx_module(module, context, arch, diags, debug, options.bounds_check);
   if (!llvm_module) return std::nullopt;
   codegen::PtxOptions ptx_options{arch, options.debug_info ? 0 : options.opt_level, ""};
-  std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
+  std::string cuda_root = codegen::cuda_root_or_default(options.cuda_path);
   ptx_options.libdevice_path = codegen::find_libdevice(cuda_root);  // empty when absent
   std::string text;
   std::optional<std::string> error = ptx ? codegen::emit_ptx(*llvm_module, ptx_options, text)
@@ -211,6 +211,14 @@ std::vector<std::string> split(const std::string& text, char separator) {
   return parts;
 }
 
+// --host-cpu names a CPU of the host's architecture (objects only); false
+// after reporting codegen.unknown-host-cpu.
+bool host_cpu_known(const Options& options, DiagnosticEngine& diags) {
+  std::optional<std::string> triple = codegen::unknown_host_cpu(options.host_cpu);
+  if (triple) diags.emit_global<diag::CodegenUnknownHostCpu>(options.host_cpu, *triple);
+  return !triple;
+}
+
 // --target=cpu: --emit=llvm (optimised host LLVM IR) or --emit=obj (an ELF
 // object exporting tessera_cpu_kernels, docs/abi.md); "" after an error.
 std::string generate_cpu_code(ir::Operation* module, Emit emit, const Options& options, DiagnosticEngine& diags) {
@@ -221,13 +229,9 @@ std::string generate_cpu_code(ir::Operation* module, Emit emit, const Options& o
   if (!llvm_module) return "";
   std::string text;
   if (emit == Emit::Object) {
-    if (auto error = codegen::emit_host_object(*llvm_module, options.opt_level, text, options.host_cpu)) {
-      if (error->starts_with("cannot create the host target: unknown CPU")) {
-        diags.emit_global<diag::CodegenUnknownHostCpu>(options.host_cpu, error->substr(error->rfind(' ') + 1));
-        return "";
-      }
+    if (!host_cpu_known(options, diags)) return "";
+    if (auto error = codegen::emit_host_object(*llvm_module, options.opt_level, text, options.host_cpu))
       internal_error("codegen", *error);
-    }
     return text;
   }
   if (auto error = codegen::optimize_for_host(*llvm_module, options.opt_level)) internal_error("codegen", *error);
@@ -246,31 +250,39 @@ struct PtxAssembler {
 // nvcc runs: at -O2/-O3 nvJitLink 13.0 allocates registers differently, e.g.
 // 120 instead of 32 for bench/codegen/matmul.tsr on sm_80), else nvJitLink
 // in-process when it loads; --ptxas=PATH always means the process. Nullopt
-// after an error.
-std::optional<PtxAssembler> choose_assembler(const Options& options, const std::string& output_kind,
-                                             DiagnosticEngine& diags) {
-  std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
+// when there is none (`nvjitlink_error` says why nvJitLink did not load, if
+// it was tried).
+std::optional<PtxAssembler> find_assembler(const Options& options, std::string& nvjitlink_error) {
+  std::string cuda_root = codegen::cuda_root_or_default(options.cuda_path);
   PtxAssembler assembler;
   bool want_nvjitlink = options.assembler == "nvjitlink" ||
                         (options.assembler == "auto" && options.ptxas.empty() &&
                          codegen::find_tool("ptxas", "", cuda_root).empty());
   if (want_nvjitlink) {
-    std::string error;
-    assembler.nvjitlink = codegen::NvJitLink::load(options.nvjitlink, cuda_root, error);
+    assembler.nvjitlink = codegen::NvJitLink::load(options.nvjitlink, cuda_root, nvjitlink_error);
     if (assembler.nvjitlink) return assembler;
-    if (options.assembler == "nvjitlink") {
-      std::string where = options.nvjitlink.empty() ? cuda_root + "/lib64, /usr/local/cuda/lib64 or the library search path"
-                                                    : "'" + options.nvjitlink + "'";
-      diags.emit_global<diag::CodegenNvJitLinkNotFound>(output_kind, where, error);
-      return std::nullopt;
-    }
+    if (options.assembler == "nvjitlink") return std::nullopt;
   }
   assembler.ptxas = codegen::find_tool("ptxas", options.ptxas, cuda_root);
-  if (assembler.ptxas.empty()) {
-    diags.emit_global<diag::CodegenToolNotFound>(output_kind, "ptxas", cuda_root);
-    return std::nullopt;
-  }
+  if (assembler.ptxas.empty()) return std::nullopt;
   return assembler;
+}
+
+// find_assembler, reporting why there is none. Nullopt after an error.
+std::optional<PtxAssembler> choose_assembler(const Options& options, const std::string& output_kind,
+                                             DiagnosticEngine& diags) {
+  std::string error;
+  std::optional<PtxAssembler> assembler = find_assembler(options, error);
+  if (assembler) return assembler;
+  std::string cuda_root = codegen::cuda_root_or_default(options.cuda_path);
+  if (options.assembler == "nvjitlink") {
+    std::string where = options.nvjitlink.empty() ? cuda_root + "/lib64, /usr/local/cuda/lib64 or the library search path"
+                                                  : "'" + options.nvjitlink + "'";
+    diags.emit_global<diag::CodegenNvJitLinkNotFound>(output_kind, where, error);
+  } else {
+    diags.emit_global<diag::CodegenToolNotFound>(output_kind, "ptxas", cuda_root);
+  }
+  return std::nullopt;
 }
 
 // PTX -> cubin for one architecture; false after an error (reported).
@@ -318,7 +330,7 @@ std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options&
   if (emit == Emit::Llvm || emit == Emit::Ptx)
     return generate_gpu_code(module, archs[0], emit == Emit::Ptx, options, diags).value_or("");
 
-  std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
+  std::string cuda_root = codegen::cuda_root_or_default(options.cuda_path);
   std::optional<PtxAssembler> assembler = choose_assembler(options, emit == Emit::Cubin ? "cubin" : "fatbin", diags);
   if (!assembler) return "";
   std::vector<codegen::FatbinImage> images;
@@ -358,14 +370,11 @@ std::optional<std::pair<codegen::AotImageKind, std::string>> aot_gpu_image(ir::O
   if (options.gpu_code == "none") return std::make_pair(Kind::None, std::string());
   bool fatbin = options.gpu_code == "fatbin";
   if (options.gpu_code == "auto") {
-    // A fatbin when the toolkit's assembler is here; else PTX, which the
+    // A fatbin when an assembler and fatbinary are here; else PTX, which the
     // driver compiles when the module is loaded.
-    std::string cuda_root = options.cuda_path.empty() ? codegen::default_cuda_root() : options.cuda_path;
-    std::string error;
-    bool assembler = (options.assembler != "ptxas" && options.ptxas.empty() &&
-                      codegen::NvJitLink::load(options.nvjitlink, cuda_root, error)) ||
-                     (options.assembler != "nvjitlink" && !codegen::find_tool("ptxas", options.ptxas, cuda_root).empty());
-    fatbin = assembler && !codegen::find_tool("fatbinary", options.fatbinary, cuda_root).empty();
+    std::string ignored;
+    fatbin = find_assembler(options, ignored) &&
+             !codegen::find_tool("fatbinary", options.fatbinary, codegen::cuda_root_or_default(options.cuda_path)).empty();
   }
   if (fatbin) {
     std::string image = generate_gpu_binary(module, Emit::Fatbin, options, diags);
@@ -393,6 +402,7 @@ std::optional<std::pair<codegen::AotImageKind, std::string>> aot_gpu_image(ir::O
 std::string generate_aot_object(ir::Operation* module, const std::vector<codegen::AotKernel>& kernels,
                                 const std::string& name_space, const std::string& object_path, const Options& options,
                                 DiagnosticEngine& diags, std::string& header) {
+  if (!host_cpu_known(options, diags)) return "";
   auto image = aot_gpu_image(module, options, diags);
   if (!image) return "";
   codegen::AotObjectOptions aot;
@@ -405,13 +415,7 @@ std::string generate_aot_object(ir::Operation* module, const std::vector<codegen
   aot.bounds_check = options.bounds_check;
   std::string object;
   bool reported = false;
-  if (auto error = codegen::emit_aot_object(module, kernels, aot, diags, object, reported)) {
-    if (error->starts_with("cannot create the host target: unknown CPU")) {
-      diags.emit_global<diag::CodegenUnknownHostCpu>(options.host_cpu, error->substr(error->rfind(' ') + 1));
-      return "";
-    }
-    internal_error("codegen", *error);
-  }
+  if (auto error = codegen::emit_aot_object(module, kernels, aot, diags, object, reported)) internal_error("codegen", *error);
   if (reported) return "";
   header = aot_header(name_space, options.input, std::filesystem::path(object_path).filename().string(), kernels,
                       aot.image_kind, options.arch);
@@ -605,8 +609,8 @@ int run(int argc, char** argv) {
   app.add_flag("--bounds-check", options.bounds_check,
                "Check every tensor and shared-memory index; out of bounds fails the launch naming the .tsr location");
   app.add_option("--assembler", options.assembler,
-                 "PTX -> cubin: auto (libnvJitLink in-process when it loads, else the ptxas process; --ptxas=PATH "
-                 "asks for the process), nvjitlink, ptxas")
+                 "PTX -> cubin: auto (the ptxas process when it is found, else libnvJitLink in-process; --ptxas=PATH "
+                 "means the process), nvjitlink, ptxas")
       ->check(CLI::IsMember({"auto", "nvjitlink", "ptxas"}));
   app.add_option("--ptxas", options.ptxas, "ptxas to run for cubin/fatbin (default: <cuda-path>/bin/ptxas, then PATH)");
   app.add_option("--nvjitlink", options.nvjitlink,

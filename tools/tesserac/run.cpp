@@ -143,10 +143,8 @@ void parse_scalar(const Parameter& p, const std::string& text, unsigned char* ou
     char* end = nullptr;
     double v = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0') bad("expected a number");
-    float f = static_cast<float>(v);
-    uint32_t bits = 0;
-    std::memcpy(&bits, &f, sizeof bits);
-    uint32_t code = numerics::encode_bits(*format, bits, numerics::Rounding::NearestEven, numerics::Overflow::Propagate);
+    uint32_t code = numerics::encode(*format, static_cast<float>(v), numerics::Rounding::NearestEven,
+                                     numerics::Overflow::Propagate);
     std::memcpy(out, &code, format->bits() > 8 ? 2 : 1);  // little-endian
     return;
   }
@@ -474,7 +472,7 @@ class Runner {
     diags.flush();
     if (!llvm_module) return nullptr;
     codegen::PtxOptions ptx_options{*arch, options_.opt_level, ""};
-    std::string cuda_root = options_.cuda_path.empty() ? codegen::default_cuda_root() : options_.cuda_path;
+    std::string cuda_root = codegen::cuda_root_or_default(options_.cuda_path);
     ptx_options.libdevice_path = codegen::find_libdevice(cuda_root);
     std::string ptx;
     if (auto error = codegen::emit_ptx(*llvm_module, ptx_options, ptx)) {
@@ -524,8 +522,7 @@ class Runner {
       check(tessMalloc(device, bytes.size(), &a.device), "allocating " + parameters_[i].name);
       if (!bytes.empty())
         check(tessMemcpyHtoD(device, a.device, bytes.data(), bytes.size()), "copying " + parameters_[i].name);
-      tessDtype dtype;
-      check(tessDtypeFromName(parameters_[i].dtype.c_str(), &dtype), "dtype");
+      auto dtype = static_cast<tessDtype>(parameters_[i].dtype_code);  // from the signature
       check(tessTensorMakeContiguous(a.device, dtype, static_cast<int32_t>(a.array.shape.size()), a.array.shape.data(),
                                      &a.view),
             "tensor " + parameters_[i].name);

@@ -4,9 +4,23 @@
 #include <algorithm>
 #include <climits>
 
+#include "frontend/diagnostics/internal_error.h"
 #include "tessera/tessera_runtime.h"
 
 namespace tessera {
+
+namespace {
+
+// The runtime's tessDtype of a sema scalar type, by name (every scalar type a
+// parameter can have is one).
+uint32_t dtype_code(const std::string& name) {
+  tessDtype code = TESS_F32;
+  if (tessDtypeFromName(name.c_str(), &code) != TESS_SUCCESS)
+    internal_error("signature", "the scalar type '" + name + "' has no runtime dtype");
+  return static_cast<uint32_t>(code);
+}
+
+}  // namespace
 
 std::vector<codegen::AotKernel> kernel_signatures(const sema::TypedModule& typed, const Ast& ast, const ValueStores& values) {
   std::vector<codegen::AotKernel> kernels;
@@ -22,8 +36,7 @@ std::vector<codegen::AotKernel> kernel_signatures(const sema::TypedModule& typed
       p.name = std::string(values.identifiers.name(IdentifierId{ast.node(ast.children(parameters)[i]).payload}));
       sema::TypeInfo info = typed.types.info(f.parameter_types[i]);
       p.dtype = std::string(sema::scalar_info(info.scalar).name);
-      tessDtype code = TESS_F32;
-      if (tessDtypeFromName(p.dtype.c_str(), &code) == TESS_SUCCESS) p.dtype_code = static_cast<uint32_t>(code);
+      p.dtype_code = dtype_code(p.dtype);
       p.mut = info.mut;
       p.tensor = info.kind == sema::TypeKind::Tensor;
       if (p.tensor)
@@ -52,7 +65,7 @@ std::vector<codegen::AotKernel> kernel_signatures(const sema::TypedModule& typed
         codegen::AotParameter scale;
         scale.name = tensor_name + ".scale";
         scale.dtype = std::string(sema::scalar_info(custom->scale).name);
-        if (tessDtypeFromName(scale.dtype.c_str(), &code) == TESS_SUCCESS) scale.dtype_code = static_cast<uint32_t>(code);
+        scale.dtype_code = dtype_code(scale.dtype);
         k.parameters.push_back(std::move(scale));
       }
     }
