@@ -127,6 +127,9 @@ tessStatus check_arguments(const tessAotModule* module, const tessAotKernel& k, 
     if (!args[i]) return error("the argument pointer is null");
     if (!p.is_tensor) continue;
     const auto& t = *static_cast<const tessTensor*>(args[i]);
+    if (t.rank < 0 || t.rank > TESS_MAX_RANK)
+      return error(fmt::format("a tensor of rank {}, outside 0..{} (the kernel wants rank {})", t.rank, TESS_MAX_RANK,
+                               p.rank));
     if (t.dtype != p.dtype)
       return error(fmt::format("the tensor holds {}, the kernel wants {}", tessDtypeName(t.dtype) ? tessDtypeName(t.dtype) : "an invalid dtype",
                                tessDtypeName(p.dtype)));

@@ -186,6 +186,14 @@ TEST_CASE("the launch stub checks arguments before anything runs") {
                             d_view) == TESS_ERROR_INVALID_VALUE);
     CHECK(last_error().find("parameter 'a': the tensor holds f64, the kernel wants f32") != std::string::npos);
   }
+  SUBCASE("a typed view made with the wrong number of sizes") {
+    tessera::TensorView<const float, 1> two(a.buffer.address(), {p, q});
+    CHECK(signatures::ranks(cpu.handle(), tessera::Grid(1), two, b_view, c_view, d_view) == TESS_ERROR_INVALID_VALUE);
+    CHECK(last_error().find("parameter 'a': a rank-2 tensor of shape (3, 4), the kernel wants rank 1") != std::string::npos);
+    tessera::TensorView<const float, 1> nine(a.buffer.address(), {1, 1, 1, 1, 1, 1, 1, 1, 1});  // more than TESS_MAX_RANK
+    CHECK(signatures::ranks(cpu.handle(), tessera::Grid(1), nine, b_view, c_view, d_view) == TESS_ERROR_INVALID_VALUE);
+    CHECK(last_error().find("parameter 'a': a tensor of rank 9, outside 0..8 (the kernel wants rank 1)") != std::string::npos);
+  }
   SUBCASE("a null data pointer") {
     tessera::TensorView<const float, 1> null_a(tessDevicePtr{0}, {p});
     CHECK(signatures::ranks(cpu.handle(), tessera::Grid(1), null_a, b_view, c_view, d_view) == TESS_ERROR_INVALID_VALUE);

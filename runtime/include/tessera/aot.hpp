@@ -13,6 +13,7 @@
 // `TensorView<T, N>`. Shapes are checked when the kernel is launched.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -123,15 +124,15 @@ class TensorView {
   }
   void make_list(tessDevicePtr data, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> strides) {
     int64_t sizes[TESS_MAX_RANK] = {}, steps[TESS_MAX_RANK] = {};
-    int i = 0;
-    for (int64_t s : shape) sizes[i < TESS_MAX_RANK ? i++ : i] = s;
-    int given = static_cast<int>(shape.size());
-    int j = 0;
-    for (int64_t s : strides) steps[j < TESS_MAX_RANK ? j++ : j] = s;
+    std::copy_n(shape.begin(), std::min<size_t>(shape.size(), TESS_MAX_RANK), sizes);
+    std::copy_n(strides.begin(), std::min<size_t>(strides.size(), TESS_MAX_RANK), steps);
     make(data, sizes, strides.size() ? steps : nullptr);
     // A wrong number of sizes or strides makes the rank wrong, which the
     // launch reports with the kernel's signature.
-    if (given != Rank || (strides.size() && static_cast<int>(strides.size()) != Rank)) tensor_.rank = given;
+    if (shape.size() != Rank || (strides.size() && strides.size() != Rank)) {
+      tensor_.rank = static_cast<int32_t>(shape.size());
+      std::copy_n(sizes, TESS_MAX_RANK, tensor_.shape);
+    }
   }
 
   tessTensor tensor_;
