@@ -18,12 +18,14 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include <array>
 #include <limits>
 #include <unordered_map>
 
 #include "codegen/narrow_float.h"
 #include "frontend/diagnostics/internal_error.h"
 #include "ir/core/ir_text.h"
+#include "ir/core/tile_layout.h"
 
 namespace tessera::codegen {
 namespace {
@@ -154,13 +156,38 @@ class Emitter {
       unsupported(op, "a register tile of " + std::string(t.str()) + " over " + std::to_string(lanes) + " lanes");
     return elements / lanes;
   }
-  // Row and column of element j of this lane's share of an M x N tile.
+  // Row and column of element j of this lane's share of an M x N tile, in
+  // the tile's layout (ir/core/tile_layout.h).
   std::pair<llvm::Value*, llvm::Value*> tile_position(Type t, int64_t j, llvm::Value* lane) {
     int64_t columns = t.shape()[1];
+    if (t.layout() == ir::TileLayout::MmaAccumulator) {
+      ir::MmaTiling tiling = mma_tiling(t);
+      // The position is affine in the lane's warp coordinates and its quad:
+      // the constant part comes from j, the rest from the lane.
+      ir::TilePosition at = ir::mma_accumulator_position(tiling, 0, j);
+      llvm::Value* warp = builder_.CreateUDiv(lane, builder_.getInt64(ir::kWarpLanes));
+      llvm::Value* q = builder_.CreateURem(lane, builder_.getInt64(ir::kWarpLanes));
+      llvm::Value* warp_row = builder_.CreateUDiv(warp, builder_.getInt64(tiling.warps_n));
+      llvm::Value* warp_column = builder_.CreateURem(warp, builder_.getInt64(tiling.warps_n));
+      llvm::Value* row = builder_.CreateAdd(
+          builder_.CreateMul(warp_row, builder_.getInt64(tiling.tiles_m * ir::kMmaBlockRows)),
+          builder_.CreateAdd(builder_.CreateUDiv(q, builder_.getInt64(4)), builder_.getInt64(at.row)));
+      llvm::Value* column = builder_.CreateAdd(
+          builder_.CreateMul(warp_column, builder_.getInt64(tiling.tiles_n * ir::kMmaBlockColumns)),
+          builder_.CreateAdd(builder_.CreateMul(builder_.CreateURem(q, builder_.getInt64(4)), builder_.getInt64(2)),
+                             builder_.getInt64(at.column)));
+      return {row, column};
+    }
     llvm::Value* e = builder_.CreateAdd(lane, builder_.getInt64(j * group_size_static()));
     return {builder_.CreateUDiv(e, builder_.getInt64(columns)), builder_.CreateURem(e, builder_.getInt64(columns))};
   }
+  ir::MmaTiling mma_tiling(Type t) {
+    auto tiling = ir::mma_accumulator_tiling(t.shape()[0], t.shape()[1], group_size_static());
+    internal_check(tiling.has_value(), "codegen", "an mma_acc tile whose shape has no warp tiling");
+    return *tiling;
+  }
   void emit_mma(Operation* op);
+  void emit_mma_sync(Operation* op);
   void emit_store_tile(Operation* op);
 
   bool is_signed(Type t) {
@@ -1268,6 +1295,10 @@ void Emitter::emit_mma(Operation* op) {
   Type a_type = op->operand(0)->type(), b_type = op->operand(1)->type(), c_type = op->result()->type();
   if (!a_type.is(TypeKind::MemRef) || !b_type.is(TypeKind::MemRef))
     unsupported(op, "'tile.mma' of register tiles (operands must be shared memory)");
+  bool tensor_cores = a_type.scalar() == b_type.scalar() &&
+                      (a_type.scalar() == sema::ScalarType::F16 || a_type.scalar() == sema::ScalarType::BF16) &&
+                      c_type.scalar() == sema::ScalarType::F32 && a_type.shape()[1] % 16 == 0;
+  if (!host_ && c_type.layout() == ir::TileLayout::MmaAccumulator && tensor_cores) return emit_mma_sync(op);
   MemRef& a = memref(op->operand(0));
   MemRef& b = memref(op->operand(1));
   auto* vector_type = llvm::cast<llvm::FixedVectorType>(value_type(c_type, op));
@@ -1303,6 +1334,110 @@ void Emitter::emit_mma(Operation* op) {
     next = builder_.CreateInsertElement(next, sum, builder_.getInt64(j));
   }
   k->addIncoming(builder_.CreateAdd(k, builder_.getInt64(1)), builder_.GetInsertBlock());
+  acc->addIncoming(next, builder_.GetInsertBlock());
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(exit);
+  set(op->result(), acc);
+}
+
+// C (+)= A x B on the tensor cores: mma.sync.aligned.m16n8k16.row.col with
+// f16 or bf16 operands and f32 accumulators (sm_80+). The result is in the
+// mma_acc layout (ir/core/tile_layout.h), so each lane's share is its
+// accumulator fragments, block after block of its warp's patch. For each k
+// step of 16, a lane loads its A fragment of every block row and its B
+// fragment of every block column of the patch from shared memory (through
+// the views' swizzle and padding, element by element), then issues
+// tiles_m x tiles_n mma.sync. Fragment positions: PTX ISA, "Matrix
+// Fragments for mma.m16n8k16 with floating point type".
+void Emitter::emit_mma_sync(Operation* op) {
+  Type a_type = op->operand(0)->type(), b_type = op->operand(1)->type(), c_type = op->result()->type();
+  MemRef& a = memref(op->operand(0));
+  MemRef& b = memref(op->operand(1));
+  ir::MmaTiling tiling = mma_tiling(c_type);
+  auto* vector_type = llvm::cast<llvm::FixedVectorType>(value_type(c_type, op));
+  llvm::Value* init = op->num_operands() == 3 ? get(op->operand(2)) : llvm::Constant::getNullValue(vector_type);
+  bool bf16 = a_type.scalar() == sema::ScalarType::BF16;
+  llvm::Type* element = element_type(a_type, op);
+  auto* pair_type = llvm::FixedVectorType::get(element, 2);
+  llvm::Intrinsic::ID mma = bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
+
+  auto constant = [&](int64_t v) { return builder_.getInt64(v); };
+  llvm::Value* lane = local_linear();
+  llvm::Value* warp = builder_.CreateUDiv(lane, constant(ir::kWarpLanes));
+  llvm::Value* q = builder_.CreateURem(lane, constant(ir::kWarpLanes));
+  llvm::Value* group = builder_.CreateUDiv(q, constant(4));
+  llvm::Value* pair = builder_.CreateMul(builder_.CreateURem(q, constant(4)), constant(2));
+  // The lane's first A row and B column in the warp's patch.
+  llvm::Value* row0 = builder_.CreateAdd(
+      builder_.CreateMul(builder_.CreateUDiv(warp, constant(tiling.warps_n)),
+                         constant(tiling.tiles_m * ir::kMmaBlockRows)),
+      group);
+  llvm::Value* column0 = builder_.CreateAdd(
+      builder_.CreateMul(builder_.CreateURem(warp, constant(tiling.warps_n)),
+                         constant(tiling.tiles_n * ir::kMmaBlockColumns)),
+      group);
+
+  // Two elements as one 32-bit fragment register, the first in the low half.
+  auto load_pair = [&](MemRef& m, Type t, llvm::Value* row0_, llvm::Value* col0_, llvm::Value* row1_,
+                       llvm::Value* col1_) -> llvm::Value* {
+    llvm::Value* x = load_element(element_address(m, {row0_, col0_}, t, op), t, op);
+    llvm::Value* y = load_element(element_address(m, {row1_, col1_}, t, op), t, op);
+    llvm::Value* v = builder_.CreateInsertElement(llvm::PoisonValue::get(pair_type), x, uint64_t{0});
+    v = builder_.CreateInsertElement(v, y, uint64_t{1});
+    return bf16 ? builder_.CreateBitCast(v, builder_.getInt32Ty()) : v;
+  };
+
+  llvm::BasicBlock* preheader = builder_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(context_, "mma.k", current_function_);
+  auto* body = llvm::BasicBlock::Create(context_, "mma.body", current_function_);
+  auto* exit = llvm::BasicBlock::Create(context_, "mma.end", current_function_);
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(header);
+  llvm::PHINode* k = builder_.CreatePHI(builder_.getInt64Ty(), 2);
+  llvm::PHINode* acc = builder_.CreatePHI(vector_type, 2);
+  k->addIncoming(constant(0), preheader);
+  acc->addIncoming(init, preheader);
+  builder_.CreateCondBr(builder_.CreateICmpSLT(k, constant(a_type.shape()[1])), body, exit);
+  builder_.SetInsertPoint(body);
+
+  llvm::Value* k_lane = builder_.CreateAdd(k, pair);  // this lane's first k in the step
+  auto plus = [&](llvm::Value* v, int64_t c) { return c == 0 ? v : builder_.CreateAdd(v, constant(c)); };
+  std::vector<std::array<llvm::Value*, 4>> a_fragments;
+  for (int64_t tm = 0; tm < tiling.tiles_m; ++tm) {
+    // a0 a1: (g, k..k+1), a2 a3: (g+8, k..k+1), a4 a5: (g, k+8..), a6 a7: (g+8, k+8..)
+    std::array<llvm::Value*, 4> regs{};
+    for (int r = 0; r < 4; ++r) {
+      llvm::Value* row = plus(row0, tm * ir::kMmaBlockRows + (r & 1) * 8);
+      llvm::Value* col = plus(k_lane, r >= 2 ? 8 : 0);
+      regs[static_cast<size_t>(r)] = load_pair(a, a_type, row, col, row, plus(col, 1));
+    }
+    a_fragments.push_back(regs);
+  }
+  std::vector<std::array<llvm::Value*, 2>> b_fragments;
+  for (int64_t tn = 0; tn < tiling.tiles_n; ++tn) {
+    // b0 b1: (k..k+1, g), b2 b3: (k+8..k+9, g)
+    std::array<llvm::Value*, 2> regs{};
+    llvm::Value* col = plus(column0, tn * ir::kMmaBlockColumns);
+    for (int r = 0; r < 2; ++r) {
+      llvm::Value* row = plus(k_lane, r * 8);
+      regs[static_cast<size_t>(r)] = load_pair(b, b_type, row, col, plus(row, 1), col);
+    }
+    b_fragments.push_back(regs);
+  }
+  llvm::Value* next = acc;
+  for (int64_t tm = 0; tm < tiling.tiles_m; ++tm)
+    for (int64_t tn = 0; tn < tiling.tiles_n; ++tn) {
+      int64_t first = (tm * tiling.tiles_n + tn) * 4;
+      std::vector<llvm::Value*> args;
+      for (llvm::Value* r : a_fragments[static_cast<size_t>(tm)]) args.push_back(r);
+      for (llvm::Value* r : b_fragments[static_cast<size_t>(tn)]) args.push_back(r);
+      for (int64_t i = 0; i < 4; ++i) args.push_back(builder_.CreateExtractElement(next, constant(first + i)));
+      llvm::Value* d = intrinsic(mma, args);
+      for (unsigned i = 0; i < 4; ++i)
+        next = builder_.CreateInsertElement(next, builder_.CreateExtractValue(d, i), constant(first + i));
+    }
+  k->addIncoming(builder_.CreateAdd(k, constant(16)), builder_.GetInsertBlock());
   acc->addIncoming(next, builder_.GetInsertBlock());
   builder_.CreateBr(header);
   builder_.SetInsertPoint(exit);

@@ -1,9 +1,13 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <tuple>
+
 #include "frontend/diagnostics/internal_error.h"
 #include "ir/core/builder.h"
 #include "ir/core/ir.h"
 #include "ir/core/ir_text.h"
+#include "ir/core/tile_layout.h"
 #include "ir/core/verifier.h"
 
 namespace tessera::ir {
@@ -727,6 +731,62 @@ TEST_CASE("every operation kind has a unique name that maps back to it") {
     auto kind = static_cast<OpKind>(i);
     CHECK(op_kind_by_name(op_kind_name(kind)) == kind);
   }
+}
+
+}  // namespace
+}  // namespace tessera::ir
+
+namespace tessera::ir {
+namespace {
+
+TEST_CASE("the mma accumulator layout covers every element of a tile exactly once") {
+  for (auto [rows, columns, lanes] : {std::tuple{64, 64, 128}, {16, 8, 32}, {128, 64, 256}, {32, 128, 64}, {16, 64, 128}}) {
+    CAPTURE(rows);
+    CAPTURE(columns);
+    CAPTURE(lanes);
+    auto tiling = mma_accumulator_tiling(rows, columns, lanes);
+    REQUIRE(tiling);
+    CHECK(tiling->warps_m * tiling->warps_n * kWarpLanes == lanes);
+    int64_t share = rows * columns / lanes;
+    CHECK(tiling->tiles_m * tiling->tiles_n * 4 == share);
+    std::vector<int> seen(static_cast<size_t>(rows * columns), 0);
+    for (int64_t lane = 0; lane < lanes; ++lane)
+      for (int64_t j = 0; j < share; ++j) {
+        TilePosition p = mma_accumulator_position(*tiling, lane, j);
+        REQUIRE(p.row < rows);
+        REQUIRE(p.column < columns);
+        ++seen[static_cast<size_t>(p.row * columns + p.column)];
+      }
+    CHECK(std::count(seen.begin(), seen.end(), 1) == rows * columns);
+  }
+}
+
+TEST_CASE("the mma accumulator layout is PTX's m16n8k16 C fragment within a block") {
+  MmaTiling one{1, 1, 1, 1};
+  // PTX ISA: row = groupID (+8 for c2, c3), col = 2 * threadID_in_group + (i & 1).
+  for (int64_t lane = 0; lane < 32; ++lane)
+    for (int64_t i = 0; i < 4; ++i) {
+      TilePosition p = mma_accumulator_position(one, lane, i);
+      CHECK(p.row == (lane >> 2) + (i >= 2 ? 8 : 0));
+      CHECK(p.column == 2 * (lane % 4) + (i & 1));
+    }
+  // 64 x 64 over 4 warps: a 2 x 2 warp grid of 32 x 32 patches (2 x 4 blocks).
+  auto t = mma_accumulator_tiling(64, 64, 128);
+  REQUIRE(t);
+  CHECK(t->warps_m == 2);
+  CHECK(t->warps_n == 2);
+  CHECK(t->tiles_m == 2);
+  CHECK(t->tiles_n == 4);
+  TilePosition p = mma_accumulator_position(*t, 3 * 32 + 5, 4 * 5 + 3);  // warp 3, block 5 = (1, 1), c3
+  CHECK(p.row == 32 + 16 + 1 + 8);
+  CHECK(p.column == 32 + 8 + 2 + 1);
+}
+
+TEST_CASE("shapes that do not split into whole blocks over whole warps have no mma layout") {
+  CHECK_FALSE(mma_accumulator_tiling(64, 64, 100));  // not whole warps
+  CHECK_FALSE(mma_accumulator_tiling(24, 64, 128));  // rows not a multiple of 16
+  CHECK_FALSE(mma_accumulator_tiling(64, 12, 128));  // columns not a multiple of 8
+  CHECK_FALSE(mma_accumulator_tiling(16, 8, 64));    // one block, two warps
 }
 
 }  // namespace

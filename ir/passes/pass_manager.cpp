@@ -30,7 +30,7 @@ const std::vector<std::string_view>& default_tile_pipeline() {
   // Why this order: docs/ir/passes.md ("The default pipeline").
   static const std::vector<std::string_view> pipeline = {
       "inline", "canonicalize", "cse", "licm", "canonicalize", "dce",
-      "uniformity", "address-space-inference", "shared-layout", "verify"};
+      "uniformity", "address-space-inference", "shared-layout", "tile-layout", "verify"};
   return pipeline;
 }
 

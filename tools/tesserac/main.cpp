@@ -21,6 +21,7 @@
 #include "frontend/parse/parse.h"
 #include "ir/core/ir_text.h"
 #include "ir/lower/lower.h"
+#include "ir/passes/pass_manager.h"
 #include "codegen/aot.h"
 #include "codegen/gpu_arch.h"
 #include "codegen/host.h"
@@ -519,6 +520,15 @@ int compile(const Options& options) {
         debug_hook("lower");
         ir::Context context;
         ir::OwningModule module = ir::lower_to_tile_ir(context, ast, values, *typed, diags);
+        if (module) {
+          // Of the IR passes (docs/ir/passes.md), code generation needs the
+          // layouts of register tiles; LLVM does the rest's work.
+          g_current_phase = "ir passes";
+          ir::PassManager passes;
+          passes.add("tile-layout");
+          ir::PassContext pass_context{context, diags};
+          passes.run(module.get(), pass_context);
+        }
         if (module && emit == Emit::TileIr) {
           ir::PrintOptions print{options.print_locations};
           output = ir::print_operation(module.get(), print);

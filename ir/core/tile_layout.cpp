@@ -1,0 +1,30 @@
+#include "ir/core/tile_layout.h"
+
+namespace tessera::ir {
+
+std::optional<MmaTiling> mma_accumulator_tiling(int64_t rows, int64_t columns, int64_t lanes) {
+  if (rows <= 0 || columns <= 0 || lanes <= 0 || lanes % kWarpLanes != 0) return std::nullopt;
+  if (rows % kMmaBlockRows != 0 || columns % kMmaBlockColumns != 0) return std::nullopt;
+  int64_t warps = lanes / kWarpLanes;
+  int64_t blocks_m = rows / kMmaBlockRows, blocks_n = columns / kMmaBlockColumns;
+  std::optional<MmaTiling> best;
+  for (int64_t warps_m = 1; warps_m <= warps; ++warps_m) {
+    if (warps % warps_m != 0) continue;
+    int64_t warps_n = warps / warps_m;
+    if (blocks_m % warps_m != 0 || blocks_n % warps_n != 0) continue;
+    MmaTiling t{warps_m, warps_n, blocks_m / warps_m, blocks_n / warps_n};
+    if (!best || 2 * t.tiles_m + t.tiles_n < 2 * best->tiles_m + best->tiles_n) best = t;
+  }
+  return best;
+}
+
+TilePosition mma_accumulator_position(const MmaTiling& tiling, int64_t lane, int64_t j) {
+  int64_t warp = lane / kWarpLanes, q = lane % kWarpLanes;
+  int64_t block = j / 4, element = j % 4;
+  int64_t block_m = (warp / tiling.warps_n) * tiling.tiles_m + block / tiling.tiles_n;
+  int64_t block_n = (warp % tiling.warps_n) * tiling.tiles_n + block % tiling.tiles_n;
+  return {block_m * kMmaBlockRows + q / 4 + (element >= 2 ? 8 : 0),
+          block_n * kMmaBlockColumns + 2 * (q % 4) + (element & 1)};
+}
+
+}  // namespace tessera::ir

@@ -1,0 +1,52 @@
+// Where the elements of a register tile live (`tile<MxNxT, layout>`).
+//
+// A register tile is spread over the G lanes of its group; each lane holds a
+// share of M*N/G elements as one short vector, element j of the share being
+// some (row, column) of the tile. The layout is that mapping:
+//
+//   generic   lane l holds elements l, l + G, l + 2G, ... of the row-major
+//             tile: consecutive lanes hold consecutive columns, so stores
+//             coalesce. Any shape whose size is a multiple of G.
+//   mma_acc   the accumulator layout of the tensor cores' mma.sync
+//             m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16"): the
+//             tile is cut into 16 x 8 blocks; the W = G/32 warps form a
+//             warps_m x warps_n grid, warp w at (w / warps_n, w % warps_n),
+//             and each warp owns a tiles_m x tiles_n patch of blocks. In a
+//             block, lane q of the warp holds (q/4, 2(q%4)), (q/4, 2(q%4)+1),
+//             (q/4+8, 2(q%4)), (q/4+8, 2(q%4)+1). Element j of the share is
+//             fragment element j % 4 of block j / 4 of the patch, blocks in
+//             row-major order.
+//
+// Layouts other than generic are chosen by the `tile-layout` pass
+// (docs/ir/passes.md); code generation reads them from the type. The
+// functions here are the one definition both use.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace tessera::ir {
+
+struct MmaTiling {
+  int64_t warps_m = 1, warps_n = 1;  // the warp grid over the tile
+  int64_t tiles_m = 1, tiles_n = 1;  // 16 x 8 blocks per warp, down and across
+};
+
+inline constexpr int64_t kMmaBlockRows = 16;
+inline constexpr int64_t kMmaBlockColumns = 8;
+inline constexpr int64_t kWarpLanes = 32;
+
+// The warp grid of an M x N mma_acc tile over `lanes` lanes, or nullopt when
+// the shape does not split into whole 16 x 8 blocks evenly over whole warps.
+// Of the grids that do, the one loading the fewest fragments per k step
+// (2 * tiles_m + tiles_n: an A fragment is twice a B fragment), the fewest
+// warp rows on a tie; a pure function of its arguments, so every phase agrees.
+std::optional<MmaTiling> mma_accumulator_tiling(int64_t rows, int64_t columns, int64_t lanes);
+
+// Row and column of element `j` of lane `lane`'s share (lane in 0..lanes).
+struct TilePosition {
+  int64_t row = 0, column = 0;
+};
+TilePosition mma_accumulator_position(const MmaTiling& tiling, int64_t lane, int64_t j);
+
+}  // namespace tessera::ir
