@@ -167,10 +167,10 @@ class Emitter {
       ir::TilePosition at = ir::mma_accumulator_position(tiling, 0, j);
       llvm::Value* warp = builder_.CreateUDiv(lane, builder_.getInt64(ir::kWarpLanes));
       llvm::Value* q = builder_.CreateURem(lane, builder_.getInt64(ir::kWarpLanes));
-      llvm::Value* warp_row = builder_.CreateUDiv(warp, builder_.getInt64(tiling.warps_n));
-      llvm::Value* warp_column = builder_.CreateURem(warp, builder_.getInt64(tiling.warps_n));
+      llvm::Value* warp_row = builder_.CreateURem(warp, builder_.getInt64(tiling.warps_m));
+      llvm::Value* warp_column = builder_.CreateUDiv(warp, builder_.getInt64(tiling.warps_m));
       llvm::Value* row = builder_.CreateAdd(
-          builder_.CreateMul(warp_row, builder_.getInt64(tiling.tiles_m * ir::kMmaBlockRows)),
+          builder_.CreateMul(warp_row, builder_.getInt64(ir::kMmaBlockRows)),
           builder_.CreateAdd(builder_.CreateUDiv(q, builder_.getInt64(4)), builder_.getInt64(at.row)));
       llvm::Value* column = builder_.CreateAdd(
           builder_.CreateMul(warp_column, builder_.getInt64(tiling.tiles_n * ir::kMmaBlockColumns)),
@@ -1343,9 +1343,9 @@ void Emitter::emit_mma(Operation* op) {
 // C (+)= A x B on the tensor cores: mma.sync.aligned.m16n8k16.row.col with
 // f16 or bf16 operands and f32 accumulators (sm_80+). The result is in the
 // mma_acc layout (ir/core/tile_layout.h), so each lane's share is its
-// accumulator fragments, block after block of its warp's patch. For each k
+// accumulator fragments, block after block of the warp. For each k
 // step of 16, a lane loads its A fragment of every block row and its B
-// fragment of every block column of the patch from shared memory (through
+// fragment of every block column of the warp from shared memory (through
 // the views' swizzle and padding, element by element), then issues
 // tiles_m x tiles_n mma.sync. Fragment positions: PTX ISA, "Matrix
 // Fragments for mma.m16n8k16 with floating point type".
@@ -1368,13 +1368,12 @@ void Emitter::emit_mma_sync(Operation* op) {
   llvm::Value* q = builder_.CreateURem(lane, constant(ir::kWarpLanes));
   llvm::Value* group = builder_.CreateUDiv(q, constant(4));
   llvm::Value* pair = builder_.CreateMul(builder_.CreateURem(q, constant(4)), constant(2));
-  // The lane's first A row and B column in the warp's patch.
+  // The lane's first A row and B column in the warp's blocks: block rows
+  // are strided over the warps (warps_m apart), block columns contiguous.
   llvm::Value* row0 = builder_.CreateAdd(
-      builder_.CreateMul(builder_.CreateUDiv(warp, constant(tiling.warps_n)),
-                         constant(tiling.tiles_m * ir::kMmaBlockRows)),
-      group);
+      builder_.CreateMul(builder_.CreateURem(warp, constant(tiling.warps_m)), constant(ir::kMmaBlockRows)), group);
   llvm::Value* column0 = builder_.CreateAdd(
-      builder_.CreateMul(builder_.CreateURem(warp, constant(tiling.warps_n)),
+      builder_.CreateMul(builder_.CreateUDiv(warp, constant(tiling.warps_m)),
                          constant(tiling.tiles_n * ir::kMmaBlockColumns)),
       group);
 
@@ -1408,7 +1407,7 @@ void Emitter::emit_mma_sync(Operation* op) {
     // a0 a1: (g, k..k+1), a2 a3: (g+8, k..k+1), a4 a5: (g, k+8..), a6 a7: (g+8, k+8..)
     std::array<llvm::Value*, 4> regs{};
     for (int r = 0; r < 4; ++r) {
-      llvm::Value* row = plus(row0, tm * ir::kMmaBlockRows + (r & 1) * 8);
+      llvm::Value* row = plus(row0, tm * tiling.warps_m * ir::kMmaBlockRows + (r & 1) * 8);
       llvm::Value* col = plus(k_lane, r >= 2 ? 8 : 0);
       regs[static_cast<size_t>(r)] = load_pair(a, a_type, row, col, row, plus(col, 1));
     }

@@ -770,16 +770,35 @@ TEST_CASE("the mma accumulator layout is PTX's m16n8k16 C fragment within a bloc
       CHECK(p.row == (lane >> 2) + (i >= 2 ? 8 : 0));
       CHECK(p.column == 2 * (lane % 4) + (i & 1));
     }
-  // 64 x 64 over 4 warps: a 2 x 2 warp grid of 32 x 32 patches (2 x 4 blocks).
+  // 64 x 64 over 4 warps: one warpgroup, warps stacked along M (wgmma's
+  // m64n64), each warp 1 x 8 blocks.
   auto t = mma_accumulator_tiling(64, 64, 128);
   REQUIRE(t);
-  CHECK(t->warps_m == 2);
-  CHECK(t->warps_n == 2);
-  CHECK(t->tiles_m == 2);
-  CHECK(t->tiles_n == 4);
-  TilePosition p = mma_accumulator_position(*t, 3 * 32 + 5, 4 * 5 + 3);  // warp 3, block 5 = (1, 1), c3
-  CHECK(p.row == 32 + 16 + 1 + 8);
-  CHECK(p.column == 32 + 8 + 2 + 1);
+  CHECK(t->warps_m == 4);
+  CHECK(t->warps_n == 1);
+  CHECK(t->tiles_m == 1);
+  CHECK(t->tiles_n == 8);
+  TilePosition p = mma_accumulator_position(*t, 3 * 32 + 5, 4 * 5 + 3);  // warp 3, block (0, 5), c3
+  CHECK(p.row == 48 + 1 + 8);
+  CHECK(p.column == 40 + 2 + 1);
+  // 256 x 64 over 8 warps: a 4 x 2 grid (two warpgroups side by side), 4 x 4
+  // blocks each; block rows strided over the warps: warp 5 (row 1, column 1)
+  // has block rows 1, 5, 9, 13.
+  auto u = mma_accumulator_tiling(256, 64, 256);
+  REQUIRE(u);
+  CHECK(u->warps_m == 4);
+  CHECK(u->warps_n == 2);
+  CHECK(u->tiles_m == 4);
+  CHECK(u->tiles_n == 4);
+  p = mma_accumulator_position(*u, 5 * 32 + 0, 8 * 4);  // warp 5, its block (2, 0), c0
+  CHECK(p.row == 9 * 16);
+  CHECK(p.column == 32);
+  // Without a wgmma-compatible grid the cheapest, fewer warp rows on a tie:
+  // 32 x 64 over 4 warps, 2 x 2 blocks per warp.
+  auto v = mma_accumulator_tiling(32, 64, 128);
+  REQUIRE(v);
+  CHECK(v->warps_m == 1);
+  CHECK(v->warps_n == 4);
 }
 
 TEST_CASE("shapes that do not split into whole blocks over whole warps have no mma layout") {

@@ -1,5 +1,7 @@
 #include "ir/core/tile_layout.h"
 
+#include <utility>
+
 namespace tessera::ir {
 
 std::optional<MmaTiling> mma_accumulator_tiling(int64_t rows, int64_t columns, int64_t lanes) {
@@ -13,7 +15,8 @@ std::optional<MmaTiling> mma_accumulator_tiling(int64_t rows, int64_t columns, i
     int64_t warps_n = warps / warps_m;
     if (blocks_m % warps_m != 0 || blocks_n % warps_n != 0) continue;
     MmaTiling t{warps_m, warps_n, blocks_m / warps_m, blocks_n / warps_n};
-    if (!best || 2 * t.tiles_m + t.tiles_n < 2 * best->tiles_m + best->tiles_n) best = t;
+    auto rank = [](const MmaTiling& x) { return std::pair{x.warps_m % 4 != 0, 2 * x.tiles_m + x.tiles_n}; };
+    if (!best || rank(t) < rank(*best)) best = t;
   }
   return best;
 }
@@ -21,8 +24,8 @@ std::optional<MmaTiling> mma_accumulator_tiling(int64_t rows, int64_t columns, i
 TilePosition mma_accumulator_position(const MmaTiling& tiling, int64_t lane, int64_t j) {
   int64_t warp = lane / kWarpLanes, q = lane % kWarpLanes;
   int64_t block = j / 4, element = j % 4;
-  int64_t block_m = (warp / tiling.warps_n) * tiling.tiles_m + block / tiling.tiles_n;
-  int64_t block_n = (warp % tiling.warps_n) * tiling.tiles_n + block % tiling.tiles_n;
+  int64_t block_m = (block / tiling.tiles_n) * tiling.warps_m + warp % tiling.warps_m;
+  int64_t block_n = (warp / tiling.warps_m) * tiling.tiles_n + block % tiling.tiles_n;
   return {block_m * kMmaBlockRows + q / 4 + (element >= 2 ? 8 : 0),
           block_n * kMmaBlockColumns + 2 * (q % 4) + (element & 1)};
 }

@@ -7,15 +7,21 @@
 //   generic   lane l holds elements l, l + G, l + 2G, ... of the row-major
 //             tile: consecutive lanes hold consecutive columns, so stores
 //             coalesce. Any shape whose size is a multiple of G.
-//   mma_acc   the accumulator layout of the tensor cores' mma.sync
-//             m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16"): the
-//             tile is cut into 16 x 8 blocks; the W = G/32 warps form a
-//             warps_m x warps_n grid, warp w at (w / warps_n, w % warps_n),
-//             and each warp owns a tiles_m x tiles_n patch of blocks. In a
-//             block, lane q of the warp holds (q/4, 2(q%4)), (q/4, 2(q%4)+1),
-//             (q/4+8, 2(q%4)), (q/4+8, 2(q%4)+1). Element j of the share is
-//             fragment element j % 4 of block j / 4 of the patch, blocks in
-//             row-major order.
+//   mma_acc   the accumulator layout of the tensor cores (PTX ISA, "Matrix
+//             Fragments for mma.m16n8k16" and wgmma's "Register Fragments"):
+//             the tile is cut into 16 x 8 blocks; the W = G/32 warps form a
+//             warps_m x warps_n grid, warp w at row w % warps_m and column
+//             w / warps_m, and each warp owns tiles_m x tiles_n blocks: block
+//             rows warp_row, warp_row + warps_m, ... (strided) and block
+//             columns warp_column * tiles_n + 0 .. tiles_n - 1 (contiguous).
+//             In a block, lane q of the warp holds (q/4, 2(q%4)),
+//             (q/4, 2(q%4)+1), (q/4+8, 2(q%4)), (q/4+8, 2(q%4)+1). Element j
+//             of the share is fragment element j % 4 of the warp's block
+//             j / 4, blocks in row-major order. The same registers serve
+//             mma.sync (any grid) and wgmma: when warps_m is a multiple of 4,
+//             the 4 warps of a warpgroup hold 4 consecutive block rows of the
+//             same columns, which is wgmma's m64nN accumulator, its blocks
+//             in wgmma's register order.
 //
 // Layouts other than generic are chosen by the `tile-layout` pass
 // (docs/ir/passes.md); code generation reads them from the type. The
@@ -38,9 +44,11 @@ inline constexpr int64_t kWarpLanes = 32;
 
 // The warp grid of an M x N mma_acc tile over `lanes` lanes, or nullopt when
 // the shape does not split into whole 16 x 8 blocks evenly over whole warps.
-// Of the grids that do, the one loading the fewest fragments per k step
-// (2 * tiles_m + tiles_n: an A fragment is twice a B fragment), the fewest
-// warp rows on a tie; a pure function of its arguments, so every phase agrees.
+// Of the grids that do, those whose warps_m is a multiple of 4 (warpgroups
+// along M, so wgmma can produce the tile) first; among them the one loading
+// the fewest fragments per k step (2 * tiles_m + tiles_n: an A fragment is
+// twice a B fragment), the fewest warp rows on a tie. A pure function of its
+// arguments, so every phase agrees.
 std::optional<MmaTiling> mma_accumulator_tiling(int64_t rows, int64_t columns, int64_t lanes);
 
 // Row and column of element `j` of lane `lane`'s share (lane in 0..lanes).
