@@ -19,6 +19,7 @@
 #include <llvm/TargetParser/Triple.h>
 
 #include <array>
+#include <bit>
 #include <limits>
 #include <unordered_map>
 
@@ -689,15 +690,21 @@ class Emitter {
     std::vector<llvm::Value*> position;
     for (size_t d = 0; d < rank; ++d) position.push_back(builder_.CreateAdd(m.origin[d], indices[d]));
     if (m.root.swizzle() == ir::Swizzle::Xor && rank >= 2) {
-      // 16-byte chunks of a row are permuted: chunk ^= row % min(8, chunks per row)
-      // (docs/codegen.md); the same mapping on every target.
+      // 16-byte chunks of a row are permuted: chunk ^= (row >> s) % min(8,
+      // chunks per row), s = 3 - log2(chunks) for rows shorter than 128
+      // bytes, else 0: for rows of 32, 64 and 128 bytes the tensor cores'
+      // 32/64/128-byte swizzle (the byte offset's bits 4..6 xor bits 7..9),
+      // so wgmma reads these buffers as they are (docs/codegen.md). The same
+      // mapping on every target.
       int64_t bytes = std::max<int64_t>(1, sema::scalar_info(elem.scalar()).bits / 8);
       int64_t per_chunk = std::max<int64_t>(1, 16 / bytes);
       int64_t columns = m.root.shape()[m.root.rank() - 1];  // a view may have dropped leading dimensions
       int64_t chunks = columns / per_chunk;
       if (chunks >= 2 && (chunks & (chunks - 1)) == 0 && columns % per_chunk == 0) {
         int64_t mask = std::min<int64_t>(8, chunks) - 1;
+        int64_t shift = chunks >= 8 ? 0 : 3 - std::countr_zero(static_cast<uint64_t>(chunks));
         llvm::Value* row = position[rank - 2];
+        if (shift != 0) row = builder_.CreateLShr(row, builder_.getInt64(shift));
         llvm::Value* col = position[rank - 1];
         llvm::Value* chunk = builder_.CreateUDiv(col, builder_.getInt64(per_chunk));
         llvm::Value* within = builder_.CreateURem(col, builder_.getInt64(per_chunk));
@@ -1709,7 +1716,9 @@ void Emitter::emit(Operation* op) {
                                                   std::to_string(shared_count_++),
                                               nullptr, llvm::GlobalValue::NotThreadLocal, kSharedSpace);
       if (global) {
-        global->setAlignment(llvm::Align(static_cast<uint64_t>(op->int_attr("alignment", 16))));
+        int64_t alignment = op->int_attr("alignment", 16);
+        if (m.swizzle() == ir::Swizzle::Xor) alignment = std::max(alignment, ir::swizzle_alignment(m));
+        global->setAlignment(llvm::Align(static_cast<uint64_t>(alignment)));
         desc->base = global;
       }
       describe_static_buffer(*desc, m, pitch);

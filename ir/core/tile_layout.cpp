@@ -30,4 +30,15 @@ TilePosition mma_accumulator_position(const MmaTiling& tiling, int64_t lane, int
           block_n * kMmaBlockColumns + 2 * (q % 4) + (element & 1)};
 }
 
+int64_t shared_row_bytes(Type memref) {
+  if (memref.rank() < 2) return 0;
+  int64_t columns = memref.shape()[memref.rank() - 1] + memref.padding();
+  return columns * static_cast<int64_t>(sema::scalar_info(memref.scalar()).bits) / 8;
+}
+
+int64_t swizzle_alignment(Type memref) {
+  int64_t row = memref.padding() == 0 ? shared_row_bytes(memref) : 0;
+  return row == 32 || row == 64 || row == 128 ? 8 * row : 128;
+}
+
 }  // namespace tessera::ir

@@ -31,6 +31,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "ir/core/types.h"
+
 namespace tessera::ir {
 
 struct MmaTiling {
@@ -56,5 +58,14 @@ struct TilePosition {
   int64_t row = 0, column = 0;
 };
 TilePosition mma_accumulator_position(const MmaTiling& tiling, int64_t lane, int64_t j);
+
+// Bytes per row of a 2-D (or higher) shared buffer, padding included.
+int64_t shared_row_bytes(Type memref);
+
+// The alignment an XOR-swizzled shared buffer gets (docs/codegen.md,
+// "Swizzle"): its pattern repeats every 8 rows, so for rows of 32, 64 or 128
+// bytes 8 rows (256, 512 or 1024 bytes; the tensor cores' swizzle is on
+// absolute addresses), else 128 bytes.
+int64_t swizzle_alignment(Type memref);
 
 }  // namespace tessera::ir

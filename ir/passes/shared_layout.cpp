@@ -10,9 +10,10 @@
 // Size: the memref's elements plus `pad N` elements after each innermost row,
 // at the element's width, rounded up to whole bytes.
 // Alignment: at least 16 bytes (vector and async-copy accesses move 16
-// bytes), at least the allocation's `alignment` attribute, and 128 bytes for
-// an XOR-swizzled buffer: the swizzle permutes 16-byte chunks within rows of
-// up to 8 chunks, which avoids bank conflicts only when a row of 128 bytes
+// bytes), at least the allocation's `alignment` attribute, and for an
+// XOR-swizzled buffer `swizzle_alignment` (ir/core/tile_layout.h): 8 rows
+// for rows of 32, 64 or 128 bytes, whose swizzle is the tensor cores' and is
+// computed on absolute addresses, else 128 bytes, so that each permuted row
 // starts where the 32 four-byte banks start again.
 //
 // Results: `offset` on every allocation, `alignment` raised to the one used,
@@ -22,13 +23,13 @@
 // ir.shared-limit-exceeded.
 #include <algorithm>
 
+#include "ir/core/tile_layout.h"
 #include "ir/passes/passes.h"
 
 namespace tessera::ir {
 namespace {
 
 constexpr int64_t kMinAlignment = 16;
-constexpr int64_t kSwizzleAlignment = 128;
 constexpr int64_t kDefaultSharedLimit = 227 * 1024;
 
 int64_t align_up(int64_t value, int64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
@@ -46,7 +47,8 @@ int64_t buffer_bytes(Type m) {
 
 int64_t buffer_alignment(Operation* alloc) {
   int64_t alignment = std::max(kMinAlignment, alloc->int_attr("alignment", kMinAlignment));
-  if (alloc->result()->type().swizzle() == Swizzle::Xor) alignment = std::max(alignment, kSwizzleAlignment);
+  if (alloc->result()->type().swizzle() == Swizzle::Xor)
+    alignment = std::max(alignment, swizzle_alignment(alloc->result()->type()));
   return alignment;
 }
 
