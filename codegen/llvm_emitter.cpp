@@ -10,6 +10,7 @@
 #include <llvm/BinaryFormat/Dwarf.h>
 #include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
@@ -18,6 +19,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <limits>
@@ -189,6 +191,8 @@ class Emitter {
   }
   void emit_mma(Operation* op);
   void emit_mma_sync(Operation* op);
+  bool wgmma_operand(Operation* op, unsigned operand, int64_t row_bytes);
+  void emit_wgmma(Operation* op);
   void emit_store_tile(Operation* op);
 
   bool is_signed(Type t) {
@@ -1305,7 +1309,15 @@ void Emitter::emit_mma(Operation* op) {
   bool tensor_cores = a_type.scalar() == b_type.scalar() &&
                       (a_type.scalar() == sema::ScalarType::F16 || a_type.scalar() == sema::ScalarType::BF16) &&
                       c_type.scalar() == sema::ScalarType::F32 && a_type.shape()[1] % 16 == 0;
-  if (!host_ && c_type.layout() == ir::TileLayout::MmaAccumulator && tensor_cores) return emit_mma_sync(op);
+  if (!host_ && c_type.layout() == ir::TileLayout::MmaAccumulator && tensor_cores) {
+    ir::MmaTiling tiling = mma_tiling(c_type);
+    bool warpgroups = tiling.warps_n == 1 && tiling.warps_m % 4 == 0;
+    int64_t element_bytes = 2;
+    if (arch_.wgmma && arch_.sm == 90 && arch_.arch_specific && warpgroups &&
+        wgmma_operand(op, 0, a_type.shape()[1] * element_bytes) && wgmma_operand(op, 1, b_type.shape()[1] * element_bytes))
+      return emit_wgmma(op);
+    return emit_mma_sync(op);
+  }
   MemRef& a = memref(op->operand(0));
   MemRef& b = memref(op->operand(1));
   auto* vector_type = llvm::cast<llvm::FixedVectorType>(value_type(c_type, op));
@@ -1447,6 +1459,128 @@ void Emitter::emit_mma_sync(Operation* op) {
   acc->addIncoming(next, builder_.GetInsertBlock());
   builder_.CreateBr(header);
   builder_.SetInsertPoint(exit);
+  set(op->result(), acc);
+}
+
+// Whether operand `operand` of a tile.mma is a whole swizzled shared buffer
+// whose rows of `row_bytes` bytes are one of the tensor cores' swizzle
+// widths, so that wgmma reads it in place: the view must be the allocation
+// itself (origin 0, its shape), without padding. A run-time choice between
+// such buffers (double buffering) is fine: the base pointer is a value.
+bool Emitter::wgmma_operand(Operation* op, unsigned operand, int64_t row_bytes) {
+  Type t = op->operand(operand)->type();
+  MemRef& m = memref(op->operand(operand));
+  if (m.root.swizzle() != ir::Swizzle::Xor || m.root.padding() != 0 || m.root.rank() != 2 || !std::ranges::equal(t.shape(), m.root.shape()))
+    return false;
+  if (row_bytes != 32 && row_bytes != 64 && row_bytes != 128) return false;
+  for (llvm::Value* o : m.origin)
+    if (!llvm::isa<llvm::ConstantInt>(o) || !llvm::cast<llvm::ConstantInt>(o)->isZero()) return false;
+  return true;
+}
+
+// C (+)= A x B with wgmma.mma_async (sm_90a): each warpgroup (4 warps)
+// computes 64 rows of the tile per instruction, m64nNk16 with N the tile's
+// width, A and B read by the tensor cores straight from shared memory
+// through matrix descriptors. The mma_acc layout with warps_n == 1 is
+// exactly wgmma's accumulator (ir/core/tile_layout.h): warpgroup g's
+// instruction for block row step tm covers rows 16 * (tm * warps_m + 4g)
+// and up, and its N/2 registers are that slice of the lane's share.
+//
+// Operands (wgmma_operand): A is M x K row-major = K-major, B is K x N
+// row-major = MN-major (transposed, imm-trans-b = 1); both are XOR-swizzled
+// buffers with rows of 32, 64 or 128 bytes, which is the tensor cores'
+// 32/64/128-byte swizzle on addresses aligned to 8 rows (swizzle_alignment),
+// so the canonical layouts (PTX ISA, "Shared Memory Matrix Layout"):
+// K-major ((8,m),(T,2k)):((W,SBO),(1,T)) and MN-major
+// ((T,W/T,m),(8,k)):((1,T,LBO),(W,SBO)), W the row in elements, with
+// SBO = 8 rows. A k step moves A's start 32 bytes along its row and B's 16
+// rows down; the start addresses are linear (the hardware applies the
+// swizzle to the absolute address).
+//
+// Ordering: the group's earlier shared-memory writes (st.shared, cp.async)
+// are generic-proxy writes, and wgmma reads through the async proxy: every
+// lane fences (fence.proxy.async.shared::cta) and the group meets at a
+// barrier before the first wgmma; wgmma.fence, the instructions,
+// commit_group and wait_group 0 follow, so the accumulators are final when
+// the operation ends.
+void Emitter::emit_wgmma(Operation* op) {
+  Type a_type = op->operand(0)->type(), b_type = op->operand(1)->type(), c_type = op->result()->type();
+  MemRef& a = memref(op->operand(0));
+  MemRef& b = memref(op->operand(1));
+  ir::MmaTiling tiling = mma_tiling(c_type);
+  auto* vector_type = llvm::cast<llvm::FixedVectorType>(value_type(c_type, op));
+  llvm::Value* acc = op->num_operands() == 3 ? get(op->operand(2)) : llvm::Constant::getNullValue(vector_type);
+  bool bf16 = a_type.scalar() == sema::ScalarType::BF16;
+  int64_t k_total = a_type.shape()[1], n = c_type.shape()[1];
+  int64_t a_row_bytes = k_total * 2, b_row_bytes = n * 2;
+  auto constant = [&](int64_t v) { return builder_.getInt64(v); };
+
+  // A descriptor: bits 0-13 start >> 4, 16-29 leading byte offset >> 4,
+  // 32-45 stride byte offset >> 4, 62-63 the swizzle (1: 128 B, 2: 64 B, 3: 32 B).
+  auto swizzle_mode = [](int64_t row_bytes) -> uint64_t { return row_bytes == 128 ? 1 : row_bytes == 64 ? 2 : 3; };
+  auto descriptor = [&](llvm::Value* start, int64_t leading, int64_t stride, int64_t row_bytes) {
+    uint64_t fields = (static_cast<uint64_t>(leading >> 4) & 0x3FFF) << 16 |
+                      (static_cast<uint64_t>(stride >> 4) & 0x3FFF) << 32 | swizzle_mode(row_bytes) << 62;
+    llvm::Value* address = builder_.CreateAnd(builder_.CreateLShr(start, constant(4)), constant(0x3FFF));
+    return builder_.CreateOr(address, builder_.getInt64(fields));
+  };
+  auto shared_address = [&](MemRef& m) { return builder_.CreatePtrToInt(m.base, builder_.getInt64Ty()); };
+
+  // Make the group's shared-memory writes visible to the async proxy.
+  intrinsic(llvm::Intrinsic::nvvm_fence_proxy_async_shared_cta);
+  intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {builder_.getInt32(0)});
+  intrinsic(llvm::Intrinsic::nvvm_wgmma_fence_sync_aligned);
+
+  // The instruction: N/2 accumulators in and out, two descriptors, scale-d = 1
+  // (always accumulate; a first mma starts from zeros), no negation, A
+  // K-major (0), B MN-major (1).
+  int64_t registers = n / 2;
+  std::string type = bf16 ? "bf16" : "f16";
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(2 * registers + 2) +
+                     ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type + " {";
+  std::string constraints;
+  for (int64_t r = 0; r < registers; ++r) {
+    text += (r ? ", $" : "$") + std::to_string(r);
+    constraints += (r ? ",=f" : "=f");
+  }
+  text += "}, $" + std::to_string(2 * registers) + ", $" + std::to_string(2 * registers + 1) + ", p, 1, 1, 0, 1;\n}";
+  for (int64_t r = 0; r < registers; ++r) constraints += "," + std::to_string(r);
+  constraints += ",l,l,r";
+  std::vector<llvm::Type*> outputs(static_cast<size_t>(registers), builder_.getFloatTy());
+  std::vector<llvm::Type*> inputs(static_cast<size_t>(registers), builder_.getFloatTy());
+  inputs.push_back(builder_.getInt64Ty());
+  inputs.push_back(builder_.getInt64Ty());
+  inputs.push_back(builder_.getInt32Ty());
+  auto* asm_type = llvm::FunctionType::get(llvm::StructType::get(context_, outputs), inputs, false);
+  llvm::InlineAsm* wgmma = llvm::InlineAsm::get(asm_type, text, constraints, /*hasSideEffects=*/true);
+
+  llvm::Value* warpgroup = builder_.CreateUDiv(local_linear(), constant(4 * ir::kWarpLanes));
+  llvm::Value* a_base = shared_address(a);
+  llvm::Value* b_base = shared_address(b);
+  for (int64_t k = 0; k < k_total; k += 16) {
+    llvm::Value* b_start = builder_.CreateAdd(b_base, constant(k * b_row_bytes));
+    llvm::Value* b_descriptor = descriptor(b_start, 16, 8 * b_row_bytes, b_row_bytes);
+    for (int64_t tm = 0; tm < tiling.tiles_m; ++tm) {
+      // First row of this warpgroup's 64: 16 * (tm * warps_m + 4 * g).
+      llvm::Value* row = builder_.CreateAdd(constant(16 * tm * tiling.warps_m),
+                                            builder_.CreateMul(warpgroup, constant(64)));
+      llvm::Value* a_start =
+          builder_.CreateAdd(a_base, builder_.CreateAdd(builder_.CreateMul(row, constant(a_row_bytes)), constant(2 * k)));
+      llvm::Value* a_descriptor = descriptor(a_start, 16, 8 * a_row_bytes, a_row_bytes);
+      int64_t first = tm * tiling.tiles_n * 4;
+      std::vector<llvm::Value*> args;
+      for (int64_t r = 0; r < registers; ++r) args.push_back(builder_.CreateExtractElement(acc, constant(first + r)));
+      args.push_back(a_descriptor);
+      args.push_back(b_descriptor);
+      args.push_back(builder_.getInt32(1));
+      llvm::Value* d = builder_.CreateCall(asm_type, wgmma, args);
+      for (int64_t r = 0; r < registers; ++r)
+        acc = builder_.CreateInsertElement(acc, builder_.CreateExtractValue(d, static_cast<unsigned>(r)),
+                                           constant(first + r));
+    }
+  }
+  intrinsic(llvm::Intrinsic::nvvm_wgmma_commit_group_sync_aligned);
+  intrinsic(llvm::Intrinsic::nvvm_wgmma_wait_group_sync_aligned, {builder_.getInt64(0)});
   set(op->result(), acc);
 }
 

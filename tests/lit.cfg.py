@@ -23,8 +23,9 @@ config.substitutions.append(("%tesserac-opt", config.tesserac_opt_path))
 config.substitutions.append(("%exec", "%s %s --tesserac %s" % (
     sys.executable, os.path.join(os.path.dirname(__file__), "conformance", "exec", "Inputs", "exec_check.py"),
     config.tesserac_path)))
-if "TESSERA_EXEC_DEVICE" in os.environ:
-    config.environment["TESSERA_EXEC_DEVICE"] = os.environ["TESSERA_EXEC_DEVICE"]
+for name in ("TESSERA_EXEC_DEVICE", "TESSERA_EXEC_MMA"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
 config.substitutions.append(("%tesserac", config.tesserac_path))
 config.substitutions.append(("%FileCheck", config.filecheck_path))
 config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.environment.get("PATH", "")])

@@ -781,18 +781,24 @@ TEST_CASE("the mma accumulator layout is PTX's m16n8k16 C fragment within a bloc
   TilePosition p = mma_accumulator_position(*t, 3 * 32 + 5, 4 * 5 + 3);  // warp 3, block (0, 5), c3
   CHECK(p.row == 48 + 1 + 8);
   CHECK(p.column == 40 + 2 + 1);
-  // 256 x 64 over 8 warps: a 4 x 2 grid (two warpgroups side by side), 4 x 4
+  // 256 x 128 over 8 warps: a 4 x 2 grid (two warpgroups side by side), 4 x 8
   // blocks each; block rows strided over the warps: warp 5 (row 1, column 1)
   // has block rows 1, 5, 9, 13.
-  auto u = mma_accumulator_tiling(256, 64, 256);
+  auto u = mma_accumulator_tiling(256, 128, 256);
   REQUIRE(u);
   CHECK(u->warps_m == 4);
   CHECK(u->warps_n == 2);
   CHECK(u->tiles_m == 4);
-  CHECK(u->tiles_n == 4);
-  p = mma_accumulator_position(*u, 5 * 32 + 0, 8 * 4);  // warp 5, its block (2, 0), c0
-  CHECK(p.row == 9 * 16);
-  CHECK(p.column == 32);
+  CHECK(u->tiles_n == 8);
+  p = mma_accumulator_position(*u, 5 * 32 + 0, 8 * 4);  // warp 5, its block (1, 0), c0
+  CHECK(p.row == 5 * 16);
+  CHECK(p.column == 64);
+  // At most 64 columns: warpgroups span the width (wgmma reads B in place),
+  // even where a 4 x 2 grid would load as few fragments.
+  auto w = mma_accumulator_tiling(128, 32, 256);
+  REQUIRE(w);
+  CHECK(w->warps_m == 8);
+  CHECK(w->warps_n == 1);
   // Without a wgmma-compatible grid the cheapest, fewer warp rows on a tie:
   // 32 x 64 over 4 warps, 2 x 2 blocks per warp.
   auto v = mma_accumulator_tiling(32, 64, 128);

@@ -1,6 +1,6 @@
 #include "ir/core/tile_layout.h"
 
-#include <utility>
+#include <tuple>
 
 namespace tessera::ir {
 
@@ -15,7 +15,9 @@ std::optional<MmaTiling> mma_accumulator_tiling(int64_t rows, int64_t columns, i
     int64_t warps_n = warps / warps_m;
     if (blocks_m % warps_m != 0 || blocks_n % warps_n != 0) continue;
     MmaTiling t{warps_m, warps_n, blocks_m / warps_m, blocks_n / warps_n};
-    auto rank = [](const MmaTiling& x) { return std::pair{x.warps_m % 4 != 0, 2 * x.tiles_m + x.tiles_n}; };
+    auto rank = [&](const MmaTiling& x) {
+      return std::tuple{x.warps_m % 4 != 0, columns <= kWgmmaColumns && x.warps_n != 1, 2 * x.tiles_m + x.tiles_n};
+    };
     if (!best || rank(t) < rank(*best)) best = t;
   }
   return best;

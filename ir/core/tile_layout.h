@@ -43,14 +43,19 @@ struct MmaTiling {
 inline constexpr int64_t kMmaBlockRows = 16;
 inline constexpr int64_t kMmaBlockColumns = 8;
 inline constexpr int64_t kWarpLanes = 32;
+// The widest B (in 16-bit columns) whose rows are one of the tensor cores'
+// swizzle widths (128 bytes).
+inline constexpr int64_t kWgmmaColumns = 64;
 
 // The warp grid of an M x N mma_acc tile over `lanes` lanes, or nullopt when
 // the shape does not split into whole 16 x 8 blocks evenly over whole warps.
 // Of the grids that do, those whose warps_m is a multiple of 4 (warpgroups
-// along M, so wgmma can produce the tile) first; among them the one loading
-// the fewest fragments per k step (2 * tiles_m + tiles_n: an A fragment is
-// twice a B fragment), the fewest warp rows on a tie. A pure function of its
-// arguments, so every phase agrees.
+// along M, so wgmma can produce the tile) first; then, for tiles at most
+// kWgmmaColumns wide, those with warps_n == 1 (each warpgroup spans the
+// tile's width, the only case where wgmma reads B in place); then the one
+// loading the fewest fragments per k step (2 * tiles_m + tiles_n: an A
+// fragment is twice a B fragment), the fewest warp rows on a tie. A pure
+// function of its arguments, so every phase agrees.
 std::optional<MmaTiling> mma_accumulator_tiling(int64_t rows, int64_t columns, int64_t lanes);
 
 // Row and column of element `j` of lane `lane`'s share (lane in 0..lanes).

@@ -117,6 +117,7 @@ struct Options {
   int opt_level = 3;
   std::string cuda_path;
   std::string assembler = "auto";  // PTX -> cubin: auto, nvjitlink (in-process), ptxas (a process)
+  std::string mma = "auto";        // tensor-core instruction for tile.mma: auto, sync, wgmma
   std::string ptxas;
   std::string nvjitlink;
   std::string fatbinary;
@@ -317,6 +318,7 @@ std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options&
   std::vector<codegen::GpuArch> archs;
   for (const std::string& name : split(options.arch, ',')) {
     std::optional<codegen::GpuArch> arch = codegen::parse_gpu_arch(name);
+    if (arch) arch->wgmma = options.mma == "wgmma";
     if (!arch) {
       diags.emit_global<diag::CodegenUnknownArch>(name);
       return "";
@@ -386,6 +388,7 @@ std::optional<std::pair<codegen::AotImageKind, std::string>> aot_gpu_image(ir::O
   std::optional<codegen::GpuArch> newest;
   for (const std::string& name : split(options.arch, ',')) {
     std::optional<codegen::GpuArch> arch = codegen::parse_gpu_arch(name);
+    if (arch) arch->wgmma = options.mma == "wgmma";
     if (!arch) {
       diags.emit_global<diag::CodegenUnknownArch>(name);
       return std::nullopt;
@@ -618,6 +621,10 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"gpu", "cpu"}));
   app.add_flag("--bounds-check", options.bounds_check,
                "Check every tensor and shared-memory index; out of bounds fails the launch naming the .tsr location");
+  app.add_option("--mma", options.mma,
+                 "tensor-core instruction for tile.mma: auto (mma.sync; wgmma has not run on a GPU yet), sync "
+                 "(mma.sync), wgmma (wgmma.mma_async on sm_90a where the shared operands allow it, else mma.sync)")
+      ->check(CLI::IsMember({"auto", "sync", "wgmma"}));
   app.add_option("--assembler", options.assembler,
                  "PTX -> cubin: auto (the ptxas process when it is found, else libnvJitLink in-process; --ptxas=PATH "
                  "means the process), nvjitlink, ptxas")

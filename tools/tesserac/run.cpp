@@ -59,6 +59,7 @@ struct RunOptions {
   std::vector<std::string> prints;
   std::string device;
   int opt_level = 3;
+  std::string mma = "auto";  // as tesserac's --mma
   std::string cuda_path;
   bool quiet = false;
   bool no_bounds_check = false;
@@ -466,6 +467,10 @@ class Runner {
     for (int sm : {120, 100, 90, 89, 87, 86, 80})
       if (!arch && sm <= capability) arch = codegen::parse_gpu_arch("sm_" + std::to_string(sm));
     if (!arch) fail("the GPU's compute capability " + std::to_string(capability) + " is older than sm_80, the oldest target");
+    if (options_.mma == "wgmma" && capability == 90) {  // wgmma needs the arch-specific sm_90a
+      arch->arch_specific = true;
+      arch->wgmma = true;
+    }
     llvm::LLVMContext context;
     std::unique_ptr<llvm::Module> llvm_module = codegen::emit_nvptx_module(module, context, *arch, diags, codegen::DebugInfo::None,
                                                                                   !options_.no_bounds_check);
@@ -584,6 +589,8 @@ int run_command(int argc, char** argv) {
   app.add_option("--device", options.device, "cpu, cuda or cuda:N (default: the first GPU that works, else cpu)");
   app.add_option("-O,--opt-level", options.opt_level, "Optimisation level 0-3 (default 3)")->check(CLI::Range(0, 3));
   app.add_option("--cuda-path", options.cuda_path, "CUDA Toolkit root for libdevice");
+  app.add_option("--mma", options.mma, "Tensor-core instruction for tile.mma on the GPU: auto, sync, wgmma (sm_90a on a compute capability 9.0 GPU)")
+      ->check(CLI::IsMember({"auto", "sync", "wgmma"}));
   app.add_flag("-q,--quiet", options.quiet, "Do not report where the kernel ran");
   app.add_flag("--no-bounds-check", options.no_bounds_check,
                "Compile without index checks (on by default: an out-of-bounds index fails the run with its .tsr location)");

@@ -19,7 +19,8 @@ the format definitions with exact rational arithmetic, independently of the
 C++ header tessera/numerics.hpp. The test code may call encode(dtype, x),
 decode(dtype, code) and quantize(dtype, x) = decode(encode(x)).
 Prints one line per case ("<kernel>: <names> match") or the first mismatches
-and exits 1. TESSERA_EXEC_DEVICE picks the device (default: cpu), TESSERA_EXEC_REPEAT
+and exits 1. TESSERA_EXEC_DEVICE picks the device (default: cpu), TESSERA_EXEC_MMA the
+tensor-core instruction on a GPU (`tesserac run --mma`), TESSERA_EXEC_REPEAT
 repeats every case (the barrier stress test runs 100 times).
 
 No NumPy needed: .npy files are written and read with `struct`.
@@ -247,6 +248,8 @@ class Checker:
         command = [self.tesserac, "run", self.source, "--kernel", kernel, "--grid", str(grid), "--quiet"]
         if self.device:
             command += ["--device", self.device]
+        if os.environ.get("TESSERA_EXEC_MMA"):
+            command += ["--mma", os.environ["TESSERA_EXEC_MMA"]]
         if group is not None:
             command += ["--group", str(group)]
         for name, value in arguments.items():
