@@ -303,6 +303,16 @@ class Emitter {
         int64_t threads = 1;
         for (int64_t d : g.int_array()) threads *= d;
         function->addFnAttr("nvvm.maxntid", std::to_string(threads));
+        // With .maxntid alone ptxas aims at an occupancy that caps registers
+        // at 64 for 128 lanes, and spills the tensor cores' accumulators
+        // and fragments; a kernel with an mma in registers may use what the
+        // register file gives its group (64 K / lanes, at most 255).
+        bool tensor_cores = false;
+        f->walk([&](Operation* op) {
+          if (op->is(OpKind::Mma) && op->result()->type().layout() == ir::TileLayout::MmaAccumulator) tensor_cores = true;
+        });
+        if (tensor_cores && threads > 0)
+          function->addFnAttr("nvvm.maxnreg", std::to_string(std::min<int64_t>(255, 65536 / threads / 8 * 8)));
       }
     }
     functions_[std::string(f->symbol_name())] = function;
