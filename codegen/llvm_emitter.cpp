@@ -189,6 +189,25 @@ class Emitter {
     internal_check(tiling.has_value(), "codegen", "an mma_acc tile whose shape has no warp tiling");
     return *tiling;
   }
+  // What both tensor-core lowerings of a tile.mma start from.
+  struct TensorCoreMma {
+    Type a_type, b_type, c_type;
+    ir::MmaTiling tiling;
+    llvm::FixedVectorType* share_type;  // the lane's share of the accumulator
+    llvm::Value* accumulator;           // the operand, or zeros
+    bool bf16;                          // else f16
+    MemRef *a = nullptr, *b = nullptr;
+  };
+  TensorCoreMma tensor_core_mma(Operation* op) {
+    TensorCoreMma m{op->operand(0)->type(), op->operand(1)->type(), op->result()->type(), {}, nullptr, nullptr, false};
+    m.tiling = mma_tiling(m.c_type);
+    m.share_type = llvm::cast<llvm::FixedVectorType>(value_type(m.c_type, op));
+    m.accumulator = op->num_operands() == 3 ? get(op->operand(2)) : llvm::Constant::getNullValue(m.share_type);
+    m.bf16 = m.a_type.scalar() == sema::ScalarType::BF16;
+    m.a = &memref(op->operand(0));
+    m.b = &memref(op->operand(1));
+    return m;
+  }
   void emit_mma(Operation* op);
   void emit_mma_sync(Operation* op);
   bool wgmma_operand(Operation* op, unsigned operand, int64_t row_bytes);
@@ -1379,13 +1398,9 @@ void Emitter::emit_mma(Operation* op) {
 // tiles_m x tiles_n mma.sync. Fragment positions: PTX ISA, "Matrix
 // Fragments for mma.m16n8k16 with floating point type".
 void Emitter::emit_mma_sync(Operation* op) {
-  Type a_type = op->operand(0)->type(), b_type = op->operand(1)->type(), c_type = op->result()->type();
-  MemRef& a = memref(op->operand(0));
-  MemRef& b = memref(op->operand(1));
-  ir::MmaTiling tiling = mma_tiling(c_type);
-  auto* vector_type = llvm::cast<llvm::FixedVectorType>(value_type(c_type, op));
-  llvm::Value* init = op->num_operands() == 3 ? get(op->operand(2)) : llvm::Constant::getNullValue(vector_type);
-  bool bf16 = a_type.scalar() == sema::ScalarType::BF16;
+  auto [a_type, b_type, c_type, tiling, vector_type, init, bf16, a_view, b_view] = tensor_core_mma(op);
+  MemRef& a = *a_view;
+  MemRef& b = *b_view;
   llvm::Type* element = element_type(a_type, op);
   auto* pair_type = llvm::FixedVectorType::get(element, 2);
   llvm::Intrinsic::ID mma = bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
@@ -1514,13 +1529,9 @@ bool Emitter::wgmma_operand(Operation* op, unsigned operand, int64_t row_bytes) 
 // commit_group and wait_group 0 follow, so the accumulators are final when
 // the operation ends.
 void Emitter::emit_wgmma(Operation* op) {
-  Type a_type = op->operand(0)->type(), b_type = op->operand(1)->type(), c_type = op->result()->type();
-  MemRef& a = memref(op->operand(0));
-  MemRef& b = memref(op->operand(1));
-  ir::MmaTiling tiling = mma_tiling(c_type);
-  auto* vector_type = llvm::cast<llvm::FixedVectorType>(value_type(c_type, op));
-  llvm::Value* acc = op->num_operands() == 3 ? get(op->operand(2)) : llvm::Constant::getNullValue(vector_type);
-  bool bf16 = a_type.scalar() == sema::ScalarType::BF16;
+  auto [a_type, b_type, c_type, tiling, vector_type, acc, bf16, a_view, b_view] = tensor_core_mma(op);
+  MemRef& a = *a_view;
+  MemRef& b = *b_view;
   int64_t k_total = a_type.shape()[1], n = c_type.shape()[1];
   int64_t a_row_bytes = k_total * 2, b_row_bytes = n * 2;
   auto constant = [&](int64_t v) { return builder_.getInt64(v); };
