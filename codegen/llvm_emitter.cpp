@@ -208,6 +208,33 @@ class Emitter {
     m.b = &memref(op->operand(1));
     return m;
   }
+  // The k loop of an mma: for (k = 0; k < end; k += step) carrying the
+  // accumulator; begin leaves the builder in the body, end after the loop
+  // and returns the final accumulator.
+  std::pair<llvm::PHINode*, llvm::PHINode*> begin_k_loop(int64_t end, llvm::Value* init) {
+    llvm::BasicBlock* preheader = builder_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(context_, "mma.k", current_function_);
+    auto* body = llvm::BasicBlock::Create(context_, "mma.body", current_function_);
+    auto* exit = llvm::BasicBlock::Create(context_, "mma.end", current_function_);
+    builder_.CreateBr(header);
+    builder_.SetInsertPoint(header);
+    llvm::PHINode* k = builder_.CreatePHI(builder_.getInt64Ty(), 2);
+    llvm::PHINode* acc = builder_.CreatePHI(init->getType(), 2);
+    k->addIncoming(builder_.getInt64(0), preheader);
+    acc->addIncoming(init, preheader);
+    builder_.CreateCondBr(builder_.CreateICmpSLT(k, builder_.getInt64(end)), body, exit);
+    builder_.SetInsertPoint(body);
+    return {k, acc};
+  }
+  llvm::Value* end_k_loop(llvm::PHINode* k, llvm::PHINode* acc, int64_t step, llvm::Value* next) {
+    llvm::BasicBlock* header = k->getParent();
+    llvm::BasicBlock* exit = llvm::cast<llvm::BranchInst>(header->getTerminator())->getSuccessor(1);
+    k->addIncoming(builder_.CreateAdd(k, builder_.getInt64(step)), builder_.GetInsertBlock());
+    acc->addIncoming(next, builder_.GetInsertBlock());
+    builder_.CreateBr(header);
+    builder_.SetInsertPoint(exit);
+    return acc;
+  }
   void emit_mma(Operation* op);
   void emit_mma_sync(Operation* op);
   bool wgmma_operand(Operation* op, unsigned operand, int64_t row_bytes);
@@ -1357,18 +1384,7 @@ void Emitter::emit_mma(Operation* op) {
   std::vector<std::pair<llvm::Value*, llvm::Value*>> positions;
   for (int64_t j = 0; j < share; ++j) positions.push_back(tile_position(c_type, j, lane));
 
-  llvm::BasicBlock* preheader = builder_.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(context_, "mma.k", current_function_);
-  auto* body = llvm::BasicBlock::Create(context_, "mma.body", current_function_);
-  auto* exit = llvm::BasicBlock::Create(context_, "mma.end", current_function_);
-  builder_.CreateBr(header);
-  builder_.SetInsertPoint(header);
-  llvm::PHINode* k = builder_.CreatePHI(builder_.getInt64Ty(), 2);
-  llvm::PHINode* acc = builder_.CreatePHI(vector_type, 2);
-  k->addIncoming(builder_.getInt64(0), preheader);
-  acc->addIncoming(init, preheader);
-  builder_.CreateCondBr(builder_.CreateICmpSLT(k, builder_.getInt64(a_type.shape()[1])), body, exit);
-  builder_.SetInsertPoint(body);
+  auto [k, acc] = begin_k_loop(a_type.shape()[1], init);
   llvm::Value* next = acc;
   for (int64_t j = 0; j < share; ++j) {
     auto [row, col] = positions[static_cast<size_t>(j)];
@@ -1381,11 +1397,7 @@ void Emitter::emit_mma(Operation* op) {
     llvm::Value* sum = intrinsic(llvm::Intrinsic::fma, {x, y, c}, {accum});
     next = builder_.CreateInsertElement(next, sum, builder_.getInt64(j));
   }
-  k->addIncoming(builder_.CreateAdd(k, builder_.getInt64(1)), builder_.GetInsertBlock());
-  acc->addIncoming(next, builder_.GetInsertBlock());
-  builder_.CreateBr(header);
-  builder_.SetInsertPoint(exit);
-  set(op->result(), acc);
+  set(op->result(), end_k_loop(k, acc, 1, next));
 }
 
 // C (+)= A x B on the tensor cores: mma.sync.aligned.m16n8k16.row.col with
@@ -1431,18 +1443,7 @@ void Emitter::emit_mma_sync(Operation* op) {
     return bf16 ? builder_.CreateBitCast(v, builder_.getInt32Ty()) : v;
   };
 
-  llvm::BasicBlock* preheader = builder_.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(context_, "mma.k", current_function_);
-  auto* body = llvm::BasicBlock::Create(context_, "mma.body", current_function_);
-  auto* exit = llvm::BasicBlock::Create(context_, "mma.end", current_function_);
-  builder_.CreateBr(header);
-  builder_.SetInsertPoint(header);
-  llvm::PHINode* k = builder_.CreatePHI(builder_.getInt64Ty(), 2);
-  llvm::PHINode* acc = builder_.CreatePHI(vector_type, 2);
-  k->addIncoming(constant(0), preheader);
-  acc->addIncoming(init, preheader);
-  builder_.CreateCondBr(builder_.CreateICmpSLT(k, constant(a_type.shape()[1])), body, exit);
-  builder_.SetInsertPoint(body);
+  auto [k, acc] = begin_k_loop(a_type.shape()[1], init);
 
   llvm::Value* k_lane = builder_.CreateAdd(k, pair);  // this lane's first k in the step
   auto plus = [&](llvm::Value* v, int64_t c) { return c == 0 ? v : builder_.CreateAdd(v, constant(c)); };
@@ -1480,11 +1481,7 @@ void Emitter::emit_mma_sync(Operation* op) {
       for (unsigned i = 0; i < 4; ++i)
         next = builder_.CreateInsertElement(next, builder_.CreateExtractValue(d, i), constant(first + i));
     }
-  k->addIncoming(builder_.CreateAdd(k, constant(16)), builder_.GetInsertBlock());
-  acc->addIncoming(next, builder_.GetInsertBlock());
-  builder_.CreateBr(header);
-  builder_.SetInsertPoint(exit);
-  set(op->result(), acc);
+  set(op->result(), end_k_loop(k, acc, 16, next));
 }
 
 // Whether operand `operand` of a tile.mma is a whole swizzled shared buffer
