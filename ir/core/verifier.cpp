@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ir/core/ir_text.h"
+#include "ir/core/tile_layout.h"
 
 namespace tessera::ir {
 namespace {
@@ -125,6 +126,29 @@ class Verifier {
       if (at == user && user->has_trait(trait::IsolatedFromAbove)) break;
     }
     error(user, fmt::format("operand #{} is defined outside the scope where it is used", index));
+  }
+
+  // In a kernel with a group shape, a tile in the mma_acc layout
+  // (ir/core/tile_layout.h) must split into whole 16 x 8 blocks over the
+  // group's warps: the layout is defined by them (code generation needs it).
+  void check_mma_layouts(Operation* func) {
+    Attribute g = func->attr("group_shape");
+    if (!g || !func->has_attr("kernel")) return;
+    int64_t lanes = 1;
+    for (size_t i = 0; i < g.size(); ++i) lanes *= g[i].int_value();
+    auto check = [&](Operation* at, Value* v) {
+      Type t = v->type();
+      if (!t.is(TypeKind::Tile) || t.layout() != TileLayout::MmaAccumulator) return;
+      if (t.rank() != 2 || !mma_accumulator_tiling(t.shape()[0], t.shape()[1], lanes))
+        error(at, fmt::format("{} does not split into 16x8 blocks evenly over the {} lanes' warps", t.str(), lanes));
+    };
+    func->walk([&](Operation* op) {
+      if (op == func) return;
+      for (Value* r : op->results()) check(op, r);
+      for (unsigned i = 0; i < op->num_regions(); ++i)
+        for (size_t b = 0; b < op->region(i).num_blocks(); ++b)
+          for (Value* a : op->region(i).block(b).arguments()) check(op, a);
+    });
   }
 
   // --- per-operation rules ---------------------------------------------------------
@@ -316,6 +340,7 @@ class Verifier {
         }
         Region& body = op->region(0);
         if (body.empty()) return;
+        check_mma_layouts(op);
         std::vector<Type> inputs;
         for (size_t i = 0; i < fn.num_inputs(); ++i) inputs.push_back(fn.input(i));
         block_args(op, body, inputs, "the entry block");
