@@ -125,9 +125,21 @@ bool ptxas_reads_input_once(const std::vector<std::string>& options) {
 }
 
 PtxasRun::PtxasRun(std::string ptxas, const GpuArch& arch, int opt_level, std::vector<std::string> options)
-    : ptxas_(std::move(ptxas)), scratch_(std::make_unique<ScratchDirectory>()) {
+    : ptxas_(std::move(ptxas)) {
   arguments_ = {"-arch=" + arch.name(), "-O" + std::to_string(opt_level)};
   arguments_.insert(arguments_.end(), options.begin(), options.end());
+  // On a thread of its own: the temporary directory and the spawn (the
+  // caller waits in vfork until ptxas has been exec'd, 0.4 ms and at times
+  // several) then overlap with the caller's work too.
+  starter_ = std::thread([this, options = std::move(options)] { start(options); });
+}
+
+void PtxasRun::join_starter() {
+  if (starter_.joinable()) starter_.join();
+}
+
+void PtxasRun::start(const std::vector<std::string>& options) {
+  scratch_ = std::make_unique<ScratchDirectory>();
   if (!scratch_->ok()) return;
   // /dev/stdin needs /proc (it is /proc/self/fd/0); without it, a file.
   std::error_code ec;
@@ -144,6 +156,7 @@ PtxasRun::PtxasRun(std::string ptxas, const GpuArch& arch, int opt_level, std::v
 }
 
 PtxasRun::~PtxasRun() {
+  join_starter();
   if (input_ >= 0) ::close(input_);
   if (pid_ > 0) {  // never waited for: an error elsewhere ended the compilation
     ::kill(pid_, SIGKILL);
@@ -158,6 +171,7 @@ std::vector<std::string> PtxasRun::with_files(const std::string& input) const {
 }
 
 void PtxasRun::feed(const std::string& ptx) {
+  join_starter();
   if (fed_) return;
   fed_ = true;
   if (!scratch_->ok()) return;
@@ -197,6 +211,7 @@ void PtxasRun::feed(const std::string& ptx) {
 }
 
 std::optional<std::string> PtxasRun::finish(std::string& cubin, std::string& messages) {
+  join_starter();
   if (!scratch_->ok()) return std::string("cannot create a temporary directory");
   if (!fed_) feed(std::string());
   if (failure_) return failure_;

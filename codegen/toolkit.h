@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "codegen/gpu_arch.h"
@@ -40,8 +41,6 @@ class PtxasRun {
   PtxasRun(const PtxasRun&) = delete;
   PtxasRun& operator=(const PtxasRun&) = delete;
 
-  // Whether ptxas is already running and reads the PTX from the pipe.
-  bool early() const { return input_ >= 0; }
   // Hands over the PTX (once); does not wait for ptxas.
   void feed(const std::string& ptx);
   // Waits for ptxas. On failure returns its message; on success `messages`
@@ -49,6 +48,8 @@ class PtxasRun {
   std::optional<std::string> finish(std::string& cubin, std::string& messages);
 
  private:
+  void start(const std::vector<std::string>& options);  // on starter_
+  void join_starter();
   std::vector<std::string> with_files(const std::string& input) const;
 
   std::string ptxas_;
@@ -58,6 +59,7 @@ class PtxasRun {
   int input_ = -1;  // the pipe's write end while ptxas waits for its PTX
   bool fed_ = false;
   std::optional<std::string> failure_;
+  std::thread starter_;  // makes the directory and starts ptxas; joined before anything else
 };
 
 struct FatbinImage {
