@@ -360,20 +360,24 @@ std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options&
   if (!assembler) return "";
   // Each architecture's assembler starts before its PTX is made; they are
   // waited for, in order, once every PTX is made (an early return kills them).
+  // A fatbin holds the PTX of the newest architecture too, so that newer
+  // GPUs can JIT it; without its 'a' (those features are not forward
+  // compatible). When that is one of the cubins' architectures, its PTX is
+  // made once.
+  codegen::GpuArch newest = archs[0];
+  for (const codegen::GpuArch& arch : archs)
+    if (arch.sm > newest.sm) newest = arch;
+  newest.arch_specific = false;
+  std::optional<std::string> newest_ptx;
   std::vector<std::unique_ptr<AssemblyJob>> jobs;
   for (const codegen::GpuArch& arch : archs) {
     jobs.push_back(std::make_unique<AssemblyJob>(*assembler, arch, options));
     std::optional<std::string> ptx = generate_gpu_code(module, arch, true, options, diags);
     if (!ptx) return "";
+    if (emit == Emit::Fatbin && !newest_ptx && arch.name() == newest.name()) newest_ptx = *ptx;
     jobs.back()->feed(std::move(*ptx));
   }
-  std::optional<std::string> newest_ptx;
-  codegen::GpuArch newest = archs[0];
-  if (emit == Emit::Fatbin) {
-    // PTX of the newest architecture too, so that newer GPUs can JIT it.
-    for (const codegen::GpuArch& arch : archs)
-      if (arch.sm > newest.sm) newest = arch;
-    newest.arch_specific = false;  // 'a' features are not forward compatible
+  if (emit == Emit::Fatbin && !newest_ptx) {
     newest_ptx = generate_gpu_code(module, newest, true, options, diags);
     if (!newest_ptx) return "";
   }
