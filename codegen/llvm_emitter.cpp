@@ -665,7 +665,7 @@ class Emitter {
   // launch fails) instead of computing ids from N axes. A trap, not CUDA's
   // assert with a message: a call costs registers in every such kernel
   // (block_reduce: 24 instead of 10). The CPU target checks in
-  // emit_host_entries, with a message; tesserac run checks before launching.
+  // emit_host_entries, with a message.
   void check_grid_rank(Operation* f) {
     if (grid_rank(f) >= 3) return;
     auto* fail = llvm::BasicBlock::Create(context_, "grid_rank_exceeded", current_function_);
