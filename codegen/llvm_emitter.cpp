@@ -408,6 +408,7 @@ class Emitter {
         set(arg, function->getArg(next++));
       }
     }
+    if (!host_ && f->has_attr("kernel")) check_grid_rank(f);
     emit_block(body);
     // Blocks opened after a return are unreachable.
     for (llvm::BasicBlock& block : *function) {
@@ -510,6 +511,17 @@ class Emitter {
       builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", entry));
       builder_.SetCurrentDebugLocation(llvm::DebugLoc());
       launch_context_ = entry->getArg(1);
+      if (grid_rank(f) < 3) {  // grid_rank=N: a grid with more axes fails the launch, no group runs
+        auto* fail = llvm::BasicBlock::Create(context_, "grid_rank_exceeded", entry);
+        auto* next = llvm::BasicBlock::Create(context_, "grid_rank_ok", entry);
+        builder_.CreateCondBr(builder_.CreateICmpEQ(grid_sizes_past_rank(f), builder_.getInt64(1)), next, fail);
+        builder_.SetInsertPoint(fail);
+        builder_.CreateCall(llvm::FunctionType::get(builder_.getVoidTy(), {ptr, ptr}, false),
+                            context_field(cpu_context::kReportError, ptr),
+                            {launch_context_, builder_.CreateGlobalString(grid_rank_message(f), "", 0)});
+        builder_.CreateRetVoid();
+        builder_.SetInsertPoint(next);
+      }
       if (synchronises(f)) {
         // A fiber per lane: its body is a trampoline that unpacks the arguments.
         auto* fiber = llvm::Function::Create(lane_type, llvm::GlobalValue::InternalLinkage, name + ".fiber", module_.get());
@@ -687,6 +699,11 @@ class Emitter {
   // tid / ntid / ctaid / nctaid of one axis; on the CPU from the launch
   // context and the lane (lane = x + group[0] * (y + group[1] * z)).
   llvm::Value* axis_sreg(const llvm::Intrinsic::ID (&ids)[3], int64_t axis) {
+    // A kernel declared with grid_rank=N runs only on grids of N axes (its
+    // entry checks it): group ids past them are 0 and their counts 1, so
+    // tile.linear_id() and friends flatten N axes (fewer registers).
+    if ((&ids == &kCtaid || &ids == &kNctaid) && current_ir_function_ && axis >= grid_rank(current_ir_function_))
+      return builder_.getInt64(&ids == &kCtaid ? 0 : 1);
     // A kernel runs only with its declared group shape (every launcher checks
     // it), so the group's sizes are constants and ids past its rank are 0:
     // fewer special-register reads and registers than %ntid / %tid.y.
@@ -719,6 +736,39 @@ class Emitter {
   static constexpr llvm::Intrinsic::ID kNctaid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
                                                      llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
                                                      llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
+
+  static int64_t grid_rank(Operation* f) {
+    ir::Attribute r = f->attr("grid_rank");
+    return r ? r.int_value() : 3;
+  }
+  // The product of the grid's sizes past the kernel's grid_rank (i64): 1 for
+  // a launch the kernel accepts.
+  llvm::Value* grid_sizes_past_rank(Operation* f) {
+    llvm::Value* product = builder_.getInt64(1);
+    for (int64_t axis = grid_rank(f); axis < 3; ++axis)
+      product = builder_.CreateMul(product, host_ ? context_u32(cpu_context::kGrid, axis) : sreg(kNctaid[axis]));
+    return product;
+  }
+  // grid_rank=N on the GPU: a launch on a grid with more axes traps (the
+  // launch fails) instead of computing ids from N axes. A trap, not CUDA's
+  // assert with a message: a call costs registers in every such kernel
+  // (block_reduce: 24 instead of 10). The CPU target checks in
+  // emit_host_entries, with a message.
+  void check_grid_rank(Operation* f) {
+    if (grid_rank(f) >= 3) return;
+    auto* fail = llvm::BasicBlock::Create(context_, "grid_rank_exceeded", current_function_);
+    auto* next = llvm::BasicBlock::Create(context_, "grid_rank_ok", current_function_);
+    builder_.CreateCondBr(builder_.CreateICmpEQ(grid_sizes_past_rank(f), builder_.getInt64(1)), next, fail);
+    builder_.SetInsertPoint(fail);
+    intrinsic(llvm::Intrinsic::trap);
+    builder_.CreateUnreachable();
+    builder_.SetInsertPoint(next);
+  }
+  static std::string grid_rank_message(Operation* f) {
+    int64_t rank = grid_rank(f);
+    return "kernel '" + std::string(f->symbol_name()) + "' declares grid_rank=" + std::to_string(rank) +
+           " but was launched on a grid with more axes (a size other than 1 past axis " + std::to_string(rank - 1) + ")";
+  }
 
   // Flattened id of the lane in its group, and the group's lane count.
   llvm::Value* local_linear() {

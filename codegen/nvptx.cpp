@@ -67,21 +67,10 @@ bool calls_libdevice(const llvm::Module& module) {
   return false;
 }
 
-}  // namespace
-
-const char* default_cuda_root() { return TESSERA_CUDA_ROOT; }
-
-std::string find_libdevice(const std::string& cuda_root) {
-  std::filesystem::path path = std::filesystem::path(cuda_root) / "nvvm" / "libdevice" / "libdevice.10.bc";
-  std::error_code ec;
-  return std::filesystem::exists(path, ec) ? path.string() : std::string();
-}
-
-std::optional<std::string> optimize_for_nvptx(llvm::Module& module, const PtxOptions& options) {
-  std::string error;
-  auto machine = target_machine(options.arch, options.opt_level, error);
-  if (!machine) return "cannot create the NVPTX target: " + error;
-  module.setDataLayout(machine->createDataLayout());
+// Links libdevice when needed and runs the -O pipeline with `machine`'s
+// data layout and target information.
+std::optional<std::string> optimize_with(llvm::Module& module, llvm::TargetMachine& machine, const PtxOptions& options) {
+  module.setDataLayout(machine.createDataLayout());
   if (calls_libdevice(module)) {
     const std::string& path = options.libdevice_path;
     if (path.empty()) return std::string("libdevice");  // the caller reports codegen.no-libdevice
@@ -99,19 +88,41 @@ std::optional<std::string> optimize_for_nvptx(llvm::Module& module, const PtxOpt
                                   }))
       return "cannot link libdevice '" + path + "'";
   }
-  run_llvm_pipeline(module, machine.get(), options.opt_level);
+  run_llvm_pipeline(module, &machine, options.opt_level);
   return std::nullopt;
 }
 
-std::optional<std::string> emit_ptx(llvm::Module& module, const PtxOptions& options, std::string& ptx) {
-  if (auto error = optimize_for_nvptx(module, options)) return error;
+}  // namespace
+
+const char* default_cuda_root() { return TESSERA_CUDA_ROOT; }
+
+std::string find_libdevice(const std::string& cuda_root) {
+  std::filesystem::path path = std::filesystem::path(cuda_root) / "nvvm" / "libdevice" / "libdevice.10.bc";
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) ? path.string() : std::string();
+}
+
+std::optional<std::string> optimize_for_nvptx(llvm::Module& module, const PtxOptions& options) {
   std::string error;
   auto machine = target_machine(options.arch, options.opt_level, error);
   if (!machine) return "cannot create the NVPTX target: " + error;
+  return optimize_with(module, *machine, options);
+}
+
+std::optional<std::string> emit_ptx(llvm::Module& module, const PtxOptions& options, std::string& ptx) {
+  // One target machine for the pipeline and the back end (creating one
+  // builds the subtarget's lowering tables: about 0.5 ms each).
+  std::string error;
+  auto machine = target_machine(options.arch, options.opt_level, error);
+  if (!machine) return "cannot create the NVPTX target: " + error;
+  if (auto failure = optimize_with(module, *machine, options)) return failure;
   llvm::raw_string_ostream out(ptx);
   llvm::buffer_ostream buffered(out);
   llvm::legacy::PassManager passes;
-  if (machine->addPassesToEmitFile(passes, buffered, nullptr, llvm::CodeGenFileType::AssemblyFile))
+  // No IR verifier in the back end's pipeline (clang's release builds leave
+  // it out too): the emitter verifies every module it makes (llvm_emitter.cpp).
+  if (machine->addPassesToEmitFile(passes, buffered, nullptr, llvm::CodeGenFileType::AssemblyFile,
+                                   /*DisableVerify=*/true))
     return std::string("the NVPTX backend cannot emit PTX");
   passes.run(module);
   return std::nullopt;

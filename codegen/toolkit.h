@@ -3,8 +3,12 @@
 // alternative to ptxas is nvjitlink.h.
 #pragma once
 
+#include <sys/types.h>
+
+#include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "codegen/gpu_arch.h"
@@ -22,11 +26,41 @@ struct ToolRun {
 };
 ToolRun run_tool(const std::string& program, const std::vector<std::string>& arguments);
 
-// PTX -> cubin with ptxas. On failure returns ptxas's message; on success
-// `messages` holds what it printed (-v, warnings).
-std::optional<std::string> assemble_cubin(const std::string& ptxas, const std::string& ptx, const GpuArch& arch,
-                                          int opt_level, const std::vector<std::string>& extra_options,
-                                          std::string& cubin, std::string& messages);
+class ScratchDirectory;
+
+// One ptxas run: PTX -> cubin for one architecture (`options` come after
+// -arch and -O). Made before the PTX exists, it starts ptxas at once, reading
+// its input from a pipe (/dev/stdin), so that ptxas's own start-up (about
+// half of its time for a small kernel) runs while tesserac makes the PTX;
+// the cubin is the same as from a file (tested). With -g or -lineinfo among
+// the options, or without /proc, ptxas reads a file, written by feed().
+class PtxasRun {
+ public:
+  PtxasRun(std::string ptxas, const GpuArch& arch, int opt_level, std::vector<std::string> options);
+  ~PtxasRun();  // a run that was not finished is killed
+  PtxasRun(const PtxasRun&) = delete;
+  PtxasRun& operator=(const PtxasRun&) = delete;
+
+  // Hands over the PTX (once); does not wait for ptxas.
+  void feed(const std::string& ptx);
+  // Waits for ptxas. On failure returns its message; on success `messages`
+  // holds what it printed (-v, warnings).
+  std::optional<std::string> finish(std::string& cubin, std::string& messages);
+
+ private:
+  void start(const std::vector<std::string>& options);  // on starter_
+  void join_starter();
+  std::vector<std::string> with_files(const std::string& input) const;
+
+  std::string ptxas_;
+  std::vector<std::string> arguments_;
+  std::unique_ptr<ScratchDirectory> scratch_;
+  pid_t pid_ = -1;
+  int input_ = -1;  // the pipe's write end while ptxas waits for its PTX
+  bool fed_ = false;
+  std::optional<std::string> failure_;
+  std::thread starter_;  // makes the directory and starts ptxas; joined before anything else
+};
 
 struct FatbinImage {
   bool is_ptx = false;

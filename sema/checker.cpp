@@ -394,6 +394,14 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
     }
     info.group_shape = shape;
   };
+  auto grid_rank = [&](NodeId value) {
+    Value v = check_expression(value);
+    if (!v.constant || v.constant->is_float || v.constant->integer < 1 || v.constant->integer > 3) {
+      diags_.emit<diag::SemaInvalidGridRank>(ast_.range(value));
+      return;
+    }
+    info.grid_rank = static_cast<int>(v.constant->integer);
+  };
   auto shared_budget = [&](NodeId value) {
     Value v = check_expression(value);
     if (!v.constant || v.constant->is_float || v.constant->integer < 0) {
@@ -457,6 +465,8 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
       group_shape(value);
     } else if (name == "shared") {
       shared_budget(value);
+    } else if (name == "grid_rank") {
+      grid_rank(value);
     } else if (name == "space" && context == "autotune") {
       autotune_space(value);
     } else {

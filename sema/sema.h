@@ -38,6 +38,7 @@ struct FunctionInfo {
   Effect effect = Effect::Pure;
   SourceRange effect_source;         // what raised the effect to its level
   std::vector<int64_t> group_shape;  // kernels: 1 to 3 axes; default {128}
+  int grid_rank = 3;                 // kernels: axes of the grids it is launched on (grid_rank=N)
   std::optional<uint64_t> shared_budget;
   uint64_t shared_bytes = 0;  // static shared memory allocated by the body
   std::vector<AutotuneParameter> autotune;

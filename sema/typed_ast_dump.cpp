@@ -15,6 +15,7 @@ std::string dump_typed_ast(const TypedModule& module, const Ast& ast, const Sour
         text += " group=(";
         for (size_t i = 0; i < f->group_shape.size(); ++i) text += (i ? ", " : "") + std::to_string(f->group_shape[i]);
         text += ")";
+        if (f->grid_rank != 3) text += fmt::format(" grid_rank={}", f->grid_rank);
         if (f->shared_budget) text += fmt::format(" shared_budget={}", *f->shared_budget);
         text += fmt::format(" shared_bytes={}", f->shared_bytes);
       }

@@ -338,6 +338,9 @@ class Verifier {
             if (!g[i].is(AttributeKind::Integer) || g[i].int_value() <= 0)
               return void(error(op, "group_shape must be an array of 1 to 3 positive integers"));
         }
+        if (Attribute r = op->attr("grid_rank"))
+          if (!r.is(AttributeKind::Integer) || r.int_value() < 1 || r.int_value() > 3)
+            return void(error(op, "grid_rank must be 1, 2 or 3"));
         Region& body = op->region(0);
         if (body.empty()) return;
         check_mma_layouts(op);

@@ -164,6 +164,7 @@ Operation* Lowering::function_op(uint32_t index) {
   if (info.kind == FunctionKind::Kernel) {
     attributes.push_back({"kernel", context_.unit_attr()});
     attributes.push_back({"group_shape", context_.int_array_attr(info.group_shape)});
+    if (info.grid_rank != 3) attributes.push_back({"grid_rank", context_.int_attr(info.grid_rank)});
     if (info.shared_budget)
       attributes.push_back({"shared_budget", context_.int_attr(static_cast<int64_t>(*info.shared_budget))});
   }

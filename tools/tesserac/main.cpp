@@ -287,31 +287,56 @@ std::optional<PtxAssembler> choose_assembler(const Options& options, const std::
   return std::nullopt;
 }
 
-// PTX -> cubin for one architecture; false after an error (reported).
-// ptxas's messages on success (-v, warnings) go to standard error.
-bool assemble(const PtxAssembler& assembler, const std::string& ptx, const codegen::GpuArch& arch,
-              const Options& options, DiagnosticEngine& diags, std::string& cubin) {
-  int opt_level = options.debug_info ? 0 : options.opt_level;
-  std::vector<std::string> ptxas_options = split(options.ptxas_options, ' ');
-  std::string messages;
-  std::optional<std::string> error;
-  if (assembler.nvjitlink) {
-    error = assembler.nvjitlink->assemble(ptx, arch, opt_level, options.line_info, options.debug_info, ptxas_options,
-                                          cubin, messages);
-  } else {
+// PTX -> cubin for one architecture, started before the PTX is made: ptxas
+// begins at once when it can read the PTX from a pipe (its start-up then
+// overlaps with LLVM's work; codegen::PtxasRun), and the runs of a fatbin's
+// architectures overlap with each other. nvJitLink assembles in finish().
+class AssemblyJob {
+ public:
+  AssemblyJob(const PtxAssembler& assembler, const codegen::GpuArch& arch, const Options& options)
+      : assembler_(assembler), arch_(arch), options_(options) {
+    if (assembler.nvjitlink) return;
     // As nvcc: the line tables of -lineinfo and -g reach the cubin only when
     // ptxas is asked to keep them.
+    std::vector<std::string> ptxas_options = split(options.ptxas_options, ' ');
     if (options.debug_info) ptxas_options.insert(ptxas_options.begin(), "-g");  // device debugging
     else if (options.line_info) ptxas_options.insert(ptxas_options.begin(), "-lineinfo");
-    error = codegen::assemble_cubin(assembler.ptxas, ptx, arch, opt_level, ptxas_options, cubin, messages);
+    ptxas_ = std::make_unique<codegen::PtxasRun>(assembler.ptxas, arch, opt_level(), std::move(ptxas_options));
   }
-  if (error) {
-    diags.emit_global<diag::CodegenToolFailed>(assembler.nvjitlink ? "nvJitLink" : "ptxas", arch.name(), *error);
-    return false;
+
+  void feed(std::string ptx) {
+    if (ptxas_) ptxas_->feed(ptx);
+    else ptx_ = std::move(ptx);
   }
-  if (!messages.empty()) std::fprintf(stderr, "%s\n", messages.c_str());
-  return true;
-}
+
+  // False after an error (reported). ptxas's messages on success (-v,
+  // warnings) go to standard error.
+  bool finish(DiagnosticEngine& diags, std::string& cubin) {
+    std::string messages;
+    std::optional<std::string> error;
+    if (ptxas_) {
+      error = ptxas_->finish(cubin, messages);
+    } else {
+      error = assembler_.nvjitlink->assemble(ptx_, arch_, opt_level(), options_.line_info, options_.debug_info,
+                                             split(options_.ptxas_options, ' '), cubin, messages);
+    }
+    if (error) {
+      diags.emit_global<diag::CodegenToolFailed>(ptxas_ ? "ptxas" : "nvJitLink", arch_.name(), *error);
+      return false;
+    }
+    if (!messages.empty()) std::fprintf(stderr, "%s\n", messages.c_str());
+    return true;
+  }
+
+ private:
+  int opt_level() const { return options_.debug_info ? 0 : options_.opt_level; }
+
+  const PtxAssembler& assembler_;
+  codegen::GpuArch arch_;
+  const Options& options_;
+  std::unique_ptr<codegen::PtxasRun> ptxas_;  // null: nvJitLink
+  std::string ptx_;                           // for nvJitLink
+};
 
 // --emit=llvm|ptx|cubin|fatbin; "" after an error.
 std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options& options, DiagnosticEngine& diags) {
@@ -336,23 +361,37 @@ std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options&
   std::string cuda_root = codegen::cuda_root_or_default(options.cuda_path);
   std::optional<PtxAssembler> assembler = choose_assembler(options, emit == Emit::Cubin ? "cubin" : "fatbin", diags);
   if (!assembler) return "";
-  std::vector<codegen::FatbinImage> images;
-  for (const codegen::GpuArch& arch : archs) {
-    std::optional<std::string> ptx = generate_gpu_code(module, arch, true, options, diags);
-    if (!ptx) return "";
-    std::string cubin;
-    if (!assemble(*assembler, *ptx, arch, options, diags, cubin)) return "";
-    if (emit == Emit::Cubin) return cubin;
-    images.push_back({false, arch, std::move(cubin)});
-  }
-  // PTX of the newest architecture too, so that newer GPUs can JIT it.
+  // Each architecture's assembler starts before its PTX is made; they are
+  // waited for, in order, once every PTX is made (an early return kills them).
+  // A fatbin holds the PTX of the newest architecture too, so that newer
+  // GPUs can JIT it; without its 'a' (those features are not forward
+  // compatible). When that is one of the cubins' architectures, its PTX is
+  // made once.
   codegen::GpuArch newest = archs[0];
   for (const codegen::GpuArch& arch : archs)
     if (arch.sm > newest.sm) newest = arch;
-  newest.arch_specific = false;  // 'a' features are not forward compatible
-  std::optional<std::string> ptx = generate_gpu_code(module, newest, true, options, diags);
-  if (!ptx) return "";
-  images.push_back({true, newest, *ptx});
+  newest.arch_specific = false;
+  std::optional<std::string> newest_ptx;
+  std::vector<std::unique_ptr<AssemblyJob>> jobs;
+  for (const codegen::GpuArch& arch : archs) {
+    jobs.push_back(std::make_unique<AssemblyJob>(*assembler, arch, options));
+    std::optional<std::string> ptx = generate_gpu_code(module, arch, true, options, diags);
+    if (!ptx) return "";
+    if (emit == Emit::Fatbin && !newest_ptx && arch.name() == newest.name()) newest_ptx = *ptx;
+    jobs.back()->feed(std::move(*ptx));
+  }
+  if (emit == Emit::Fatbin && !newest_ptx) {
+    newest_ptx = generate_gpu_code(module, newest, true, options, diags);
+    if (!newest_ptx) return "";
+  }
+  std::vector<codegen::FatbinImage> images;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    std::string cubin;
+    if (!jobs[i]->finish(diags, cubin)) return "";
+    if (emit == Emit::Cubin) return cubin;
+    images.push_back({false, archs[i], std::move(cubin)});
+  }
+  images.push_back({true, newest, std::move(*newest_ptx)});
   std::string fatbinary = codegen::find_tool("fatbinary", options.fatbinary, cuda_root);
   if (fatbinary.empty()) {
     diags.emit_global<diag::CodegenToolNotFound>("fatbin", "fatbinary", cuda_root);
