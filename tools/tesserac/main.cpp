@@ -585,8 +585,9 @@ int compile(const Options& options) {
           std::string name_space = options.name_space.empty()
                                        ? cxx_identifier(options.input == "-" ? "stdin" : std::filesystem::path(options.input).stem().string())
                                        : options.name_space;
-          output = generate_aot_object(module.get(), kernel_signatures(*typed, ast, values), name_space,
-                                       object_path(options), options, diags, header);
+          auto kernels = kernel_signatures(*typed, ast, values);
+          if (kernels.empty()) diags.emit_global<diag::CodegenNoKernels>(options.input);
+          output = generate_aot_object(module.get(), kernels, name_space, object_path(options), options, diags, header);
         } else if (module && emit != Emit::TileIr) {
           g_current_phase = "codegen";
           debug_hook("codegen");
