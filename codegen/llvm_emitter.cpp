@@ -143,15 +143,11 @@ class Emitter {
       return llvm::FixedVectorType::get(scalar_type(t.scalar(), op), static_cast<unsigned>(tile_share(t, op)));
     unsupported(op, "a value of type " + std::string(t.str()));
   }
-  // A register tile is spread over the lanes of the group: lane l holds the
-  // elements l, l + G, l + 2G, ... of the row-major tile (G lanes), as one
-  // LLVM vector. Consecutive lanes hold consecutive columns: stores coalesce.
+  // A register tile is spread over the G lanes of the group, each lane's
+  // share as one LLVM vector; where each element lives is the tile's layout
+  // (tile_position). G is 1 outside a kernel with a group shape.
   int64_t group_size_static() {
-    ir::Attribute g = current_ir_function_ ? current_ir_function_->attr("group_shape") : ir::Attribute();
-    int64_t lanes = 1;
-    if (g)
-      for (int64_t d : g.int_array()) lanes *= d;
-    return lanes;
+    return current_ir_function_ ? std::max<int64_t>(1, ir::group_lanes(current_ir_function_)) : 1;
   }
   int64_t tile_share(Type t, Operation* op) {
     int64_t elements = t.num_elements(), lanes = group_size_static();
@@ -237,7 +233,7 @@ class Emitter {
   }
   void emit_mma(Operation* op);
   void emit_mma_sync(Operation* op);
-  bool wgmma_operand(Operation* op, unsigned operand, int64_t row_bytes);
+  bool wgmma_operand(Operation* op, unsigned operand);
   void emit_wgmma(Operation* op);
   void emit_store_tile(Operation* op);
 
@@ -345,9 +341,7 @@ class Emitter {
     if (kernel) {
       function->setCallingConv(llvm::CallingConv::PTX_Kernel);
       // The group shape is known: ptxas allocates registers for it.
-      if (ir::Attribute g = f->attr("group_shape")) {
-        int64_t threads = 1;
-        for (int64_t d : g.int_array()) threads *= d;
+      if (int64_t threads = ir::group_lanes(f)) {
         function->addFnAttr("nvvm.maxntid", std::to_string(threads));
         // With .maxntid alone ptxas aims at an occupancy that caps registers
         // at 64 for 128 lanes, and spills the tensor cores' accumulators
@@ -357,7 +351,7 @@ class Emitter {
         f->walk([&](Operation* op) {
           if (op->is(OpKind::Mma) && op->result()->type().layout() == ir::TileLayout::MmaAccumulator) tensor_cores = true;
         });
-        if (tensor_cores && threads > 0)
+        if (tensor_cores)
           function->addFnAttr("nvvm.maxnreg", std::to_string(std::min<int64_t>(255, 65536 / threads / 8 * 8)));
       }
     }
@@ -1412,15 +1406,11 @@ void Emitter::emit_mma(Operation* op) {
   Type a_type = op->operand(0)->type(), b_type = op->operand(1)->type(), c_type = op->result()->type();
   if (!a_type.is(TypeKind::MemRef) || !b_type.is(TypeKind::MemRef))
     unsupported(op, "'tile.mma' of register tiles (operands must be shared memory)");
-  bool tensor_cores = a_type.scalar() == b_type.scalar() &&
-                      (a_type.scalar() == sema::ScalarType::F16 || a_type.scalar() == sema::ScalarType::BF16) &&
-                      c_type.scalar() == sema::ScalarType::F32 && a_type.shape()[1] % 16 == 0;
-  if (!host_ && c_type.layout() == ir::TileLayout::MmaAccumulator && tensor_cores) {
+  if (!host_ && c_type.layout() == ir::TileLayout::MmaAccumulator && ir::mma_sync_types(a_type, b_type, c_type)) {
     ir::MmaTiling tiling = mma_tiling(c_type);
     bool warpgroups = tiling.warps_n == 1 && tiling.warps_m % 4 == 0;
-    int64_t element_bytes = 2;
-    if (arch_.wgmma && arch_.sm == 90 && arch_.arch_specific && warpgroups &&
-        wgmma_operand(op, 0, a_type.shape()[1] * element_bytes) && wgmma_operand(op, 1, b_type.shape()[1] * element_bytes))
+    if (arch_.wgmma && arch_.sm == 90 && arch_.arch_specific && warpgroups && wgmma_operand(op, 0) &&
+        wgmma_operand(op, 1))
       return emit_wgmma(op);
     return emit_mma_sync(op);
   }
@@ -1535,16 +1525,16 @@ void Emitter::emit_mma_sync(Operation* op) {
 }
 
 // Whether operand `operand` of a tile.mma is a whole swizzled shared buffer
-// whose rows of `row_bytes` bytes are one of the tensor cores' swizzle
-// widths, so that wgmma reads it in place: the view must be the allocation
-// itself (origin 0, its shape), without padding. A run-time choice between
+// whose rows are one of the tensor cores' swizzle widths, so that wgmma reads
+// it in place: the view must be the allocation itself (origin 0, its shape),
+// without padding. A run-time choice between
 // such buffers (double buffering) is fine: the base pointer is a value.
-bool Emitter::wgmma_operand(Operation* op, unsigned operand, int64_t row_bytes) {
+bool Emitter::wgmma_operand(Operation* op, unsigned operand) {
   Type t = op->operand(operand)->type();
   MemRef& m = memref(op->operand(operand));
-  if (m.root.swizzle() != ir::Swizzle::Xor || m.root.padding() != 0 || m.root.rank() != 2 || !std::ranges::equal(t.shape(), m.root.shape()))
+  if (m.root.swizzle() != ir::Swizzle::Xor || m.root.padding() != 0 || m.root.rank() != 2 ||
+      !std::ranges::equal(t.shape(), m.root.shape()) || !ir::tensor_core_swizzle_row(ir::shared_row_bytes(m.root)))
     return false;
-  if (row_bytes != 32 && row_bytes != 64 && row_bytes != 128) return false;
   for (llvm::Value* o : m.origin)
     if (!llvm::isa<llvm::ConstantInt>(o) || !llvm::cast<llvm::ConstantInt>(o)->isZero()) return false;
   return true;
@@ -1580,7 +1570,7 @@ void Emitter::emit_wgmma(Operation* op) {
   MemRef& a = *a_view;
   MemRef& b = *b_view;
   int64_t k_total = a_type.shape()[1], n = c_type.shape()[1];
-  int64_t a_row_bytes = k_total * 2, b_row_bytes = n * 2;
+  int64_t a_row_bytes = ir::shared_row_bytes(a.root), b_row_bytes = ir::shared_row_bytes(b.root);
   auto constant = [&](int64_t v) { return builder_.getInt64(v); };
 
   // A descriptor: bits 0-13 start >> 4, 16-29 leading byte offset >> 4,

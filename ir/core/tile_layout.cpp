@@ -1,5 +1,7 @@
 #include "ir/core/tile_layout.h"
 
+#include "ir/core/ir.h"
+
 #include <tuple>
 
 namespace tessera::ir {
@@ -40,7 +42,20 @@ int64_t shared_row_bytes(Type memref) {
 
 int64_t swizzle_alignment(Type memref) {
   int64_t row = memref.padding() == 0 ? shared_row_bytes(memref) : 0;
-  return row == 32 || row == 64 || row == 128 ? 8 * row : 128;
+  return tensor_core_swizzle_row(row) ? 8 * row : 128;
+}
+
+int64_t group_lanes(const Operation* function) {
+  Attribute shape = function->attr("group_shape");
+  if (!shape) return 0;
+  int64_t lanes = 1;
+  for (int64_t d : shape.int_array()) lanes *= d;
+  return lanes;
+}
+
+bool mma_sync_types(Type a, Type b, Type c) {
+  return a.scalar() == b.scalar() && (a.scalar() == ScalarType::F16 || a.scalar() == ScalarType::BF16) &&
+         c.scalar() == ScalarType::F32 && a.rank() == 2 && a.shape()[1] % 16 == 0;
 }
 
 }  // namespace tessera::ir

@@ -35,6 +35,18 @@
 
 namespace tessera::ir {
 
+class Operation;
+
+// The lanes of a function's group: the product of its `group_shape`, or 0
+// without one (a helper).
+int64_t group_lanes(const Operation* function);
+
+// Whether the tensor cores' mma.sync m16n8k16 computes a x b -> c as Tessera
+// defines it: f16 or bf16 operands of one type, an f32 accumulator, K (a's
+// columns) a multiple of 16. The operands' place (shared memory) and the
+// tile's warp tiling are checked by their users.
+bool mma_sync_types(Type a, Type b, Type c);
+
 struct MmaTiling {
   int64_t warps_m = 1, warps_n = 1;  // the warp grid over the tile
   int64_t tiles_m = 1, tiles_n = 1;  // 16 x 8 blocks per warp, down and across
@@ -66,6 +78,10 @@ TilePosition mma_accumulator_position(const MmaTiling& tiling, int64_t lane, int
 
 // Bytes per row of a 2-D (or higher) shared buffer, padding included.
 int64_t shared_row_bytes(Type memref);
+
+// Whether rows of `bytes` bytes are one of the tensor cores' swizzle widths
+// (32, 64, 128): an XOR-swizzled buffer with such rows is in their layout.
+inline bool tensor_core_swizzle_row(int64_t bytes) { return bytes == 32 || bytes == 64 || bytes == 128; }
 
 // The alignment an XOR-swizzled shared buffer gets (docs/codegen.md,
 // "Swizzle"): its pattern repeats every 8 rows, so for rows of 32, 64 or 128

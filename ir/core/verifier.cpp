@@ -132,10 +132,8 @@ class Verifier {
   // (ir/core/tile_layout.h) must split into whole 16 x 8 blocks over the
   // group's warps: the layout is defined by them (code generation needs it).
   void check_mma_layouts(Operation* func) {
-    Attribute g = func->attr("group_shape");
-    if (!g || !func->has_attr("kernel")) return;
-    int64_t lanes = 1;
-    for (size_t i = 0; i < g.size(); ++i) lanes *= g[i].int_value();
+    int64_t lanes = group_lanes(func);  // group_shape is checked before
+    if (lanes == 0 || !func->has_attr("kernel")) return;
     auto check = [&](Operation* at, Value* v) {
       Type t = v->type();
       if (!t.is(TypeKind::Tile) || t.layout() != TileLayout::MmaAccumulator) return;

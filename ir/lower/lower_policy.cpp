@@ -230,27 +230,30 @@ Value* call_method(Lowering& lowering, uint32_t function_index, std::vector<Valu
 
 }  // namespace
 
-Value* Lowering::dequantize_element(Value* code, NodeId subscript, const sema::PolicyClass& custom) {
+// The hidden scale argument of the '@Class' kernel parameter that
+// `subscript` indexes; `access` ("reading", "storing") for the message when
+// the tensor is not a kernel parameter.
+Value* Lowering::policy_scale(NodeId subscript, const sema::PolicyClass& custom, std::string_view access) {
   NodeId root = subscript_root(ast_, subscript);
   auto scale = ast_.kind(root) == NodeKind::Name ? policy_scales_.find(ast_.node(root).payload) : policy_scales_.end();
-  std::string class_name = name_of(ast_.node(custom.def).payload);
   if (scale == policy_scales_.end())
-    unsupported(subscript, "reading an element of a '@" + class_name +
+    unsupported(subscript, std::string(access) + " an element of a '@" + name_of(ast_.node(custom.def).payload) +
                                "' tensor that is not a kernel parameter (its scale is the kernel argument after it)");
-  if (custom.dequantize == UINT32_MAX) unsupported(subscript, "reading '@" + class_name + "' without 'dequantize'");
-  return call_method(*this, custom.dequantize, {code, scale->second});
+  return scale->second;
+}
+
+Value* Lowering::dequantize_element(Value* code, NodeId subscript, const sema::PolicyClass& custom) {
+  Value* scale = policy_scale(subscript, custom, "reading");
+  if (custom.dequantize == UINT32_MAX)
+    unsupported(subscript, "reading '@" + name_of(ast_.node(custom.def).payload) + "' without 'dequantize'");
+  return call_method(*this, custom.dequantize, {code, scale});
 }
 
 Value* Lowering::quantize_element(Value* v, NodeId target, const sema::PolicyClass& custom) {
-  NodeId root = subscript_root(ast_, target);
-  auto scale = ast_.kind(root) == NodeKind::Name ? policy_scales_.find(ast_.node(root).payload) : policy_scales_.end();
-  std::string class_name = name_of(ast_.node(custom.def).payload);
-  if (scale == policy_scales_.end())
-    unsupported(target, "storing an element of a '@" + class_name +
-                            "' tensor that is not a kernel parameter (its scale is the kernel argument after it)");
+  Value* scale = policy_scale(target, custom, "storing");
   if (!custom.element_quantize)
-    unsupported(target, "storing into '@" + class_name + "' without 'quantize(self, x, scale)'");
-  return call_method(*this, custom.quantize, {v, scale->second});  // a `storage` value: the memref's element type
+    unsupported(target, "storing into '@" + name_of(ast_.node(custom.def).payload) + "' without 'quantize(self, x, scale)'");
+  return call_method(*this, custom.quantize, {v, scale});  // a `storage` value: the memref's element type
 }
 
 }  // namespace tessera::ir

@@ -150,6 +150,9 @@ class Lowering {
   const sema::PolicyClass* kernel_policy_class(const sema::FunctionInfo& function, size_t i) const;
   // The class of the tensor that the element access `subscript` reads or writes.
   const sema::PolicyClass* element_policy_class(NodeId subscript);
+  // The scale of the '@Class' kernel parameter that `subscript` indexes (its
+  // hidden argument); `access` names the access for the message otherwise.
+  Value* policy_scale(NodeId subscript, const sema::PolicyClass& custom, std::string_view access);
   // `code` (the storage value read at `subscript`) dequantized: a call of the
   // class's `dequantize` with the tensor's scale.
   Value* dequantize_element(Value* code, NodeId subscript, const sema::PolicyClass& custom);

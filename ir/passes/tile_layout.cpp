@@ -18,6 +18,7 @@
 // bookkeeping on machines without a GPU.
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/core/context.h"
@@ -52,33 +53,23 @@ class TileClasses {
     Value *ra = find(a), *rb = find(b);
     if (ra == rb) return;
     parent_[rb] = ra;
-    if (pinned_.count(rb)) pinned_[ra] = true;
+    if (pinned_.count(rb)) pinned_.insert(ra);
   }
-  void pin(Value* v) { pinned_[find(v)] = true; }
+  void pin(Value* v) { pinned_.insert(find(v)); }
   bool pinned(Value* v) { return pinned_.count(find(v)) != 0; }
   const std::vector<Value*>& values() const { return order_; }  // first-seen order: deterministic
 
  private:
   std::unordered_map<Value*, Value*> parent_;
-  std::unordered_map<Value*, bool> pinned_;
+  std::unordered_set<Value*> pinned_;  // roots of classes that must stay generic
   std::vector<Value*> order_;
 };
-
-int64_t group_lanes(Operation* kernel) {
-  Attribute shape = kernel->attr("group_shape");
-  if (!shape) return 0;
-  int64_t lanes = 1;
-  for (int64_t d : shape.int_array()) lanes *= d;
-  return lanes;
-}
 
 bool tensor_core_mma(Operation* mma, int64_t lanes) {
   Type a = mma->operand(0)->type(), b = mma->operand(1)->type(), c = mma->result()->type();
   for (Type t : {a, b})
     if (!t.is(TypeKind::MemRef) || t.space() != MemorySpace::Shared) return false;
-  if (a.scalar() != b.scalar() || (a.scalar() != ScalarType::F16 && a.scalar() != ScalarType::BF16)) return false;
-  if (c.scalar() != ScalarType::F32 || a.shape()[1] % 16 != 0) return false;
-  return mma_accumulator_tiling(c.shape()[0], c.shape()[1], lanes).has_value();
+  return mma_sync_types(a, b, c) && mma_accumulator_tiling(c.shape()[0], c.shape()[1], lanes).has_value();
 }
 
 // Joins the tile values among `values`; pins them all if their types differ
@@ -156,11 +147,11 @@ void run_tile_layout_pass(Operation* module, PassContext& context) {
     TileClasses classes;
     std::vector<Value*> seeds;
     kernel->walk([&](Operation* op) { classify(op, lanes, classes, seeds); }, WalkOrder::PreOrder);
-    std::vector<Value*> chosen;
+    std::unordered_set<Value*> chosen;  // roots of the classes that take mma_acc
     for (Value* seed : seeds)
-      if (!classes.pinned(seed)) chosen.push_back(classes.find(seed));
-    for (Value* v : classes.values()) {
-      if (std::find(chosen.begin(), chosen.end(), classes.find(v)) == chosen.end()) continue;
+      if (!classes.pinned(seed)) chosen.insert(classes.find(seed));
+    for (Value* v : classes.values()) {  // in first-seen order: deterministic
+      if (!chosen.count(classes.find(v))) continue;
       Type t = v->type();
       v->set_type(ctx.tile_type(t.shape(), t.scalar(), TileLayout::MmaAccumulator));
     }

@@ -338,19 +338,38 @@ class AssemblyJob {
   std::string ptx_;                           // for nvJitLink
 };
 
-// --emit=llvm|ptx|cubin|fatbin; "" after an error.
-std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options& options, DiagnosticEngine& diags) {
+// The architectures of -arch (sm_80 when none), with --mma; nullopt after
+// reporting an unknown one.
+std::optional<std::vector<codegen::GpuArch>> listed_archs(const Options& options, DiagnosticEngine& diags) {
   std::vector<codegen::GpuArch> archs;
   for (const std::string& name : split(options.arch, ',')) {
     std::optional<codegen::GpuArch> arch = codegen::parse_gpu_arch(name);
-    if (arch) arch->wgmma = options.mma == "wgmma";
     if (!arch) {
       diags.emit_global<diag::CodegenUnknownArch>(name);
-      return "";
+      return std::nullopt;
     }
+    arch->wgmma = options.mma == "wgmma";
     archs.push_back(*arch);
   }
   if (archs.empty()) archs.push_back(*codegen::parse_gpu_arch("sm_80"));
+  return archs;
+}
+
+// The PTX that ships for GPUs newer than those listed: the newest listed
+// architecture without its 'a' features (those are not forward compatible).
+codegen::GpuArch forward_compatible_arch(const std::vector<codegen::GpuArch>& archs) {
+  codegen::GpuArch newest = archs[0];
+  for (const codegen::GpuArch& arch : archs)
+    if (arch.sm > newest.sm) newest = arch;
+  newest.arch_specific = false;
+  return newest;
+}
+
+// --emit=llvm|ptx|cubin|fatbin; "" after an error.
+std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options& options, DiagnosticEngine& diags) {
+  std::optional<std::vector<codegen::GpuArch>> listed = listed_archs(options, diags);
+  if (!listed) return "";
+  const std::vector<codegen::GpuArch>& archs = *listed;
   if (emit != Emit::Fatbin && archs.size() != 1) {
     diags.emit_global<diag::CodegenOneArch>(options.emit, static_cast<unsigned>(archs.size()), options.arch);
     return "";
@@ -364,13 +383,9 @@ std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options&
   // Each architecture's assembler starts before its PTX is made; they are
   // waited for, in order, once every PTX is made (an early return kills them).
   // A fatbin holds the PTX of the newest architecture too, so that newer
-  // GPUs can JIT it; without its 'a' (those features are not forward
-  // compatible). When that is one of the cubins' architectures, its PTX is
-  // made once.
-  codegen::GpuArch newest = archs[0];
-  for (const codegen::GpuArch& arch : archs)
-    if (arch.sm > newest.sm) newest = arch;
-  newest.arch_specific = false;
+  // GPUs can JIT it. When that is one of the cubins' architectures, its PTX
+  // is made once.
+  codegen::GpuArch newest = forward_compatible_arch(archs);
   std::optional<std::string> newest_ptx;
   std::vector<std::unique_ptr<AssemblyJob>> jobs;
   for (const codegen::GpuArch& arch : archs) {
@@ -423,20 +438,9 @@ std::optional<std::pair<codegen::AotImageKind, std::string>> aot_gpu_image(ir::O
     if (image.empty()) return std::nullopt;
     return std::make_pair(Kind::Fatbin, std::move(image));
   }
-  // PTX of the newest listed architecture, without 'a' features (forward compatible).
-  std::optional<codegen::GpuArch> newest;
-  for (const std::string& name : split(options.arch, ',')) {
-    std::optional<codegen::GpuArch> arch = codegen::parse_gpu_arch(name);
-    if (arch) arch->wgmma = options.mma == "wgmma";
-    if (!arch) {
-      diags.emit_global<diag::CodegenUnknownArch>(name);
-      return std::nullopt;
-    }
-    if (!newest || arch->sm > newest->sm) newest = arch;
-  }
-  if (!newest) newest = codegen::parse_gpu_arch("sm_80");
-  newest->arch_specific = false;
-  std::optional<std::string> ptx = generate_gpu_code(module, *newest, true, options, diags);
+  std::optional<std::vector<codegen::GpuArch>> archs = listed_archs(options, diags);
+  if (!archs) return std::nullopt;
+  std::optional<std::string> ptx = generate_gpu_code(module, forward_compatible_arch(*archs), true, options, diags);
   if (!ptx) return std::nullopt;
   return std::make_pair(Kind::Ptx, std::move(*ptx));
 }
