@@ -231,6 +231,17 @@ class Emitter {
     builder_.SetInsertPoint(exit);
     return acc;
   }
+  // Whether a tile.mma takes the tensor-core path: on the GPU, and on the CPU
+  // when it emulates mma.sync (HostTarget::emulate_mma_sync).
+  bool tensor_core_path(Operation* op) {
+    if (host_ && !host_->emulate_mma_sync) return false;
+    if (!op->operand(0)->type().is(TypeKind::MemRef) || !op->operand(1)->type().is(TypeKind::MemRef)) return false;
+    Type c_type = op->result()->type();
+    return c_type.layout() == ir::TileLayout::MmaAccumulator &&
+           ir::mma_sync_types(op->operand(0)->type(), op->operand(1)->type(), c_type);
+  }
+  std::array<llvm::Value*, 4> mma_m16n8k16(const std::array<llvm::Value*, 4>& a, const std::array<llvm::Value*, 2>& b,
+                                           std::array<llvm::Value*, 4> c, bool bf16);
   void emit_mma(Operation* op);
   void emit_mma_sync(Operation* op);
   bool wgmma_operand(Operation* op, unsigned operand);
@@ -472,6 +483,7 @@ class Emitter {
     bool found = false;
     f->walk([&](Operation* op) {
       if (op->is(OpKind::Barrier) || op->is(OpKind::Shuffle) || op->is(OpKind::WarpReduce)) found = true;
+      if (op->is(OpKind::Mma) && tensor_core_path(op)) found = true;  // emulated: warp exchanges
       if (op->is(OpKind::Call))
         if (Operation* callee = ir::lookup_function(ir_module_, op->attr("callee").string_value()))
           found = found || synchronises(callee);
@@ -1399,14 +1411,15 @@ void Emitter::emit_cp_async(Operation* op) {
   values_[op->result()] = Lowered{};
 }
 
-// C (+)= A x B with A and B in shared memory, on the SIMT cores: a loop over
-// k in which each lane updates its share of C (tile_share). Tensor-core
-// mma.sync / wgmma code for the same operation is future work (docs/codegen.md).
+// C (+)= A x B with A and B in shared memory: on the tensor cores where the
+// types and the layout allow it (tensor_core_path: wgmma or mma.sync), else
+// on the SIMT cores, a loop over k in which each lane updates its share of C
+// (tile_share).
 void Emitter::emit_mma(Operation* op) {
   Type a_type = op->operand(0)->type(), b_type = op->operand(1)->type(), c_type = op->result()->type();
   if (!a_type.is(TypeKind::MemRef) || !b_type.is(TypeKind::MemRef))
     unsupported(op, "'tile.mma' of register tiles (operands must be shared memory)");
-  if (!host_ && c_type.layout() == ir::TileLayout::MmaAccumulator && ir::mma_sync_types(a_type, b_type, c_type)) {
+  if (tensor_core_path(op)) {
     ir::MmaTiling tiling = mma_tiling(c_type);
     bool warpgroups = tiling.warps_n == 1 && tiling.warps_m % 4 == 0;
     if (arch_.wgmma && arch_.sm == 90 && arch_.arch_specific && warpgroups && wgmma_operand(op, 0) &&
@@ -1455,8 +1468,6 @@ void Emitter::emit_mma_sync(Operation* op) {
   MemRef& b = *b_view;
   llvm::Type* element = element_type(a_type, op);
   auto* pair_type = llvm::FixedVectorType::get(element, 2);
-  llvm::Intrinsic::ID mma = bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
-                                 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
 
   auto constant = [&](int64_t v) { return builder_.getInt64(v); };
   llvm::Value* lane = local_linear();
@@ -1513,15 +1524,66 @@ void Emitter::emit_mma_sync(Operation* op) {
   for (int64_t tm = 0; tm < tiling.tiles_m; ++tm)
     for (int64_t tn = 0; tn < tiling.tiles_n; ++tn) {
       int64_t first = (tm * tiling.tiles_n + tn) * 4;
-      std::vector<llvm::Value*> args;
-      for (llvm::Value* r : a_fragments[static_cast<size_t>(tm)]) args.push_back(r);
-      for (llvm::Value* r : b_fragments[static_cast<size_t>(tn)]) args.push_back(r);
-      for (int64_t i = 0; i < 4; ++i) args.push_back(builder_.CreateExtractElement(next, constant(first + i)));
-      llvm::Value* d = intrinsic(mma, args);
-      for (unsigned i = 0; i < 4; ++i)
-        next = builder_.CreateInsertElement(next, builder_.CreateExtractValue(d, i), constant(first + i));
+      std::array<llvm::Value*, 4> c{};
+      for (int64_t i = 0; i < 4; ++i) c[static_cast<size_t>(i)] = builder_.CreateExtractElement(next, constant(first + i));
+      c = mma_m16n8k16(a_fragments[static_cast<size_t>(tm)], b_fragments[static_cast<size_t>(tn)], c, bf16);
+      for (int64_t i = 0; i < 4; ++i)
+        next = builder_.CreateInsertElement(next, c[static_cast<size_t>(i)], constant(first + i));
     }
   set(op->result(), end_k_loop(k, acc, 16, next));
+}
+
+// One mma.m16n8k16 (f32 accumulators) on this lane's fragments: the
+// instruction on the GPU; on the CPU (emulate_mma_sync) the lanes of the warp
+// exchange fragments as the tensor cores do. Lane q = 4g + t holds A(g, k)
+// and A(g + 8, k) for k = 2t, 2t + 1 (a0 a1, row g and g + 8) and k + 8 (a2
+// a3), B(k, g) for the same k (b0 b1), and computes C(g, 2t + {0,1}) and
+// C(g + 8, 2t + {0,1}): for each pair of k it reads A's pair from lane 4g +
+// k/2 % 4 and B's from lanes 4(2t) + k/2 % 4 and 4(2t + 1) + k/2 % 4. Sums
+// run in k order, one fma at a time (the tensor cores' internal order and
+// rounding are not specified; integer-valued tests are exact either way).
+std::array<llvm::Value*, 4> Emitter::mma_m16n8k16(const std::array<llvm::Value*, 4>& a,
+                                                  const std::array<llvm::Value*, 2>& b, std::array<llvm::Value*, 4> c,
+                                                  bool bf16) {
+  if (!host_) {
+    std::vector<llvm::Value*> args(a.begin(), a.end());
+    args.insert(args.end(), b.begin(), b.end());
+    args.insert(args.end(), c.begin(), c.end());
+    llvm::Value* d = intrinsic(bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                    : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32,
+                               args);
+    for (unsigned i = 0; i < 4; ++i) c[i] = builder_.CreateExtractValue(d, i);
+    return c;
+  }
+  llvm::Type* i32 = builder_.getInt32Ty();
+  llvm::Type* f32 = builder_.getFloatTy();
+  auto word = [&](llvm::Value* r) { return builder_.CreateBitCast(r, i32); };
+  // The two elements of a fragment register as f32, the first from the low half.
+  auto widen = [&](llvm::Value* w) -> std::array<llvm::Value*, 2> {
+    if (bf16)
+      return {builder_.CreateBitCast(builder_.CreateShl(w, 16), f32),
+              builder_.CreateBitCast(builder_.CreateAnd(w, builder_.getInt32(0xffff0000u)), f32)};
+    llvm::Value* halves = builder_.CreateBitCast(w, llvm::FixedVectorType::get(builder_.getHalfTy(), 2));
+    return {builder_.CreateFPExt(builder_.CreateExtractElement(halves, uint64_t{0}), f32),
+            builder_.CreateFPExt(builder_.CreateExtractElement(halves, uint64_t{1}), f32)};
+  };
+  llvm::Value* q = builder_.CreateURem(lane_, builder_.getInt64(ir::kWarpLanes));
+  llvm::Value* g4 = builder_.CreateMul(builder_.CreateUDiv(q, builder_.getInt64(4)), builder_.getInt64(4));
+  llvm::Value* t8 = builder_.CreateMul(builder_.CreateURem(q, builder_.getInt64(4)), builder_.getInt64(8));
+  for (int64_t pair = 0; pair < 8; ++pair) {  // k = 2 * pair, 2 * pair + 1
+    int64_t half = pair / 4, holder = pair % 4;
+    auto from = [&](llvm::Value* base) { return builder_.CreateAdd(base, builder_.getInt64(holder)); };
+    auto row_g = widen(host_shuffle(word(a[static_cast<size_t>(2 * half)]), from(g4), "idx"));
+    auto row_g8 = widen(host_shuffle(word(a[static_cast<size_t>(2 * half + 1)]), from(g4), "idx"));
+    auto column_0 = widen(host_shuffle(word(b[static_cast<size_t>(half)]), from(t8), "idx"));
+    auto column_1 = widen(host_shuffle(word(b[static_cast<size_t>(half)]), from(builder_.CreateAdd(t8, builder_.getInt64(4))), "idx"));
+    const std::array<llvm::Value*, 2>* rows[2] = {&row_g, &row_g8};
+    const std::array<llvm::Value*, 2>* columns[2] = {&column_0, &column_1};
+    for (size_t i = 0; i < 4; ++i)
+      for (size_t e = 0; e < 2; ++e)
+        c[i] = intrinsic(llvm::Intrinsic::fma, {(*rows[i / 2])[e], (*columns[i % 2])[e], c[i]}, {f32});
+  }
+  return c;
 }
 
 // Whether operand `operand` of a tile.mma is a whole swizzled shared buffer

@@ -46,6 +46,12 @@ struct HostTarget {
   std::string triple;
   std::string data_layout;
   uint32_t abi_version = 0;
+  // tile.mma in the tensor-core layout as the GPU's mma.sync path: the same
+  // fragment loads, and each mma.m16n8k16 carried out by exchanging the
+  // fragments between the lanes of the warp as the tensor cores do (warp
+  // shuffles). Slower than the SIMT path; it checks the GPU code's fragment
+  // addressing without a GPU (`tesserac run --mma=sync` on the CPU).
+  bool emulate_mma_sync = false;
 };
 std::unique_ptr<llvm::Module> emit_host_module(ir::Operation* module, llvm::LLVMContext& context,
                                                const HostTarget& target, DiagnosticEngine& diags,

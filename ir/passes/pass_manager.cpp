@@ -34,6 +34,11 @@ const std::vector<std::string_view>& default_tile_pipeline() {
   return pipeline;
 }
 
+const std::vector<std::string_view>& codegen_tile_pipeline() {
+  static const std::vector<std::string_view> pipeline = {"tile-layout"};
+  return pipeline;
+}
+
 bool PassManager::add(std::string_view name) {
   const PassInfo* p = find_pass(name);
   if (!p) return false;

@@ -226,6 +226,7 @@ bool host_cpu_known(const Options& options, DiagnosticEngine& diags) {
 std::string generate_cpu_code(ir::Operation* module, Emit emit, const Options& options, DiagnosticEngine& diags) {
   codegen::HostTarget target;
   if (auto error = codegen::detect_host_target(target)) internal_error("codegen", *error);
+  target.emulate_mma_sync = options.mma == "sync";
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvm_module = codegen::emit_host_module(module, context, target, diags, options.bounds_check);
   if (!llvm_module) return "";
@@ -567,11 +568,9 @@ int compile(const Options& options) {
         ir::Context context;
         ir::OwningModule module = ir::lower_to_tile_ir(context, ast, values, *typed, diags);
         if (module) {
-          // Of the IR passes (docs/ir/passes.md), code generation needs the
-          // layouts of register tiles; LLVM does the rest's work.
           g_current_phase = "ir passes";
           ir::PassManager passes;
-          passes.add("tile-layout");
+          for (std::string_view pass : ir::codegen_tile_pipeline()) passes.add(pass);
           ir::PassContext pass_context{context, diags};
           passes.run(module.get(), pass_context);
         }

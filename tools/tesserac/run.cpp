@@ -35,6 +35,7 @@
 #include "frontend/lex/lexer.h"
 #include "frontend/parse/parse.h"
 #include "ir/lower/lower.h"
+#include "ir/passes/pass_manager.h"
 #include "sema/sema.h"
 #include "tessera/numerics.hpp"
 #include "tessera/tessera_runtime.h"
@@ -289,6 +290,12 @@ class Runner {
     ir::Context context;
     ir::OwningModule module;
     if (!diags.has_errors()) module = ir::lower_to_tile_ir(context, ast, values, *typed, diags);
+    if (module && !diags.has_errors()) {  // as the compiler does before code generation
+      ir::PassManager passes;
+      for (std::string_view pass : ir::codegen_tile_pipeline()) passes.add(pass);
+      ir::PassContext pass_context{context, diags};
+      passes.run(module.get(), pass_context);
+    }
     diags.flush();
     if (diags.has_errors() || !module) return kExitUserError;
 
@@ -444,6 +451,7 @@ class Runner {
   tessModule load_for_cpu(ir::Operation* module, tessDevice device, DiagnosticEngine& diags) {
     codegen::HostTarget target;
     if (auto error = codegen::detect_host_target(target)) fail(*error);
+    target.emulate_mma_sync = options_.mma == "sync";
     auto context = std::make_unique<llvm::LLVMContext>();
     std::unique_ptr<llvm::Module> llvm_module = codegen::emit_host_module(module, *context, target, diags, !options_.no_bounds_check);
     diags.flush();
@@ -589,7 +597,7 @@ int run_command(int argc, char** argv) {
   app.add_option("--device", options.device, "cpu, cuda or cuda:N (default: the first GPU that works, else cpu)");
   app.add_option("-O,--opt-level", options.opt_level, "Optimisation level 0-3 (default 3)")->check(CLI::Range(0, 3));
   app.add_option("--cuda-path", options.cuda_path, "CUDA Toolkit root for libdevice");
-  app.add_option("--mma", options.mma, "Tensor-core instruction for tile.mma on the GPU: auto, sync, wgmma (sm_90a on a compute capability 9.0 GPU)")
+  app.add_option("--mma", options.mma, "Tensor-core instruction for tile.mma: auto, sync, wgmma (sm_90a on a compute capability 9.0 GPU); on the CPU, sync emulates mma.sync")
       ->check(CLI::IsMember({"auto", "sync", "wgmma"}));
   app.add_flag("-q,--quiet", options.quiet, "Do not report where the kernel ran");
   app.add_flag("--no-bounds-check", options.no_bounds_check,
