@@ -232,9 +232,9 @@ class Emitter {
     return acc;
   }
   // Whether a tile.mma takes the tensor-core path: on the GPU, and on the CPU
-  // when it emulates mma.sync (HostTarget::emulate_mma_sync).
+  // when it emulates it (HostTarget::emulate_mma).
   bool tensor_core_path(Operation* op) {
-    if (host_ && !host_->emulate_mma_sync) return false;
+    if (host_ && host_->emulate_mma == HostTarget::EmulatedMma::None) return false;
     if (!op->operand(0)->type().is(TypeKind::MemRef) || !op->operand(1)->type().is(TypeKind::MemRef)) return false;
     Type c_type = op->result()->type();
     return c_type.layout() == ir::TileLayout::MmaAccumulator &&
@@ -246,6 +246,8 @@ class Emitter {
   void emit_mma_sync(Operation* op);
   bool wgmma_operand(Operation* op, unsigned operand);
   void emit_wgmma(Operation* op);
+  llvm::Value* emulate_wgmma(llvm::Value* a_descriptor, llvm::Value* b_descriptor, llvm::Value* acc, int64_t first,
+                             int64_t registers, bool bf16);
   void emit_store_tile(Operation* op);
 
   bool is_signed(Type t) {
@@ -1422,9 +1424,9 @@ void Emitter::emit_mma(Operation* op) {
   if (tensor_core_path(op)) {
     ir::MmaTiling tiling = mma_tiling(c_type);
     bool warpgroups = tiling.warps_n == 1 && tiling.warps_m % 4 == 0;
-    if (arch_.wgmma && arch_.sm == 90 && arch_.arch_specific && warpgroups && wgmma_operand(op, 0) &&
-        wgmma_operand(op, 1))
-      return emit_wgmma(op);
+    bool wgmma = host_ ? host_->emulate_mma == HostTarget::EmulatedMma::Wgmma
+                       : arch_.wgmma && arch_.sm == 90 && arch_.arch_specific;
+    if (wgmma && warpgroups && wgmma_operand(op, 0) && wgmma_operand(op, 1)) return emit_wgmma(op);
     return emit_mma_sync(op);
   }
   MemRef& a = memref(op->operand(0));
@@ -1534,7 +1536,7 @@ void Emitter::emit_mma_sync(Operation* op) {
 }
 
 // One mma.m16n8k16 (f32 accumulators) on this lane's fragments: the
-// instruction on the GPU; on the CPU (emulate_mma_sync) the lanes of the warp
+// instruction on the GPU; on the CPU (EmulatedMma) the lanes of the warp
 // exchange fragments as the tensor cores do. Lane q = 4g + t holds A(g, k)
 // and A(g + 8, k) for k = 2t, 2t + 1 (a0 a1, row g and g + 8) and k + 8 (a2
 // a3), B(k, g) for the same k (b0 b1), and computes C(g, 2t + {0,1}) and
@@ -1644,12 +1646,20 @@ void Emitter::emit_wgmma(Operation* op) {
     llvm::Value* address = builder_.CreateAnd(builder_.CreateLShr(start, constant(4)), constant(0x3FFF));
     return builder_.CreateOr(address, builder_.getInt64(fields));
   };
-  auto shared_address = [&](MemRef& m) { return builder_.CreatePtrToInt(m.base, builder_.getInt64Ty()); };
+  // The shared-memory address (on the CPU: the offset in the group's block).
+  auto shared_address = [&](MemRef& m) {
+    llvm::Value* address = builder_.CreatePtrToInt(m.base, builder_.getInt64Ty());
+    if (!host_) return address;
+    return builder_.CreateSub(address, builder_.CreatePtrToInt(context_field(cpu_context::kShared, builder_.getPtrTy()),
+                                                               builder_.getInt64Ty()));
+  };
 
-  // Make the group's shared-memory writes visible to the async proxy.
-  intrinsic(llvm::Intrinsic::nvvm_fence_proxy_async_shared_cta);
-  intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {builder_.getInt32(0)});
-  intrinsic(llvm::Intrinsic::nvvm_wgmma_fence_sync_aligned);
+  if (!host_) {
+    // Make the group's shared-memory writes visible to the async proxy.
+    intrinsic(llvm::Intrinsic::nvvm_fence_proxy_async_shared_cta);
+    intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {builder_.getInt32(0)});
+    intrinsic(llvm::Intrinsic::nvvm_wgmma_fence_sync_aligned);
+  }
 
   // The instruction: N/2 accumulators in and out, two descriptors, scale-d = 1
   // (always accumulate; a first mma starts from zeros), no negation, A
@@ -1688,6 +1698,10 @@ void Emitter::emit_wgmma(Operation* op) {
           builder_.CreateAdd(a_base, builder_.CreateAdd(builder_.CreateMul(row, constant(a_row_bytes)), constant(2 * k)));
       llvm::Value* a_descriptor = descriptor(a_start, 16, 8 * a_row_bytes, a_row_bytes);
       int64_t first = tm * tiling.tiles_n * 4;
+      if (host_) {
+        acc = emulate_wgmma(a_descriptor, b_descriptor, acc, first, registers, bf16);
+        continue;
+      }
       std::vector<llvm::Value*> args;
       for (int64_t r = 0; r < registers; ++r) args.push_back(builder_.CreateExtractElement(acc, constant(first + r)));
       args.push_back(a_descriptor);
@@ -1699,9 +1713,84 @@ void Emitter::emit_wgmma(Operation* op) {
                                            constant(first + r));
     }
   }
-  intrinsic(llvm::Intrinsic::nvvm_wgmma_commit_group_sync_aligned);
-  intrinsic(llvm::Intrinsic::nvvm_wgmma_wait_group_sync_aligned, {builder_.getInt64(0)});
+  if (!host_) {
+    intrinsic(llvm::Intrinsic::nvvm_wgmma_commit_group_sync_aligned);
+    intrinsic(llvm::Intrinsic::nvvm_wgmma_wait_group_sync_aligned, {builder_.getInt64(0)});
+  }
   set(op->result(), acc);
+}
+
+// One wgmma.mma_async.m64nNk16 (f32 += f16/bf16 x f16/bf16, A K-major, B
+// MN-major) on the CPU, for this lane's N/2 accumulators (elements first ..
+// first + N/2 - 1 of `acc`): the operands are read through the descriptors
+// by the PTX ISA's definitions, written here independently of the code that
+// makes them, so that a wrong field, shift or layout choice there gives wrong
+// results. Descriptor: start address, leading and stride byte offsets (each
+// bits 0-13 of value >> 4, at bits 0, 16, 32), swizzle mode at bits 62-63
+// (1: 128 B, 2: 64 B, 3: 32 B). Canonical layouts ("Shared Memory Matrix
+// Layout"; T = 8 two-byte elements, W the swizzle width in elements):
+// K-major ((8,m),(T,2k)):((W,SBO),(1,T)) and MN-major
+// ((T,W/T,m),(8,k)):((1,T,LBO),(W,SBO)); the swizzle then XORs address bits
+// 4.. with bits 7.. (3, 2 or 1 bits). Accumulator register r of lane q of
+// warp w in the warpgroup: row 16w + q/4 + 8((r/2) % 2), column 8(r/4) +
+// 2(q % 4) + r % 2.
+llvm::Value* Emitter::emulate_wgmma(llvm::Value* a_descriptor, llvm::Value* b_descriptor, llvm::Value* acc,
+                                    int64_t first, int64_t registers, bool bf16) {
+  auto constant = [&](int64_t v) { return builder_.getInt64(v); };
+  auto field = [&](llvm::Value* d, int64_t bit) {
+    return builder_.CreateShl(builder_.CreateAnd(builder_.CreateLShr(d, constant(bit)), constant(0x3FFF)), constant(4));
+  };
+  struct Operand {
+    llvm::Value *start, *leading, *stride, *mode, *width;
+  };
+  auto decode = [&](llvm::Value* d) {
+    Operand o{field(d, 0), field(d, 16), field(d, 32), builder_.CreateLShr(d, constant(62)), nullptr};
+    o.width = builder_.CreateLShr(constant(256), o.mode);  // bytes: 128, 64, 32
+    return o;
+  };
+  Operand a = decode(a_descriptor), b = decode(b_descriptor);
+  llvm::Value* block = context_field(cpu_context::kShared, builder_.getPtrTy());
+  llvm::Type* f32 = builder_.getFloatTy();
+  auto load = [&](const Operand& o, llvm::Value* address) {
+    llvm::Value* xor_mask = builder_.CreateSub(builder_.CreateShl(constant(1), builder_.CreateSub(constant(4), o.mode)),
+                                               constant(1));
+    llvm::Value* swizzled = builder_.CreateXor(
+        address, builder_.CreateShl(builder_.CreateAnd(builder_.CreateLShr(address, constant(7)), xor_mask), constant(4)));
+    llvm::Value* bits = builder_.CreateLoad(builder_.getInt16Ty(),
+                                            builder_.CreateInBoundsGEP(builder_.getInt8Ty(), block, swizzled));
+    if (bf16)
+      return builder_.CreateBitCast(builder_.CreateShl(builder_.CreateZExt(bits, builder_.getInt32Ty()), 16), f32);
+    return builder_.CreateFPExt(builder_.CreateBitCast(bits, builder_.getHalfTy()), f32);
+  };
+  llvm::Value* q = builder_.CreateURem(lane_, constant(ir::kWarpLanes));
+  llvm::Value* warp = builder_.CreateURem(builder_.CreateUDiv(lane_, constant(ir::kWarpLanes)), constant(4));
+  llvm::Value* row0 = builder_.CreateAdd(builder_.CreateMul(warp, constant(16)), builder_.CreateUDiv(q, constant(4)));
+  llvm::Value* column0 = builder_.CreateMul(builder_.CreateURem(q, constant(4)), constant(2));
+  auto [r, registers_in] = begin_k_loop(registers, acc);
+  llvm::Value* row = builder_.CreateAdd(
+      row0, builder_.CreateMul(builder_.CreateAnd(builder_.CreateLShr(r, constant(1)), constant(1)), constant(8)));
+  llvm::Value* column = builder_.CreateAdd(
+      column0, builder_.CreateAdd(builder_.CreateMul(builder_.CreateLShr(r, constant(2)), constant(8)),
+                                  builder_.CreateAnd(r, constant(1))));
+  llvm::Value* element = builder_.CreateAdd(r, constant(first));
+  auto [k, sum] = begin_k_loop(16, builder_.CreateExtractElement(registers_in, element));
+  // A(row, k): K-major.
+  llvm::Value* a_address = builder_.CreateAdd(
+      a.start, builder_.CreateAdd(builder_.CreateMul(k, constant(2)),
+                                  builder_.CreateAdd(builder_.CreateMul(builder_.CreateURem(row, constant(8)), a.width),
+                                                     builder_.CreateMul(builder_.CreateUDiv(row, constant(8)), a.stride))));
+  // B(k, column): MN-major, W = width / 2 elements.
+  llvm::Value* b_elements = builder_.CreateUDiv(b.width, constant(2));
+  llvm::Value* b_address = builder_.CreateAdd(
+      b.start,
+      builder_.CreateAdd(
+          builder_.CreateAdd(builder_.CreateMul(builder_.CreateURem(column, b_elements), constant(2)),
+                             builder_.CreateMul(builder_.CreateUDiv(column, b_elements), b.leading)),
+          builder_.CreateAdd(builder_.CreateMul(builder_.CreateURem(k, constant(8)), b.width),
+                             builder_.CreateMul(builder_.CreateUDiv(k, constant(8)), b.stride))));
+  llvm::Value* next_sum = intrinsic(llvm::Intrinsic::fma, {load(a, a_address), load(b, b_address), sum}, {f32});
+  llvm::Value* total = end_k_loop(k, sum, 1, next_sum);
+  return end_k_loop(r, registers_in, 1, builder_.CreateInsertElement(registers_in, total, element));
 }
 
 void Emitter::emit_store_tile(Operation* op) {
@@ -1959,6 +2048,11 @@ void Emitter::emit(Operation* op) {
         // The block is 64-byte aligned; larger alignments (bank-conflict
         // padding for the GPU) only matter for speed there.
         uint64_t alignment = std::min<uint64_t>(static_cast<uint64_t>(op->int_attr("alignment", 16)), 64);
+        // A swizzled buffer starts at an offset aligned as on the GPU, so that
+        // the emulated wgmma's swizzle of offsets (EmulatedMma::Wgmma) sees
+        // the address bits the tensor cores see.
+        if (m.swizzle() == ir::Swizzle::Xor)
+          alignment = std::max(alignment, static_cast<uint64_t>(ir::swizzle_alignment(m)));
         shared_bytes_ = (shared_bytes_ + alignment - 1) / alignment * alignment;
         llvm::Value* block = context_field(cpu_context::kShared, builder_.getPtrTy());
         desc->base = builder_.CreateConstInBoundsGEP1_64(builder_.getInt8Ty(), block, shared_bytes_);

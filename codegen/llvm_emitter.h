@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "codegen/gpu_arch.h"
 #include "frontend/diagnostics/diagnostics.h"
@@ -46,13 +47,24 @@ struct HostTarget {
   std::string triple;
   std::string data_layout;
   uint32_t abi_version = 0;
-  // tile.mma in the tensor-core layout as the GPU's mma.sync path: the same
-  // fragment loads, and each mma.m16n8k16 carried out by exchanging the
-  // fragments between the lanes of the warp as the tensor cores do (warp
-  // shuffles). Slower than the SIMT path; it checks the GPU code's fragment
-  // addressing without a GPU (`tesserac run --mma=sync` on the CPU).
-  bool emulate_mma_sync = false;
+  // tile.mma in the tensor-core layout as on the GPU, to check the GPU code's
+  // addressing without a GPU (`tesserac run --mma=sync|wgmma` on the CPU;
+  // slower than the SIMT path the CPU takes otherwise). Sync: mma.sync's
+  // fragment loads, each mma.m16n8k16 carried out by the lanes of the warp
+  // exchanging fragments as the tensor cores do (warp shuffles). Wgmma:
+  // where the operands allow wgmma (else as Sync), the same matrix
+  // descriptors, each wgmma.mma_async read back through them by the PTX
+  // ISA's canonical shared-memory layouts and swizzle.
+  enum class EmulatedMma : uint8_t { None, Sync, Wgmma };
+  EmulatedMma emulate_mma = EmulatedMma::None;
 };
+// The CPU's emulation for a --mma value: "sync" and "wgmma" emulate those
+// paths, "auto" (and anything else) takes the SIMT path.
+inline HostTarget::EmulatedMma emulated_mma(std::string_view mma) {
+  if (mma == "sync") return HostTarget::EmulatedMma::Sync;
+  if (mma == "wgmma") return HostTarget::EmulatedMma::Wgmma;
+  return HostTarget::EmulatedMma::None;
+}
 std::unique_ptr<llvm::Module> emit_host_module(ir::Operation* module, llvm::LLVMContext& context,
                                                const HostTarget& target, DiagnosticEngine& diags,
                                                bool bounds_check = false);

@@ -226,7 +226,7 @@ bool host_cpu_known(const Options& options, DiagnosticEngine& diags) {
 std::string generate_cpu_code(ir::Operation* module, Emit emit, const Options& options, DiagnosticEngine& diags) {
   codegen::HostTarget target;
   if (auto error = codegen::detect_host_target(target)) internal_error("codegen", *error);
-  target.emulate_mma_sync = options.mma == "sync";
+  target.emulate_mma = codegen::emulated_mma(options.mma);
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvm_module = codegen::emit_host_module(module, context, target, diags, options.bounds_check);
   if (!llvm_module) return "";

@@ -451,7 +451,7 @@ class Runner {
   tessModule load_for_cpu(ir::Operation* module, tessDevice device, DiagnosticEngine& diags) {
     codegen::HostTarget target;
     if (auto error = codegen::detect_host_target(target)) fail(*error);
-    target.emulate_mma_sync = options_.mma == "sync";
+    target.emulate_mma = codegen::emulated_mma(options_.mma);
     auto context = std::make_unique<llvm::LLVMContext>();
     std::unique_ptr<llvm::Module> llvm_module = codegen::emit_host_module(module, *context, target, diags, !options_.no_bounds_check);
     diags.flush();
