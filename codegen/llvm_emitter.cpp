@@ -242,6 +242,8 @@ class Emitter {
   }
   std::array<llvm::Value*, 4> mma_m16n8k16(const std::array<llvm::Value*, 4>& a, const std::array<llvm::Value*, 2>& b,
                                            std::array<llvm::Value*, 4> c, bool bf16);
+  bool ldmatrix_operand(MemRef& m);
+  std::vector<llvm::Value*> ldmatrix(llvm::Value* row_address, int count, bool transpose);
   void emit_mma(Operation* op);
   void emit_mma_sync(Operation* op);
   bool wgmma_operand(Operation* op, unsigned operand);
@@ -1477,14 +1479,14 @@ void Emitter::emit_mma_sync(Operation* op) {
   llvm::Value* q = builder_.CreateURem(lane, constant(ir::kWarpLanes));
   llvm::Value* group = builder_.CreateUDiv(q, constant(4));
   llvm::Value* pair = builder_.CreateMul(builder_.CreateURem(q, constant(4)), constant(2));
-  // The lane's first A row and B column in the warp's blocks: block rows
-  // are strided over the warps (warps_m apart), block columns contiguous.
-  llvm::Value* row0 = builder_.CreateAdd(
-      builder_.CreateMul(builder_.CreateURem(warp, constant(tiling.warps_m)), constant(ir::kMmaBlockRows)), group);
-  llvm::Value* column0 = builder_.CreateAdd(
-      builder_.CreateMul(builder_.CreateUDiv(warp, constant(tiling.warps_m)),
-                         constant(tiling.tiles_n * ir::kMmaBlockColumns)),
-      group);
+  // The warp's first A row and B column, and the lane's: block rows are
+  // strided over the warps (warps_m apart), block columns contiguous.
+  llvm::Value* warp_row0 =
+      builder_.CreateMul(builder_.CreateURem(warp, constant(tiling.warps_m)), constant(ir::kMmaBlockRows));
+  llvm::Value* warp_column0 = builder_.CreateMul(builder_.CreateUDiv(warp, constant(tiling.warps_m)),
+                                                 constant(tiling.tiles_n * ir::kMmaBlockColumns));
+  llvm::Value* row0 = builder_.CreateAdd(warp_row0, group);
+  llvm::Value* column0 = builder_.CreateAdd(warp_column0, group);
 
   // Two elements as one 32-bit fragment register, the first in the low half.
   auto load_pair = [&](MemRef& m, Type t, llvm::Value* row0_, llvm::Value* col0_, llvm::Value* row1_,
@@ -1500,27 +1502,56 @@ void Emitter::emit_mma_sync(Operation* op) {
 
   llvm::Value* k_lane = builder_.CreateAdd(k, pair);  // this lane's first k in the step
   auto plus = [&](llvm::Value* v, int64_t c) { return c == 0 ? v : builder_.CreateAdd(v, constant(c)); };
+  // ldmatrix: lane q gives the address of row q % 8 of 8 x 8 matrix q / 8.
+  llvm::Value* matrix = builder_.CreateUDiv(q, constant(8));
+  llvm::Value* matrix_row = builder_.CreateURem(q, constant(8));
+  llvm::Value* second_half = builder_.CreateMul(builder_.CreateAnd(matrix, constant(1)), constant(8));
+  llvm::Value* second_pair = builder_.CreateMul(builder_.CreateLShr(matrix, constant(1)), constant(8));
+  auto fragment_register = [&](llvm::Value* word) {
+    return bf16 ? word : builder_.CreateBitCast(word, pair_type);
+  };
   std::vector<std::array<llvm::Value*, 4>> a_fragments;
   for (int64_t tm = 0; tm < tiling.tiles_m; ++tm) {
     // a0 a1: (g, k..k+1), a2 a3: (g+8, k..k+1), a4 a5: (g, k+8..), a6 a7: (g+8, k+8..)
     std::array<llvm::Value*, 4> regs{};
-    for (int r = 0; r < 4; ++r) {
-      llvm::Value* row = plus(row0, tm * tiling.warps_m * ir::kMmaBlockRows + (r & 1) * 8);
-      llvm::Value* col = plus(k_lane, r >= 2 ? 8 : 0);
-      regs[static_cast<size_t>(r)] = load_pair(a, a_type, row, col, row, plus(col, 1));
+    int64_t block_row = tm * tiling.warps_m * ir::kMmaBlockRows;
+    if (ldmatrix_operand(a)) {
+      // Matrices: rows 0-7 / 8-15 (q/8 odd) by columns k.. / k+8.. (q/8 >= 2).
+      llvm::Value* row = builder_.CreateAdd(plus(warp_row0, block_row), builder_.CreateAdd(matrix_row, second_half));
+      llvm::Value* col = builder_.CreateAdd(k, second_pair);
+      std::vector<llvm::Value*> words = ldmatrix(element_address(a, {row, col}, a_type, op), 4, false);
+      for (size_t r = 0; r < 4; ++r) regs[r] = fragment_register(words[r]);
+    } else {
+      for (int r = 0; r < 4; ++r) {
+        llvm::Value* row = plus(row0, block_row + (r & 1) * 8);
+        llvm::Value* col = plus(k_lane, r >= 2 ? 8 : 0);
+        regs[static_cast<size_t>(r)] = load_pair(a, a_type, row, col, row, plus(col, 1));
+      }
     }
     a_fragments.push_back(regs);
   }
-  std::vector<std::array<llvm::Value*, 2>> b_fragments;
-  for (int64_t tn = 0; tn < tiling.tiles_n; ++tn) {
-    // b0 b1: (k..k+1, g), b2 b3: (k+8..k+9, g)
-    std::array<llvm::Value*, 2> regs{};
-    llvm::Value* col = plus(column0, tn * ir::kMmaBlockColumns);
-    for (int r = 0; r < 2; ++r) {
-      llvm::Value* row = plus(k_lane, r * 8);
-      regs[static_cast<size_t>(r)] = load_pair(b, b_type, row, col, plus(row, 1), col);
+  std::vector<std::array<llvm::Value*, 2>> b_fragments(static_cast<size_t>(tiling.tiles_n));
+  if (ldmatrix_operand(b)) {
+    // Transposed 8 x 8 matrices of B's rows k.. / k+8.. (q/8 odd) and, with
+    // x4, of two blocks' columns (q/8 >= 2: the next block).
+    for (int64_t tn = 0; tn < tiling.tiles_n; tn += 2) {
+      int count = tn + 1 < tiling.tiles_n ? 4 : 2;
+      llvm::Value* row = builder_.CreateAdd(k, builder_.CreateAdd(matrix_row, second_half));
+      llvm::Value* col = plus(warp_column0, tn * ir::kMmaBlockColumns);
+      if (count == 4) col = builder_.CreateAdd(col, second_pair);
+      std::vector<llvm::Value*> words = ldmatrix(element_address(b, {row, col}, b_type, op), count, true);
+      for (int i = 0; i < count; ++i)
+        b_fragments[static_cast<size_t>(tn + i / 2)][static_cast<size_t>(i % 2)] = fragment_register(words[static_cast<size_t>(i)]);
     }
-    b_fragments.push_back(regs);
+  } else {
+    for (int64_t tn = 0; tn < tiling.tiles_n; ++tn) {
+      // b0 b1: (k..k+1, g), b2 b3: (k+8..k+9, g)
+      llvm::Value* col = plus(column0, tn * ir::kMmaBlockColumns);
+      for (int r = 0; r < 2; ++r) {
+        llvm::Value* row = plus(k_lane, r * 8);
+        b_fragments[static_cast<size_t>(tn)][static_cast<size_t>(r)] = load_pair(b, b_type, row, col, plus(row, 1), col);
+      }
+    }
   }
   llvm::Value* next = acc;
   for (int64_t tm = 0; tm < tiling.tiles_m; ++tm)
@@ -1533,6 +1564,73 @@ void Emitter::emit_mma_sync(Operation* op) {
         next = builder_.CreateInsertElement(next, c[static_cast<size_t>(i)], constant(first + i));
     }
   set(op->result(), end_k_loop(k, acc, 16, next));
+}
+
+// Whether mma.sync's fragments of a 16-bit operand view can be loaded with
+// ldmatrix: every 8 consecutive elements of a row from a column that is a
+// multiple of 8 must be 16 contiguous bytes at a 16-byte aligned address.
+// So: unit column stride, a row pitch of a multiple of 8 elements (padding
+// included), a column origin that is a known multiple of 8, a buffer in
+// shared memory (16-byte aligned; the XOR swizzle moves whole 16-byte chunks).
+bool Emitter::ldmatrix_operand(MemRef& m) {
+  size_t rank = m.sizes.size();
+  auto known = [](llvm::Value* v) -> std::optional<int64_t> {
+    if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(v)) return c->getSExtValue();
+    return std::nullopt;
+  };
+  if (rank < 2 || known(m.strides[rank - 1]) != 1) return false;
+  std::optional<int64_t> pitch = known(m.strides[rank - 2]), column = known(m.origin[rank - 1]);
+  if (!pitch || *pitch % 8 != 0 || !column || *column % 8 != 0) return false;
+  for (size_t d = 0; d + 2 < rank; ++d) {  // leading dimensions (a stage of a buffer list) keep the alignment
+    std::optional<int64_t> stride = known(m.strides[d]);
+    if (!stride || *stride % 8 != 0) return false;
+  }
+  return host_ || m.base->getType()->getPointerAddressSpace() == kSharedSpace;
+}
+
+// ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16: lane q gives
+// `row_address`, the address of row q % 8 of matrix q / 8 (lanes 0-15 for
+// x2); register j of lane q = 4g + t receives elements 2t, 2t + 1 of row g
+// of matrix j, or with .trans elements g of rows 2t and 2t + 1 (PTX ISA,
+// "ldmatrix"). On the CPU the lanes exchange the row addresses and load the
+// same elements (HostTarget::emulate_mma).
+std::vector<llvm::Value*> Emitter::ldmatrix(llvm::Value* row_address, int count, bool transpose) {
+  std::vector<llvm::Value*> words;
+  if (!host_) {
+    llvm::Intrinsic::ID id =
+        count == 4 ? (transpose ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
+                                : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16)
+                   : (transpose ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16
+                                : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16);
+    llvm::Value* loaded = intrinsic(id, {row_address}, {row_address->getType()});
+    for (unsigned j = 0; j < static_cast<unsigned>(count); ++j) words.push_back(builder_.CreateExtractValue(loaded, j));
+    return words;
+  }
+  llvm::Type* i32 = builder_.getInt32Ty();
+  llvm::Type* i16 = builder_.getInt16Ty();
+  llvm::Value* address = builder_.CreatePtrToInt(row_address, builder_.getInt64Ty());
+  llvm::Value* q = builder_.CreateURem(lane_, builder_.getInt64(ir::kWarpLanes));
+  llvm::Value* g = builder_.CreateUDiv(q, builder_.getInt64(4));
+  llvm::Value* t = builder_.CreateURem(q, builder_.getInt64(4));
+  auto row_of = [&](int64_t j, llvm::Value* row) {  // lane 8j + row's address
+    return host_shuffle(address, builder_.CreateAdd(row, builder_.getInt64(8 * j)), "idx");
+  };
+  auto load = [&](llvm::Type* type, llvm::Value* at, llvm::Value* elements) {
+    llvm::Value* byte = builder_.CreateAdd(at, builder_.CreateMul(elements, builder_.getInt64(2)));
+    return builder_.CreateLoad(type, builder_.CreateIntToPtr(byte, builder_.getPtrTy()));
+  };
+  for (int64_t j = 0; j < count; ++j) {
+    if (!transpose) {
+      words.push_back(load(i32, row_of(j, g), builder_.CreateMul(t, builder_.getInt64(2))));
+      continue;
+    }
+    llvm::Value* even = row_of(j, builder_.CreateMul(t, builder_.getInt64(2)));
+    llvm::Value* odd = row_of(j, builder_.CreateAdd(builder_.CreateMul(t, builder_.getInt64(2)), builder_.getInt64(1)));
+    llvm::Value* low = builder_.CreateZExt(load(i16, even, g), i32);
+    llvm::Value* high = builder_.CreateZExt(load(i16, odd, g), i32);
+    words.push_back(builder_.CreateOr(low, builder_.CreateShl(high, 16)));
+  }
+  return words;
 }
 
 // One mma.m16n8k16 (f32 accumulators) on this lane's fragments: the
