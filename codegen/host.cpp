@@ -191,4 +191,13 @@ std::unique_ptr<HostJit> HostJit::load(std::unique_ptr<llvm::Module> module, std
   return loaded;
 }
 
+void* HostJit::lookup(const std::string& name) const {
+  auto symbol = jit_->lookup(name);
+  if (!symbol) {
+    llvm::consumeError(symbol.takeError());
+    return nullptr;
+  }
+  return symbol->toPtr<void*>();
+}
+
 }  // namespace tessera::codegen

@@ -50,6 +50,8 @@ class HostJit {
   HostJit& operator=(const HostJit&) = delete;
 
   const void* kernel_table() const { return kernel_table_; }
+  // The address of a symbol the module defines, or null.
+  void* lookup(const std::string& name) const;
   uint32_t abi_version() const { return abi_version_; }
 
  private:

@@ -1019,7 +1019,7 @@ class Emitter {
     }
     llvm::Value* f32 = value;
     if (from_format)
-      f32 = emit_narrow_decode(builder_, *from_format, value);
+      f32 = decode_narrow(*from_format, value);
     else if (from == sema::ScalarType::F64)
       f32 = builder_.CreateFPTrunc(value, f32_like(value));
     else if (from != sema::ScalarType::F32)
@@ -1051,7 +1051,7 @@ class Emitter {
     llvm::Value* value = get(op->operand(0));
     llvm::Value* f32 = value;
     if (const numerics::Format* format = narrow_float_format(from))
-      f32 = emit_narrow_decode(builder_, *format, value);
+      f32 = decode_narrow(*format, value);
     else if (from == sema::ScalarType::F64)
       f32 = builder_.CreateFPTrunc(value, f32_like(value));
     else if (from != sema::ScalarType::F32)
@@ -1092,9 +1092,27 @@ class Emitter {
                              : builder_.getInt16Ty();
     return builder_.CreateBitCast(builder_.CreateTrunc(code, i16), to_type);
   }
+  // The f32 value of a narrow-float code (emit_narrow_decode). On sm_90 and
+  // newer an fp8_e4m3 scalar converts in hardware: cvt.rn.f16x2.e4m3x2 (the
+  // code in both bytes, so the order of the pair does not matter), exact for
+  // every finite code since f16 holds each e4m3 value, then cvt.f32.f16; the
+  // NaN codes (0x7F, 0xFF) take the specification's NaN by a select. e5m2
+  // goes through f16 on every target (narrow_float.cpp); fp6/fp4 stay integer
+  // sequences (their cvts need the arch-specific sm_100a-class targets).
+  llvm::Value* decode_narrow(const numerics::Format& format, llvm::Value* code) {
+    if (host_ || arch_.sm < 90 || &format != &numerics::fp8_e4m3 || code->getType()->isVectorTy())
+      return emit_narrow_decode(builder_, format, code);
+    llvm::Value* byte = builder_.CreateZExt(code, builder_.getInt16Ty());
+    llvm::Value* pair = builder_.CreateOr(byte, builder_.CreateShl(byte, 8));
+    llvm::Value* halves = builder_.CreateIntrinsic(llvm::FixedVectorType::get(builder_.getHalfTy(), 2),
+                                                   llvm::Intrinsic::nvvm_e4m3x2_to_f16x2_rn, {pair});
+    llvm::Value* value = builder_.CreateFPExt(builder_.CreateExtractElement(halves, uint64_t{0}), builder_.getFloatTy());
+    return builder_.CreateSelect(emit_narrow_is_nan(builder_, format, code), emit_narrow_nan(builder_, format, code),
+                                 value);
+  }
   // An element of type `from` as the accumulator type (tile.mma).
   llvm::Value* widen_to(llvm::Value* v, sema::ScalarType from, llvm::Type* accum) {
-    if (const numerics::Format* format = narrow_float_format(from)) v = emit_narrow_decode(builder_, *format, v);
+    if (const numerics::Format* format = narrow_float_format(from)) v = decode_narrow(*format, v);
     return builder_.CreateFPExt(v, accum);
   }
   llvm::Type* f32_like(llvm::Value* v) {
@@ -2045,8 +2063,8 @@ void Emitter::emit(Operation* op) {
       if (op->is(OpKind::CmpI)) return set(op->result(), builder_.CreateICmp(predicate, operand(0), operand(1)));
       llvm::Value *a = operand(0), *b = operand(1);
       if (const numerics::Format* format = narrow_float_format(t0.scalar())) {
-        a = emit_narrow_decode(builder_, *format, a);  // compared as the values they stand for
-        b = emit_narrow_decode(builder_, *format, b);
+        a = decode_narrow(*format, a);  // compared as the values they stand for
+        b = decode_narrow(*format, b);
       }
       return set(op->result(), builder_.CreateFCmp(predicate, a, b));
     }
@@ -2073,7 +2091,7 @@ void Emitter::emit(Operation* op) {
     case OpKind::FPToSI:
     case OpKind::FPToUI: {
       llvm::Value* v = operand(0);
-      if (const numerics::Format* format = narrow_float_format(t0.scalar())) v = emit_narrow_decode(builder_, *format, v);
+      if (const numerics::Format* format = narrow_float_format(t0.scalar())) v = decode_narrow(*format, v);
       return set(op->result(), op->is(OpKind::FPToSI) ? builder_.CreateFPToSI(v, result_type())
                                                       : builder_.CreateFPToUI(v, result_type()));
     }

@@ -2,8 +2,9 @@
 // fp4_e2m1) as LLVM IR: a value of one of them is its code in an i8 (the low
 // 4, 6 or 8 bits), and the conversions to and from f32 are integer sequences
 // that implement tessera/numerics.hpp (the specification) step by step, so
-// that the CPU and the GPU give the same bits for every input. docs/numerics.md
-// says why no hardware cvt is used.
+// that the CPU and the GPU give the same bits for every input. Hardware
+// conversions are used where their results are the specification's bit for
+// bit (docs/codegen.md, "Narrow floats").
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -23,8 +24,16 @@ const numerics::Format* narrow_float_format(sema::ScalarType type);
 unsigned packed_element_bits(sema::ScalarType type);
 
 // The f32 value of `code` (i8, or a vector of i8): numerics::decode_bits,
-// exact. Bits above the format's width are ignored.
+// exact. Bits above the format's width are ignored. An integer sequence,
+// except fp8_e5m2: the top byte of an f16, widened (fpext; NaN codes
+// selected from emit_narrow_nan).
 llvm::Value* emit_narrow_decode(llvm::IRBuilderBase& builder, const numerics::Format& format, llvm::Value* code);
+
+// Whether `code` is a NaN code of `format` (i1 of code's shape), and the f32
+// NaN decode_bits gives for a NaN code: sign | 0x7FC00000 | man << (23 - M).
+// For decodes that take a hardware conversion's value for the other codes.
+llvm::Value* emit_narrow_is_nan(llvm::IRBuilderBase& builder, const numerics::Format& format, llvm::Value* code);
+llvm::Value* emit_narrow_nan(llvm::IRBuilderBase& builder, const numerics::Format& format, llvm::Value* code);
 
 // The code (i8, or a vector of i8) of `value` (f32, or a vector of f32):
 // numerics::encode_bits with Rounding::NearestEven and Overflow::Propagate.
