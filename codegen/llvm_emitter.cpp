@@ -1092,21 +1092,33 @@ class Emitter {
                              : builder_.getInt16Ty();
     return builder_.CreateBitCast(builder_.CreateTrunc(code, i16), to_type);
   }
-  // The f32 value of a narrow-float code (emit_narrow_decode). On sm_90 and
-  // newer an fp8_e4m3 scalar converts in hardware: cvt.rn.f16x2.e4m3x2 (the
-  // code in both bytes, so the order of the pair does not matter), exact for
-  // every finite code since f16 holds each e4m3 value, then cvt.f32.f16; the
-  // NaN codes (0x7F, 0xFF) take the specification's NaN by a select. e5m2
-  // goes through f16 on every target (narrow_float.cpp); fp6/fp4 stay integer
-  // sequences (their cvts need the arch-specific sm_100a-class targets).
+  // The f32 value of a narrow-float code (emit_narrow_decode), through a
+  // hardware conversion to f16 where the target has one: f16 holds every
+  // value of these formats exactly, then cvt.f32.f16. fp8_e4m3 on sm_90 and
+  // newer (cvt.rn.f16x2.e4m3x2), fp6 and fp4 on the arch-specific sm_100a
+  // and sm_120a-class targets (cvt.rn.f16x2.{e2m3x2,e3m2x2,e2m1x2}). The code
+  // goes in both halves of the pair, so the pair's order does not matter;
+  // e4m3's NaN codes (0x7F, 0xFF) take the specification's NaN by a select
+  // (fp6 and fp4 have none). e5m2 goes through f16 on every target
+  // (narrow_float.cpp).
   llvm::Value* decode_narrow(const numerics::Format& format, llvm::Value* code) {
-    if (host_ || arch_.sm < 90 || &format != &numerics::fp8_e4m3 || code->getType()->isVectorTy())
-      return emit_narrow_decode(builder_, format, code);
-    llvm::Value* byte = builder_.CreateZExt(code, builder_.getInt16Ty());
-    llvm::Value* pair = builder_.CreateOr(byte, builder_.CreateShl(byte, 8));
-    llvm::Value* halves = builder_.CreateIntrinsic(llvm::FixedVectorType::get(builder_.getHalfTy(), 2),
-                                                   llvm::Intrinsic::nvvm_e4m3x2_to_f16x2_rn, {pair});
+    if (host_ || code->getType()->isVectorTy()) return emit_narrow_decode(builder_, format, code);
+    llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
+    int shift = 8;  // the second element of the pair: the next byte, or for fp4 the next nibble
+    if (&format == &numerics::fp8_e4m3 && arch_.sm >= 90) id = llvm::Intrinsic::nvvm_e4m3x2_to_f16x2_rn;
+    if (arch_.arch_specific && arch_.sm >= 100) {
+      if (&format == &numerics::fp6_e2m3) id = llvm::Intrinsic::nvvm_e2m3x2_to_f16x2_rn;
+      if (&format == &numerics::fp6_e3m2) id = llvm::Intrinsic::nvvm_e3m2x2_to_f16x2_rn;
+      if (&format == &numerics::fp4_e2m1) id = llvm::Intrinsic::nvvm_e2m1x2_to_f16x2_rn, shift = 4;
+    }
+    if (id == llvm::Intrinsic::not_intrinsic) return emit_narrow_decode(builder_, format, code);
+    llvm::Value* bits = builder_.CreateAnd(builder_.CreateZExt(code, builder_.getInt16Ty()),
+                                           static_cast<uint64_t>((1u << format.bits()) - 1));
+    llvm::Value* pair = builder_.CreateOr(bits, builder_.CreateShl(bits, static_cast<uint64_t>(shift)));
+    llvm::Value* halves =
+        builder_.CreateIntrinsic(llvm::FixedVectorType::get(builder_.getHalfTy(), 2), id, {pair});
     llvm::Value* value = builder_.CreateFPExt(builder_.CreateExtractElement(halves, uint64_t{0}), builder_.getFloatTy());
+    if (!format.has_nan()) return value;
     return builder_.CreateSelect(emit_narrow_is_nan(builder_, format, code), emit_narrow_nan(builder_, format, code),
                                  value);
   }
