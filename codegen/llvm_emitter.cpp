@@ -2083,7 +2083,11 @@ void Emitter::emit(Operation* op) {
     case OpKind::Select: {
       if (op->result()->type().is(TypeKind::MemRef)) {
         std::vector<llvm::Value*> a = flatten(op->operand(1)), b = flatten(op->operand(2)), parts;
-        for (size_t i = 0; i < a.size(); ++i) parts.push_back(builder_.CreateSelect(operand(0), a[i], b[i]));
+        // Parts the two share (origins, sizes, strides of same-shaped buffers)
+        // stay as they are: known constants keep the views' static facts
+        // (ldmatrix_operand, wgmma_operand).
+        for (size_t i = 0; i < a.size(); ++i)
+          parts.push_back(a[i] == b[i] ? a[i] : builder_.CreateSelect(operand(0), a[i], b[i]));
         return bind(op->result(), parts, root_of(op->operand(1)));
       }
       return set(op->result(), builder_.CreateSelect(operand(0), operand(1), operand(2)));
