@@ -21,6 +21,11 @@ TEST_CASE("GPU architectures parse in nvcc's spellings") {
   CHECK(!parse_gpu_arch("sm_75"));  // below the supported range
   CHECK(!parse_gpu_arch("sm_8x"));
   CHECK(!parse_gpu_arch(""));
+  // The first PTX ISA version that knows each target (LLVM aborts on older ones).
+  CHECK(parse_gpu_arch("sm_89")->ptx_version() == 78);
+  CHECK(parse_gpu_arch("sm_103a")->ptx_version() == 88);
+  CHECK(parse_gpu_arch("sm_110")->ptx_version() == 90);
+  CHECK(parse_gpu_arch("sm_121a")->ptx_version() == 88);
 }
 
 // The narrow-float conversions as the CPU runs them (the same LLVM IR as the
@@ -59,9 +64,21 @@ TEST_CASE("narrow-float decode and encode match numerics.hpp for every code") {
     b.SetInsertPoint(llvm::BasicBlock::Create(*context, "entry", encode));
     b.CreateRet(emit_narrow_encode(b, *format, b.CreateBitCast(encode->getArg(0), b.getFloatTy())));
   }
+  // The GPU's e5m2 decode through f16, run here by the JIT (the host's f16
+  // conversion).
+  auto* through_f16 = llvm::Function::Create(llvm::FunctionType::get(b.getInt32Ty(), {b.getInt8Ty()}, false),
+                                             llvm::GlobalValue::ExternalLinkage, "decode_e5m2_through_f16", module.get());
+  b.SetInsertPoint(llvm::BasicBlock::Create(*context, "entry", through_f16));
+  b.CreateRet(b.CreateBitCast(emit_e5m2_decode_through_f16(b, through_f16->getArg(0)), b.getInt32Ty()));
   std::string error;
   std::unique_ptr<HostJit> jit = HostJit::load(std::move(module), std::move(context), 2, error);
   REQUIRE_MESSAGE(jit, error);
+  auto e5m2 = reinterpret_cast<uint32_t (*)(uint8_t)>(jit->lookup("decode_e5m2_through_f16"));
+  REQUIRE(static_cast<bool>(e5m2));
+  for (uint32_t code = 0; code < 256; ++code) {
+    CAPTURE(code);
+    CHECK(e5m2(static_cast<uint8_t>(code)) == numerics::decode_bits(numerics::fp8_e5m2, code));
+  }
   for (const numerics::Format* format : formats) {
     CAPTURE(format->name);
     auto decode = reinterpret_cast<uint32_t (*)(uint8_t)>(jit->lookup(std::string("decode_") + format->name));

@@ -7,7 +7,10 @@ namespace tessera::codegen {
 std::string GpuArch::name() const { return "sm_" + std::to_string(sm) + (arch_specific ? "a" : ""); }
 
 int GpuArch::ptx_version() const {
-  // The first PTX ISA version that knows each target (PTX ISA, "Release notes").
+  // The first PTX ISA version that knows each target (PTX ISA, "Release notes";
+  // LLVM refuses older ones with a fatal error).
+  if (sm == 110) return 90;
+  if (sm == 103 || sm == 121) return 88;
   if (sm >= 120) return 87;
   if (sm >= 100) return 86;
   if (sm >= 90) return 80;
@@ -25,7 +28,7 @@ std::optional<GpuArch> parse_gpu_arch(std::string_view text) {
   }
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), arch.sm);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  static constexpr int kKnown[] = {80, 86, 87, 89, 90, 100, 101, 103, 120, 121};
+  static constexpr int kKnown[] = {80, 86, 87, 89, 90, 100, 101, 103, 110, 120, 121};
   for (int known : kKnown)
     if (arch.sm == known) return arch;
   return std::nullopt;

@@ -1099,10 +1099,12 @@ class Emitter {
   // and sm_120a-class targets (cvt.rn.f16x2.{e2m3x2,e3m2x2,e2m1x2}). The code
   // goes in both halves of the pair, so the pair's order does not matter;
   // e4m3's NaN codes (0x7F, 0xFF) take the specification's NaN by a select
-  // (fp6 and fp4 have none). e5m2 goes through f16 on every target
-  // (narrow_float.cpp).
+  // (fp6 and fp4 have none). e5m2 goes through f16 on every GPU target
+  // (emit_e5m2_decode_through_f16); the CPU keeps the integer sequences.
   llvm::Value* decode_narrow(const numerics::Format& format, llvm::Value* code) {
-    if (host_ || code->getType()->isVectorTy()) return emit_narrow_decode(builder_, format, code);
+    if (host_) return emit_narrow_decode(builder_, format, code);
+    if (&format == &numerics::fp8_e5m2) return emit_e5m2_decode_through_f16(builder_, code);
+    if (code->getType()->isVectorTy()) return emit_narrow_decode(builder_, format, code);
     llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
     int shift = 8;  // the second element of the pair: the next byte, or for fp4 the next nibble
     if (&format == &numerics::fp8_e4m3 && arch_.sm >= 90) id = llvm::Intrinsic::nvvm_e4m3x2_to_f16x2_rn;
@@ -1601,9 +1603,11 @@ void Emitter::emit_mma_sync(Operation* op) {
 // multiple of 8 must be 16 contiguous bytes at a 16-byte aligned address.
 // So: unit column stride, a row pitch of a multiple of 8 elements (padding
 // included), a column origin that is a known multiple of 8, a buffer in
-// shared memory (16-byte aligned; the XOR swizzle moves whole 16-byte chunks).
+// shared memory (16-byte aligned on the GPU whatever its `alignment`; the XOR
+// swizzle moves whole 16-byte chunks).
 bool Emitter::ldmatrix_operand(MemRef& m) {
   size_t rank = m.sizes.size();
+  if (!m.root.is(TypeKind::MemRef) || m.root.space() != ir::MemorySpace::Shared) return false;
   auto known = [](llvm::Value* v) -> std::optional<int64_t> {
     if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(v)) return c->getSExtValue();
     return std::nullopt;
@@ -2196,7 +2200,9 @@ void Emitter::emit(Operation* op) {
                                                   std::to_string(shared_count_++),
                                               nullptr, llvm::GlobalValue::NotThreadLocal, kSharedSpace);
       if (global) {
-        int64_t alignment = op->int_attr("alignment", 16);
+        // At least 16 bytes whatever the alignment asked for: ldmatrix and
+        // 16-byte cp.async rely on it (ldmatrix_operand).
+        int64_t alignment = std::max<int64_t>(op->int_attr("alignment", 16), 16);
         if (m.swizzle() == ir::Swizzle::Xor) alignment = std::max(alignment, ir::swizzle_alignment(m));
         global->setAlignment(llvm::Align(static_cast<uint64_t>(alignment)));
         desc->base = global;

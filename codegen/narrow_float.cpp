@@ -71,20 +71,22 @@ llvm::Value* emit_narrow_is_nan(llvm::IRBuilderBase& b, const numerics::Format& 
   return nullptr;
 }
 
+llvm::Value* emit_e5m2_decode_through_f16(llvm::IRBuilderBase& b, llvm::Value* code) {
+  // e5m2 is the top byte of an f16 (same exponent width and bias), and f32
+  // holds every f16 exactly, infinities included; NaN codes take the
+  // specification's payload.
+  llvm::Type* i16 = with_element(code->getType(), b.getInt16Ty());
+  llvm::Value* half = b.CreateBitCast(b.CreateShl(b.CreateZExt(code, i16), llvm::ConstantInt::get(i16, 8)),
+                                      with_element(code->getType(), b.getHalfTy()));
+  llvm::Value* value = b.CreateFPExt(half, with_element(code->getType(), b.getFloatTy()));
+  return b.CreateSelect(emit_narrow_is_nan(b, numerics::fp8_e5m2, code), emit_narrow_nan(b, numerics::fp8_e5m2, code),
+                        value);
+}
+
 llvm::Value* emit_narrow_decode(llvm::IRBuilderBase& b, const numerics::Format& format, llvm::Value* code) {
   llvm::Type* i32 = with_element(code->getType(), b.getInt32Ty());
   auto k = [&](uint32_t v) -> llvm::Value* { return llvm::ConstantInt::get(i32, v); };
   const uint32_t m = format.mantissa_bits, em = format.exponent_bits + format.mantissa_bits;
-  if (&format == &numerics::fp8_e5m2) {
-    // e5m2 is the top byte of an f16 (same exponent width and bias): through
-    // half, which f32 holds exactly (cvt.f32.f16 on the GPU), infinities
-    // included; NaN codes take the specification's payload, as below.
-    llvm::Type* i16 = with_element(code->getType(), b.getInt16Ty());
-    llvm::Value* half = b.CreateBitCast(b.CreateShl(b.CreateZExt(code, i16), llvm::ConstantInt::get(i16, 8)),
-                                        with_element(code->getType(), b.getHalfTy()));
-    llvm::Value* value = b.CreateFPExt(half, with_element(code->getType(), b.getFloatTy()));
-    return b.CreateSelect(emit_narrow_is_nan(b, format, code), emit_narrow_nan(b, format, code), value);
-  }
   // Bits above 1 + E + M are ignored.
   llvm::Value* c = b.CreateAnd(b.CreateZExt(code, i32), k(format.sign_mask() | format.magnitude_mask()));
   llvm::Value* sign = b.CreateShl(b.CreateLShr(c, k(em)), k(31));

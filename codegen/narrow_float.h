@@ -24,10 +24,14 @@ const numerics::Format* narrow_float_format(sema::ScalarType type);
 unsigned packed_element_bits(sema::ScalarType type);
 
 // The f32 value of `code` (i8, or a vector of i8): numerics::decode_bits,
-// exact. Bits above the format's width are ignored. An integer sequence,
-// except fp8_e5m2: the top byte of an f16, widened (fpext; NaN codes
-// selected from emit_narrow_nan).
+// exact, as an integer sequence. Bits above the format's width are ignored.
 llvm::Value* emit_narrow_decode(llvm::IRBuilderBase& builder, const numerics::Format& format, llvm::Value* code);
+
+// The same for fp8_e5m2 through f16: the code as the top byte of an f16,
+// widened (fpext: cvt.f32.f16 on the GPU), NaN codes selected from
+// emit_narrow_nan. For the GPU: on the CPU the widening may be a call to
+// __extendhfsf2, which objects for any host must not need.
+llvm::Value* emit_e5m2_decode_through_f16(llvm::IRBuilderBase& builder, llvm::Value* code);
 
 // Whether `code` is a NaN code of `format` (i1 of code's shape), and the f32
 // NaN decode_bits gives for a NaN code: sign | 0x7FC00000 | man << (23 - M).
