@@ -26,6 +26,7 @@
 #include "codegen/gpu_arch.h"
 #include "codegen/host.h"
 #include "codegen/llvm_emitter.h"
+#include "codegen/llvm_errors.h"
 #include "codegen/nvjitlink.h"
 #include "codegen/nvptx.h"
 #include "codegen/toolkit.h"
@@ -68,7 +69,15 @@ extern "C" void handle_crash(int signal_number) {
   ::_exit(kExitInternalError);
 }
 
+int report_internal_error(const std::string& phase, const std::string& what);
+
+void report_llvm_fatal_error(const char* message) {
+  report_internal_error(g_current_phase, std::string("LLVM: ") + message);
+  std::fflush(stderr);
+}
+
 void install_crash_handlers() {
+  codegen::on_llvm_fatal_error(report_llvm_fatal_error, kExitInternalError);
 #if defined(__SANITIZE_ADDRESS__)
   return;  // the sanitizers' own reports are more useful than ours
 #endif
@@ -539,6 +548,8 @@ int compile(const Options& options) {
 
   auto debug_hook = [&](const char* phase) {
     if (options.debug_internal_error == phase) internal_error(phase, "failure requested by --debug-internal-error");
+    if (options.debug_internal_error == "llvm" && std::string_view(phase) == "codegen")
+      codegen::raise_llvm_fatal_error("failure requested by --debug-internal-error=llvm");
   };
   g_current_phase = "lex";
   debug_hook("lex");
