@@ -790,6 +790,8 @@ class Emitter {
     if (group_rank() == 2) return id;
     return builder_.CreateAdd(id, builder_.CreateMul(sreg(kTid[2]), builder_.CreateMul(nx, axis_sreg(kNtid, 1))));
   }
+  // The lane's index in its warp of 32.
+  llvm::Value* warp_lane() { return builder_.CreateURem(local_linear(), builder_.getInt64(ir::kWarpLanes)); }
   llvm::Value* group_lanes() {
     llvm::Value* n = axis_sreg(kNtid, 0);
     for (size_t a = 1; a < group_rank(); ++a) n = builder_.CreateMul(n, axis_sreg(kNtid, static_cast<int64_t>(a)));
@@ -1535,10 +1537,14 @@ void Emitter::emit_mma_sync(Operation* op) {
   llvm::Value* k_lane = builder_.CreateAdd(k, pair);  // this lane's first k in the step
   auto plus = [&](llvm::Value* v, int64_t c) { return c == 0 ? v : builder_.CreateAdd(v, constant(c)); };
   // ldmatrix: lane q gives the address of row q % 8 of 8 x 8 matrix q / 8.
-  llvm::Value* matrix = builder_.CreateUDiv(q, constant(8));
-  llvm::Value* matrix_row = builder_.CreateURem(q, constant(8));
-  llvm::Value* second_half = builder_.CreateMul(builder_.CreateAnd(matrix, constant(1)), constant(8));
-  llvm::Value* second_pair = builder_.CreateMul(builder_.CreateLShr(matrix, constant(1)), constant(8));
+  bool a_ldmatrix = ldmatrix_operand(a), b_ldmatrix = ldmatrix_operand(b);
+  llvm::Value *matrix_row = nullptr, *second_half = nullptr, *second_pair = nullptr;
+  if (a_ldmatrix || b_ldmatrix) {
+    llvm::Value* matrix = builder_.CreateUDiv(q, constant(8));
+    matrix_row = builder_.CreateURem(q, constant(8));
+    second_half = builder_.CreateMul(builder_.CreateAnd(matrix, constant(1)), constant(8));
+    second_pair = builder_.CreateMul(builder_.CreateLShr(matrix, constant(1)), constant(8));
+  }
   auto fragment_register = [&](llvm::Value* word) {
     return bf16 ? word : builder_.CreateBitCast(word, pair_type);
   };
@@ -1547,7 +1553,7 @@ void Emitter::emit_mma_sync(Operation* op) {
     // a0 a1: (g, k..k+1), a2 a3: (g+8, k..k+1), a4 a5: (g, k+8..), a6 a7: (g+8, k+8..)
     std::array<llvm::Value*, 4> regs{};
     int64_t block_row = tm * tiling.warps_m * ir::kMmaBlockRows;
-    if (ldmatrix_operand(a)) {
+    if (a_ldmatrix) {
       // Matrices: rows 0-7 / 8-15 (q/8 odd) by columns k.. / k+8.. (q/8 >= 2).
       llvm::Value* row = builder_.CreateAdd(plus(warp_row0, block_row), builder_.CreateAdd(matrix_row, second_half));
       llvm::Value* col = builder_.CreateAdd(k, second_pair);
@@ -1563,7 +1569,7 @@ void Emitter::emit_mma_sync(Operation* op) {
     a_fragments.push_back(regs);
   }
   std::vector<std::array<llvm::Value*, 2>> b_fragments(static_cast<size_t>(tiling.tiles_n));
-  if (ldmatrix_operand(b)) {
+  if (b_ldmatrix) {
     // Transposed 8 x 8 matrices of B's rows k.. / k+8.. (q/8 odd) and, with
     // x4, of two blocks' columns (q/8 >= 2: the next block).
     for (int64_t tn = 0; tn < tiling.tiles_n; tn += 2) {
@@ -1643,9 +1649,9 @@ std::vector<llvm::Value*> Emitter::ldmatrix(llvm::Value* row_address, int count,
   llvm::Type* i32 = builder_.getInt32Ty();
   llvm::Type* i16 = builder_.getInt16Ty();
   llvm::Value* address = builder_.CreatePtrToInt(row_address, builder_.getInt64Ty());
-  llvm::Value* q = builder_.CreateURem(lane_, builder_.getInt64(ir::kWarpLanes));
+  llvm::Value* q = warp_lane();
   llvm::Value* g = builder_.CreateUDiv(q, builder_.getInt64(4));
-  llvm::Value* t = builder_.CreateURem(q, builder_.getInt64(4));
+  llvm::Value* two_t = builder_.CreateMul(builder_.CreateURem(q, builder_.getInt64(4)), builder_.getInt64(2));
   auto row_of = [&](int64_t j, llvm::Value* row) {  // lane 8j + row's address
     return host_shuffle(address, builder_.CreateAdd(row, builder_.getInt64(8 * j)), "idx");
   };
@@ -1655,11 +1661,11 @@ std::vector<llvm::Value*> Emitter::ldmatrix(llvm::Value* row_address, int count,
   };
   for (int64_t j = 0; j < count; ++j) {
     if (!transpose) {
-      words.push_back(load(i32, row_of(j, g), builder_.CreateMul(t, builder_.getInt64(2))));
+      words.push_back(load(i32, row_of(j, g), two_t));
       continue;
     }
-    llvm::Value* even = row_of(j, builder_.CreateMul(t, builder_.getInt64(2)));
-    llvm::Value* odd = row_of(j, builder_.CreateAdd(builder_.CreateMul(t, builder_.getInt64(2)), builder_.getInt64(1)));
+    llvm::Value* even = row_of(j, two_t);
+    llvm::Value* odd = row_of(j, builder_.CreateAdd(two_t, builder_.getInt64(1)));
     llvm::Value* low = builder_.CreateZExt(load(i16, even, g), i32);
     llvm::Value* high = builder_.CreateZExt(load(i16, odd, g), i32);
     words.push_back(builder_.CreateOr(low, builder_.CreateShl(high, 16)));
@@ -1691,17 +1697,15 @@ std::array<llvm::Value*, 4> Emitter::mma_m16n8k16(const std::array<llvm::Value*,
   }
   llvm::Type* i32 = builder_.getInt32Ty();
   llvm::Type* f32 = builder_.getFloatTy();
+  auto* pair_type = llvm::FixedVectorType::get(bf16 ? builder_.getBFloatTy() : builder_.getHalfTy(), 2);
   auto word = [&](llvm::Value* r) { return builder_.CreateBitCast(r, i32); };
   // The two elements of a fragment register as f32, the first from the low half.
   auto widen = [&](llvm::Value* w) -> std::array<llvm::Value*, 2> {
-    if (bf16)
-      return {builder_.CreateBitCast(builder_.CreateShl(w, 16), f32),
-              builder_.CreateBitCast(builder_.CreateAnd(w, builder_.getInt32(0xffff0000u)), f32)};
-    llvm::Value* halves = builder_.CreateBitCast(w, llvm::FixedVectorType::get(builder_.getHalfTy(), 2));
-    return {builder_.CreateFPExt(builder_.CreateExtractElement(halves, uint64_t{0}), f32),
-            builder_.CreateFPExt(builder_.CreateExtractElement(halves, uint64_t{1}), f32)};
+    llvm::Value* pair = builder_.CreateBitCast(w, pair_type);
+    return {builder_.CreateFPExt(builder_.CreateExtractElement(pair, uint64_t{0}), f32),
+            builder_.CreateFPExt(builder_.CreateExtractElement(pair, uint64_t{1}), f32)};
   };
-  llvm::Value* q = builder_.CreateURem(lane_, builder_.getInt64(ir::kWarpLanes));
+  llvm::Value* q = warp_lane();
   llvm::Value* g4 = builder_.CreateMul(builder_.CreateUDiv(q, builder_.getInt64(4)), builder_.getInt64(4));
   llvm::Value* t8 = builder_.CreateMul(builder_.CreateURem(q, builder_.getInt64(4)), builder_.getInt64(8));
   for (int64_t pair = 0; pair < 8; ++pair) {  // k = 2 * pair, 2 * pair + 1
@@ -1883,18 +1887,16 @@ llvm::Value* Emitter::emulate_wgmma(llvm::Value* a_descriptor, llvm::Value* b_de
   Operand a = decode(a_descriptor), b = decode(b_descriptor);
   llvm::Value* block = context_field(cpu_context::kShared, builder_.getPtrTy());
   llvm::Type* f32 = builder_.getFloatTy();
+  llvm::Type* sixteen_bit = bf16 ? builder_.getBFloatTy() : builder_.getHalfTy();
   auto load = [&](const Operand& o, llvm::Value* address) {
     llvm::Value* xor_mask = builder_.CreateSub(builder_.CreateShl(constant(1), builder_.CreateSub(constant(4), o.mode)),
                                                constant(1));
     llvm::Value* swizzled = builder_.CreateXor(
         address, builder_.CreateShl(builder_.CreateAnd(builder_.CreateLShr(address, constant(7)), xor_mask), constant(4)));
-    llvm::Value* bits = builder_.CreateLoad(builder_.getInt16Ty(),
-                                            builder_.CreateInBoundsGEP(builder_.getInt8Ty(), block, swizzled));
-    if (bf16)
-      return builder_.CreateBitCast(builder_.CreateShl(builder_.CreateZExt(bits, builder_.getInt32Ty()), 16), f32);
-    return builder_.CreateFPExt(builder_.CreateBitCast(bits, builder_.getHalfTy()), f32);
+    return builder_.CreateFPExt(
+        builder_.CreateLoad(sixteen_bit, builder_.CreateInBoundsGEP(builder_.getInt8Ty(), block, swizzled)), f32);
   };
-  llvm::Value* q = builder_.CreateURem(lane_, constant(ir::kWarpLanes));
+  llvm::Value* q = warp_lane();
   llvm::Value* warp = builder_.CreateURem(builder_.CreateUDiv(lane_, constant(ir::kWarpLanes)), constant(4));
   llvm::Value* row0 = builder_.CreateAdd(builder_.CreateMul(warp, constant(16)), builder_.CreateUDiv(q, constant(4)));
   llvm::Value* column0 = builder_.CreateMul(builder_.CreateURem(q, constant(4)), constant(2));

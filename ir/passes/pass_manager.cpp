@@ -34,9 +34,10 @@ const std::vector<std::string_view>& default_tile_pipeline() {
   return pipeline;
 }
 
-const std::vector<std::string_view>& codegen_tile_pipeline() {
-  static const std::vector<std::string_view> pipeline = {"tile-layout"};
-  return pipeline;
+bool run_codegen_tile_pipeline(Operation* module, PassContext& context) {
+  PassManager passes;
+  passes.add("tile-layout");
+  return passes.run(module, context);
 }
 
 bool PassManager::add(std::string_view name) {

@@ -74,9 +74,10 @@ class PassManager {
 // The standard Tile IR pipeline after lowering, as one list.
 const std::vector<std::string_view>& default_tile_pipeline();
 
-// What every code generation runs after lowering (tesserac's outputs and
-// `tesserac run`, GPU and CPU alike): the layouts of register tiles, which
-// decide the tensor-core path of tile.mma. LLVM does the other passes' work.
-const std::vector<std::string_view>& codegen_tile_pipeline();
+// Runs what every code generation needs after lowering (tesserac's outputs
+// and `tesserac run`, GPU and CPU alike): tile-layout, the layouts of register
+// tiles, which decide the tensor-core path of tile.mma. LLVM does the other
+// passes' work. False when a pass reported a user error.
+bool run_codegen_tile_pipeline(Operation* module, PassContext& context);
 
 }  // namespace tessera::ir

@@ -580,10 +580,8 @@ int compile(const Options& options) {
         ir::OwningModule module = ir::lower_to_tile_ir(context, ast, values, *typed, diags);
         if (module) {
           g_current_phase = "ir passes";
-          ir::PassManager passes;
-          for (std::string_view pass : ir::codegen_tile_pipeline()) passes.add(pass);
           ir::PassContext pass_context{context, diags};
-          passes.run(module.get(), pass_context);
+          ir::run_codegen_tile_pipeline(module.get(), pass_context);
         }
         if (module && emit == Emit::TileIr) {
           ir::PrintOptions print{options.print_locations};

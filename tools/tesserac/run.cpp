@@ -291,10 +291,8 @@ class Runner {
     ir::OwningModule module;
     if (!diags.has_errors()) module = ir::lower_to_tile_ir(context, ast, values, *typed, diags);
     if (module && !diags.has_errors()) {  // as the compiler does before code generation
-      ir::PassManager passes;
-      for (std::string_view pass : ir::codegen_tile_pipeline()) passes.add(pass);
       ir::PassContext pass_context{context, diags};
-      passes.run(module.get(), pass_context);
+      ir::run_codegen_tile_pipeline(module.get(), pass_context);
     }
     diags.flush();
     if (diags.has_errors() || !module) return kExitUserError;
