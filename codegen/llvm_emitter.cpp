@@ -26,7 +26,7 @@
 #include <unordered_map>
 
 #include "codegen/narrow_float.h"
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 #include "ir/core/ir_text.h"
 #include "ir/core/tile_layout.h"
 
@@ -107,32 +107,32 @@ class Emitter {
 
   // --- types ----------------------------------------------------------------
   // fp8, fp6 and fp4 values are their codes in an i8 (narrow_float.h).
-  llvm::Type* scalar_type(sema::ScalarType s, [[maybe_unused]] Operation* op) {
+  llvm::Type* scalar_type(ScalarType s, [[maybe_unused]] Operation* op) {
     switch (s) {
-      case sema::ScalarType::Bool: return builder_.getInt1Ty();
-      case sema::ScalarType::I8:
-      case sema::ScalarType::U8: return builder_.getInt8Ty();
-      case sema::ScalarType::I16:
-      case sema::ScalarType::U16: return builder_.getInt16Ty();
-      case sema::ScalarType::I32:
-      case sema::ScalarType::U32: return builder_.getInt32Ty();
-      case sema::ScalarType::I64:
-      case sema::ScalarType::U64: return builder_.getInt64Ty();
-      case sema::ScalarType::F16: return builder_.getHalfTy();
-      case sema::ScalarType::BF16: return builder_.getBFloatTy();
-      case sema::ScalarType::F32: return builder_.getFloatTy();
-      case sema::ScalarType::F64: return builder_.getDoubleTy();
-      case sema::ScalarType::FP8E4M3:
-      case sema::ScalarType::FP8E5M2:
-      case sema::ScalarType::FP6E2M3:
-      case sema::ScalarType::FP6E3M2:
-      case sema::ScalarType::FP4E2M1: return builder_.getInt8Ty();
+      case ScalarType::Bool: return builder_.getInt1Ty();
+      case ScalarType::I8:
+      case ScalarType::U8: return builder_.getInt8Ty();
+      case ScalarType::I16:
+      case ScalarType::U16: return builder_.getInt16Ty();
+      case ScalarType::I32:
+      case ScalarType::U32: return builder_.getInt32Ty();
+      case ScalarType::I64:
+      case ScalarType::U64: return builder_.getInt64Ty();
+      case ScalarType::F16: return builder_.getHalfTy();
+      case ScalarType::BF16: return builder_.getBFloatTy();
+      case ScalarType::F32: return builder_.getFloatTy();
+      case ScalarType::F64: return builder_.getDoubleTy();
+      case ScalarType::FP8E4M3:
+      case ScalarType::FP8E5M2:
+      case ScalarType::FP6E2M3:
+      case ScalarType::FP6E3M2:
+      case ScalarType::FP4E2M1: return builder_.getInt8Ty();
     }
     return builder_.getInt8Ty();
   }
   // Memory holds bool as i8 (LLVM's i1 has no defined memory layout for PTX).
   llvm::Type* element_type(Type t, Operation* op) {
-    return t.scalar() == sema::ScalarType::Bool ? builder_.getInt8Ty() : scalar_type(t.scalar(), op);
+    return t.scalar() == ScalarType::Bool ? builder_.getInt8Ty() : scalar_type(t.scalar(), op);
   }
   llvm::Type* value_type(Type t, Operation* op) {
     if (t.is_index()) return builder_.getInt64Ty();
@@ -199,7 +199,7 @@ class Emitter {
     m.tiling = mma_tiling(m.c_type);
     m.share_type = llvm::cast<llvm::FixedVectorType>(value_type(m.c_type, op));
     m.accumulator = op->num_operands() == 3 ? get(op->operand(2)) : llvm::Constant::getNullValue(m.share_type);
-    m.bf16 = m.a_type.scalar() == sema::ScalarType::BF16;
+    m.bf16 = m.a_type.scalar() == ScalarType::BF16;
     m.a = &memref(op->operand(0));
     m.b = &memref(op->operand(1));
     return m;
@@ -253,9 +253,9 @@ class Emitter {
   void emit_store_tile(Operation* op);
 
   bool is_signed(Type t) {
-    return t.is_index() || sema::scalar_info(t.scalar()).category == sema::ScalarCategory::SignedInt;
+    return t.is_index() || scalar_info(t.scalar()).category == ScalarCategory::SignedInt;
   }
-  bool is_float(Type t) { return (t.is_scalar() || t.is_shaped()) && sema::is_float(t.scalar()); }
+  bool is_float(Type t) { return (t.is_scalar() || t.is_shaped()) && tessera::is_float(t.scalar()); }
 
   // --- values -----------------------------------------------------------------
   llvm::Value* get(ir::Value* v) {
@@ -818,7 +818,7 @@ class Emitter {
       // 32/64/128-byte swizzle (the byte offset's bits 4..6 xor bits 7..9),
       // so wgmma reads these buffers as they are (docs/codegen.md). The same
       // mapping on every target.
-      int64_t bytes = std::max<int64_t>(1, sema::scalar_info(elem.scalar()).bits / 8);
+      int64_t bytes = std::max<int64_t>(1, scalar_info(elem.scalar()).bits / 8);
       int64_t per_chunk = std::max<int64_t>(1, 16 / bytes);
       int64_t columns = m.root.shape()[m.root.rank() - 1];  // a view may have dropped leading dimensions
       int64_t chunks = columns / per_chunk;
@@ -838,7 +838,7 @@ class Emitter {
     for (size_t d = 0; d < rank; ++d) linear = builder_.CreateAdd(linear, builder_.CreateMul(position[d], m.strides[d]));
     llvm::Value* address;
     if (unsigned w = packed_element_bits(elem.scalar())) {
-      if (!bit) unsupported(op, "'" + std::string(op->name()) + "' on packed " + std::string(sema::scalar_info(elem.scalar()).name) + " elements");
+      if (!bit) unsupported(op, "'" + std::string(op->name()) + "' on packed " + std::string(scalar_info(elem.scalar()).name) + " elements");
       llvm::Value* first_bit = builder_.CreateMul(linear, builder_.getInt64(w));
       address = builder_.CreateInBoundsGEP(builder_.getInt8Ty(), m.base, builder_.CreateAShr(first_bit, 3));
       *bit = builder_.CreateTrunc(builder_.CreateAnd(first_bit, builder_.getInt64(7)), builder_.getInt32Ty());
@@ -929,11 +929,11 @@ class Emitter {
   llvm::Value* load_element(llvm::Value* address, Type elem, Operation* op, llvm::Value* bit = nullptr) {
     if (unsigned w = packed_element_bits(elem.scalar())) return load_packed(address, bit, w);
     llvm::Value* v = builder_.CreateLoad(element_type(elem, op), address);
-    return elem.scalar() == sema::ScalarType::Bool ? builder_.CreateTrunc(v, builder_.getInt1Ty()) : v;
+    return elem.scalar() == ScalarType::Bool ? builder_.CreateTrunc(v, builder_.getInt1Ty()) : v;
   }
   void store_element(llvm::Value* v, llvm::Value* address, Type elem, llvm::Value* bit = nullptr) {
     if (unsigned w = packed_element_bits(elem.scalar())) return store_packed(v, address, bit, w);
-    if (elem.scalar() == sema::ScalarType::Bool) v = builder_.CreateZExt(v, builder_.getInt8Ty());
+    if (elem.scalar() == ScalarType::Bool) v = builder_.CreateZExt(v, builder_.getInt8Ty());
     builder_.CreateStore(v, address);
   }
 
@@ -1010,11 +1010,11 @@ class Emitter {
   // (fp8, fp6, fp4) is on either side, decoding and encoding as
   // numerics.hpp says (narrow_float.h). An f64 source is first rounded to
   // f32 (to nearest even), so f64 -> fp8 rounds twice.
-  llvm::Value* convert_float(llvm::Value* value, sema::ScalarType from, sema::ScalarType to, llvm::Type* to_type) {
+  llvm::Value* convert_float(llvm::Value* value, ScalarType from, ScalarType to, llvm::Type* to_type) {
     const numerics::Format* from_format = narrow_float_format(from);
     const numerics::Format* to_format = narrow_float_format(to);
     if (!from_format && !to_format) {
-      unsigned from_bits = sema::scalar_info(from).bits, to_bits = sema::scalar_info(to).bits;
+      unsigned from_bits = scalar_info(from).bits, to_bits = scalar_info(to).bits;
       if (from_bits < to_bits) return builder_.CreateFPExt(value, to_type);
       if (from_bits > to_bits) return truncate_float(value, to_type);
       return truncate_float(builder_.CreateFPExt(value, f32_like(value)), to_type);  // f16 <-> bf16
@@ -1022,13 +1022,13 @@ class Emitter {
     llvm::Value* f32 = value;
     if (from_format)
       f32 = decode_narrow(*from_format, value);
-    else if (from == sema::ScalarType::F64)
+    else if (from == ScalarType::F64)
       f32 = builder_.CreateFPTrunc(value, f32_like(value));
-    else if (from != sema::ScalarType::F32)
+    else if (from != ScalarType::F32)
       f32 = builder_.CreateFPExt(value, f32_like(value));
     if (to_format) return emit_narrow_encode(builder_, *to_format, f32);
-    if (to == sema::ScalarType::F32) return f32;
-    if (to == sema::ScalarType::F64) return builder_.CreateFPExt(f32, to_type);
+    if (to == ScalarType::F32) return f32;
+    if (to == ScalarType::F64) return builder_.CreateFPExt(f32, to_type);
     return truncate_float(f32, to_type);  // f16, bf16: exact (every narrow value is one)
   }
   // arith.truncf with a numeric policy ({rounding = ..., saturate}, and the
@@ -1041,7 +1041,7 @@ class Emitter {
   // modes). To f32 (from f64) only `saturate` applies: infinities become the
   // largest finite f32 of their sign.
   llvm::Value* truncate_with_policy(Operation* op) {
-    sema::ScalarType from = op->operand(0)->type().scalar(), to = op->result()->type().scalar();
+    ScalarType from = op->operand(0)->type().scalar(), to = op->result()->type().scalar();
     std::string_view name = op->string_attr("rounding");
     numerics::Rounding rounding = numerics::Rounding::NearestEven;
     if (name == "toward_zero") rounding = numerics::Rounding::TowardZero;
@@ -1054,12 +1054,12 @@ class Emitter {
     llvm::Value* f32 = value;
     if (const numerics::Format* format = narrow_float_format(from))
       f32 = decode_narrow(*format, value);
-    else if (from == sema::ScalarType::F64)
+    else if (from == ScalarType::F64)
       f32 = builder_.CreateFPTrunc(value, f32_like(value));
-    else if (from != sema::ScalarType::F32)
+    else if (from != ScalarType::F32)
       f32 = builder_.CreateFPExt(value, f32_like(value));
-    if (to == sema::ScalarType::F32) {
-      if (from != sema::ScalarType::F64 || rounding != numerics::Rounding::NearestEven)
+    if (to == ScalarType::F32) {
+      if (from != ScalarType::F64 || rounding != numerics::Rounding::NearestEven)
         unsupported(op, "'arith.truncf' to f32 with a rounding other than nearest_even");
       if (overflow == numerics::Overflow::Propagate) return f32;
       llvm::Value* magnitude = builder_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, f32);
@@ -1068,9 +1068,9 @@ class Emitter {
       return builder_.CreateSelect(is_inf, builder_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, max, f32), f32);
     }
     const numerics::Format* format = narrow_float_format(to);
-    if (to == sema::ScalarType::BF16) format = &numerics::bf16;
-    if (to == sema::ScalarType::F16) format = &numerics::f16;
-    if (!format) unsupported(op, "'arith.truncf' with a numeric policy to " + std::string(sema::scalar_info(to).name));
+    if (to == ScalarType::BF16) format = &numerics::bf16;
+    if (to == ScalarType::F16) format = &numerics::f16;
+    if (!format) unsupported(op, "'arith.truncf' with a numeric policy to " + std::string(scalar_info(to).name));
     llvm::Value* random = op->num_operands() > 1 ? get(op->operand(1)) : nullptr;
     llvm::Type* to_type = value_type(op->result()->type(), op);
     // sm_90 and newer convert f32 to e4m3/e5m2 in hardware with exactly
@@ -1127,7 +1127,7 @@ class Emitter {
                                  value);
   }
   // An element of type `from` as the accumulator type (tile.mma).
-  llvm::Value* widen_to(llvm::Value* v, sema::ScalarType from, llvm::Type* accum) {
+  llvm::Value* widen_to(llvm::Value* v, ScalarType from, llvm::Type* accum) {
     if (const numerics::Format* format = narrow_float_format(from)) v = decode_narrow(*format, v);
     return builder_.CreateFPExt(v, accum);
   }
@@ -1408,7 +1408,7 @@ void Emitter::emit_cp_async(Operation* op) {
   Type shape = op->operand(1)->type();
   int64_t count = shape.num_elements();
   if (count == ir::kDynamic) unsupported(op, "an async copy of a dynamically sized block");
-  unsigned bytes = sema::scalar_info(elem.scalar()).bits / 8;
+  unsigned bytes = scalar_info(elem.scalar()).bits / 8;
   llvm::BasicBlock* preheader = builder_.GetInsertBlock();
   llvm::Value* first = local_linear();
   llvm::Value* stride = group_lanes();
@@ -1961,7 +1961,7 @@ void Emitter::emit(Operation* op) {
   // before any arithmetic (ir.h); only moves, conversions and comparisons
   // see them.
   if (t0 && (t0.is_scalar() || t0.is_shaped()) && narrow_float_format(t0.scalar()) && computes_on_operand(op->kind()))
-    unsupported(op, "'" + std::string(op->name()) + "' on " + std::string(sema::scalar_info(t0.scalar()).name) +
+    unsupported(op, "'" + std::string(op->name()) + "' on " + std::string(scalar_info(t0.scalar()).name) +
                         " values (convert them to f32 first)");
   switch (op->kind()) {
     case OpKind::Return: {
@@ -1992,7 +1992,7 @@ void Emitter::emit(Operation* op) {
             // a pointer cannot say which bit of a byte a view starts at.
             for (llvm::Value* o : m.origin)
               if (!llvm::isa<llvm::ConstantInt>(o) || !llvm::cast<llvm::ConstantInt>(o)->isZero())
-                unsupported(op, "passing a view of a packed " + std::string(sema::scalar_info(v->type().scalar()).name) +
+                unsupported(op, "passing a view of a packed " + std::string(scalar_info(v->type().scalar()).name) +
                                     " buffer to a helper");
             args.push_back(m.base);
           } else {

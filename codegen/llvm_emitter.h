@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "codegen/gpu_arch.h"
-#include "frontend/diagnostics/diagnostics.h"
+#include "support/diagnostics/diagnostics.h"
 #include "ir/core/ir.h"
 
 namespace llvm {

@@ -9,31 +9,31 @@
 
 namespace tessera::codegen {
 
-const numerics::Format* narrow_float_format(sema::ScalarType type) {
+const numerics::Format* narrow_float_format(ScalarType type) {
   switch (type) {
-    case sema::ScalarType::FP8E4M3: return &numerics::fp8_e4m3;
-    case sema::ScalarType::FP8E5M2: return &numerics::fp8_e5m2;
-    case sema::ScalarType::FP6E2M3: return &numerics::fp6_e2m3;
-    case sema::ScalarType::FP6E3M2: return &numerics::fp6_e3m2;
-    case sema::ScalarType::FP4E2M1: return &numerics::fp4_e2m1;
-    case sema::ScalarType::Bool:
-    case sema::ScalarType::I8:
-    case sema::ScalarType::I16:
-    case sema::ScalarType::I32:
-    case sema::ScalarType::I64:
-    case sema::ScalarType::U8:
-    case sema::ScalarType::U16:
-    case sema::ScalarType::U32:
-    case sema::ScalarType::U64:
-    case sema::ScalarType::F16:
-    case sema::ScalarType::BF16:
-    case sema::ScalarType::F32:
-    case sema::ScalarType::F64: return nullptr;
+    case ScalarType::FP8E4M3: return &numerics::fp8_e4m3;
+    case ScalarType::FP8E5M2: return &numerics::fp8_e5m2;
+    case ScalarType::FP6E2M3: return &numerics::fp6_e2m3;
+    case ScalarType::FP6E3M2: return &numerics::fp6_e3m2;
+    case ScalarType::FP4E2M1: return &numerics::fp4_e2m1;
+    case ScalarType::Bool:
+    case ScalarType::I8:
+    case ScalarType::I16:
+    case ScalarType::I32:
+    case ScalarType::I64:
+    case ScalarType::U8:
+    case ScalarType::U16:
+    case ScalarType::U32:
+    case ScalarType::U64:
+    case ScalarType::F16:
+    case ScalarType::BF16:
+    case ScalarType::F32:
+    case ScalarType::F64: return nullptr;
   }
   return nullptr;
 }
 
-unsigned packed_element_bits(sema::ScalarType type) {
+unsigned packed_element_bits(ScalarType type) {
   const numerics::Format* format = narrow_float_format(type);
   return format && format->bits() < 8 ? format->bits() : 0;
 }

@@ -11,17 +11,17 @@
 
 #include <tessera/numerics.hpp>
 
-#include "sema/types.h"
+#include "support/scalar_type.h"
 
 namespace tessera::codegen {
 
 // The format of a scalar type held as a code in an i8 (fp8, fp6, fp4), or
 // null (bf16 and f16 are LLVM's bfloat and half; everything else is no
 // narrow float).
-const numerics::Format* narrow_float_format(sema::ScalarType type);
+const numerics::Format* narrow_float_format(ScalarType type);
 
 // Bits per element of a type stored packed (fp6: 6, fp4: 4), or 0.
-unsigned packed_element_bits(sema::ScalarType type);
+unsigned packed_element_bits(ScalarType type);
 
 // The f32 value of `code` (i8, or a vector of i8): numerics::decode_bits,
 // exact, as an integer sequence. Bits above the format's width are ignored.

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 #include "sema/checker.h"
 
 namespace tessera::sema {

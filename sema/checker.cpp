@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 
 namespace tessera::sema {
 

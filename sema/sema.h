@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "frontend/ast/ast.h"
-#include "frontend/diagnostics/diagnostics.h"
+#include "support/diagnostics/diagnostics.h"
 #include "sema/builtins.h"
 #include "sema/types.h"
 

@@ -22,41 +22,21 @@
 #include <vector>
 
 #include "frontend/lex/value_stores.h"
+#include "support/scalar_type.h"
 
 namespace tessera::sema {
 
-enum class ScalarType : uint8_t {
-#define TESSERA_SCALAR(Name, Spelling, Bits, Kind) Name,
-#include "sema/scalar_type.def"
-};
-
-enum class ScalarCategory : uint8_t { Bool, SignedInt, UnsignedInt, Float };
-
-struct ScalarInfo {
-  std::string_view name;
-  uint8_t bits;
-  ScalarCategory category;
-};
-
-const ScalarInfo& scalar_info(ScalarType type);
-inline bool is_float(ScalarType t) {
-  return scalar_info(t).category == ScalarCategory::Float;
-}
-inline bool is_integer(ScalarType t) {
-  auto c = scalar_info(t).category;
-  return c == ScalarCategory::SignedInt || c == ScalarCategory::UnsignedInt;
-}
-// Float types narrower than f32, which compute in their accumulation type.
-bool is_storage_float(ScalarType t);
-
-// A dtype spelling: canonical names, the aliases of the language brief
-// (int8.., fp16/fp32/fp64, fp8[e4m3] handled by the resolver), and whether
-// the spelling is a bare `fp8`/`fp6`/`fp4` that picks a default format.
-struct DtypeLookup {
-  ScalarType type;
-  bool defaulted_format = false;  // bare fp8 / fp6 / fp4
-};
-std::optional<DtypeLookup> lookup_dtype(std::string_view name);
+// The dtypes are the support library's (one table for every phase and the
+// runtime); sema names them unqualified.
+using ::tessera::DtypeLookup;
+using ::tessera::is_float;
+using ::tessera::is_integer;
+using ::tessera::is_storage_float;
+using ::tessera::lookup_dtype;
+using ::tessera::ScalarCategory;
+using ::tessera::ScalarInfo;
+using ::tessera::ScalarType;
+using ::tessera::scalar_info;
 
 struct DimId {
   uint32_t index = UINT32_MAX;

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "frontend/diagnostics/internal_error.h"
-#include "frontend/source/escape.h"
+#include "support/diagnostics/internal_error.h"
+#include "support/source/escape.h"
 
 namespace tessera {
 

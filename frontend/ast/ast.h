@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "frontend/lex/value_stores.h"
-#include "frontend/source/huge_pages.h"
-#include "frontend/source/source_manager.h"
+#include "support/source/huge_pages.h"
+#include "support/source/source_manager.h"
 
 namespace tessera {
 

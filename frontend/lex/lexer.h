@@ -13,7 +13,7 @@
 // (lexer.re); layout, strings, numbers and brackets are handled around it.
 #pragma once
 
-#include "frontend/diagnostics/diagnostics.h"
+#include "support/diagnostics/diagnostics.h"
 #include "frontend/lex/tokenized_buffer.h"
 #include "frontend/lex/value_stores.h"
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 
 namespace tessera {
 namespace {

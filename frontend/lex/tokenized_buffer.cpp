@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "frontend/source/escape.h"
+#include "support/source/escape.h"
 
 namespace tessera {
 

@@ -9,8 +9,8 @@
 
 #include "frontend/lex/token_kind.h"
 #include "frontend/lex/value_stores.h"
-#include "frontend/source/huge_pages.h"
-#include "frontend/source/source_manager.h"
+#include "support/source/huge_pages.h"
+#include "support/source/source_manager.h"
 
 namespace tessera {
 

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "frontend/source/source_manager.h"
+#include "support/source/source_manager.h"
 
 namespace tessera {
 

@@ -1,6 +1,6 @@
 #include "frontend/parse/parse.h"
 
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 #include "frontend/lex/lexer.h"
 #include "frontend/parse/parser_context.h"
 

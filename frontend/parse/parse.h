@@ -2,7 +2,7 @@
 #pragma once
 
 #include "frontend/ast/ast.h"
-#include "frontend/diagnostics/diagnostics.h"
+#include "support/diagnostics/diagnostics.h"
 #include "frontend/lex/tokenized_buffer.h"
 
 namespace tessera {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "frontend/ast/ast.h"
-#include "frontend/diagnostics/diagnostics.h"
+#include "support/diagnostics/diagnostics.h"
 #include "frontend/lex/tokenized_buffer.h"
 
 namespace tessera::parse {

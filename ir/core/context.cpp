@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 
 namespace tessera::ir {
 
@@ -30,10 +30,10 @@ std::string_view tile_layout_name(TileLayout layout) {
 
 bool Type::is_int() const {
   if (!is_scalar()) return false;
-  auto c = sema::scalar_info(scalar()).category;
-  return c == sema::ScalarCategory::SignedInt || c == sema::ScalarCategory::UnsignedInt;
+  auto c = scalar_info(scalar()).category;
+  return c == ScalarCategory::SignedInt || c == ScalarCategory::UnsignedInt;
 }
-bool Type::is_float() const { return is_scalar() && sema::is_float(scalar()); }
+bool Type::is_float() const { return is_scalar() && tessera::is_float(scalar()); }
 bool Type::is_bool() const { return is_scalar() && scalar() == ScalarType::Bool; }
 bool Type::is_shaped() const {
   if (!storage_) return false;
@@ -50,7 +50,7 @@ bool Type::is_shaped() const {
   }
   return false;
 }
-unsigned Type::bit_width() const { return is_index() ? 64 : sema::scalar_info(scalar()).bits; }
+unsigned Type::bit_width() const { return is_index() ? 64 : scalar_info(scalar()).bits; }
 bool Type::has_static_shape() const {
   for (int64_t d : shape())
     if (d == kDynamic) return false;
@@ -136,7 +136,7 @@ Type Context::scalar_type(ScalarType scalar) {
   TypeStorage s;
   s.kind = TypeKind::Scalar;
   s.scalar = scalar;
-  s.key = std::string(sema::scalar_info(scalar).name);
+  s.key = std::string(scalar_info(scalar).name);
   return intern(std::move(s));
 }
 
@@ -145,7 +145,7 @@ Type Context::tensor_type(std::span<const int64_t> shape, ScalarType element) {
   s.kind = TypeKind::Tensor;
   s.scalar = element;
   s.shape.assign(shape.begin(), shape.end());
-  s.key = fmt::format("tensor<{}{}>", shape_prefix(shape), sema::scalar_info(element).name);
+  s.key = fmt::format("tensor<{}{}>", shape_prefix(shape), scalar_info(element).name);
   return intern(std::move(s));
 }
 
@@ -158,7 +158,7 @@ Type Context::memref_type(std::span<const int64_t> shape, ScalarType element, Me
   s.padding = padding;
   s.swizzle = swizzle;
   s.shape.assign(shape.begin(), shape.end());
-  s.key = fmt::format("memref<{}{}, {}", shape_prefix(shape), sema::scalar_info(element).name,
+  s.key = fmt::format("memref<{}{}, {}", shape_prefix(shape), scalar_info(element).name,
                       memory_space_name(space));
   if (padding != 0) s.key += fmt::format(", pad {}", padding);
   if (swizzle == Swizzle::Xor) s.key += ", swizzle xor";
@@ -171,7 +171,7 @@ Type Context::vector_type(int64_t width, ScalarType element) {
   s.kind = TypeKind::Vector;
   s.scalar = element;
   s.shape = {width};
-  s.key = fmt::format("vector<{}x{}>", width, sema::scalar_info(element).name);
+  s.key = fmt::format("vector<{}x{}>", width, scalar_info(element).name);
   return intern(std::move(s));
 }
 
@@ -181,7 +181,7 @@ Type Context::tile_type(std::span<const int64_t> shape, ScalarType element, Tile
   s.scalar = element;
   s.layout = layout;
   s.shape.assign(shape.begin(), shape.end());
-  s.key = fmt::format("tile<{}{}", shape_prefix(shape), sema::scalar_info(element).name);
+  s.key = fmt::format("tile<{}{}", shape_prefix(shape), scalar_info(element).name);
   if (layout != TileLayout::Generic) s.key += fmt::format(", {}", tile_layout_name(layout));
   s.key += '>';
   return intern(std::move(s));

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 #include "ir/core/builder.h"
 #include "ir/core/ir.h"
 #include "ir/core/ir_text.h"

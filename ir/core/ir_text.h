@@ -19,8 +19,8 @@
 
 #include <string>
 
-#include "frontend/diagnostics/diagnostics.h"
-#include "frontend/source/source_manager.h"
+#include "support/diagnostics/diagnostics.h"
+#include "support/source/source_manager.h"
 #include "ir/core/ir.h"
 
 namespace tessera::ir {

@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 #include "ir/core/ir.h"
 
 namespace tessera::ir {

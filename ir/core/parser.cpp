@@ -195,9 +195,9 @@ class IRParser {
 
   // --- types -----------------------------------------------------------------
   std::optional<ScalarType> scalar_by_name(std::string_view name) {
-#define TESSERA_SCALAR(Name, Spelling, Bits, Kind) \
+#define TESSERA_SCALAR(Name, Spelling, Bits, Kind, Runtime, StorageBits) \
   if (name == Spelling) return ScalarType::Name;
-#include "sema/scalar_type.def"
+#include "support/scalar_type.def"
     return std::nullopt;
   }
 

@@ -37,7 +37,7 @@ TilePosition mma_accumulator_position(const MmaTiling& tiling, int64_t lane, int
 int64_t shared_row_bytes(Type memref) {
   if (memref.rank() < 2) return 0;
   int64_t columns = memref.shape()[memref.rank() - 1] + memref.padding();
-  return columns * static_cast<int64_t>(sema::scalar_info(memref.scalar()).bits) / 8;
+  return columns * static_cast<int64_t>(scalar_info(memref.scalar()).bits) / 8;
 }
 
 int64_t swizzle_alignment(Type memref) {

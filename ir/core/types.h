@@ -27,11 +27,10 @@
 #include <string_view>
 #include <vector>
 
-#include "sema/types.h"
+#include "support/scalar_type.h"
 
 namespace tessera::ir {
 
-using sema::ScalarType;
 
 class Context;
 

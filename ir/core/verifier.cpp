@@ -19,19 +19,19 @@ bool is_int_element(Type t) {
   if (t.is_index()) return true;
   if (t.is_scalar()) return t.is_int() || t.is_bool();
   if (t.is(TypeKind::Vector) || t.is(TypeKind::Tile) || t.is(TypeKind::Tensor))
-    return !sema::is_float(t.scalar());
+    return !is_float(t.scalar());
   return false;
 }
 bool is_float_element(Type t) {
   if (t.is_scalar()) return t.is_float();
-  if (t.is(TypeKind::Vector) || t.is(TypeKind::Tile) || t.is(TypeKind::Tensor)) return sema::is_float(t.scalar());
+  if (t.is(TypeKind::Vector) || t.is(TypeKind::Tile) || t.is(TypeKind::Tensor)) return is_float(t.scalar());
   return false;
 }
 // Scalars and elementwise values (vector, tile, tensor) of one shape.
 bool is_value_type(Type t) {
   return t.is_index() || t.is_scalar() || t.is(TypeKind::Vector) || t.is(TypeKind::Tile) || t.is(TypeKind::Tensor);
 }
-unsigned element_bits(Type t) { return t.is_index() ? 64 : sema::scalar_info(t.scalar()).bits; }
+unsigned element_bits(Type t) { return t.is_index() ? 64 : scalar_info(t.scalar()).bits; }
 bool same_shape(Type a, Type b) {
   if (a.kind() != b.kind()) return false;
   if (!a.is_shaped()) return true;
@@ -793,28 +793,28 @@ class Verifier {
         if (!results(op, 1) || !memref_indices(op, 0, 1, 0)) return;
         Type m = op->operand(0)->type();
         if (!op->result()->type().is_scalar() || op->result()->type().scalar() != m.scalar())
-          error(op, fmt::format("result must be the element type {}", sema::scalar_info(m.scalar()).name));
+          error(op, fmt::format("result must be the element type {}", scalar_info(m.scalar()).name));
         return;
       }
       case OpKind::Store: {
         if (!results(op, 0) || !memref_indices(op, 1, 2, 0) || !writable_memref(op, 1)) return;
         Type v = op->operand(0)->type(), m = op->operand(1)->type();
         if (!v.is_scalar() || v.scalar() != m.scalar())
-          error(op, fmt::format("stores {} into a memref of {}", v.str(), sema::scalar_info(m.scalar()).name));
+          error(op, fmt::format("stores {} into a memref of {}", v.str(), scalar_info(m.scalar()).name));
         return;
       }
       case OpKind::LoadVector: {
         if (!results(op, 1) || !memref_indices(op, 0, 1, 0)) return;
         Type m = op->operand(0)->type(), r = op->result()->type();
         if (!r.is(TypeKind::Vector) || r.scalar() != m.scalar())
-          error(op, fmt::format("result must be a vector of {}", sema::scalar_info(m.scalar()).name));
+          error(op, fmt::format("result must be a vector of {}", scalar_info(m.scalar()).name));
         return;
       }
       case OpKind::StoreVector: {
         if (!results(op, 0) || !memref_indices(op, 1, 2, 0) || !writable_memref(op, 1)) return;
         Type v = op->operand(0)->type(), m = op->operand(1)->type();
         if (!v.is(TypeKind::Vector) || v.scalar() != m.scalar())
-          error(op, fmt::format("stores {} into a memref of {}", v.str(), sema::scalar_info(m.scalar()).name));
+          error(op, fmt::format("stores {} into a memref of {}", v.str(), scalar_info(m.scalar()).name));
         return;
       }
       case OpKind::CpAsync: {
@@ -848,7 +848,7 @@ class Verifier {
         Type m = op->operand(0)->type(), v = op->operand(op->num_operands() - 1)->type();
         if (!v.is_scalar() || v.scalar() != m.scalar() || op->result()->type() != v)
           return void(error(op, fmt::format("value and result must be the element type {}",
-                                            sema::scalar_info(m.scalar()).name)));
+                                            scalar_info(m.scalar()).name)));
         if (one_of(op->string_attr("kind"), {"and", "or", "xor"}) && !is_int_element(v))
           error(op, fmt::format("atomic '{}' needs an integer element type, got {}", op->string_attr("kind"), v.str()));
         return;
@@ -859,7 +859,7 @@ class Verifier {
         Type c = op->operand(op->num_operands() - 2)->type(), n = op->operand(op->num_operands() - 1)->type();
         if (c != n || !c.is_scalar() || c.scalar() != m.scalar() || op->result()->type() != c)
           error(op, fmt::format("compare, new value and result must be the element type {}",
-                                sema::scalar_info(m.scalar()).name));
+                                scalar_info(m.scalar()).name));
         return;
       }
       case OpKind::Shuffle: {

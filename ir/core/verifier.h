@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "frontend/diagnostics/diagnostics.h"
+#include "support/diagnostics/diagnostics.h"
 #include "ir/core/ir.h"
 
 namespace tessera::ir {

@@ -17,7 +17,7 @@
 // value whose roots are constant memory is reported.
 #include "ir/passes/address_space_inference.h"
 
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 #include "ir/passes/passes.h"
 
 namespace tessera::ir {

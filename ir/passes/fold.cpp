@@ -13,7 +13,7 @@ namespace {
 
 unsigned width(Type t) { return t.is_index() ? 64u : t.is_bool() ? 1u : t.bit_width(); }
 bool is_unsigned(Type t) {
-  return t.is_bool() || (t.is_scalar() && sema::scalar_info(t.scalar()).category == sema::ScalarCategory::UnsignedInt);
+  return t.is_bool() || (t.is_scalar() && scalar_info(t.scalar()).category == ScalarCategory::UnsignedInt);
 }
 uint64_t low_bits(int64_t v, unsigned w) {
   return w >= 64 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(v) & ((uint64_t{1} << w) - 1);

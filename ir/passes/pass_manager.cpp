@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 #include "ir/core/verifier.h"
 #include "ir/passes/passes.h"
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "frontend/diagnostics/diagnostics.h"
+#include "support/diagnostics/diagnostics.h"
 #include "ir/core/ir.h"
 #include "ir/core/ir_text.h"
 

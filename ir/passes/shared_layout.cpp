@@ -41,7 +41,7 @@ int64_t buffer_bytes(Type m) {
     int64_t rows = row > 0 ? elements / row : 0;
     elements += rows * m.padding();
   }
-  int64_t bits = static_cast<int64_t>(sema::scalar_info(m.scalar()).bits);
+  int64_t bits = static_cast<int64_t>(scalar_info(m.scalar()).bits);
   return (elements * bits + 7) / 8;
 }
 

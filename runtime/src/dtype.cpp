@@ -16,9 +16,8 @@ struct DtypeInfo {
 };
 
 constexpr DtypeInfo kDtypes[TESS_DTYPE_COUNT] = {
-    {"bool", 8},      {"i8", 8},        {"i16", 16},      {"i32", 32},       {"i64", 64},      {"u8", 8},
-    {"u16", 16},      {"u32", 32},      {"u64", 64},      {"f16", 16},       {"bf16", 16},     {"f32", 32},
-    {"f64", 64},      {"fp8_e4m3", 8},  {"fp8_e5m2", 8},  {"fp6_e2m3", 6},   {"fp6_e3m2", 6},  {"fp4_e2m1", 4},
+#define TESSERA_SCALAR(Name, Spelling, Bits, Kind, Runtime, StorageBits) {Spelling, StorageBits},
+#include "tessera/scalar_type.def"
 };
 
 // The aliases of docs/language/types.md (the bare fp8/fp6/fp4 defaults are

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "frontend/diagnostics/diagnostics.h"
-#include "frontend/diagnostics/internal_error.h"
-#include "frontend/diagnostics/verify.h"
+#include "support/diagnostics/diagnostics.h"
+#include "support/diagnostics/internal_error.h"
+#include "support/diagnostics/verify.h"
 #include "ir/core/ir_text.h"
 #include "ir/core/verifier.h"
 #include "ir/passes/pass_manager.h"

@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "frontend/ast/ast.h"
-#include "frontend/diagnostics/diagnostics.h"
-#include "frontend/diagnostics/internal_error.h"
-#include "frontend/diagnostics/verify.h"
+#include "support/diagnostics/diagnostics.h"
+#include "support/diagnostics/internal_error.h"
+#include "support/diagnostics/verify.h"
 #include "frontend/lex/lexer.h"
 #include "frontend/parse/parse.h"
 #include "ir/core/ir_text.h"
-#include "ir/lower/lower.h"
+#include "lower/lower.h"
 #include "ir/passes/pass_manager.h"
 #include "codegen/aot.h"
 #include "codegen/gpu_arch.h"

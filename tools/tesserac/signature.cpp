@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 #include "tessera/tessera_runtime.h"
 
 namespace tessera {

@@ -195,28 +195,19 @@ tessStatus tessLaunchKernel(tessKernel kernel, const uint32_t grid[3], const uin
                             size_t dynamic_shared_bytes, tessStream stream, void** args);
 
 /* --- tensors ------------------------------------------------------------------------ */
+/* The element types, one per line of <tessera/scalar_type.def>: the dtype
+ * table the compiler uses too, so the codes cannot drift apart. A tessDtype
+ * is the line's index: TESS_BOOL = 0, TESS_I8, TESS_I16, TESS_I32, TESS_I64,
+ * TESS_U8, TESS_U16, TESS_U32, TESS_U64, TESS_F16, TESS_BF16, TESS_F32 = 11,
+ * TESS_F64, TESS_FP8_E4M3, TESS_FP8_E5M2, TESS_FP6_E2M3 (packed: element i
+ * occupies bits [6i, 6i + 6) of the buffer), TESS_FP6_E3M2, TESS_FP4_E2M1 = 17
+ * (packed: two per byte, the even element in the low nibble). */
 typedef enum tessDtype {
-  TESS_BOOL = 0,
-  TESS_I8 = 1,
-  TESS_I16 = 2,
-  TESS_I32 = 3,
-  TESS_I64 = 4,
-  TESS_U8 = 5,
-  TESS_U16 = 6,
-  TESS_U32 = 7,
-  TESS_U64 = 8,
-  TESS_F16 = 9,
-  TESS_BF16 = 10,
-  TESS_F32 = 11,
-  TESS_F64 = 12,
-  TESS_FP8_E4M3 = 13,
-  TESS_FP8_E5M2 = 14,
-  TESS_FP6_E2M3 = 15, /* packed: element i occupies bits [6i, 6i + 6) of the buffer */
-  TESS_FP6_E3M2 = 16,
-  TESS_FP4_E2M1 = 17  /* packed: two per byte, the even element in the low nibble */
+#define TESSERA_SCALAR(Name, Spelling, Bits, Kind, Runtime, StorageBits) TESS_##Runtime,
+#include "tessera/scalar_type.def"
+  TESS_DTYPE_COUNT
 } tessDtype;
 
-#define TESS_DTYPE_COUNT 18
 #define TESS_MAX_RANK 8
 
 /* A view of a tensor in device memory; strides are in elements. */

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ir/lower/lowering.h"
+#include "lower/lowering.h"
 
 namespace tessera::ir {
 

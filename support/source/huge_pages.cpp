@@ -1,4 +1,4 @@
-#include "frontend/source/huge_pages.h"
+#include "support/source/huge_pages.h"
 
 #include <cstdint>
 #include <new>

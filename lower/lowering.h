@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ir/core/builder.h"
-#include "ir/lower/lower.h"
+#include "lower/lower.h"
 
 namespace tessera::ir {
 

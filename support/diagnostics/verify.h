@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "frontend/diagnostics/diagnostics.h"
+#include "support/diagnostics/diagnostics.h"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-#include "frontend/source/source_manager.h"
+#include "support/source/source_manager.h"
 
 #include <doctest/doctest.h>
 

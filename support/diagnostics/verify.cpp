@@ -1,4 +1,4 @@
-#include "frontend/diagnostics/verify.h"
+#include "support/diagnostics/verify.h"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
-#include "frontend/diagnostics/diagnostics.h"
+#include "support/diagnostics/diagnostics.h"
 
 #include <doctest/doctest.h>
 
 #include <set>
 
-#include "frontend/diagnostics/verify.h"
+#include "support/diagnostics/verify.h"
 
 namespace tessera {
 namespace {

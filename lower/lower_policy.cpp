@@ -8,7 +8,7 @@
 // or rejected, never dropped.
 #include <limits>
 
-#include "ir/lower/lowering.h"
+#include "lower/lowering.h"
 
 namespace tessera::ir {
 

@@ -10,7 +10,7 @@
 #pragma once
 
 #include "frontend/ast/ast.h"
-#include "frontend/diagnostics/diagnostics.h"
+#include "support/diagnostics/diagnostics.h"
 #include "ir/core/ir.h"
 #include "sema/sema.h"
 

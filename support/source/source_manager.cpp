@@ -1,4 +1,4 @@
-#include "frontend/source/source_manager.h"
+#include "support/source/source_manager.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 #include <iterator>
 #include <sstream>
 
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-#include "frontend/source/escape.h"
+#include "support/source/escape.h"
 
 #include <fmt/format.h>
 

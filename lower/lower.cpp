@@ -8,9 +8,9 @@
 // into the branches of the `if` that returns (docs/ir/lowering.md).
 #include <algorithm>
 
-#include "frontend/diagnostics/internal_error.h"
+#include "support/diagnostics/internal_error.h"
 #include "ir/core/verifier.h"
-#include "ir/lower/lowering.h"
+#include "lower/lowering.h"
 
 namespace tessera::ir {
 

@@ -1,4 +1,4 @@
-#include "frontend/diagnostics/diagnostics.h"
+#include "support/diagnostics/diagnostics.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,7 +11,7 @@ namespace {
 std::vector<DiagnosticKindInfo> build_registry() {
   return {
 #define TESSERA_DIAGNOSTIC(Name, Sev, Id, Format, ...) {DiagnosticKind::Name, Severity::Sev, Id, Format},
-#include "frontend/diagnostics/diagnostic_kinds.def"
+#include "support/diagnostics/diagnostic_kinds.def"
 #undef TESSERA_DIAGNOSTIC
   };
 }

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "frontend/source/source_manager.h"
+#include "support/source/source_manager.h"
 
 namespace tessera {
 
@@ -32,13 +32,13 @@ enum class Severity : uint8_t { Note, Warning, Error };
 
 enum class DiagnosticKind : uint16_t {
 #define TESSERA_DIAGNOSTIC(Name, Sev, Id, Format, ...) Name,
-#include "frontend/diagnostics/diagnostic_kinds.def"
+#include "support/diagnostics/diagnostic_kinds.def"
 #undef TESSERA_DIAGNOSTIC
 };
 
 namespace diag {
 #define TESSERA_DIAGNOSTIC(Name, Sev, Id, Format, ...) inline constexpr DiagnosticKind Name = DiagnosticKind::Name;
-#include "frontend/diagnostics/diagnostic_kinds.def"
+#include "support/diagnostics/diagnostic_kinds.def"
 #undef TESSERA_DIAGNOSTIC
 }  // namespace diag
 
@@ -61,7 +61,7 @@ struct DiagnosticArgs;
   struct DiagnosticArgs<DiagnosticKind::Name> {        \
     using Types = std::tuple<__VA_ARGS__>;             \
   };
-#include "frontend/diagnostics/diagnostic_kinds.def"
+#include "support/diagnostics/diagnostic_kinds.def"
 #undef TESSERA_DIAGNOSTIC
 
 struct FixIt {
