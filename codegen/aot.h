@@ -18,33 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel_signature.h"
 #include "codegen/llvm_emitter.h"
 
 namespace tessera::codegen {
-
-// One source parameter of a kernel, as tessAotParameter.
-struct AotParameter {
-  std::string name;
-  bool tensor = false;
-  bool mut = false;
-  std::string dtype;        // the source name: "f32", "fp8_e4m3"
-  uint32_t dtype_code = 0;  // its tessDtype
-  // Tensors: >= 0 a static size, -1 - k symbolic dimension k of the kernel,
-  // INT64_MIN for `?`.
-  std::vector<int64_t> dims;
-  // A tensor of a @precision_policy class: the class (its `storage` is
-  // `dtype`), and the next parameter is its scale, `NAME.scale`.
-  std::string policy;
-};
-
-struct AotKernel {
-  std::string name;
-  std::string signature;  // "saxpy(x: f32[n], y: mut f32[n], alpha: f32)"
-  std::array<uint32_t, 3> group = {1, 1, 1};
-  uint64_t static_shared_bytes = 0;
-  std::vector<AotParameter> parameters;
-  std::vector<std::string> symbols;  // the symbolic dimensions' names, by number
-};
 
 enum class AotImageKind : uint32_t { None = 0, Fatbin = 1, Ptx = 2 };  // tessAotImageKind
 

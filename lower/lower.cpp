@@ -134,6 +134,59 @@ Type Lowering::required_type(sema::TypeId type, NodeId where, std::string_view w
   unsupported(where, std::string(what) + " of type '" + typed_.types.to_string(type) + "'");
 }
 
+// The kernel's source-level signature, kept on its func.func so that every
+// consumer of the IR (the AOT header, `tesserac run`'s argument checks, the
+// runtime's launch checks) reads it from the IR, even IR that tesserac-opt
+// wrote (docs/ir/tile.md, "Kernel signatures"):
+//   arg_names = one name per IR argument; a @precision_policy tensor's scale
+//               follows it as "NAME.scale"
+//   arg_dims  = per argument, its dimensions: an integer (static), a string
+//               (a symbolic dimension, shared by name), "?" (unknown or
+//               derived from others); [] for scalars
+//   mut_args  = the indices of the mut tensor arguments
+//   arg_policies = per argument, its @precision_policy class or "" (only
+//               when some argument has one)
+//   shared_bytes = the static shared memory of its allocations
+std::vector<NamedAttribute> Lowering::kernel_signature_attributes(const sema::FunctionInfo& info) {
+  NodeId parameters = ast_.child(info.def, 1);
+  std::vector<Attribute> names, dims, policies;
+  std::vector<int64_t> mut;
+  bool any_policy = false;
+  for (size_t i = 0; i < info.parameter_types.size(); ++i) {
+    NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
+    std::string name = name_of(ast_.node(parameter).payload);
+    sema::TypeInfo type = typed_.types.info(info.parameter_types[i]);
+    std::vector<Attribute> extents;
+    if (type.kind == SemaKind::Tensor) {
+      if (type.mut) mut.push_back(static_cast<int64_t>(names.size()));
+      for (sema::DimId d : typed_.types.dims(info.parameter_types[i])) {
+        sema::Dim dim = typed_.types.dim(d);
+        extents.push_back(dim.kind == sema::DimKind::Constant ? context_.int_attr(dim.value)
+                          : dim.kind == sema::DimKind::Symbol ? context_.string_attr(name_of(dim.symbol.index))
+                                                              : context_.string_attr("?"));
+      }
+    }
+    const sema::PolicyClass* custom = kernel_policy_class(info, i);
+    names.push_back(context_.string_attr(name));
+    dims.push_back(context_.array_attr(extents));
+    policies.push_back(context_.string_attr(custom ? name_of(typed_.types.policy(type.policy).custom.index) : ""));
+    if (custom) {
+      any_policy = true;
+      names.push_back(context_.string_attr(name + ".scale"));
+      dims.push_back(context_.array_attr({}));
+      policies.push_back(context_.string_attr(""));
+    }
+  }
+  std::vector<NamedAttribute> attributes{{"arg_names", context_.array_attr(names)},
+                                         {"arg_dims", context_.array_attr(dims)}};
+  if (!mut.empty()) attributes.push_back({"mut_args", context_.int_array_attr(mut)});
+  // The static shared memory sema counted; the shared-layout pass replaces it
+  // with the laid-out total.
+  if (info.shared_bytes) attributes.push_back({"shared_bytes", context_.int_attr(static_cast<int64_t>(info.shared_bytes))});
+  if (any_policy) attributes.push_back({"arg_policies", context_.array_attr(policies)});
+  return attributes;
+}
+
 Operation* Lowering::function_op(uint32_t index) {
   if (auto it = functions_.find(index); it != functions_.end()) return it->second;
   const sema::FunctionInfo& info = typed_.functions[index];
@@ -162,6 +215,7 @@ Operation* Lowering::function_op(uint32_t index) {
   std::vector<NamedAttribute> attributes{{"sym_name", context_.string_attr(name_of(info.name.index))},
                                          {"function_type", context_.type_attr(context_.function_type(inputs, results))}};
   if (info.kind == FunctionKind::Kernel) {
+    for (NamedAttribute& a : kernel_signature_attributes(info)) attributes.push_back(std::move(a));
     attributes.push_back({"kernel", context_.unit_attr()});
     attributes.push_back({"group_shape", context_.int_array_attr(info.group_shape)});
     if (info.grid_rank != 3) attributes.push_back({"grid_rank", context_.int_attr(info.grid_rank)});

@@ -47,6 +47,7 @@ class Lowering {
 
   // --- module and functions (lower.cpp) ---
   Operation* function_op(uint32_t function_index);  // declared on first use, body lowered later
+  std::vector<NamedAttribute> kernel_signature_attributes(const sema::FunctionInfo& function);
   std::optional<Type> ir_type(sema::TypeId type);
   Type required_type(sema::TypeId type, NodeId where, std::string_view what);
   std::string name_of(uint32_t identifier) const {

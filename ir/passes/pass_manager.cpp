@@ -26,20 +26,6 @@ const PassInfo* find_pass(std::string_view name) {
   return nullptr;
 }
 
-const std::vector<std::string_view>& default_tile_pipeline() {
-  // Why this order: docs/ir/passes.md ("The default pipeline").
-  static const std::vector<std::string_view> pipeline = {
-      "inline", "canonicalize", "cse", "licm", "canonicalize", "dce",
-      "uniformity", "address-space-inference", "shared-layout", "tile-layout", "verify"};
-  return pipeline;
-}
-
-bool run_codegen_tile_pipeline(Operation* module, PassContext& context) {
-  PassManager passes;
-  passes.add("tile-layout");
-  return passes.run(module, context);
-}
-
 bool PassManager::add(std::string_view name) {
   const PassInfo* p = find_pass(name);
   if (!p) return false;

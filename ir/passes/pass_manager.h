@@ -71,13 +71,4 @@ class PassManager {
   std::vector<const PassInfo*> pipeline_;
 };
 
-// The standard Tile IR pipeline after lowering, as one list.
-const std::vector<std::string_view>& default_tile_pipeline();
-
-// Runs what every code generation needs after lowering (tesserac's outputs
-// and `tesserac run`, GPU and CPU alike): tile-layout, the layouts of register
-// tiles, which decide the tensor-core path of tile.mma. LLVM does the other
-// passes' work. False when a pass reported a user error.
-bool run_codegen_tile_pipeline(Operation* module, PassContext& context);
-
 }  // namespace tessera::ir

@@ -15,7 +15,7 @@
 #include "support/diagnostics/verify.h"
 #include "ir/core/ir_text.h"
 #include "ir/core/verifier.h"
-#include "ir/passes/pass_manager.h"
+#include "ir/pipeline.h"
 #include "tools/tesserac/output_file.h"
 
 namespace tessera {

@@ -13,34 +13,25 @@
 #include <string>
 #include <vector>
 
-#include "frontend/ast/ast.h"
-#include "support/diagnostics/diagnostics.h"
-#include "support/diagnostics/internal_error.h"
-#include "support/diagnostics/verify.h"
-#include "frontend/lex/lexer.h"
-#include "frontend/parse/parse.h"
-#include "ir/core/ir_text.h"
-#include "lower/lower.h"
-#include "ir/passes/pass_manager.h"
-#include "codegen/aot.h"
-#include "codegen/gpu_arch.h"
-#include "codegen/host.h"
-#include "codegen/llvm_emitter.h"
-#include "codegen/llvm_errors.h"
-#include "codegen/nvjitlink.h"
-#include "codegen/nvptx.h"
-#include "codegen/toolkit.h"
 #include <filesystem>
 #include <optional>
 #include <sstream>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
-#include <llvm/Support/raw_ostream.h>
+
+#include "codegen/llvm_errors.h"
+#include "driver/aot_header.h"
+#include "driver/aot_object.h"
+#include "driver/compilation.h"
+#include "driver/cpu_code.h"
+#include "driver/gpu_code.h"
+#include "frontend/ast/ast.h"
+#include "frontend/lex/lexer.h"
+#include "ir/core/ir_text.h"
 #include "sema/sema.h"
+#include "support/diagnostics/diagnostics.h"
+#include "support/diagnostics/internal_error.h"
+#include "support/diagnostics/verify.h"
 #include "tools/tesserac/output_file.h"
-#include "tools/tesserac/aot_header.h"
 #include "tools/tesserac/run.h"
-#include "tools/tesserac/signature.h"
 
 namespace tessera {
 namespace {
@@ -184,35 +175,6 @@ int list_diagnostics() {
   return kExitOk;
 }
 
-// Tile IR -> LLVM IR (printed, optimised at -O) or PTX for one
-// architecture; nullopt after an error.
-std::optional<std::string> generate_gpu_code(ir::Operation* module, const codegen::GpuArch& arch, bool ptx,
-                                             const Options& options, DiagnosticEngine& diags) {
-  llvm::LLVMContext context;
-  codegen::DebugInfo debug = options.debug_info      ? codegen::DebugInfo::Full
-                             : options.line_info     ? codegen::DebugInfo::LineTables
-                                                     : codegen::DebugInfo::None;
-  std::unique_ptr<llvm::Module> llvm_module =
-      codegen::emit_nvptx_module(module, context, arch, diags, debug, options.bounds_check);
-  if (!llvm_module) return std::nullopt;
-  codegen::PtxOptions ptx_options{arch, options.debug_info ? 0 : options.opt_level, ""};
-  std::string cuda_root = codegen::cuda_root_or_default(options.cuda_path);
-  ptx_options.libdevice_path = codegen::find_libdevice(cuda_root);  // empty when absent
-  std::string text;
-  std::optional<std::string> error = ptx ? codegen::emit_ptx(*llvm_module, ptx_options, text)
-                                         : codegen::optimize_for_nvptx(*llvm_module, ptx_options);
-  if (error && *error == "libdevice") {
-    std::string first;
-    for (const llvm::Function& f : *llvm_module)
-      if (f.isDeclaration() && f.getName().starts_with("__nv_")) first = f.getName().str().substr(5);
-    diags.emit_global<diag::CodegenNoLibdevice>(first, cuda_root + "/nvvm/libdevice/libdevice.10.bc");
-    return std::nullopt;
-  }
-  if (error) internal_error("codegen", *error);
-  if (!ptx) llvm::raw_string_ostream(text) << *llvm_module;
-  return text;
-}
-
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;
   std::stringstream stream(text);
@@ -222,261 +184,50 @@ std::vector<std::string> split(const std::string& text, char separator) {
   return parts;
 }
 
-// --host-cpu names a CPU of the host's architecture (objects only); false
-// after reporting codegen.unknown-host-cpu.
-bool host_cpu_known(const Options& options, DiagnosticEngine& diags) {
-  std::optional<std::string> triple = codegen::unknown_host_cpu(options.host_cpu);
-  if (triple) diags.emit_global<diag::CodegenUnknownHostCpu>(options.host_cpu, *triple);
-  return !triple;
+// The flags as the driver library's typed options.
+driver::CodegenOptions codegen_options(const Options& options) {
+  driver::CodegenOptions c;
+  c.target = options.target == "cpu" ? driver::Target::Cpu : driver::Target::Gpu;
+  c.archs = split(options.arch, ',');
+  c.arch_list = options.arch;
+  c.opt_level = options.opt_level;
+  c.bounds_check = options.bounds_check;
+  c.mma = options.mma == "sync" ? driver::Mma::Sync : options.mma == "wgmma" ? driver::Mma::Wgmma : driver::Mma::Auto;
+  c.debug = options.debug_info  ? driver::DebugLevel::Full
+            : options.line_info ? driver::DebugLevel::LineTables
+                                : driver::DebugLevel::None;
+  c.host_cpu = options.host_cpu;
+  c.toolkit.cuda_path = options.cuda_path;
+  c.toolkit.ptxas = options.ptxas;
+  c.toolkit.nvjitlink = options.nvjitlink;
+  c.toolkit.fatbinary = options.fatbinary;
+  c.toolkit.assembler = options.assembler == "nvjitlink" ? driver::Assembler::NvJitLink
+                        : options.assembler == "ptxas"   ? driver::Assembler::Ptxas
+                                                         : driver::Assembler::Auto;
+  c.toolkit.ptxas_options = split(options.ptxas_options, ' ');
+  return c;
 }
 
-// --target=cpu: --emit=llvm (optimised host LLVM IR) or --emit=obj (an ELF
-// object exporting tessera_cpu_kernels, docs/abi.md); "" after an error.
-std::string generate_cpu_code(ir::Operation* module, Emit emit, const Options& options, DiagnosticEngine& diags) {
-  codegen::HostTarget target;
-  if (auto error = codegen::detect_host_target(target)) internal_error("codegen", *error);
-  target.emulate_mma = codegen::emulated_mma(options.mma);
-  llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> llvm_module = codegen::emit_host_module(module, context, target, diags, options.bounds_check);
-  if (!llvm_module) return "";
-  std::string text;
-  if (emit == Emit::Object) {
-    if (!host_cpu_known(options, diags)) return "";
-    if (auto error = codegen::emit_host_object(*llvm_module, options.opt_level, text, options.host_cpu))
-      internal_error("codegen", *error);
-    return text;
-  }
-  if (auto error = codegen::optimize_for_host(*llvm_module, options.opt_level)) internal_error("codegen", *error);
-  llvm::raw_string_ostream(text) << *llvm_module;
-  return text;
+driver::GpuCode gpu_code(const Options& options) {
+  return options.gpu_code == "fatbin" ? driver::GpuCode::Fatbin
+         : options.gpu_code == "ptx"  ? driver::GpuCode::Ptx
+         : options.gpu_code == "none" ? driver::GpuCode::None
+                                      : driver::GpuCode::Auto;
 }
 
-// What turns PTX into a cubin: libnvJitLink in this process, or ptxas run
-// as a process (docs/codegen.md, "Assemblers").
-struct PtxAssembler {
-  std::unique_ptr<codegen::NvJitLink> nvjitlink;  // null: run `ptxas`
-  std::string ptxas;
-};
-
-// --assembler=auto runs the ptxas process when there is one (the assembler
-// nvcc runs: at -O2/-O3 nvJitLink 13.0 allocates registers differently, e.g.
-// 120 instead of 32 for bench/codegen/matmul.tsr on sm_80), else nvJitLink
-// in-process when it loads; --ptxas=PATH always means the process. Nullopt
-// when there is none (`nvjitlink_error` says why nvJitLink did not load, if
-// it was tried).
-std::optional<PtxAssembler> find_assembler(const Options& options, std::string& nvjitlink_error) {
-  std::string cuda_root = codegen::cuda_root_or_default(options.cuda_path);
-  PtxAssembler assembler;
-  bool want_nvjitlink = options.assembler == "nvjitlink" ||
-                        (options.assembler == "auto" && options.ptxas.empty() &&
-                         codegen::find_tool("ptxas", "", cuda_root).empty());
-  if (want_nvjitlink) {
-    assembler.nvjitlink = codegen::NvJitLink::load(options.nvjitlink, cuda_root, nvjitlink_error);
-    if (assembler.nvjitlink) return assembler;
-    if (options.assembler == "nvjitlink") return std::nullopt;
-  }
-  assembler.ptxas = codegen::find_tool("ptxas", options.ptxas, cuda_root);
-  if (assembler.ptxas.empty()) return std::nullopt;
-  return assembler;
-}
-
-// find_assembler, reporting why there is none. Nullopt after an error.
-std::optional<PtxAssembler> choose_assembler(const Options& options, const std::string& output_kind,
-                                             DiagnosticEngine& diags) {
-  std::string error;
-  std::optional<PtxAssembler> assembler = find_assembler(options, error);
-  if (assembler) return assembler;
-  std::string cuda_root = codegen::cuda_root_or_default(options.cuda_path);
-  if (options.assembler == "nvjitlink") {
-    std::string where = options.nvjitlink.empty() ? cuda_root + "/lib64, /usr/local/cuda/lib64 or the library search path"
-                                                  : "'" + options.nvjitlink + "'";
-    diags.emit_global<diag::CodegenNvJitLinkNotFound>(output_kind, where, error);
+// --emit=llvm|ptx|cubin|fatbin|obj of a lowered module; "" after an error.
+std::string generate_code(ir::Operation* module, Emit emit, const Options& options, DiagnosticEngine& diags) {
+  driver::CodegenOptions c = codegen_options(options);
+  std::optional<std::string> code;
+  if (c.target == driver::Target::Cpu) {
+    code = emit == Emit::Object ? driver::cpu_object(module, c, diags) : driver::cpu_llvm_ir(module, c, diags);
+  } else if (emit == Emit::Llvm || emit == Emit::Ptx) {
+    if (std::optional<codegen::GpuArch> arch = driver::single_gpu_arch(c, options.emit, diags))
+      code = emit == Emit::Ptx ? driver::gpu_ptx(module, *arch, c, diags) : driver::gpu_llvm_ir(module, *arch, c, diags);
   } else {
-    diags.emit_global<diag::CodegenToolNotFound>(output_kind, "ptxas", cuda_root);
+    code = driver::gpu_binary(module, emit == Emit::Cubin ? driver::GpuBinary::Cubin : driver::GpuBinary::Fatbin, c, diags);
   }
-  return std::nullopt;
-}
-
-// PTX -> cubin for one architecture, started before the PTX is made: ptxas
-// begins at once when it can read the PTX from a pipe (its start-up then
-// overlaps with LLVM's work; codegen::PtxasRun), and the runs of a fatbin's
-// architectures overlap with each other. nvJitLink assembles in finish().
-class AssemblyJob {
- public:
-  AssemblyJob(const PtxAssembler& assembler, const codegen::GpuArch& arch, const Options& options)
-      : assembler_(assembler), arch_(arch), options_(options) {
-    if (assembler.nvjitlink) return;
-    // As nvcc: the line tables of -lineinfo and -g reach the cubin only when
-    // ptxas is asked to keep them.
-    std::vector<std::string> ptxas_options = split(options.ptxas_options, ' ');
-    if (options.debug_info) ptxas_options.insert(ptxas_options.begin(), "-g");  // device debugging
-    else if (options.line_info) ptxas_options.insert(ptxas_options.begin(), "-lineinfo");
-    ptxas_ = std::make_unique<codegen::PtxasRun>(assembler.ptxas, arch, opt_level(), std::move(ptxas_options));
-  }
-
-  void feed(std::string ptx) {
-    if (ptxas_) ptxas_->feed(ptx);
-    else ptx_ = std::move(ptx);
-  }
-
-  // False after an error (reported). ptxas's messages on success (-v,
-  // warnings) go to standard error.
-  bool finish(DiagnosticEngine& diags, std::string& cubin) {
-    std::string messages;
-    std::optional<std::string> error;
-    if (ptxas_) {
-      error = ptxas_->finish(cubin, messages);
-    } else {
-      error = assembler_.nvjitlink->assemble(ptx_, arch_, opt_level(), options_.line_info, options_.debug_info,
-                                             split(options_.ptxas_options, ' '), cubin, messages);
-    }
-    if (error) {
-      diags.emit_global<diag::CodegenToolFailed>(ptxas_ ? "ptxas" : "nvJitLink", arch_.name(), *error);
-      return false;
-    }
-    if (!messages.empty()) std::fprintf(stderr, "%s\n", messages.c_str());
-    return true;
-  }
-
- private:
-  int opt_level() const { return options_.debug_info ? 0 : options_.opt_level; }
-
-  const PtxAssembler& assembler_;
-  codegen::GpuArch arch_;
-  const Options& options_;
-  std::unique_ptr<codegen::PtxasRun> ptxas_;  // null: nvJitLink
-  std::string ptx_;                           // for nvJitLink
-};
-
-// The architectures of -arch (sm_80 when none), with --mma; nullopt after
-// reporting an unknown one.
-std::optional<std::vector<codegen::GpuArch>> listed_archs(const Options& options, DiagnosticEngine& diags) {
-  std::vector<codegen::GpuArch> archs;
-  for (const std::string& name : split(options.arch, ',')) {
-    std::optional<codegen::GpuArch> arch = codegen::parse_gpu_arch(name);
-    if (!arch) {
-      diags.emit_global<diag::CodegenUnknownArch>(name);
-      return std::nullopt;
-    }
-    arch->wgmma = options.mma == "wgmma";
-    archs.push_back(*arch);
-  }
-  if (archs.empty()) archs.push_back(*codegen::parse_gpu_arch("sm_80"));
-  return archs;
-}
-
-// The PTX that ships for GPUs newer than those listed: the newest listed
-// architecture without its 'a' features (those are not forward compatible).
-codegen::GpuArch forward_compatible_arch(const std::vector<codegen::GpuArch>& archs) {
-  codegen::GpuArch newest = archs[0];
-  for (const codegen::GpuArch& arch : archs)
-    if (arch.sm > newest.sm) newest = arch;
-  newest.arch_specific = false;
-  return newest;
-}
-
-// --emit=llvm|ptx|cubin|fatbin; "" after an error.
-std::string generate_gpu_binary(ir::Operation* module, Emit emit, const Options& options, DiagnosticEngine& diags) {
-  std::optional<std::vector<codegen::GpuArch>> listed = listed_archs(options, diags);
-  if (!listed) return "";
-  const std::vector<codegen::GpuArch>& archs = *listed;
-  if (emit != Emit::Fatbin && archs.size() != 1) {
-    diags.emit_global<diag::CodegenOneArch>(options.emit, static_cast<unsigned>(archs.size()), options.arch);
-    return "";
-  }
-  if (emit == Emit::Llvm || emit == Emit::Ptx)
-    return generate_gpu_code(module, archs[0], emit == Emit::Ptx, options, diags).value_or("");
-
-  std::string cuda_root = codegen::cuda_root_or_default(options.cuda_path);
-  std::optional<PtxAssembler> assembler = choose_assembler(options, emit == Emit::Cubin ? "cubin" : "fatbin", diags);
-  if (!assembler) return "";
-  // Each architecture's assembler starts before its PTX is made; they are
-  // waited for, in order, once every PTX is made (an early return kills them).
-  // A fatbin holds the PTX of the newest architecture too, so that newer
-  // GPUs can JIT it. When that is one of the cubins' architectures, its PTX
-  // is made once.
-  codegen::GpuArch newest = forward_compatible_arch(archs);
-  std::optional<std::string> newest_ptx;
-  std::vector<std::unique_ptr<AssemblyJob>> jobs;
-  for (const codegen::GpuArch& arch : archs) {
-    jobs.push_back(std::make_unique<AssemblyJob>(*assembler, arch, options));
-    std::optional<std::string> ptx = generate_gpu_code(module, arch, true, options, diags);
-    if (!ptx) return "";
-    if (emit == Emit::Fatbin && !newest_ptx && arch.name() == newest.name()) newest_ptx = *ptx;
-    jobs.back()->feed(std::move(*ptx));
-  }
-  if (emit == Emit::Fatbin && !newest_ptx) {
-    newest_ptx = generate_gpu_code(module, newest, true, options, diags);
-    if (!newest_ptx) return "";
-  }
-  std::vector<codegen::FatbinImage> images;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    std::string cubin;
-    if (!jobs[i]->finish(diags, cubin)) return "";
-    if (emit == Emit::Cubin) return cubin;
-    images.push_back({false, archs[i], std::move(cubin)});
-  }
-  images.push_back({true, newest, std::move(*newest_ptx)});
-  std::string fatbinary = codegen::find_tool("fatbinary", options.fatbinary, cuda_root);
-  if (fatbinary.empty()) {
-    diags.emit_global<diag::CodegenToolNotFound>("fatbin", "fatbinary", cuda_root);
-    return "";
-  }
-  std::string fatbin;
-  if (auto error = codegen::make_fatbin(fatbinary, images, fatbin)) {
-    diags.emit_global<diag::CodegenToolFailed>("fatbinary", options.arch, *error);
-    return "";
-  }
-  return fatbin;
-}
-
-// -c: the GPU image to embed, by --gpu-code; nullopt after an error.
-std::optional<std::pair<codegen::AotImageKind, std::string>> aot_gpu_image(ir::Operation* module, const Options& options,
-                                                                         DiagnosticEngine& diags) {
-  using Kind = codegen::AotImageKind;
-  if (options.gpu_code == "none") return std::make_pair(Kind::None, std::string());
-  bool fatbin = options.gpu_code == "fatbin";
-  if (options.gpu_code == "auto") {
-    // A fatbin when an assembler and fatbinary are here; else PTX, which the
-    // driver compiles when the module is loaded.
-    std::string ignored;
-    fatbin = find_assembler(options, ignored) &&
-             !codegen::find_tool("fatbinary", options.fatbinary, codegen::cuda_root_or_default(options.cuda_path)).empty();
-  }
-  if (fatbin) {
-    std::string image = generate_gpu_binary(module, Emit::Fatbin, options, diags);
-    if (image.empty()) return std::nullopt;
-    return std::make_pair(Kind::Fatbin, std::move(image));
-  }
-  std::optional<std::vector<codegen::GpuArch>> archs = listed_archs(options, diags);
-  if (!archs) return std::nullopt;
-  std::optional<std::string> ptx = generate_gpu_code(module, forward_compatible_arch(*archs), true, options, diags);
-  if (!ptx) return std::nullopt;
-  return std::make_pair(Kind::Ptx, std::move(*ptx));
-}
-
-// -c: the object's bytes ("" after an error) and, in `header`, its C++ header.
-std::string generate_aot_object(ir::Operation* module, const std::vector<codegen::AotKernel>& kernels,
-                                const std::string& name_space, const std::string& object_path, const Options& options,
-                                DiagnosticEngine& diags, std::string& header) {
-  if (!host_cpu_known(options, diags)) return "";
-  auto image = aot_gpu_image(module, options, diags);
-  if (!image) return "";
-  codegen::AotObjectOptions aot;
-  aot.name_space = name_space;
-  aot.source = options.input;
-  aot.image_kind = image->first;
-  aot.image = std::move(image->second);
-  aot.opt_level = options.opt_level;
-  aot.host_cpu = options.host_cpu;
-  aot.bounds_check = options.bounds_check;
-  std::string object;
-  bool reported = false;
-  if (auto error = codegen::emit_aot_object(module, kernels, aot, diags, object, reported)) internal_error("codegen", *error);
-  if (reported) return "";
-  header = aot_header(name_space, options.input, std::filesystem::path(object_path).filename().string(), kernels,
-                      aot.image_kind, options.arch);
-  return object;
+  return code.value_or("");
 }
 
 // -c: where the object goes: -o, else the input's stem with .o in the
@@ -522,8 +273,16 @@ int compile(const Options& options) {
       sources, consumer,
       DiagnosticOptions{options.warnings_as_errors, options.no_warnings, options.verify ? 0u : options.error_limit});
 
+  // Names the phase for crash reports; --debug-internal-error=PHASE fails there on purpose.
+  auto enter_phase = [&](const char* phase) {
+    g_current_phase = phase;
+    if (options.debug_internal_error == phase) internal_error(phase, "failure requested by --debug-internal-error");
+    if (options.debug_internal_error == "llvm" && std::string_view(phase) == "codegen")
+      codegen::raise_llvm_fatal_error("failure requested by --debug-internal-error=llvm");
+  };
+  driver::Compilation compilation(sources, diags, enter_phase);
   std::string error;
-  std::optional<FileId> file = sources.load_file(options.input, error);
+  std::optional<FileId> file = compilation.load(options.input, error);
   if (!file) {
     diags.emit_global<diag::DriverCannotOpenInput>(options.input, error);
     diags.flush();
@@ -531,7 +290,6 @@ int compile(const Options& options) {
     return kExitUserError;
   }
 
-  ValueStores values;
   Emit emit = options.emit == "tokens"      ? Emit::Tokens
               : options.emit == "ast"       ? Emit::Ast
               : options.emit == "typed-ast" ? Emit::TypedAst
@@ -546,66 +304,47 @@ int compile(const Options& options) {
                    : (emit == Emit::Ast || options.parse_only) ? StopAfter::Parse
                                                                : StopAfter::Sema;
 
-  auto debug_hook = [&](const char* phase) {
-    if (options.debug_internal_error == phase) internal_error(phase, "failure requested by --debug-internal-error");
-    if (options.debug_internal_error == "llvm" && std::string_view(phase) == "codegen")
-      codegen::raise_llvm_fatal_error("failure requested by --debug-internal-error=llvm");
-  };
-  g_current_phase = "lex";
-  debug_hook("lex");
-  TokenizedBuffer tokens = lex_file(*file, sources, values, diags);
+  const TokenizedBuffer& tokens = compilation.lex();
+  ValueStores& values = compilation.values();
   std::string output;
   std::string header;  // -c
   if (stop == StopAfter::Lex) {
     output = dump_tokens(tokens, sources, values);
   } else {
-    g_current_phase = "parse";
-    debug_hook("parse");
-    Ast ast;
-    parse_file(tokens, ast, values, diags);
+    const Ast& ast = compilation.parse();
     if (emit == Emit::Ast) output = dump_ast(ast, sources, values);
     // Sema runs on a syntactically valid file only: a recovered parse leaves
     // holes that would produce misleading follow-on errors.
     if (stop == StopAfter::Sema && !diags.has_errors()) {
-      g_current_phase = "sema";
-      debug_hook("sema");
-      std::unique_ptr<sema::TypedModule> typed = sema::check_module(ast, values, diags);
-      if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*typed, ast, sources, values);
+      compilation.check();
+      if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*compilation.typed(), ast, sources, values);
       bool wants_ir = emit == Emit::TileIr || emit == Emit::Llvm || emit == Emit::Ptx || emit == Emit::Cubin ||
                       emit == Emit::Fatbin || emit == Emit::Object || options.compile_object;
-      if (wants_ir && !diags.has_errors()) {
-        g_current_phase = "lower";
-        debug_hook("lower");
-        ir::Context context;
-        ir::OwningModule module = ir::lower_to_tile_ir(context, ast, values, *typed, diags);
-        if (module) {
-          g_current_phase = "ir passes";
-          ir::PassContext pass_context{context, diags};
-          ir::run_codegen_tile_pipeline(module.get(), pass_context);
+      ir::Operation* module = wants_ir && !diags.has_errors() ? compilation.lower(options.opt_level) : nullptr;
+      if (module && emit == Emit::TileIr) {
+        ir::PrintOptions print{options.print_locations};
+        output = ir::print_operation(module, print);
+        if (ir::round_trip_checks_enabled()) {
+          std::string mismatch = ir::round_trip_mismatch(output, print);
+          if (!mismatch.empty()) internal_error("ir printer", mismatch);
         }
-        if (module && emit == Emit::TileIr) {
-          ir::PrintOptions print{options.print_locations};
-          output = ir::print_operation(module.get(), print);
-          if (ir::round_trip_checks_enabled()) {
-            std::string mismatch = ir::round_trip_mismatch(output, print);
-            if (!mismatch.empty()) internal_error("ir printer", mismatch);
-          }
+      }
+      if (module && options.compile_object) {
+        enter_phase("codegen");
+        driver::AotOptions aot;
+        aot.name_space = options.name_space.empty()
+                             ? driver::cxx_identifier(options.input == "-" ? "stdin" : std::filesystem::path(options.input).stem().string())
+                             : options.name_space;
+        aot.source = options.input;
+        aot.object_name = std::filesystem::path(object_path(options)).filename().string();
+        aot.gpu_code = gpu_code(options);
+        if (std::optional<driver::AotOutput> object = driver::aot_object(module, aot, codegen_options(options), diags)) {
+          output = std::move(object->object);
+          header = std::move(object->header);
         }
-        if (module && options.compile_object) {
-          g_current_phase = "codegen";
-          debug_hook("codegen");
-          std::string name_space = options.name_space.empty()
-                                       ? cxx_identifier(options.input == "-" ? "stdin" : std::filesystem::path(options.input).stem().string())
-                                       : options.name_space;
-          auto kernels = kernel_signatures(*typed, ast, values);
-          if (kernels.empty()) diags.emit_global<diag::CodegenNoKernels>(options.input);
-          output = generate_aot_object(module.get(), kernels, name_space, object_path(options), options, diags, header);
-        } else if (module && emit != Emit::TileIr) {
-          g_current_phase = "codegen";
-          debug_hook("codegen");
-          output = options.target == "cpu" ? generate_cpu_code(module.get(), emit, options, diags)
-                                           : generate_gpu_binary(module.get(), emit, options, diags);
-        }
+      } else if (module && emit != Emit::TileIr) {
+        enter_phase("codegen");
+        output = generate_code(module, emit, options, diags);
       }
     } else if (emit == Emit::TypedAst) {
       output = dump_ast(ast, sources, values);
@@ -750,7 +489,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "tesserac: error: -c with standard input needs -o FILE.o\n");
     return kExitUsage;
   }
-  if (!options.name_space.empty() && cxx_identifier(options.name_space) != options.name_space) {
+  if (!options.name_space.empty() && driver::cxx_identifier(options.name_space) != options.name_space) {
     std::fprintf(stderr, "tesserac: error: --namespace '%s' is not a C++ identifier (or is a keyword)\n", options.name_space.c_str());
     return kExitUsage;
   }

@@ -10,8 +10,6 @@
 #include "tools/tesserac/run.h"
 
 #include <CLI/CLI.hpp>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
 
 #include <algorithm>
 #include <climits>
@@ -26,22 +24,14 @@
 #include <string>
 #include <vector>
 
-#include "codegen/gpu_arch.h"
-#include "codegen/host.h"
-#include "codegen/llvm_emitter.h"
-#include "codegen/nvptx.h"
-#include "frontend/ast/ast.h"
+#include "codegen/kernel_signature.h"
+#include "driver/compilation.h"
+#include "driver/loader.h"
 #include "support/diagnostics/diagnostics.h"
-#include "frontend/lex/lexer.h"
-#include "frontend/parse/parse.h"
-#include "lower/lower.h"
-#include "ir/passes/pass_manager.h"
-#include "sema/sema.h"
 #include "tessera/numerics.hpp"
 #include "tessera/tessera_runtime.h"
 #include "tools/tesserac/npy.h"
 #include "tools/tesserac/output_file.h"
-#include "tools/tesserac/signature.h"
 
 namespace tessera {
 namespace {
@@ -278,46 +268,43 @@ class Runner {
     SourceManager sources;
     TextDiagnosticPrinter printer(sources, stderr);
     DiagnosticEngine diags(sources, printer, DiagnosticOptions{false, false, 20});
+    driver::Compilation compilation(sources, diags);
     std::string error;
-    std::optional<FileId> file = sources.load_file(options_.input, error);
-    if (!file) fail("cannot open '" + options_.input + "': " + error.substr(error.find(':') + 1));
-    ValueStores values;
-    TokenizedBuffer tokens = lex_file(*file, sources, values, diags);
-    Ast ast;
-    parse_file(tokens, ast, values, diags);
-    std::unique_ptr<sema::TypedModule> typed;
-    if (!diags.has_errors()) typed = sema::check_module(ast, values, diags);
-    ir::Context context;
-    ir::OwningModule module;
-    if (!diags.has_errors()) module = ir::lower_to_tile_ir(context, ast, values, *typed, diags);
-    if (module && !diags.has_errors()) {  // as the compiler does before code generation
-      ir::PassContext pass_context{context, diags};
-      ir::run_codegen_tile_pipeline(module.get(), pass_context);
-    }
+    if (!compilation.load(options_.input, error))
+      fail("cannot open '" + options_.input + "': " + error.substr(error.find(':') + 1));
+    compilation.lex();
+    compilation.parse();
+    compilation.check();
+    // The passes the compiler runs before code generation, so a kernel runs
+    // with the layouts (on a GPU the tensor-core instructions) tesserac gives it.
+    ir::Operation* module = compilation.lower(options_.opt_level);
     diags.flush();
     if (diags.has_errors() || !module) return kExitUserError;
 
-    const sema::FunctionInfo& kernel = find_kernel(*typed, values);
-    for (codegen::AotKernel& k : kernel_signatures(*typed, ast, values))
-      if (k.name == kernel_name_) signature_ = std::move(k);
+    signature_ = find_kernel(codegen::kernel_signatures(module));
     parameters_ = signature_.parameters;
-    std::vector<uint32_t> group = declared_group(kernel);
+    std::vector<uint32_t> group = declared_group();
     std::vector<uint32_t> grid = parse_shape(options_.grid, "grid");
     bind_arguments();
 
     tessDevice device = nullptr;
     if (options_.device.empty()) check(tessGetDefaultDevice(&device), "no device");
     else check(tessGetDeviceByName(options_.device.c_str(), &device), "--device " + options_.device);
-    tessDeviceKind kind;
-    check(tessDeviceGetKind(device, &kind), "device");
     char device_name[128];
     check(tessDeviceGetName(device, device_name, sizeof device_name), "device");
 
-    tessModule loaded = kind == TESS_DEVICE_CPU ? load_for_cpu(module.get(), device, diags)
-                                                : load_for_gpu(module.get(), device, diags);
+    driver::CodegenOptions codegen;
+    codegen.opt_level = options_.opt_level;
+    codegen.bounds_check = !options_.no_bounds_check;
+    codegen.mma = options_.mma == "sync"    ? driver::Mma::Sync
+                  : options_.mma == "wgmma" ? driver::Mma::Wgmma
+                                            : driver::Mma::Auto;
+    codegen.toolkit.cuda_path = options_.cuda_path;
+    driver::LoadedModule loaded = driver::load_module(module, device, codegen, diags, error);
+    if (!error.empty()) fail(error);
     if (!loaded) return kExitUserError;
     tessKernel handle = nullptr;
-    check(tessModuleGetKernel(loaded, kernel_name_.c_str(), &handle), "kernel lookup");
+    check(tessModuleGetKernel(loaded.handle(), kernel_name_.c_str(), &handle), "kernel lookup");
 
     std::vector<void*> pointers = upload(device);
     check(tessLaunchKernel(handle, grid.data(), group.data(), 0, nullptr, pointers.data()),
@@ -331,40 +318,35 @@ class Runner {
     write_outputs();
     for (Argument& a : arguments_)
       if (a.device) tessFree(device, a.device);
-    tessModuleUnload(loaded);
     return kExitOk;
   }
 
  private:
-  const sema::FunctionInfo& find_kernel(const sema::TypedModule& typed, const ValueStores& values) {
-    std::vector<const sema::FunctionInfo*> kernels;
-    for (const sema::FunctionInfo& f : typed.functions)
-      if (f.kind == sema::FunctionKind::Kernel) kernels.push_back(&f);
+  codegen::AotKernel find_kernel(std::vector<codegen::AotKernel> kernels) {
     std::string names;
-    for (const auto* k : kernels) names += (names.empty() ? "'" : ", '") + std::string(values.identifiers.name(k->name)) + "'";
+    for (const codegen::AotKernel& k : kernels) names += (names.empty() ? "'" : ", '") + k.name + "'";
     if (kernels.empty()) fail("'" + options_.input + "' has no @kernel function");
     if (options_.kernel.empty()) {
       if (kernels.size() > 1) fail("'" + options_.input + "' has several kernels (" + names + "): pick one with --kernel");
-      kernel_name_ = std::string(values.identifiers.name(kernels[0]->name));
-      return *kernels[0];
+      kernel_name_ = kernels[0].name;
+      return std::move(kernels[0]);
     }
-    for (const auto* k : kernels)
-      if (values.identifiers.name(k->name) == options_.kernel) {
+    for (codegen::AotKernel& k : kernels)
+      if (k.name == options_.kernel) {
         kernel_name_ = options_.kernel;
-        return *k;
+        return std::move(k);
       }
     fail("no kernel named '" + options_.kernel + "' in '" + options_.input + "' (it has " + names + ")");
   }
 
-  std::string describe(const Parameter& p) const { return describe_parameter(signature_, p); }
+  std::string describe(const Parameter& p) const { return codegen::describe_parameter(signature_, p); }
 
-  std::vector<uint32_t> declared_group(const sema::FunctionInfo& kernel) {
-    std::vector<uint32_t> group;
-    for (int64_t d : kernel.group_shape) group.push_back(static_cast<uint32_t>(d));
-    while (group.size() < 3) group.push_back(1);
+  std::vector<uint32_t> declared_group() {
+    std::vector<uint32_t> group(signature_.group.begin(), signature_.group.end());
     if (!options_.group.empty() && parse_shape(options_.group, "group") != group) {
       std::string declared;
-      for (int64_t d : kernel.group_shape) declared += (declared.empty() ? "" : ",") + std::to_string(d);
+      for (uint32_t axis = 0; axis < signature_.group_rank; ++axis)
+        declared += (declared.empty() ? "" : ",") + std::to_string(signature_.group[axis]);
       fail("--group " + options_.group + ": '" + kernel_name_ + "' is compiled for groups of (" + declared +
            ") lanes (its tile[...] declaration); leave --group out or pass that shape");
     }
@@ -446,57 +428,6 @@ class Runner {
     }
   }
 
-  tessModule load_for_cpu(ir::Operation* module, tessDevice device, DiagnosticEngine& diags) {
-    codegen::HostTarget target;
-    if (auto error = codegen::detect_host_target(target)) fail(*error);
-    target.emulate_mma = codegen::emulated_mma(options_.mma);
-    auto context = std::make_unique<llvm::LLVMContext>();
-    std::unique_ptr<llvm::Module> llvm_module = codegen::emit_host_module(module, *context, target, diags, !options_.no_bounds_check);
-    diags.flush();
-    if (!llvm_module) return nullptr;
-    std::string error;
-    jit_ = codegen::HostJit::load(std::move(llvm_module), std::move(context), options_.opt_level, error);
-    if (!jit_) fail("the CPU target: " + error);
-    const auto* table = static_cast<const tessCpuKernelEntry*>(jit_->kernel_table());
-    size_t count = 0;
-    while (table[count].name) ++count;
-    tessModule loaded = nullptr;
-    check(tessModuleLoadCpuTable(device, table, count, &loaded), "loading the CPU code");
-    return loaded;
-  }
-
-  tessModule load_for_gpu(ir::Operation* module, tessDevice device, DiagnosticEngine& diags) {
-    int64_t capability = 0;
-    check(tessDeviceGetAttribute(device, TESS_ATTR_COMPUTE_CAPABILITY, &capability), "device");
-    // The newest architecture the compiler knows that the GPU runs.
-    std::optional<codegen::GpuArch> arch;
-    for (int sm : {120, 100, 90, 89, 87, 86, 80})
-      if (!arch && sm <= capability) arch = codegen::parse_gpu_arch("sm_" + std::to_string(sm));
-    if (!arch) fail("the GPU's compute capability " + std::to_string(capability) + " is older than sm_80, the oldest target");
-    if (options_.mma == "wgmma" && capability == 90) {  // wgmma needs the arch-specific sm_90a
-      arch->arch_specific = true;
-      arch->wgmma = true;
-    }
-    llvm::LLVMContext context;
-    std::unique_ptr<llvm::Module> llvm_module = codegen::emit_nvptx_module(module, context, *arch, diags, codegen::DebugInfo::None,
-                                                                                  !options_.no_bounds_check);
-    diags.flush();
-    if (!llvm_module) return nullptr;
-    codegen::PtxOptions ptx_options{*arch, options_.opt_level, ""};
-    std::string cuda_root = codegen::cuda_root_or_default(options_.cuda_path);
-    ptx_options.libdevice_path = codegen::find_libdevice(cuda_root);
-    std::string ptx;
-    if (auto error = codegen::emit_ptx(*llvm_module, ptx_options, ptx)) {
-      if (*error == "libdevice")
-        fail("the kernel calls math functions from libdevice, which is not at " + cuda_root +
-             "/nvvm/libdevice/libdevice.10.bc (use --cuda-path)");
-      fail("PTX generation: " + *error);
-    }
-    tessModule loaded = nullptr;
-    check(tessModuleLoadData(device, ptx.c_str(), ptx.size() + 1, &loaded), "loading the PTX (" + arch->name() + ")");
-    return loaded;
-  }
-
   // Times N launches with events (the outputs hold the checked run's results:
   // the timed runs see its outputs as inputs).
   void time_launches(tessDevice device, tessKernel handle, std::vector<uint32_t>& grid, std::vector<uint32_t>& group,
@@ -576,7 +507,6 @@ class Runner {
   std::vector<Parameter> parameters_;
   std::vector<Argument> arguments_;
   std::vector<std::pair<std::string, std::string>> outs_;
-  std::unique_ptr<codegen::HostJit> jit_;
 };
 
 }  // namespace

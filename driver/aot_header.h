@@ -7,7 +7,7 @@
 
 #include "codegen/aot.h"
 
-namespace tessera {
+namespace tessera::driver {
 
 // A C++ identifier made from `text` (a file stem, a parameter name): other
 // characters become '_', a leading digit gets a '_' in front, and C++
@@ -19,4 +19,4 @@ std::string aot_header(const std::string& name_space, const std::string& source,
                        const std::vector<codegen::AotKernel>& kernels, codegen::AotImageKind image,
                        const std::string& archs);
 
-}  // namespace tessera
+}  // namespace tessera::driver

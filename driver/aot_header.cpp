@@ -1,11 +1,11 @@
 // The C++ header of an AOT object (aot_header.h, docs/aot.md).
-#include "tools/tesserac/aot_header.h"
+#include "driver/aot_header.h"
 
 #include <cctype>
 #include <set>
 #include <string_view>
 
-namespace tessera {
+namespace tessera::driver {
 namespace {
 
 const std::set<std::string_view, std::less<>> kCxxKeywords = {
@@ -109,4 +109,4 @@ std::string aot_header(const std::string& name_space, const std::string& source,
   return h;
 }
 
-}  // namespace tessera
+}  // namespace tessera::driver

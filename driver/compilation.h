@@ -1,0 +1,73 @@
+// Compilation as a library: a .tsr source through lexing, parsing, sema,
+// lowering and the IR pipeline (ir/pipeline.h), one phase at a time so that a
+// tool can stop after any of them and print what it has (docs/driver.md).
+// Code generation from the resulting module is in gpu_code.h, cpu_code.h and
+// aot_object.h; loading it into the runtime in loader.h.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "frontend/ast/ast.h"
+#include "frontend/lex/lexer.h"
+#include "ir/core/ir.h"
+#include "ir/passes/pass_manager.h"
+#include "sema/sema.h"
+#include "support/diagnostics/diagnostics.h"
+
+namespace tessera::driver {
+
+class Compilation {
+ public:
+  // Called as each phase starts ("lex", "parse", "sema", "lower", "ir
+  // passes"): tools use it to name the phase in crash reports.
+  using PhaseHook = std::function<void(const char* phase)>;
+
+  Compilation(SourceManager& sources, DiagnosticEngine& diags, PhaseHook on_phase = {});
+  ~Compilation();
+  Compilation(const Compilation&) = delete;
+  Compilation& operator=(const Compilation&) = delete;
+
+  // Loads the input ("-" reads standard input); nullopt with `error` set
+  // when it cannot be read (the tool words the diagnostic).
+  std::optional<FileId> load(const std::string& path, std::string& error);
+
+  // Each phase runs once, on the loaded file, after the one before it.
+  const TokenizedBuffer& lex();
+  const Ast& parse();
+  // Sema; only on a file that parsed without errors (a recovered parse
+  // leaves holes that would give misleading follow-on errors): null otherwise.
+  const sema::TypedModule* check();
+  // Lowering and the IR pipeline at `opt_level` (ir::compile_pipeline), on
+  // a module sema accepted; null after an error.
+  ir::Operation* lower(int opt_level);
+
+  FileId file() const { return file_; }
+  ValueStores& values() { return values_; }
+  const TokenizedBuffer& tokens() const { return *tokens_; }
+  const Ast& ast() const { return ast_; }
+  const sema::TypedModule* typed() const { return typed_.get(); }
+  ir::Context& context() { return context_; }
+  ir::Operation* module() const { return module_.get(); }
+  DiagnosticEngine& diags() { return diags_; }
+
+ private:
+  void enter(const char* phase) {
+    if (on_phase_) on_phase_(phase);
+  }
+
+  SourceManager& sources_;
+  DiagnosticEngine& diags_;
+  PhaseHook on_phase_;
+  FileId file_;
+  ValueStores values_;
+  std::optional<TokenizedBuffer> tokens_;
+  Ast ast_;
+  std::unique_ptr<sema::TypedModule> typed_;
+  ir::Context context_;
+  ir::OwningModule module_;
+};
+
+}  // namespace tessera::driver
