@@ -32,6 +32,8 @@ struct Local {
   std::optional<uint32_t> parameter_index;
 };
 
+class BuiltinCall;
+
 struct ModuleSymbol {
   enum class Kind : uint8_t { Function, Class, TypeAlias, Constant, Import } kind;
   NodeId node;
@@ -74,6 +76,11 @@ class Checker {
   Value check_expression(NodeId node);
   Value check_call(NodeId node);
   Value check_builtin_call(NodeId call, BuiltinId builtin);
+  // One checker per family of builtins (builtin_call.h).
+  Value check_kernel_builtin(BuiltinCall& call);
+  Value check_memory_builtin(BuiltinCall& call);
+  Value check_math_builtin(BuiltinCall& call);
+  Value check_graph_builtin(BuiltinCall& call);
   void bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
   Value check_subscript(NodeId node);
   Value check_binary(NodeId node);

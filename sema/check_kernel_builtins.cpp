@@ -1,0 +1,120 @@
+// Sema: the kernel builtins of ids, loops, synchronisation, atomics, warps and mma (builtins.def).
+#include "sema/builtin_call.h"
+#include "sema/checker.h"
+#include "support/diagnostics/internal_error.h"
+
+namespace tessera::sema {
+
+Value Checker::check_kernel_builtin(BuiltinCall& bc) {
+  switch (bc.info.signature) {
+    case Signature::LaneIndex:
+    case Signature::WarpIndex:
+      bc.bind({}, 0);
+      return Value{bc.i32, std::nullopt, bc.id == BuiltinId::TileLinearId};
+    case Signature::LaneIndexAxis:
+    case Signature::GroupIndexAxis: {
+      auto bound = bc.bind({"axis"}, 0);
+      bc.axis_argument(bound);
+      return Value{bc.i32};
+    }
+    case Signature::RangeArgs: {
+      auto bound = bc.bind({"start", "stop", "step"}, 1);
+      for (size_t i = 0; i < bound.size(); ++i) {
+        if (bound[i].valid()) bc.require_integer(bound[i], i == 0 ? "start" : i == 1 ? "stop" : "step");
+      }
+      return Value{types_.range()};
+    }
+    case Signature::TileRangeArgs: {
+      auto bound = bc.bind({"start", "stop", "step", "prefetch"}, 1);
+      const char* names[] = {"start", "stop", "step", "prefetch"};
+      for (size_t i = 0; i < bound.size(); ++i) {
+        if (!bound[i].valid()) continue;
+        if (i == 3) {
+          bc.require_constant_integer(bound[i], names[i]);
+        } else {
+          bc.require_integer(bound[i], names[i]);
+        }
+      }
+      return Value{types_.range()};
+    }
+    case Signature::Barrier:
+    case Signature::NoArgs:
+      bc.bind({}, 0);
+      return Value{types_.none()};
+    case Signature::WaitGroupArgs: {
+      auto bound = bc.bind({"n"}, 1);
+      if (!bound.empty()) bc.require_constant_integer(bound[0], "n");
+      return Value{types_.none()};
+    }
+    case Signature::AtomicArgs:
+    case Signature::AtomicCasArgs: {
+      bool cas = bc.info.signature == Signature::AtomicCasArgs;
+      auto bound = cas ? bc.bind({"ref", "compare", "value"}, 3) : bc.bind({"ref", "value"}, 2);
+      if (bound.empty()) return Value{types_.error()};
+      NodeId ref = bound[0];
+      Value slot = bc.value_of(ref);
+      for (size_t i = 1; i < bound.size(); ++i) bc.value_of(bound[i]);
+      if (ast_.kind(ref) != NodeKind::Subscript || types_.kind(slot.type) != TypeKind::Scalar) {
+        if (!types_.is_error(slot.type)) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(ref), "ref", bc.name, "one tensor element such as out[i]",
+                                              types_.to_string(slot.type));
+        }
+        return Value{types_.error()};
+      }
+      NodeId root = ref;
+      while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
+      TypeId object = out_.node_types[ast_.child(ref, 0).index];
+      if (object.valid() && types_.kind(object) == TypeKind::Tensor) write_tensor_element(ref, object, root);
+      bool bitwise = bc.info.id == BuiltinId::TileAtomicAnd || bc.info.id == BuiltinId::TileAtomicOr || bc.info.id == BuiltinId::TileAtomicXor;
+      if (bitwise && !is_integer(types_.info(slot.type).scalar)) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(ref), "ref", bc.name, "an integer tensor element",
+                                            types_.to_string(slot.type));
+        return Value{types_.error()};
+      }
+      return Value{slot.type};
+    }
+    case Signature::ShuffleArgs:
+    case Signature::ShuffleIdxArgs: {
+      bool idx = bc.info.signature == Signature::ShuffleIdxArgs;
+      auto bound = bc.bind({"value", idx ? "lane" : "offset"}, 2);
+      if (bound.empty()) return Value{types_.error()};
+      Value v = bc.value_of(bound[0]);
+      bc.require_integer(bound[1], idx ? "lane" : "offset");
+      return Value{default_type(v.type)};
+    }
+    case Signature::WarpReduceArgs: {
+      auto bound = bc.bind({"value"}, 1);
+      if (bound.empty()) return Value{types_.error()};
+      // A storage float reduces in its accumulation type (default f32).
+      return Value{compute_type(default_type(bc.value_of(bound[0]).type))};
+    }
+    case Signature::MmaArgs: {
+      auto bound = bc.bind({"a", "b", "accum"}, 2);
+      if (bound.empty()) return Value{types_.error()};
+      auto a = bc.require_tensor(bound[0], "a", false);
+      auto c = bc.require_tensor(bound[1], "b", false);
+      if (!a || !c) return Value{types_.error()};
+      // The accumulation type: `accum=`, else the operands' @accum (a's
+      // first), else f32.
+      ScalarType accum = types_.policy(types_.info(*a).policy)
+                             .accum.value_or(types_.policy(types_.info(*c).policy).accum.value_or(ScalarType::F32));
+      if (bound[2].valid()) accum = bc.require_dtype(bound[2], "accum").value_or(ScalarType::F32);
+      auto da = types_.dims(*a), db = types_.dims(*c);
+      if (da.size() != 2 || db.size() != 2) {
+        diags_.emit<diag::SemaArgumentType>(bc.where, "a", bc.name, "two 2-D tiles", types_.to_string(*a));
+        return Value{types_.error()};
+      }
+      if (da[1] != db[0] && types_.constant_value(da[1]) && types_.constant_value(db[0])) {
+        diags_.emit<diag::SemaMatmulInnerDim>(bc.where, source_text(bound[0]), types_.dim_to_string(da[1]),
+                                              source_text(bound[1]), types_.dim_to_string(db[0]));
+        return Value{types_.error()};
+      }
+      DimId dims[] = {da[0], db[1]};
+      return Value{types_.tensor(accum, {}, dims, AddressSpace::Local, true, false)};
+    }
+    default: break;
+  }
+  internal_error("sema", "check_kernel_builtin called for another family's builtin");
+}
+
+}  // namespace tessera::sema

@@ -1,0 +1,67 @@
+// Sema: math builtins and casts, on scalars in kernels and on tensors in graph-level code (builtins.def).
+#include "sema/builtin_call.h"
+#include "sema/checker.h"
+#include "support/diagnostics/internal_error.h"
+
+namespace tessera::sema {
+
+Value Checker::check_math_builtin(BuiltinCall& bc) {
+  switch (bc.info.signature) {
+    case Signature::UnaryFloat:
+    case Signature::UnaryNumeric: {
+      auto bound = bc.bind({"x"}, 1);
+      if (bound.empty()) return Value{types_.error()};
+      Value x = bc.value_of(bound[0]);
+      const TypeInfo& t = types_.info(x.type);
+      if (t.kind == TypeKind::Error || t.kind == TypeKind::Dynamic) return Value{x.type};
+      if (t.kind == TypeKind::Tensor && !in_kernel()) return Value{x.type};
+      if (!types_.is_numeric_scalar(x.type)) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a number", types_.to_string(x.type));
+        return Value{types_.error()};
+      }
+      TypeId result = t.kind == TypeKind::Scalar ? compute_type(x.type) : default_type(x.type);
+      if (bc.info.signature == Signature::UnaryFloat && !is_float(types_.info(result).scalar)) {
+        result = types_.scalar(ScalarType::F32);
+      }
+      return Value{result};
+    }
+    case Signature::MinMax: {
+      if (bc.args.positional.size() == 1 && !in_kernel()) {
+        for (NodeId argument : bc.children.subspan(1)) bc.value_of(argument);
+        return Value{types_.dynamic()};  // a reduction over an axis
+      }
+      auto bound = bc.bind({"a", "b"}, 2);
+      if (bound.empty()) return Value{types_.error()};
+      Value a = bc.value_of(bound[0]), c = bc.value_of(bound[1]);
+      return Value{binary_result(bc.call, bc.name, a.type, c.type, true)};
+    }
+    case Signature::BinaryNumeric: {
+      auto bound = bc.bind({"x", "y"}, 2);
+      if (bound.empty()) return Value{types_.error()};
+      Value a = bc.value_of(bound[0]), c = bc.value_of(bound[1]);
+      TypeId result = binary_result(bc.call, bc.name, a.type, c.type, true);
+      if (types_.kind(result) == TypeKind::Scalar && !is_float(types_.info(result).scalar)) {
+        result = types_.scalar(ScalarType::F32);
+      }
+      return Value{result};
+    }
+    case Signature::CastArgs: {
+      auto bound = bc.bind({"x", "dtype"}, 2);
+      if (bound.empty()) return Value{types_.error()};
+      Value x = bc.value_of(bound[0]);
+      auto dtype = bc.require_dtype(bound[1], "dtype");
+      if (!dtype) return Value{types_.error()};
+      const TypeInfo& t = types_.info(x.type);
+      if (t.kind == TypeKind::Tensor) {
+        std::vector<DimId> dims(types_.dims(x.type).begin(), types_.dims(x.type).end());
+        return Value{types_.tensor(*dtype, {}, dims, value_space(), false, false)};
+      }
+      if (t.kind == TypeKind::Dynamic) return Value{types_.dynamic()};
+      return Value{types_.scalar(*dtype)};
+    }
+    default: break;
+  }
+  internal_error("sema", "check_math_builtin called for another family's builtin");
+}
+
+}  // namespace tessera::sema
