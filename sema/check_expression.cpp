@@ -228,7 +228,7 @@ Value Checker::check_expression(NodeId node) {
       auto op = static_cast<CompareOperator>(n.op);
       bool identity = op == CompareOperator::Is || op == CompareOperator::IsNot || op == CompareOperator::In ||
                       op == CompareOperator::NotIn;
-      if (!identity) binary_result(node, operator_spelling(op), left_type, rhs.type, false);
+      if (!identity) binary_result(node, BinaryUse::compare(op), left_type, rhs.type);
       bool tensor = types_.kind(left_type) == TypeKind::Tensor || types_.kind(rhs.type) == TypeKind::Tensor;
       value = Value{tensor && !in_kernel() ? types_.dynamic() : types_.scalar(ScalarType::Bool)};
       break;
@@ -242,7 +242,7 @@ Value Checker::check_expression(NodeId node) {
       } else if (is_assignable(b.type, a.type)) {
         value = Value{a.type};
       } else {
-        value = Value{binary_result(node, "if-else", a.type, b.type, true)};
+        value = Value{binary_result(node, BinaryUse::conditional(), a.type, b.type)};
       }
       break;
     }
@@ -426,17 +426,18 @@ Value Checker::resolve_attribute(NodeId node) {
   return Value{types_.error()};
 }
 
-TypeId Checker::binary_result(NodeId node, std::string_view op, TypeId lhs, TypeId rhs, bool arithmetic) {
+TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, TypeId rhs) {
+  const bool arithmetic = use.arithmetic();
   const TypeInfo& a = types_.info(lhs);
   const TypeInfo& b = types_.info(rhs);
   SourceRange where = ast_.range(node);
   auto invalid = [&] {
-    diags_.emit<diag::SemaInvalidOperands>(where, std::string(op), types_.to_string(lhs), types_.to_string(rhs));
+    diags_.emit<diag::SemaInvalidOperands>(where, use.spelling, types_.to_string(lhs), types_.to_string(rhs));
     return types_.error();
   };
   if (a.kind == TypeKind::Error || b.kind == TypeKind::Error) return types_.error();
   if (a.kind == TypeKind::Dynamic || b.kind == TypeKind::Dynamic) return types_.dynamic();
-  if (a.kind == TypeKind::String && b.kind == TypeKind::String) return op == "+" ? types_.string() : invalid();
+  if (a.kind == TypeKind::String && b.kind == TypeKind::String) return use.is(BinaryOperator::Add) && !use.augmented ? types_.string() : invalid();
 
   // Tensors: elementwise with broadcasting, graph-level code only.
   if (a.kind == TypeKind::Tensor || b.kind == TypeKind::Tensor) {
@@ -454,14 +455,16 @@ TypeId Checker::binary_result(NodeId node, std::string_view op, TypeId lhs, Type
         } else if (cx && *cx == 1) {
           dims[i] = y;
         } else if (cx && cy) {
-          diags_.emit<diag::SemaShapeMismatch>(where, std::string(op), types_.to_string(lhs), types_.to_string(rhs));
+          diags_.emit<diag::SemaShapeMismatch>(where, use.spelling, types_.to_string(lhs), types_.to_string(rhs));
           return types_.error();
         } else {
           dims[i] = x;  // symbolic: checked at launch
         }
       }
-      TypeId element = binary_result(node, arithmetic ? op : "+", compute_type(types_.scalar(a.scalar)),
-                                     compute_type(types_.scalar(b.scalar)), true);
+      // A comparison's elements are compared as numbers: typed as by `+`.
+      BinaryUse element_use = arithmetic ? use : BinaryUse{BinaryUse::Kind::Operator, BinaryOperator::Add, false, "+"};
+      TypeId element = binary_result(node, element_use, compute_type(types_.scalar(a.scalar)),
+                                     compute_type(types_.scalar(b.scalar)));
       if (types_.is_error(element)) return element;
       if (!arithmetic) element = types_.scalar(ScalarType::Bool);
       return types_.tensor(types_.info(element).scalar, {}, dims, value_space(), false, false);
@@ -470,7 +473,7 @@ TypeId Checker::binary_result(NodeId node, std::string_view op, TypeId lhs, Type
     TypeId tensor_type = a.kind == TypeKind::Tensor ? lhs : rhs;
     TypeId scalar_side = a.kind == TypeKind::Tensor ? rhs : lhs;
     if (!types_.is_numeric_scalar(scalar_side)) return invalid();
-    TypeId element = binary_result(node, op, compute_type(types_.scalar(t.scalar)), scalar_side, arithmetic);
+    TypeId element = binary_result(node, use, compute_type(types_.scalar(t.scalar)), scalar_side);
     if (types_.is_error(element)) return element;
     std::vector<DimId> dims(types_.dims(tensor_type).begin(), types_.dims(tensor_type).end());
     return types_.tensor(arithmetic ? types_.info(element).scalar : ScalarType::Bool, {}, dims, value_space(), false,
@@ -478,18 +481,19 @@ TypeId Checker::binary_result(NodeId node, std::string_view op, TypeId lhs, Type
   }
 
   if (!types_.is_numeric_scalar(lhs) || !types_.is_numeric_scalar(rhs)) return invalid();
-  bool bitwise = op == "&" || op == "|" || op == "^" || op == "<<" || op == ">>" || op == "&=" || op == "|=" ||
-                 op == "^=" || op == "<<=" || op == ">>=";
+  bool bitwise = use.bitwise();
   bool is_bool_a = a.kind == TypeKind::Scalar && a.scalar == ScalarType::Bool;
   bool is_bool_b = b.kind == TypeKind::Scalar && b.scalar == ScalarType::Bool;
   if (is_bool_a || is_bool_b) {
-    if (is_bool_a && is_bool_b && (op == "&" || op == "|" || op == "^" || op == "==" || op == "!=")) {
+    bool logical = !use.augmented && (use.is(BinaryOperator::BitAnd) || use.is(BinaryOperator::BitOr) ||
+                                      use.is(BinaryOperator::BitXor));
+    if (is_bool_a && is_bool_b && (logical || use.kind == BinaryUse::Kind::Compare)) {
       return types_.scalar(ScalarType::Bool);
     }
     if (arithmetic || !(is_bool_a && is_bool_b)) return invalid();
     return types_.scalar(ScalarType::Bool);
   }
-  if (op == "@" || op == "@=") return invalid();
+  if (use.is(BinaryOperator::MatMul)) return invalid();
 
   bool a_float = a.kind == TypeKind::UntypedFloat || (a.kind == TypeKind::Scalar && is_float(a.scalar));
   bool b_float = b.kind == TypeKind::UntypedFloat || (b.kind == TypeKind::Scalar && is_float(b.scalar));
@@ -498,7 +502,7 @@ TypeId Checker::binary_result(NodeId node, std::string_view op, TypeId lhs, Type
   // Both untyped: stays untyped (constant arithmetic); true division gives a float.
   if ((a.kind == TypeKind::UntypedInt || a.kind == TypeKind::UntypedFloat) &&
       (b.kind == TypeKind::UntypedInt || b.kind == TypeKind::UntypedFloat)) {
-    if (a_float || b_float || op == "/" || op == "/=") return types_.untyped_float();
+    if (a_float || b_float || use.is(BinaryOperator::Div)) return types_.untyped_float();
     return types_.untyped_int();
   }
   TypeId ca = a.kind == TypeKind::Scalar ? compute_type(lhs) : lhs;
@@ -517,12 +521,12 @@ TypeId Checker::binary_result(NodeId node, std::string_view op, TypeId lhs, Type
     result = scalar_info(x.scalar).bits >= scalar_info(y.scalar).bits ? ca : cb;
   } else {
     if (scalar_info(x.scalar).category != scalar_info(y.scalar).category) {
-      diags_.emit<diag::SemaMixedSignedness>(where, std::string(op), types_.to_string(ca), types_.to_string(cb));
+      diags_.emit<diag::SemaMixedSignedness>(where, use.spelling, types_.to_string(ca), types_.to_string(cb));
       return types_.error();
     }
     result = scalar_info(x.scalar).bits >= scalar_info(y.scalar).bits ? ca : cb;
   }
-  if ((op == "/" || op == "/=") && is_integer(types_.info(result).scalar)) result = types_.scalar(ScalarType::F32);
+  if (use.is(BinaryOperator::Div) && is_integer(types_.info(result).scalar)) result = types_.scalar(ScalarType::F32);
   return result;
 }
 
@@ -531,7 +535,6 @@ Value Checker::check_binary(NodeId node) {
   auto op = static_cast<BinaryOperator>(n.op);
   Value lhs = check_expression(ast_.child(node, 0));
   Value rhs = check_expression(ast_.child(node, 1));
-  std::string spelling(operator_spelling(op));
 
   // Matrix product of two tensors: inner dimensions must agree.
   if (op == BinaryOperator::MatMul && types_.kind(lhs.type) == TypeKind::Tensor &&
@@ -549,14 +552,14 @@ Value Checker::check_binary(NodeId node) {
       }
       std::vector<DimId> dims(da.begin(), da.end() - 1);
       dims.push_back(db.back());
-      TypeId element = binary_result(node, "*", compute_type(types_.element_type(lhs.type)),
-                                     compute_type(types_.element_type(rhs.type)), true);
+      TypeId element = binary_result(node, BinaryUse::of(BinaryOperator::Mul), compute_type(types_.element_type(lhs.type)),
+                                     compute_type(types_.element_type(rhs.type)));
       if (types_.is_error(element)) return Value{element};
       return Value{types_.tensor(types_.info(element).scalar, {}, dims, value_space(), false, false)};
     }
   }
 
-  Value result{binary_result(node, spelling, lhs.type, rhs.type, true)};
+  Value result{binary_result(node, BinaryUse::of(op), lhs.type, rhs.type)};
   result.global_id = (lhs.global_id || rhs.global_id) && (op == BinaryOperator::Add || op == BinaryOperator::Sub);
   if (lhs.constant && rhs.constant && !types_.is_error(result.type)) {
     Constant a = *lhs.constant, b = *rhs.constant;

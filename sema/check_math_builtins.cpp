@@ -33,13 +33,13 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
       auto bound = bc.bind({"a", "b"}, 2);
       if (bound.empty()) return Value{types_.error()};
       Value a = bc.value_of(bound[0]), c = bc.value_of(bound[1]);
-      return Value{binary_result(bc.call, bc.name, a.type, c.type, true)};
+      return Value{binary_result(bc.call, BinaryUse::builtin(bc.name), a.type, c.type)};
     }
     case Signature::BinaryNumeric: {
       auto bound = bc.bind({"x", "y"}, 2);
       if (bound.empty()) return Value{types_.error()};
       Value a = bc.value_of(bound[0]), c = bc.value_of(bound[1]);
-      TypeId result = binary_result(bc.call, bc.name, a.type, c.type, true);
+      TypeId result = binary_result(bc.call, BinaryUse::builtin(bc.name), a.type, c.type);
       if (types_.kind(result) == TypeKind::Scalar && !is_float(types_.info(result).scalar)) {
         result = types_.scalar(ScalarType::F32);
       }

@@ -1,5 +1,6 @@
 // Sema: module symbols, decorators, functions and statements.
 #include "sema/checker.h"
+#include "sema/decorators.h"
 
 #include <algorithm>
 
@@ -278,7 +279,7 @@ void Checker::collect_policy_class(NodeId def) {
   bool decorated = false;
   for (NodeId decorator : ast_.children(ast_.child(def, 0))) {
     NodeId head = ast_.child(decorator, 0);
-    if (dotted_path_of(ast_, values_, head) == "precision_policy") decorated = true;
+    if (lookup_decorator(dotted_path_of(ast_, values_, head)) == Decorator::PrecisionPolicy) decorated = true;
   }
   if (!decorated) return;
   IdentifierId class_name{ast_.node(def).payload};
@@ -508,29 +509,37 @@ void Checker::read_decorators(FunctionInfo& info, NodeId decorators) {
     NodeId head = ast_.child(decorator, 0);
     NodeId callee = ast_.kind(head) == NodeKind::Call ? ast_.child(head, 0) : head;
     std::string path = dotted_path_of(ast_, values_, callee);
-    if (path == "kernel" || path == "op.kernel" || path == "kernel.autotune") {
-      info.kind = FunctionKind::Kernel;
-      read_kernel_decorator(info, decorator);
-    } else if (path == "jit" || path == "function") {
-      info.kind = FunctionKind::Jit;
-      if (ast_.kind(head) == NodeKind::Call) {
-        for (NodeId argument : ast_.children(head).subspan(1)) {
-          if (ast_.kind(argument) == NodeKind::KeywordArgument &&
-              name_of(ast_.node(argument).payload) == "deterministic") {
-            Value v = check_expression(ast_.child(argument, 0));
-            info.deterministic = v.constant && v.constant->integer != 0;
-          } else {
-            diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(argument), source_text(argument));
+    std::optional<Decorator> kind = lookup_decorator(path);
+    switch (kind.value_or(Decorator::PrecisionPolicy)) {
+      case Decorator::Kernel:
+      case Decorator::KernelAutotune:
+        info.kind = FunctionKind::Kernel;
+        read_kernel_decorator(info, decorator);
+        break;
+      case Decorator::Jit:
+        info.kind = FunctionKind::Jit;
+        if (ast_.kind(head) == NodeKind::Call) {
+          for (NodeId argument : ast_.children(head).subspan(1)) {
+            if (ast_.kind(argument) == NodeKind::KeywordArgument &&
+                name_of(ast_.node(argument).payload) == "deterministic") {
+              Value v = check_expression(ast_.child(argument, 0));
+              info.deterministic = v.constant && v.constant->integer != 0;
+            } else {
+              diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(argument), source_text(argument));
+            }
           }
         }
-      }
-    } else if (path == "autodiff") {
-      info.autodiff = true;
-      if (info.kind == FunctionKind::Helper) info.kind = FunctionKind::Jit;
-    } else if (path == "custom_vjp") {
-      if (info.kind == FunctionKind::Helper) info.kind = FunctionKind::Jit;
-    } else {
-      diags_.emit<diag::SemaUnknownDecorator>(ast_.range(head), path.empty() ? source_text(head) : path);
+        break;
+      case Decorator::Autodiff:
+        info.autodiff = true;
+        if (info.kind == FunctionKind::Helper) info.kind = FunctionKind::Jit;
+        break;
+      case Decorator::CustomVjp:
+        if (info.kind == FunctionKind::Helper) info.kind = FunctionKind::Jit;
+        break;
+      case Decorator::PrecisionPolicy:  // a class decorator; unknown paths land here too
+        diags_.emit<diag::SemaUnknownDecorator>(ast_.range(head), path.empty() ? source_text(head) : path);
+        break;
     }
     if (ast_.children(decorator).size() > 1 && info.kind != FunctionKind::Kernel) {
       diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(ast_.child(decorator, 1)),
@@ -683,8 +692,8 @@ void Checker::check_statement(NodeId statement) {
       NodeId target = children[0];
       Value current = check_expression(target);
       Value value = check_expression(children[1]);
-      std::string op(operator_spelling(static_cast<BinaryOperator>(n.op)));
-      TypeId result = binary_result(statement, op + "=", current.type, value.type, true);
+      TypeId result =
+          binary_result(statement, BinaryUse::of(static_cast<BinaryOperator>(n.op), true), current.type, value.type);
       if (types_.is_error(result) || types_.is_error(current.type)) return;
       if (ast_.kind(target) == NodeKind::Name) {
         auto it = locals_.find(ast_.node(target).payload);

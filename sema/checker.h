@@ -34,6 +34,35 @@ struct Local {
 
 class BuiltinCall;
 
+// What binary_result types: an operator (`a + b`, or augmented `a += b`), a
+// comparison, the branches of `a if c else b`, or a builtin of two numbers
+// (`min`, `pow`). The spelling is for messages only; the rules look at the
+// kind and the operator.
+struct BinaryUse {
+  enum class Kind : uint8_t { Operator, Compare, Conditional, Builtin };
+  Kind kind = Kind::Operator;
+  BinaryOperator op = BinaryOperator::Add;  // Operator
+  bool augmented = false;                   // Operator: `x op= y`
+  std::string spelling;
+
+  static BinaryUse of(BinaryOperator op, bool augmented = false) {
+    return {Kind::Operator, op, augmented, std::string(operator_spelling(op)) + (augmented ? "=" : "")};
+  }
+  static BinaryUse compare(CompareOperator op) {
+    return {Kind::Compare, BinaryOperator::Add, false, std::string(operator_spelling(op))};
+  }
+  static BinaryUse conditional() { return {Kind::Conditional, BinaryOperator::Add, false, "if-else"}; }
+  static BinaryUse builtin(std::string_view name) { return {Kind::Builtin, BinaryOperator::Add, false, std::string(name)}; }
+
+  bool arithmetic() const { return kind != Kind::Compare; }
+  bool is(BinaryOperator o) const { return kind == Kind::Operator && op == o; }
+  bool bitwise() const {
+    return kind == Kind::Operator && (op == BinaryOperator::BitAnd || op == BinaryOperator::BitOr ||
+                                      op == BinaryOperator::BitXor || op == BinaryOperator::LShift ||
+                                      op == BinaryOperator::RShift);
+  }
+};
+
 struct ModuleSymbol {
   enum class Kind : uint8_t { Function, Class, TypeAlias, Constant, Import } kind;
   NodeId node;
@@ -86,7 +115,7 @@ class Checker {
   Value check_binary(NodeId node);
   Value resolve_name(NodeId node);
   Value resolve_attribute(NodeId node);
-  TypeId binary_result(NodeId node, std::string_view op, TypeId lhs, TypeId rhs, bool arithmetic);
+  TypeId binary_result(NodeId node, const BinaryUse& use, TypeId lhs, TypeId rhs);
   TypeId compute_type(TypeId scalar);
   // The value of one element `t[i]`: the element type with the tensor's
   // policy, or a @precision_policy class's `compute` type.
