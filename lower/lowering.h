@@ -15,6 +15,12 @@
 
 namespace tessera::ir {
 
+// Element type tests of scalars and shaped types.
+inline bool is_unsigned(Type t) {
+  return (t.is_scalar() || t.is_shaped()) && scalar_info(t.scalar()).category == ScalarCategory::UnsignedInt;
+}
+inline bool float_element(Type t) { return (t.is_scalar() || t.is_shaped()) && is_float(t.scalar()); }
+
 // What a source name stands for: one IR value, or a list/tuple of values
 // (`smem = [alloc(...), alloc(...)]`), indexed at compile time or by select.
 struct Bound {
@@ -105,6 +111,10 @@ class Lowering {
   Bound lower_call(NodeId call);
   bool is_builtin_call(NodeId node, sema::BuiltinId builtin) const;
   Bound lower_builtin_call(NodeId call, sema::BuiltinId builtin);
+  Bound lower_math_builtin(NodeId call, sema::BuiltinId builtin);
+  Bound lower_memory_builtin(NodeId call, sema::BuiltinId builtin);
+  Bound lower_sync_builtin(NodeId call, sema::BuiltinId builtin);
+  NodeId call_argument(NodeId call, size_t i) const;
   std::vector<Value*> lower_user_call(NodeId call, uint32_t function_index);
   Bound lower_subscript(NodeId node);
   // `element_access`: the caller reads or writes one element through the
