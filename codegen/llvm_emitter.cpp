@@ -28,7 +28,7 @@
 #include "codegen/narrow_float.h"
 #include "support/diagnostics/internal_error.h"
 #include "ir/core/ir_text.h"
-#include "ir/core/tile_layout.h"
+#include "ir/core/register_tile_layout.h"
 
 namespace tessera::codegen {
 namespace {
@@ -156,7 +156,7 @@ class Emitter {
     return elements / lanes;
   }
   // Row and column of element j of this lane's share of an M x N tile, in
-  // the tile's layout (ir/core/tile_layout.h).
+  // the tile's layout (ir/core/register_tile_layout.h).
   std::pair<llvm::Value*, llvm::Value*> tile_position(Type t, int64_t j, llvm::Value* lane) {
     int64_t columns = t.shape()[1];
     if (t.layout() == ir::TileLayout::MmaAccumulator) {
@@ -1493,7 +1493,7 @@ void Emitter::emit_mma(Operation* op) {
 
 // C (+)= A x B on the tensor cores: mma.sync.aligned.m16n8k16.row.col with
 // f16 or bf16 operands and f32 accumulators (sm_80+). The result is in the
-// mma_acc layout (ir/core/tile_layout.h), so each lane's share is its
+// mma_acc layout (ir/core/register_tile_layout.h), so each lane's share is its
 // accumulator fragments, block after block of the warp. For each k
 // step of 16, a lane loads its A fragment of every block row and its B
 // fragment of every block column of the warp from shared memory (through
@@ -1744,7 +1744,7 @@ bool Emitter::wgmma_operand(Operation* op, unsigned operand) {
 // computes 64 rows of the tile per instruction, m64nNk16 with N the tile's
 // width, A and B read by the tensor cores straight from shared memory
 // through matrix descriptors. The mma_acc layout with warps_n == 1 is
-// exactly wgmma's accumulator (ir/core/tile_layout.h): warpgroup g's
+// exactly wgmma's accumulator (ir/core/register_tile_layout.h): warpgroup g's
 // instruction for block row step tm covers rows 16 * (tm * warps_m + 4g)
 // and up, and its N/2 registers are that slice of the lane's share.
 //

@@ -1,7 +1,7 @@
 // The sema checker's internal interface, shared by its source files
 // (checker.cpp: declarations and statements; check_expression.cpp:
 // expressions and builtin calls; resolve_type.cpp: annotations;
-// uniformity.cpp: lane divergence). Not part of sema's public API.
+// lane_divergence.cpp: lane divergence). Not part of sema's public API.
 #pragma once
 
 #include <optional>
@@ -141,7 +141,7 @@ class Checker {
   void assign_to(NodeId target, const Value& value, NodeId value_node);
   void write_tensor_element(NodeId target, TypeId tensor, NodeId root_name);
 
-  // --- lane divergence (uniformity.cpp) ---
+  // --- lane divergence (lane_divergence.cpp) ---
   void check_uniformity(const FunctionInfo& info);
 
   const Ast& ast_;

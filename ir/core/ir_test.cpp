@@ -7,7 +7,7 @@
 #include "ir/core/builder.h"
 #include "ir/core/ir.h"
 #include "ir/core/ir_text.h"
-#include "ir/core/tile_layout.h"
+#include "ir/core/register_tile_layout.h"
 #include "ir/core/verifier.h"
 
 namespace tessera::ir {

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "ir/core/ir_text.h"
-#include "ir/core/tile_layout.h"
+#include "ir/core/register_tile_layout.h"
 
 namespace tessera::ir {
 namespace {
@@ -129,7 +129,7 @@ class Verifier {
   }
 
   // In a kernel with a group shape, a tile in the mma_acc layout
-  // (ir/core/tile_layout.h) must split into whole 16 x 8 blocks over the
+  // (ir/core/register_tile_layout.h) must split into whole 16 x 8 blocks over the
   // group's warps: the layout is defined by them (code generation needs it).
   void check_mma_layouts(Operation* func) {
     int64_t lanes = group_lanes(func);  // group_shape is checked before

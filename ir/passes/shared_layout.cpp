@@ -11,7 +11,7 @@
 // at the element's width, rounded up to whole bytes.
 // Alignment: at least 16 bytes (vector and async-copy accesses move 16
 // bytes), at least the allocation's `alignment` attribute, and for an
-// XOR-swizzled buffer `swizzle_alignment` (ir/core/tile_layout.h): 8 rows
+// XOR-swizzled buffer `swizzle_alignment` (ir/core/register_tile_layout.h): 8 rows
 // for rows of 32, 64 or 128 bytes, whose swizzle is the tensor cores' and is
 // computed on absolute addresses, else 128 bytes, so that each permuted row
 // starts where the 32 four-byte banks start again.
@@ -23,7 +23,7 @@
 // ir.shared-limit-exceeded.
 #include <algorithm>
 
-#include "ir/core/tile_layout.h"
+#include "ir/core/register_tile_layout.h"
 #include "ir/passes/passes.h"
 
 namespace tessera::ir {

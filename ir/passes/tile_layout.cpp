@@ -1,5 +1,5 @@
 // tile-layout: chooses where the elements of register tiles live
-// (ir/core/tile_layout.h, docs/ir/passes.md).
+// (ir/core/register_tile_layout.h, docs/ir/passes.md).
 //
 // A `tile.mma` that the tensor cores can run (A and B f16 or bf16 in shared
 // memory, an f32 accumulator, K a multiple of 16, and an M x N tile that
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "ir/core/context.h"
-#include "ir/core/tile_layout.h"
+#include "ir/core/register_tile_layout.h"
 #include "ir/passes/passes.h"
 
 namespace tessera::ir {

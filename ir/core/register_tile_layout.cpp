@@ -1,4 +1,4 @@
-#include "ir/core/tile_layout.h"
+#include "ir/core/register_tile_layout.h"
 
 #include "ir/core/ir.h"
 
