@@ -1,6 +1,8 @@
 #include "driver/compilation.h"
 
 #include "frontend/parse/parse.h"
+#include "ir/core/ir_text.h"
+#include "ir/core/verifier.h"
 #include "ir/pipeline.h"
 #include "lower/lower.h"
 #include "support/diagnostics/internal_error.h"
@@ -44,6 +46,18 @@ ir::Operation* Compilation::lower(int opt_level) {
   enter("lower");
   module_ = ir::lower_to_tile_ir(context_, ast_, values_, *typed_, diags_);
   if (!module_) return nullptr;
+  return run_pipeline(opt_level);
+}
+
+ir::Operation* Compilation::parse_ir(int opt_level) {
+  internal_check(file_.valid() && !module_, "driver", "parse_ir() without a loaded file, or twice");
+  enter("ir parser");
+  module_ = ir::parse_module(context_, sources_, file_, diags_);
+  if (!module_ || !ir::verify_and_report(module_.get(), diags_)) return nullptr;
+  return run_pipeline(opt_level);
+}
+
+ir::Operation* Compilation::run_pipeline(int opt_level) {
   enter("ir passes");
   ir::PassContext pass_context{context_, diags_};
   if (!ir::run_pipeline(module_.get(), pass_context, ir::compile_pipeline(opt_level))) return nullptr;

@@ -44,6 +44,11 @@ class Compilation {
   // a module sema accepted; null after an error.
   ir::Operation* lower(int opt_level);
 
+  // The loaded file as IR text (what tesserac --emit=tile-ir or tesserac-opt
+  // print), verified, with the pipeline at `opt_level` run on it: IR from
+  // anywhere compiles like IR from lowering. Null after an error.
+  ir::Operation* parse_ir(int opt_level);
+
   FileId file() const { return file_; }
   ValueStores& values() { return values_; }
   const TokenizedBuffer& tokens() const { return *tokens_; }
@@ -54,6 +59,7 @@ class Compilation {
   DiagnosticEngine& diags() { return diags_; }
 
  private:
+  ir::Operation* run_pipeline(int opt_level);
   void enter(const char* phase) {
     if (on_phase_) on_phase_(phase);
   }

@@ -230,6 +230,10 @@ std::string generate_code(ir::Operation* module, Emit emit, const Options& optio
   return code.value_or("");
 }
 
+// An input named *.ir is IR text (what --emit=tile-ir and tesserac-opt
+// print): it is verified and compiled from there.
+bool is_ir_input(const Options& options) { return std::filesystem::path(options.input).extension() == ".ir"; }
+
 // -c: where the object goes: -o, else the input's stem with .o in the
 // current directory (as cc -c does).
 std::string object_path(const Options& options) {
@@ -304,13 +308,47 @@ int compile(const Options& options) {
                    : (emit == Emit::Ast || options.parse_only) ? StopAfter::Parse
                                                                : StopAfter::Sema;
 
-  const TokenizedBuffer& tokens = compilation.lex();
-  ValueStores& values = compilation.values();
   std::string output;
   std::string header;  // -c
-  if (stop == StopAfter::Lex) {
-    output = dump_tokens(tokens, sources, values);
+  // What every module gets, lowered from a .tsr or read from IR text.
+  auto generate = [&](ir::Operation* module) {
+    if (!module) return;
+    if (emit == Emit::TileIr) {
+      ir::PrintOptions print{options.print_locations};
+      output = ir::print_operation(module, print);
+      if (ir::round_trip_checks_enabled()) {
+        std::string mismatch = ir::round_trip_mismatch(output, print);
+        if (!mismatch.empty()) internal_error("ir printer", mismatch);
+      }
+    } else if (options.compile_object) {
+      enter_phase("codegen");
+      driver::AotOptions aot;
+      aot.name_space = options.name_space.empty()
+                           ? driver::cxx_identifier(options.input == "-" ? "stdin" : std::filesystem::path(options.input).stem().string())
+                           : options.name_space;
+      aot.source = options.input;
+      aot.object_name = std::filesystem::path(object_path(options)).filename().string();
+      aot.gpu_code = gpu_code(options);
+      if (std::optional<driver::AotOutput> object = driver::aot_object(module, aot, codegen_options(options), diags)) {
+        output = std::move(object->object);
+        header = std::move(object->header);
+      }
+    } else if (emit != Emit::None) {
+      enter_phase("codegen");
+      output = generate_code(module, emit, options, diags);
+    }
+  };
+  const bool wants_ir = emit == Emit::TileIr || emit == Emit::Llvm || emit == Emit::Ptx || emit == Emit::Cubin ||
+                        emit == Emit::Fatbin || emit == Emit::Object || options.compile_object;
+  const TokenizedBuffer* tokens = nullptr;
+  if (is_ir_input(options)) {
+    generate(compilation.parse_ir(options.opt_level));
+  } else if (stop == StopAfter::Lex) {
+    tokens = &compilation.lex();
+    output = dump_tokens(*tokens, sources, compilation.values());
   } else {
+    tokens = &compilation.lex();
+    ValueStores& values = compilation.values();
     const Ast& ast = compilation.parse();
     if (emit == Emit::Ast) output = dump_ast(ast, sources, values);
     // Sema runs on a syntactically valid file only: a recovered parse leaves
@@ -318,34 +356,7 @@ int compile(const Options& options) {
     if (stop == StopAfter::Sema && !diags.has_errors()) {
       compilation.check();
       if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*compilation.typed(), ast, sources, values);
-      bool wants_ir = emit == Emit::TileIr || emit == Emit::Llvm || emit == Emit::Ptx || emit == Emit::Cubin ||
-                      emit == Emit::Fatbin || emit == Emit::Object || options.compile_object;
-      ir::Operation* module = wants_ir && !diags.has_errors() ? compilation.lower(options.opt_level) : nullptr;
-      if (module && emit == Emit::TileIr) {
-        ir::PrintOptions print{options.print_locations};
-        output = ir::print_operation(module, print);
-        if (ir::round_trip_checks_enabled()) {
-          std::string mismatch = ir::round_trip_mismatch(output, print);
-          if (!mismatch.empty()) internal_error("ir printer", mismatch);
-        }
-      }
-      if (module && options.compile_object) {
-        enter_phase("codegen");
-        driver::AotOptions aot;
-        aot.name_space = options.name_space.empty()
-                             ? driver::cxx_identifier(options.input == "-" ? "stdin" : std::filesystem::path(options.input).stem().string())
-                             : options.name_space;
-        aot.source = options.input;
-        aot.object_name = std::filesystem::path(object_path(options)).filename().string();
-        aot.gpu_code = gpu_code(options);
-        if (std::optional<driver::AotOutput> object = driver::aot_object(module, aot, codegen_options(options), diags)) {
-          output = std::move(object->object);
-          header = std::move(object->header);
-        }
-      } else if (module && emit != Emit::TileIr) {
-        enter_phase("codegen");
-        output = generate_code(module, emit, options, diags);
-      }
+      if (wants_ir && !diags.has_errors()) generate(compilation.lower(options.opt_level));
     } else if (emit == Emit::TypedAst) {
       output = dump_ast(ast, sources, values);
     }
@@ -354,7 +365,7 @@ int compile(const Options& options) {
   diags.flush();
 
   if (options.verify) {
-    VerifyResult result = verify_diagnostics(sources, *file, tokens.comments(), collected.diagnostics);
+    VerifyResult result = verify_diagnostics(sources, *file, tokens->comments(), collected.diagnostics);
     std::fputs(result.report.c_str(), stderr);
     if (!result.ok) return kExitUserError;
     return kExitOk;
@@ -491,6 +502,11 @@ int run(int argc, char** argv) {
   }
   if (!options.name_space.empty() && driver::cxx_identifier(options.name_space) != options.name_space) {
     std::fprintf(stderr, "tesserac: error: --namespace '%s' is not a C++ identifier (or is a keyword)\n", options.name_space.c_str());
+    return kExitUsage;
+  }
+  if (is_ir_input(options) && (options.verify || options.parse_only || options.emit == "tokens" ||
+                               options.emit == "ast" || options.emit == "typed-ast")) {
+    std::fprintf(stderr, "tesserac: error: '%s' is IR text: it compiles (--emit=tile-ir|llvm|ptx|cubin|fatbin, -c, --target=cpu) but has no tokens, syntax tree or -verify comments of a .tsr file (use tesserac-opt -verify)\n", options.input.c_str());
     return kExitUsage;
   }
   if ((options.syntax_only || options.parse_only) && (!options.emit.empty() || options.compile_object)) {
