@@ -41,12 +41,12 @@ const sema::TypedModule* Compilation::check() {
   return diags_.has_errors() ? nullptr : typed_.get();
 }
 
-ir::Operation* Compilation::lower(int opt_level) {
+ir::Operation* Compilation::lower(int opt_level, bool run_passes) {
   if (!typed_ || diags_.has_errors()) return nullptr;
   enter("lower");
   module_ = ir::lower_to_tile_ir(context_, ast_, values_, *typed_, diags_);
   if (!module_) return nullptr;
-  return run_pipeline(opt_level);
+  return run_passes ? run_pipeline(opt_level) : module_.get();
 }
 
 ir::Operation* Compilation::parse_ir(int opt_level) {

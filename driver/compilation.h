@@ -41,8 +41,10 @@ class Compilation {
   // leaves holes that would give misleading follow-on errors): null otherwise.
   const sema::TypedModule* check();
   // Lowering and the IR pipeline at `opt_level` (ir::compile_pipeline), on
-  // a module sema accepted; null after an error.
-  ir::Operation* lower(int opt_level);
+  // a module sema accepted; null after an error. Without `run_pipeline` the
+  // IR exactly as lowering makes it (for printing only: code generation
+  // needs the pipeline's layouts).
+  ir::Operation* lower(int opt_level, bool run_pipeline = true);
 
   // The loaded file as IR text (what tesserac --emit=tile-ir or tesserac-opt
   // print), verified, with the pipeline at `opt_level` run on it: IR from

@@ -11,13 +11,21 @@ constexpr std::string_view kDefaultTilePipeline[] = {
     "inline", "canonicalize", "cse", "licm", "canonicalize", "dce",
     "uniformity", "address-space-inference", "shared-layout", "tile-layout", "verify"};
 
-// What code generation needs: the register tiles' layouts, which decide the
-// tensor-core path of tile.mma. LLVM does the simplifications' work.
-constexpr std::string_view kCompilePipeline[] = {"tile-layout"};
+// -O0: what the language's rules and code generation need, nothing that
+// only makes code faster. `inline` first so that the checks see whole
+// kernels (a shuffle in a helper called under a divergent branch); the
+// uniformity, address-space and shared-memory checks report user errors
+// whatever the optimisation level; tile-layout gives register tiles the
+// layouts that decide the tensor-core path of tile.mma.
+constexpr std::string_view kCheckPipeline[] = {"inline", "uniformity", "address-space-inference", "shared-layout",
+                                               "tile-layout", "verify"};
 
 }  // namespace
 
-std::span<const std::string_view> compile_pipeline(int) { return kCompilePipeline; }
+std::span<const std::string_view> compile_pipeline(int opt_level) {
+  if (opt_level == 0) return kCheckPipeline;
+  return kDefaultTilePipeline;
+}
 
 std::span<const std::string_view> default_tile_pipeline() { return kDefaultTilePipeline; }
 

@@ -12,7 +12,9 @@
 namespace tessera::ir {
 
 // The passes tesserac runs on the IR from lowering before code generation,
-// at optimisation level `opt_level` (0-3), in order.
+// at optimisation level `opt_level` (0-3), in order: at -O0 the passes that
+// check the language's rules and give register tiles their layouts; at -O1
+// and above the whole default pipeline (docs/ir/passes.md, "The pipeline").
 std::span<const std::string_view> compile_pipeline(int opt_level);
 
 // The whole Tile IR pipeline (tesserac-opt --default-pipeline): the

@@ -106,6 +106,7 @@ struct Options {
   bool syntax_only = false;
   bool parse_only = false;
   bool print_locations = false;
+  bool no_ir_passes = false;  // --emit=tile-ir as lowering makes it
   std::string arch = "sm_80";
   bool compile_object = false;  // -c: an AOT host object and its C++ header
   std::string header;           // -c: the header's path (default: the object's with .h)
@@ -356,7 +357,7 @@ int compile(const Options& options) {
     if (stop == StopAfter::Sema && !diags.has_errors()) {
       compilation.check();
       if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*compilation.typed(), ast, sources, values);
-      if (wants_ir && !diags.has_errors()) generate(compilation.lower(options.opt_level));
+      if (wants_ir && !diags.has_errors()) generate(compilation.lower(options.opt_level, !options.no_ir_passes));
     } else if (emit == Emit::TypedAst) {
       output = dump_ast(ast, sources, values);
     }
@@ -446,6 +447,8 @@ int run(int argc, char** argv) {
   app.add_flag("--fsyntax-only", options.syntax_only,
                "Check the input (lexing, parsing, names, types, kernel rules) and stop (-fsyntax-only)");
   app.add_flag("--fparse-only", options.parse_only, "Stop after parsing (-fparse-only)");
+  app.add_flag("--no-ir-passes", options.no_ir_passes,
+               "With --emit=tile-ir: the IR as lowering makes it, before the IR pipeline (for tests of the lowering)");
   app.add_flag("--print-locations", options.print_locations,
                "Print the source location of every operation in IR output (loc(\"file\":line:col))");
   app.add_flag("--verify", options.verify,
@@ -507,6 +510,10 @@ int run(int argc, char** argv) {
   if (is_ir_input(options) && (options.verify || options.parse_only || options.emit == "tokens" ||
                                options.emit == "ast" || options.emit == "typed-ast")) {
     std::fprintf(stderr, "tesserac: error: '%s' is IR text: it compiles (--emit=tile-ir|llvm|ptx|cubin|fatbin, -c, --target=cpu) but has no tokens, syntax tree or -verify comments of a .tsr file (use tesserac-opt -verify)\n", options.input.c_str());
+    return kExitUsage;
+  }
+  if (options.no_ir_passes && options.emit != "tile-ir") {
+    std::fprintf(stderr, "tesserac: error: --no-ir-passes only goes with --emit=tile-ir (code generation needs the IR pipeline)\n");
     return kExitUsage;
   }
   if ((options.syntax_only || options.parse_only) && (!options.emit.empty() || options.compile_object)) {
