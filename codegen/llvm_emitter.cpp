@@ -2344,7 +2344,13 @@ void Emitter::emit(Operation* op) {
       llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
       unsigned alloca_space = module_->getDataLayout().getAllocaAddrSpace();
       llvm::AllocaInst* slot = entry.CreateAlloca(array, alloca_space, nullptr, "local");
-      slot->setAlignment(llvm::Align(static_cast<uint64_t>(op->int_attr("alignment", 16))));
+      // tile.load_vector / store_vector claim the vector's size as their
+      // alignment (up to 64 bytes for 16 x f32); on the host an unaligned
+      // wide access faults (vmovaps), so the lane's stack array is aligned
+      // for the widest vector. (NVPTX splits vectors into 16-byte pieces.)
+      uint64_t alignment = static_cast<uint64_t>(op->int_attr("alignment", 16));
+      if (host_) alignment = std::max<uint64_t>(alignment, 64);
+      slot->setAlignment(llvm::Align(alignment));
       llvm::Value* base = slot;
       if (!host_ && alloca_space != kLocalSpace)
         base = entry.CreateAddrSpaceCast(slot, builder_.getPtrTy(kLocalSpace));
