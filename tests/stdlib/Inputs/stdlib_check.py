@@ -130,10 +130,11 @@ class Harness:
                 raise SystemExit(f"stdlib_check: no single module-level line '{name} = ...' to rewrite")
         return source
 
-    def run(self, kernel, grid, inputs, outputs, **scalars):
+    def run(self, kernel, grid, inputs, outputs, env=None, **scalars):
         """Runs `kernel` on `grid` (an int or a tuple) with the tensors of
         `inputs` (name -> NumPy array; mut tensors included) and the scalars;
-        returns the tensors named in `outputs` as arrays."""
+        returns the tensors named in `outputs` as arrays. `env`: more
+        environment variables (TESSERA_CPU_THREADS, say)."""
         self.runs += 1
         grid = grid if isinstance(grid, (tuple, list)) else (grid,)
         command = [self.args.tesserac, "run", self.path, "--kernel", kernel,
@@ -152,7 +153,7 @@ class Harness:
             path = os.path.join(self.args.workdir, f"{kernel}.{self.runs}.{name}.out.npy")
             command += ["--out", f"{name}={path}"]
             results[name] = path
-        done = subprocess.run(command, capture_output=True, text=True)
+        done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})})
         if done.returncode != 0:
             print(f"{kernel}: tesserac run failed ({done.returncode}):\n{done.stdout}{done.stderr}")
             print("command:", " ".join(command))
