@@ -280,6 +280,16 @@ class Emitter {
       parts.insert(parts.end(), list->begin(), list->end());
     return parts;
   }
+  // A vector access is aligned to the vector's size on the GPU (ld.v2/v4;
+  // the program's contract). On the host it claims only its element's
+  // alignment: an unaligned wide access (a 64-byte vector in a shared buffer
+  // aligned to 16) would fault as vmovaps, and unaligned vector moves cost
+  // nothing when the address happens to be aligned.
+  llvm::Align vector_alignment(llvm::Type* vector) {
+    const llvm::DataLayout& layout = module_->getDataLayout();
+    llvm::Type* unit = host_ ? vector->getScalarType() : vector;
+    return llvm::Align(layout.getTypeStoreSize(unit));
+  }
   std::vector<llvm::Type*> part_types(Type t, Operation* op) {
     if (t.is(TypeKind::Token)) return {};
     if (!t.is(TypeKind::MemRef)) return {value_type(t, op)};
@@ -2267,12 +2277,12 @@ void Emitter::emit(Operation* op) {
     case OpKind::LoadVector: {
       llvm::Type* vt = result_type();
       auto* load = builder_.CreateLoad(vt, address_of(op, 0, 1));
-      load->setAlignment(llvm::Align(module_->getDataLayout().getTypeStoreSize(vt)));
+      load->setAlignment(vector_alignment(vt));
       return set(op->result(), load);
     }
     case OpKind::StoreVector: {
       auto* store = builder_.CreateStore(operand(0), address_of(op, 1, 2));
-      store->setAlignment(llvm::Align(module_->getDataLayout().getTypeStoreSize(operand(0)->getType())));
+      store->setAlignment(vector_alignment(operand(0)->getType()));
       return;
     }
     case OpKind::CpAsync: return emit_cp_async(op);
