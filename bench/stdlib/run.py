@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """bench/stdlib: the stdlib kernels on the CPU target against NumPy.
 
-usage: bench/stdlib/run.py [--tesserac PATH] [--repeat N] [--only NAME...]
+usage: bench/stdlib/run.py [--tesserac PATH] [--repeat N] [--threads T] [--only NAME...]
 
 For each case, the inputs are generated with NumPy, the kernel is run with
 `tesserac run --device cpu --no-bounds-check --time N` (after one checked
 run; the minimum over N launches is reported) and the NumPy expression is
 timed the same way (minimum over N calls, after one warm-up), on the same
-machine and threads (TESSERA_CPU_THREADS and OpenBLAS's threads are left at
-their defaults: one per hardware thread). The kernel's output is compared
+machine and threads (TESSERA_CPU_THREADS and OpenBLAS's threads: --threads
+T sets both, else both are left at their defaults, one per hardware
+thread). The kernel's output is compared
 with NumPy's so a fast wrong kernel cannot pass. Prints one line per case
 and the machine, date and load average. Needs NumPy (python3-numpy, with
 Debian's OpenBLAS).
@@ -22,6 +23,10 @@ import subprocess
 import sys
 import tempfile
 import time
+
+if "--threads" in sys.argv:   # before NumPy starts OpenBLAS's threads
+    threads = sys.argv[sys.argv.index("--threads") + 1]
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["TESSERA_CPU_THREADS"] = threads
 
 import numpy as np
 
@@ -69,6 +74,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tesserac", default=os.path.join(here, "..", "..", "build", "release", "tools", "tesserac"))
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--threads", help="TESSERA_CPU_THREADS and OPENBLAS_NUM_THREADS")
     parser.add_argument("--only", nargs="*")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
@@ -149,7 +155,8 @@ def main():
 
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
                platform.processor())
-    print(f"{datetime.date.today()}, {cpu}, {os.cpu_count()} hardware threads, NumPy {np.__version__}, "
+    threads = os.environ.get("TESSERA_CPU_THREADS", f"{os.cpu_count()} (all)")
+    print(f"{datetime.date.today()}, {cpu}, {os.cpu_count()} hardware threads, {threads} used, NumPy {np.__version__}, "
           f"load average {os.getloadavg()[0]:.1f}; ratio = numpy time / tesserac time (> 1: tesserac faster)")
 
 
