@@ -280,6 +280,16 @@ class Emitter {
       parts.insert(parts.end(), list->begin(), list->end());
     return parts;
   }
+  // A vector access is aligned to the vector's size on the GPU (ld.v2/v4;
+  // the program's contract). On the host it claims only its element's
+  // alignment: an unaligned wide access (a 64-byte vector in a shared buffer
+  // aligned to 16) would fault as vmovaps, and unaligned vector moves cost
+  // nothing when the address happens to be aligned.
+  llvm::Align vector_alignment(llvm::Type* vector) {
+    const llvm::DataLayout& layout = module_->getDataLayout();
+    llvm::Type* unit = host_ ? vector->getScalarType() : vector;
+    return llvm::Align(layout.getTypeStoreSize(unit));
+  }
   std::vector<llvm::Type*> part_types(Type t, Operation* op) {
     if (t.is(TypeKind::Token)) return {};
     if (!t.is(TypeKind::MemRef)) return {value_type(t, op)};
@@ -2267,12 +2277,12 @@ void Emitter::emit(Operation* op) {
     case OpKind::LoadVector: {
       llvm::Type* vt = result_type();
       auto* load = builder_.CreateLoad(vt, address_of(op, 0, 1));
-      load->setAlignment(llvm::Align(module_->getDataLayout().getTypeStoreSize(vt)));
+      load->setAlignment(vector_alignment(vt));
       return set(op->result(), load);
     }
     case OpKind::StoreVector: {
       auto* store = builder_.CreateStore(operand(0), address_of(op, 1, 2));
-      store->setAlignment(llvm::Align(module_->getDataLayout().getTypeStoreSize(operand(0)->getType())));
+      store->setAlignment(vector_alignment(operand(0)->getType()));
       return;
     }
     case OpKind::CpAsync: return emit_cp_async(op);
@@ -2344,7 +2354,13 @@ void Emitter::emit(Operation* op) {
       llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
       unsigned alloca_space = module_->getDataLayout().getAllocaAddrSpace();
       llvm::AllocaInst* slot = entry.CreateAlloca(array, alloca_space, nullptr, "local");
-      slot->setAlignment(llvm::Align(static_cast<uint64_t>(op->int_attr("alignment", 16))));
+      // tile.load_vector / store_vector claim the vector's size as their
+      // alignment (up to 64 bytes for 16 x f32); on the host an unaligned
+      // wide access faults (vmovaps), so the lane's stack array is aligned
+      // for the widest vector. (NVPTX splits vectors into 16-byte pieces.)
+      uint64_t alignment = static_cast<uint64_t>(op->int_attr("alignment", 16));
+      if (host_) alignment = std::max<uint64_t>(alignment, 64);
+      slot->setAlignment(llvm::Align(alignment));
       llvm::Value* base = slot;
       if (!host_ && alloca_space != kLocalSpace)
         base = entry.CreateAddrSpaceCast(slot, builder_.getPtrTy(kLocalSpace));

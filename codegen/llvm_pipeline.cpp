@@ -12,7 +12,13 @@ void run_llvm_pipeline(llvm::Module& module, llvm::TargetMachine* machine, int o
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(machine);
+  // SLP vectorisation (off in LLVM's default tuning options, on in clang's
+  // -O2/-O3) for the host: a lane's straight-line code, such as a GEMM
+  // micro-tile's unrolled outer products, becomes vector code. Not for
+  // NVPTX, whose vectors are only the loads and stores its back end forms.
+  llvm::PipelineTuningOptions tuning;
+  tuning.SLPVectorization = opt_level >= 2 && machine && !machine->getTargetTriple().isNVPTX();
+  llvm::PassBuilder builder(machine, tuning);
   builder.registerModuleAnalyses(mam);
   builder.registerCGSCCAnalyses(cgam);
   builder.registerFunctionAnalyses(fam);

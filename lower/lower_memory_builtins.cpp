@@ -87,7 +87,12 @@ Bound Lowering::lower_memory_builtin(NodeId call, BuiltinId builtin) {
       operands.insert(operands.end(), place.indices.begin(), place.indices.end());
       Type element = context_.scalar_type(place.memref->type().scalar());
       if (load) {
+        // The width sema typed the call with (`local T[width]`): `width=` may
+        // be any constant sema knows, a local assigned one included (which
+        // constant_of does not trust, and which silently became 4).
         int64_t width = arg(1).valid() ? constant_of(arg(1)).value_or(4) : 4;
+        if (result && result->is(TypeKind::Tile) && result->rank() == 1 && result->has_static_shape())
+          width = result->shape()[0];
         Type vector = context_.vector_type(width, element.scalar());
         return Bound{builder_.create(OpKind::LoadVector, std::span<Value* const>(operands),
                                      std::span<const Type>(&vector, 1))->result(),

@@ -9,3 +9,9 @@ echo "== bench/frontend: lexer and parser throughput"
 build/release/bench/frontend_bench "$@"
 echo "== bench/cpu: the CPU target against g++ -O3"
 bench/cpu/run.sh build/release/tools/tesserac
+echo "== bench/stdlib: the stdlib kernels on the CPU target against NumPy"
+if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+  /usr/bin/python3 bench/stdlib/run.py --tesserac build/release/tools/tesserac
+else
+  echo "skipped: no NumPy for /usr/bin/python3 (python3-numpy)"
+fi

@@ -6,7 +6,8 @@
 #
 # usage: scripts/gpu-check.sh [BUILD_DIR]     (default build/release, built)
 #
-#   1. every execution test on cuda:0 (TESSERA_EXEC_DEVICE): mma.sync with
+#   1. every execution test and every stdlib test (tests/stdlib/, NumPy
+#      references) on cuda:0 (TESSERA_EXEC_DEVICE): mma.sync with
 #      ldmatrix where the tests take the tensor-core path, the hardware fp8
 #      conversions (narrow-policy-rounding.tsr bit for bit), barriers, atomics;
 #   2. on a compute capability 9.0 GPU, the same with TESSERA_EXEC_MMA=wgmma
@@ -37,10 +38,10 @@ step() {
   echo "== $name"
   if "$@"; then echo "== $name: passed"; else echo "== $name: FAILED"; failed=1; fi
 }
-step "execution tests on cuda:0" env TESSERA_EXEC_DEVICE=cuda:0 "$lit" -sv "$build/tests" --filter 'conformance/exec/'
+step "execution tests on cuda:0" env TESSERA_EXEC_DEVICE=cuda:0 "$lit" -sv "$build/tests" --filter 'conformance/exec/|stdlib/'
 if [[ "$capability" == "9.0" ]]; then
   step "execution tests on cuda:0 with wgmma" \
-    env TESSERA_EXEC_DEVICE=cuda:0 TESSERA_EXEC_MMA=wgmma "$lit" -sv "$build/tests" --filter 'conformance/exec/'
+    env TESSERA_EXEC_DEVICE=cuda:0 TESSERA_EXEC_MMA=wgmma "$lit" -sv "$build/tests" --filter 'conformance/exec/|stdlib/'
 else
   echo "== wgmma: skipped (compute capability $capability, not 9.0)"
 fi

@@ -10,6 +10,7 @@ packages=(
   libcli11-dev libfmt-dev doctest-dev
   libopenmpi-dev openmpi-bin
   clang-format
+  python3-numpy libopenblas0-pthread
 )
 
 missing=()

@@ -330,7 +330,7 @@ Value Checker::resolve_name(NodeId node) {
       case ModuleSymbol::Kind::Class:
         return Value{types_.object(IdentifierId{id}), std::nullopt, false, true};
       case ModuleSymbol::Kind::TypeAlias:
-        return Value{types_.dtype(resolve_type(ast_.child(symbol.node, 0))), std::nullopt, false, true};
+        return Value{types_.dtype(*alias_type(node)), std::nullopt, false, true};
       case ModuleSymbol::Kind::Constant: {
         NodeId value_node = ast_.child(symbol.node, 1);
         TypeId type = out_.node_types[value_node.index];

@@ -105,6 +105,12 @@ void Checker::run(NodeId module) {
       resolve_type(ast_.child(statement, 0));
       continue;
     }
+    if (kind == NodeKind::Assign && binds_type_alias(statement)) {
+      // `T = bf16`: typed as a type (unknown policies are reported); a
+      // later rebinding of T was reported as a redefinition.
+      if (defines_type_alias(statement)) resolve_type(ast_.child(statement, 1));
+      continue;
+    }
     module_statement_begin_ = ast_.range(statement).begin;
     check_statement(statement);
   }
@@ -259,8 +265,22 @@ void Checker::collect_module_symbols(NodeId module) {
         // diagnostics here; the statement itself is checked later.
         auto children = ast_.children(statement);
         if (children.size() == 2 && ast_.kind(children[0]) == NodeKind::Name) {
+          uint32_t name = ast_.node(children[0]).payload;
+          auto previous = module_symbols_.find(name);
+          bool alias = denotes_dtype(children[1]) && !lookup_dtype(name_of(name));
+          if (alias || (previous != module_symbols_.end() && previous->second.kind == ModuleSymbol::Kind::TypeAlias)) {
+            // A type alias (`T = bf16`), or a name rebound after being one:
+            // an alias is bound once, as a function or class is.
+            if (previous != module_symbols_.end()) {
+              diags_.emit<diag::SemaRedefinition>(ast_.range(children[0]), name_of(name))
+                  .note<diag::NotePreviousDefinition>(ast_.range(previous->second.node), name_of(name));
+              break;
+            }
+            module_symbols_.emplace(name, ModuleSymbol{ModuleSymbol::Kind::TypeAlias, statement});
+            break;
+          }
           ModuleSymbol symbol{ModuleSymbol::Kind::Constant, statement, evaluate_constant(children[1])};
-          module_symbols_[ast_.node(children[0]).payload] = symbol;
+          module_symbols_[name] = symbol;
         }
         break;
       }

@@ -65,7 +65,7 @@ struct BinaryUse {
 
 struct ModuleSymbol {
   enum class Kind : uint8_t { Function, Class, TypeAlias, Constant, Import } kind;
-  NodeId node;
+  NodeId node;  // the defining statement (TypeAlias: `type X = ...` or the assignment `X = dtype`)
   std::optional<Constant> constant;
   uint32_t function_index = UINT32_MAX;  // into TypedModule::functions
   uint32_t module_id = 0;                // Import: which namespace it names
@@ -99,7 +99,18 @@ class Checker {
   TypeId resolve_type(NodeId annotation);
   std::optional<ScalarType> resolve_dtype_name(NodeId node, bool report);
   std::optional<DimId> resolve_dim(NodeId node);
-  PolicyId resolve_policies(std::span<const NodeId> policies, ScalarType base, PolicyId start);
+  // `bare`: the nodes are the policy expressions themselves (`accum(f32)`
+  // of a type written as a value, `T = fp8_e4m3 @accum(f32)`), not the
+  // policy nodes of a type annotation that wrap them.
+  PolicyId resolve_policies(std::span<const NodeId> policies, ScalarType base, PolicyId start, bool bare = false);
+  // Type aliases (type_alias.cpp): `type X = ...` and a module-level
+  // `NAME = <dtype>` (`T = bf16`, `T = fp8_e4m3 @accum(f32)`).
+  bool denotes_dtype(NodeId expression) const;
+  bool binds_type_alias(NodeId statement) const;    // an assignment to a name that is a type alias
+  bool defines_type_alias(NodeId statement) const;  // the assignment that defines the alias
+  NodeId alias_type_node(const ModuleSymbol& alias) const;
+  // The type a module-level name aliases, or nullopt for other names.
+  std::optional<TypeId> alias_type(NodeId name);
 
   // --- expressions (check_expression.cpp) ---
   Value check_expression(NodeId node);

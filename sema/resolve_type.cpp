@@ -37,7 +37,13 @@ std::optional<ScalarType> Checker::resolve_dtype_name(NodeId node, bool report) 
   std::string path = dotted_path(ast_, values_, node);
   if (path.empty()) return std::nullopt;
   auto found = lookup_dtype(path);
-  if (!found) return std::nullopt;
+  if (!found) {
+    // An alias of a dtype (`T = bf16`) names that dtype (its policies are
+    // the alias's type's, which callers wanting them take from alias_type).
+    if (auto alias = alias_type(node); alias && types_.kind(*alias) == TypeKind::Scalar)
+      return types_.info(*alias).scalar;
+    return std::nullopt;
+  }
   if (found->defaulted_format && report) {
     diags_.emit<diag::SemaDefaultedFormat>(ast_.range(node), path, std::string(scalar_info(found->type).name))
         .fix_it_replace(ast_.range(node), std::string(scalar_info(found->type).name));
@@ -99,10 +105,10 @@ std::optional<DimId> Checker::resolve_dim(NodeId node) {
   }
 }
 
-PolicyId Checker::resolve_policies(std::span<const NodeId> policies, ScalarType base, PolicyId start) {
+PolicyId Checker::resolve_policies(std::span<const NodeId> policies, ScalarType base, PolicyId start, bool bare) {
   Policy policy = types_.policy(start);
   for (NodeId policy_node : policies) {
-    NodeId expression = ast_.child(policy_node, 0);
+    NodeId expression = bare ? policy_node : ast_.child(policy_node, 0);
     NodeId callee = ast_.kind(expression) == NodeKind::Call ? ast_.child(expression, 0) : expression;
     std::vector<NodeId> arguments;
     if (ast_.kind(expression) == NodeKind::Call) {
@@ -222,6 +228,25 @@ TypeId Checker::resolve_type(NodeId node) {
       std::vector<DimId> dims(types_.dims(base).begin(), types_.dims(base).end());
       return set_type(node, types_.tensor(info.scalar, policy, dims, info.space, info.mut, info.seed_style));
     }
+    case NodeKind::BinaryOp: {
+      // A dtype with policies written as a value, as the right side of an
+      // alias (`T = fp8_e4m3 @accum(f32)`): there `@` parsed as a matmul.
+      NodeId lhs = ast_.child(node, 0), rhs = ast_.child(node, 1);
+      if (static_cast<BinaryOperator>(n.op) != BinaryOperator::MatMul) {
+        diags_.emit<diag::SemaNotAType>(n.range, source_text(node));
+        return set_type(node, types_.error());
+      }
+      TypeId base = resolve_type(lhs);
+      if (types_.is_error(base)) return set_type(node, base);
+      const TypeInfo& info = types_.info(base);
+      if (info.kind != TypeKind::Scalar) {
+        diags_.emit<diag::SemaNotAType>(ast_.range(lhs), source_text(lhs));
+        return set_type(node, types_.error());
+      }
+      ScalarType scalar = info.scalar;
+      PolicyId policy = resolve_policies(std::span<const NodeId>(&rhs, 1), scalar, info.policy, /*bare=*/true);
+      return set_type(node, types_.scalar(scalar, policy));
+    }
     case NodeKind::NoneLiteral:
       return set_type(node, types_.none());
     case NodeKind::Tuple: {
@@ -231,6 +256,7 @@ TypeId Checker::resolve_type(NodeId node) {
     }
     case NodeKind::Name:
     case NodeKind::Attribute: {
+      if (auto alias = alias_type(node)) return set_type(node, *alias);
       if (auto scalar = resolve_dtype_name(node, true)) return set_type(node, types_.scalar(*scalar));
       if (names_tensor(ast_, values_, node)) {
         diags_.emit<diag::SemaTensorWithoutDtype>(n.range);
@@ -238,11 +264,6 @@ TypeId Checker::resolve_type(NodeId node) {
       }
       if (n.kind == NodeKind::Name) {
         auto symbol = module_symbols_.find(n.payload);
-        if (symbol != module_symbols_.end() && symbol->second.kind == ModuleSymbol::Kind::TypeAlias) {
-          NodeId aliased = ast_.child(symbol->second.node, 0);
-          TypeId known = out_.node_types[aliased.index];
-          return set_type(node, known.valid() ? known : resolve_type(aliased));
-        }
         if (symbol != module_symbols_.end() && symbol->second.kind == ModuleSymbol::Kind::Class) {
           // A @precision_policy class used as an element type: its `storage`
           // dtype with the class as custom policy.
@@ -312,6 +333,15 @@ TypeId Checker::resolve_type(NodeId node) {
           TypeId element_type = resolve_type(object);
           element = types_.info(element_type).scalar;
           policy = types_.info(element_type).policy;
+        } else if (auto alias = alias_type(object)) {
+          // `T[m, k]` with `T = bf16` (or a dtype with policies).
+          if (types_.is_error(*alias)) return set_type(node, *alias);
+          if (types_.kind(*alias) != TypeKind::Scalar) {
+            diags_.emit<diag::SemaNotAType>(ast_.range(object), source_text(node));
+            return set_type(node, types_.error());
+          }
+          element = types_.info(*alias).scalar;
+          policy = types_.info(*alias).policy;
         } else {
           auto scalar = resolve_dtype_name(object, true);
           if (!scalar) {

@@ -100,5 +100,31 @@ TEST_CASE("check_module types a kernel and records its facts") {
   CHECK(module->types.to_string(k.parameter_types[1]) == "mut f32[n]");
 }
 
+TEST_CASE("module-level dtype aliases type parameters and shared buffers") {
+  SourceManager sources;
+  CollectingDiagnosticConsumer consumer;
+  DiagnosticEngine diags(sources, consumer);
+  ValueStores values;
+  FileId file = sources.add_file("t.tsr",
+                                 "T = bf16\n"
+                                 "ACC = T\n"
+                                 "Q = fp8_e4m3 @accum(f32)\n"
+                                 "@kernel(tile=(64,))\n"
+                                 "def k(x: T[n], q: Q[n], y: mut f32[n]):\n"
+                                 "    s = tile.alloc_shared((64,), ACC)\n"
+                                 "    i = tile.local_id()\n"
+                                 "    s[i] = x[i]\n"
+                                 "    y[i] = cast(s[i], f32) + q[i]\n");
+  ParsedFile parsed = lex_and_parse(file, sources, values, diags);
+  auto module = check_module(parsed.ast, values, diags);
+  diags.flush();
+  CHECK(consumer.diagnostics.empty());
+  REQUIRE(module->functions.size() == 1);
+  const FunctionInfo& k = module->functions[0];
+  CHECK(module->types.to_string(k.parameter_types[0]) == "bf16[n]");
+  CHECK(module->types.to_string(k.parameter_types[1]) == "fp8_e4m3[n] @accum(f32)");
+  CHECK(k.shared_bytes == 128u);  // 64 bf16
+}
+
 }  // namespace
 }  // namespace tessera::sema

@@ -6,6 +6,8 @@
 #   %tesserac-opt   IR text in, passes, IR text out
 #   FileCheck, not   from LLVM's tools (llvm-22-tools)
 import os
+import shutil
+import subprocess
 import sys
 
 import lit.formats
@@ -13,7 +15,7 @@ import lit.formats
 config.name = "tesserac"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".tsr", ".ir"]
-config.excludes = ["Inputs", "README.md"]
+config.excludes = ["Inputs", "README.md", "lit.local.cfg"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tesserac_build_dir, "tests")
 
@@ -26,6 +28,22 @@ config.substitutions.append(("%exec", "%s %s --tesserac %s" % (
 for name in ("TESSERA_EXEC_DEVICE", "TESSERA_EXEC_MMA"):
     if name in os.environ:
         config.environment[name] = os.environ[name]
+# A Python with NumPy for the stdlib tests (tests/stdlib/): lit's own, else
+# the system's (/usr/bin/python3 with Debian's python3-numpy; CMake may have
+# found another Python). Tests that need it say `REQUIRES: numpy` and are
+# UNSUPPORTED without one.
+def python_with_numpy():
+    for candidate in (sys.executable, "/usr/bin/python3", shutil.which("python3")):
+        if candidate and os.path.exists(candidate) and subprocess.call(
+                [candidate, "-c", "import numpy"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+            return candidate
+    return None
+
+
+numpy_python = python_with_numpy()
+if numpy_python:
+    config.available_features.add("numpy")
+    config.substitutions.append(("%numpy-python", numpy_python))
 config.substitutions.append(("%tesserac", config.tesserac_path))
 config.substitutions.append(("%FileCheck", config.filecheck_path))
 config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.environment.get("PATH", "")])
@@ -39,8 +57,6 @@ if "TESSERA_DIAGNOSTIC_LOG" in os.environ:
     config.environment["TESSERA_DIAGNOSTIC_LOG"] = os.environ["TESSERA_DIAGNOSTIC_LOG"]
 # ptxas from the CUDA Toolkit, when present: tests that assemble PTX say
 # `REQUIRES: ptxas` and are reported UNSUPPORTED (skipped) without it.
-import shutil
-
 ptxas = os.environ.get("TESSERA_PTXAS") or shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
 if os.path.exists(ptxas):
     config.available_features.add("ptxas")
