@@ -1,0 +1,482 @@
+// libtessera_rt_mpi.so: the runtime's MPI backend, a plugin built against the
+// real mpi.h and linked with libmpi, loaded by the runtime with dlopen when a
+// multi-process job creates its first mesh (mpi_plugin_abi.h;
+// docs/distributed.md#loading-mpi). Programs that never create a mesh, the
+// compiler among them, never load libmpi.
+//
+// Every collective is started non-blocking (MPI_Iallreduce, ...) and polled
+// with MPI_Test until it completes or TESSERA_COLLECTIVE_TIMEOUT passes; then
+// the plugin names the collective and ends the job with MPI_Abort, so that a
+// dead or absent peer never leaves the others hanging. MPI runs at
+// MPI_THREAD_SERIALIZED: one mutex serialises the MPI calls of all threads,
+// and is never held while waiting.
+//
+// Links nothing of the runtime: it includes the runtime's public headers for
+// tessStatus, tessDtype, tessReduceOp and the exact f16/bf16 conversions.
+#include <mpi.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mpi_plugin_abi.h"
+#include "tessera/numerics.hpp"
+#include "tessera/tessera_runtime.h"
+
+struct tessMpiComm_st {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 0;
+};
+
+namespace {
+
+thread_local std::string last_error_message;
+std::mutex mpi_mutex;  // MPI_THREAD_SERIALIZED: one MPI call at a time
+bool we_initialized = false;
+int world_rank = -1;
+
+int fail(tessStatus status, std::string message) {
+  last_error_message = std::move(message);
+  return status;
+}
+
+// "MPI_ERR_TRUNCATE: message truncated" (MPI_Error_string).
+std::string mpi_error_string(int code) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error code " + std::to_string(code);
+  return std::string(text, static_cast<size_t>(length));
+}
+
+int mpi_failure(const char* function, int code) {
+  return fail(TESS_ERROR_COLLECTIVE, std::string(function) + " failed: " + mpi_error_string(code));
+}
+
+// --- f16 and bf16: MPI has no such types; user-defined operations reduce them
+// in f32 and round to nearest even. Correctly rounded: f32 has more than
+// twice their precision plus two bits, so double rounding cannot occur for
+// +, * and /.
+
+float from_f16(uint16_t code) { return std::bit_cast<float>(tessera::numerics::f32_bits_from_f16(code)); }
+uint16_t to_f16(float x) { return tessera::numerics::f16_from_f32_bits(std::bit_cast<uint32_t>(x)); }
+float from_bf16(uint16_t code) { return std::bit_cast<float>(tessera::numerics::f32_bits_from_bf16(code)); }
+uint16_t to_bf16(float x) { return tessera::numerics::bf16_from_f32_bits(std::bit_cast<uint32_t>(x)); }
+
+float add(float a, float b) { return a + b; }
+float multiply(float a, float b) { return a * b; }
+float maximum(float a, float b) { return std::fmax(a, b); }
+float minimum(float a, float b) { return std::fmin(a, b); }
+
+template <float (*Decode)(uint16_t), uint16_t (*Encode)(float), float (*Combine)(float, float)>
+void half_operation(void* in, void* inout, int* length, MPI_Datatype*) {
+  const auto* a = static_cast<const uint16_t*>(in);
+  auto* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *length; ++i) b[i] = Encode(Combine(Decode(a[i]), Decode(b[i])));
+}
+
+// [dtype][op] for f16 (0) and bf16 (1); op SUM, PROD, MAX, MIN.
+MPI_Op half_ops[2][4];
+
+int create_half_ops() {
+  MPI_User_function* functions[2][4] = {
+      {half_operation<from_f16, to_f16, add>, half_operation<from_f16, to_f16, multiply>,
+       half_operation<from_f16, to_f16, maximum>, half_operation<from_f16, to_f16, minimum>},
+      {half_operation<from_bf16, to_bf16, add>, half_operation<from_bf16, to_bf16, multiply>,
+       half_operation<from_bf16, to_bf16, maximum>, half_operation<from_bf16, to_bf16, minimum>},
+  };
+  for (int t = 0; t < 2; ++t)
+    for (int o = 0; o < 4; ++o)
+      if (int rc = MPI_Op_create(functions[t][o], /*commute=*/1, &half_ops[t][o]); rc != MPI_SUCCESS)
+        return mpi_failure("MPI_Op_create", rc);
+  return 0;
+}
+
+// Bytes of a reducible dtype (the plugin cannot call the runtime's tessDtypeBits).
+size_t element_bytes(int dtype) {
+  switch (static_cast<tessDtype>(dtype)) {
+    case TESS_BOOL:
+    case TESS_I8:
+    case TESS_U8: return 1;
+    case TESS_I16:
+    case TESS_U16:
+    case TESS_F16:
+    case TESS_BF16: return 2;
+    case TESS_I32:
+    case TESS_U32:
+    case TESS_F32: return 4;
+    case TESS_I64:
+    case TESS_U64:
+    case TESS_F64: return 8;
+    case TESS_FP8_E4M3:
+    case TESS_FP8_E5M2:
+    case TESS_FP6_E2M3:
+    case TESS_FP6_E3M2:
+    case TESS_FP4_E2M1: return 0;
+  }
+  return 0;
+}
+
+// The MPI type of a reducible dtype; MPI_DATATYPE_NULL for the narrow floats.
+MPI_Datatype element_type(int dtype) {
+  switch (static_cast<tessDtype>(dtype)) {
+    case TESS_BOOL: return MPI_UINT8_T;
+    case TESS_I8: return MPI_INT8_T;
+    case TESS_I16: return MPI_INT16_T;
+    case TESS_I32: return MPI_INT32_T;
+    case TESS_I64: return MPI_INT64_T;
+    case TESS_U8: return MPI_UINT8_T;
+    case TESS_U16: return MPI_UINT16_T;
+    case TESS_U32: return MPI_UINT32_T;
+    case TESS_U64: return MPI_UINT64_T;
+    case TESS_F16: return MPI_UINT16_T;
+    case TESS_BF16: return MPI_UINT16_T;
+    case TESS_F32: return MPI_FLOAT;
+    case TESS_F64: return MPI_DOUBLE;
+    case TESS_FP8_E4M3:
+    case TESS_FP8_E5M2:
+    case TESS_FP6_E2M3:
+    case TESS_FP6_E3M2:
+    case TESS_FP4_E2M1: return MPI_DATATYPE_NULL;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+// AVG reduces with SUM and divides afterwards (divide_by_size).
+MPI_Op reduce_operation(int dtype, int op) {
+  int index = 0;
+  MPI_Op builtin = MPI_SUM;
+  switch (static_cast<tessReduceOp>(op)) {
+    case TESS_REDUCE_SUM:
+    case TESS_REDUCE_AVG: index = 0, builtin = MPI_SUM; break;
+    case TESS_REDUCE_PROD: index = 1, builtin = MPI_PROD; break;
+    case TESS_REDUCE_MAX: index = 2, builtin = MPI_MAX; break;
+    case TESS_REDUCE_MIN: index = 3, builtin = MPI_MIN; break;
+  }
+  if (dtype == TESS_F16) return half_ops[0][index];
+  if (dtype == TESS_BF16) return half_ops[1][index];
+  return builtin;
+}
+
+template <class T>
+void divide_all(void* data, uint64_t count, int n) {
+  auto* p = static_cast<T*>(data);
+  for (uint64_t i = 0; i < count; ++i) p[i] = static_cast<T>(p[i] / static_cast<T>(n));
+}
+
+template <float (*Decode)(uint16_t), uint16_t (*Encode)(float)>
+void divide_half(void* data, uint64_t count, int n) {
+  auto* p = static_cast<uint16_t*>(data);
+  for (uint64_t i = 0; i < count; ++i) p[i] = Encode(Decode(p[i]) / static_cast<float>(n));
+}
+
+// The second half of AVG. Integers divide as C does (truncating toward zero).
+void divide_by_size(void* data, uint64_t count, int dtype, int n) {
+  switch (static_cast<tessDtype>(dtype)) {
+    case TESS_I8: return divide_all<int8_t>(data, count, n);
+    case TESS_I16: return divide_all<int16_t>(data, count, n);
+    case TESS_I32: return divide_all<int32_t>(data, count, n);
+    case TESS_I64: return divide_all<int64_t>(data, count, n);
+    case TESS_U8: return divide_all<uint8_t>(data, count, n);
+    case TESS_U16: return divide_all<uint16_t>(data, count, n);
+    case TESS_U32: return divide_all<uint32_t>(data, count, n);
+    case TESS_U64: return divide_all<uint64_t>(data, count, n);
+    case TESS_F16: return divide_half<from_f16, to_f16>(data, count, n);
+    case TESS_BF16: return divide_half<from_bf16, to_bf16>(data, count, n);
+    case TESS_F32: return divide_all<float>(data, count, n);
+    case TESS_F64: return divide_all<double>(data, count, n);
+    case TESS_BOOL:
+    case TESS_FP8_E4M3:
+    case TESS_FP8_E5M2:
+    case TESS_FP6_E2M3:
+    case TESS_FP6_E3M2:
+    case TESS_FP4_E2M1: return;  // not reducible with AVG: rejected by the runtime
+  }
+}
+
+// The runtime rejects these before they get here; this is the plugin's own guard.
+int unsupported_dtype(const char* collective, int dtype) {
+  return fail(TESS_ERROR_UNSUPPORTED,
+              std::string(collective) + " cannot reduce elements of tessDtype " + std::to_string(dtype) + " with MPI");
+}
+
+[[noreturn]] void timed_out(const tessMpiCall* call) {
+  std::fprintf(stderr,
+               "tessera: rank %d: %s (MPI) did not complete within %g s (TESSERA_COLLECTIVE_TIMEOUT): a peer rank "
+               "has exited, failed or is not taking part in it; aborting the job\n",
+               world_rank, call->description, call->timeout_seconds);
+  std::fflush(stderr);
+  {
+    std::lock_guard lock(mpi_mutex);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  std::_Exit(1);
+}
+
+// Polls `request` until it completes, or ends the job at the deadline.
+int wait(MPI_Request* request, const char* function, const tessMpiCall* call, MPI_Status* status = MPI_STATUS_IGNORE) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  const bool timed = call->timeout_seconds > 0;
+  const auto limit = std::chrono::duration<double>(call->timeout_seconds);
+  for (unsigned long polls = 0;; ++polls) {
+    int done = 0;
+    int rc;
+    {
+      std::lock_guard lock(mpi_mutex);
+      rc = MPI_Test(request, &done, status);
+    }
+    if (rc != MPI_SUCCESS) return mpi_failure(function, rc);
+    if (done) return 0;
+    if (timed && polls % 64 == 0 && Clock::now() - start > limit) timed_out(call);
+    // Spin briefly (small messages complete in microseconds), then let the
+    // other ranks of an oversubscribed node run.
+    if (polls >= 1000) sched_yield();
+  }
+}
+
+// Starts a non-blocking operation under the mutex and waits for it.
+template <class Start>
+int run(const char* function, const tessMpiCall* call, Start start, MPI_Status* status = MPI_STATUS_IGNORE) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc;
+  {
+    std::lock_guard lock(mpi_mutex);
+    rc = start(&request);
+  }
+  if (rc != MPI_SUCCESS) return mpi_failure(function, rc);
+  return wait(&request, function, call, status);
+}
+
+const char* last_error() { return last_error_message.c_str(); }
+
+const char* library_version() {
+  static std::string version = [] {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int length = 0;
+    if (MPI_Get_library_version(text, &length) != MPI_SUCCESS) return std::string("unknown MPI");
+    std::string v(text, static_cast<size_t>(length));
+    return v.substr(0, v.find_first_of("\n,"));
+  }();
+  return version.c_str();
+}
+
+void finalize_at_exit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+int rank_and_size(tessMpiComm comm, int* rank, int* size) {
+  *rank = comm->rank;
+  *size = comm->size;
+  return 0;
+}
+
+tessMpiComm wrap(MPI_Comm comm) {
+  auto* c = new tessMpiComm_st;
+  c->comm = comm;
+  MPI_Comm_rank(comm, &c->rank);
+  MPI_Comm_size(comm, &c->size);
+  return c;
+}
+
+int initialize(const tessMpiCall* call, tessMpiComm* world) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (finalized) return fail(TESS_ERROR_COLLECTIVE, "MPI was already finalized (MPI_Finalize) in this process");
+  if (!initialized) {
+    int provided = 0;
+    if (int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided); rc != MPI_SUCCESS)
+      return mpi_failure("MPI_Init_thread", rc);
+    we_initialized = true;
+    std::atexit(finalize_at_exit);
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  if (int s = create_half_ops(); s) return s;
+  // A private duplicate: our messages never match the application's, and its
+  // error handler returns errors instead of aborting.
+  MPI_Comm duplicate = MPI_COMM_NULL;
+  if (int s = run("MPI_Comm_idup", call, [&](MPI_Request* r) { return MPI_Comm_idup(MPI_COMM_WORLD, &duplicate, r); });
+      s)
+    return s;
+  MPI_Comm_set_errhandler(duplicate, MPI_ERRORS_RETURN);
+  *world = wrap(duplicate);
+  return 0;
+}
+
+int barrier(tessMpiComm comm, const tessMpiCall* call) {
+  return run("MPI_Ibarrier", call, [&](MPI_Request* r) { return MPI_Ibarrier(comm->comm, r); });
+}
+
+int split(tessMpiComm comm, int color, int key, const tessMpiCall* call, tessMpiComm* result) {
+  // MPI_Comm_split has no non-blocking form: a barrier first bounds the wait
+  // for the other ranks by the timeout, then the split completes at once.
+  if (int s = barrier(comm, call); s) return s;
+  MPI_Comm out = MPI_COMM_NULL;
+  int rc;
+  {
+    std::lock_guard lock(mpi_mutex);
+    rc = MPI_Comm_split(comm->comm, color < 0 ? MPI_UNDEFINED : color, key, &out);
+  }
+  if (rc != MPI_SUCCESS) return mpi_failure("MPI_Comm_split", rc);
+  *result = out == MPI_COMM_NULL ? nullptr : wrap(out);
+  return 0;
+}
+
+void free_comm(tessMpiComm comm) {
+  if (!comm) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) {
+    std::lock_guard lock(mpi_mutex);
+    MPI_Comm_free(&comm->comm);
+  }
+  delete comm;
+}
+
+int all_reduce(tessMpiComm comm, const void* send, void* recv, uint64_t count, int dtype, int op,
+               const tessMpiCall* call) {
+  const MPI_Datatype type = element_type(dtype);
+  if (type == MPI_DATATYPE_NULL) return unsupported_dtype("all_reduce", dtype);
+  const MPI_Op mpi_op = reduce_operation(dtype, op);
+  const size_t size = element_bytes(dtype);
+  // MPI counts are int: larger buffers reduce in pieces.
+  for (uint64_t done = 0; done < count;) {
+    const int n = static_cast<int>(std::min<uint64_t>(count - done, INT_MAX));
+    const void* in = send == recv ? MPI_IN_PLACE : static_cast<const char*>(send) + done * size;
+    void* out = static_cast<char*>(recv) + done * size;
+    if (int s = run("MPI_Iallreduce", call,
+                    [&](MPI_Request* r) { return MPI_Iallreduce(in, out, n, type, mpi_op, comm->comm, r); });
+        s)
+      return s;
+    done += static_cast<uint64_t>(n);
+  }
+  if (op == TESS_REDUCE_AVG) divide_by_size(recv, count, dtype, comm->size);
+  return 0;
+}
+
+int reduce_scatter(tessMpiComm comm, const void* send, void* recv, uint64_t count, int dtype, int op,
+                   const tessMpiCall* call) {
+  const MPI_Datatype type = element_type(dtype);
+  if (type == MPI_DATATYPE_NULL) return unsupported_dtype("reduce_scatter", dtype);
+  if (count > INT_MAX)
+    return fail(TESS_ERROR_UNSUPPORTED, "reduce_scatter of " + std::to_string(count) +
+                                            " elements per rank: MPI's limit is 2147483647 (INT_MAX)");
+  const MPI_Op mpi_op = reduce_operation(dtype, op);
+  const size_t bytes = count * element_bytes(dtype);
+  // In place (recv is this rank's block of send): MPI_IN_PLACE would put the
+  // result at the start of the buffer, so reduce into a temporary.
+  const bool in_place = static_cast<const char*>(send) + static_cast<size_t>(comm->rank) * bytes == recv;
+  std::vector<unsigned char> temporary(in_place ? bytes : 0);
+  void* out = in_place ? temporary.data() : recv;
+  const int n = static_cast<int>(count);
+  if (int s = run("MPI_Ireduce_scatter_block", call,
+                  [&](MPI_Request* r) { return MPI_Ireduce_scatter_block(send, out, n, type, mpi_op, comm->comm, r); });
+      s)
+    return s;
+  if (in_place) std::memcpy(recv, temporary.data(), bytes);
+  if (op == TESS_REDUCE_AVG) divide_by_size(recv, count, dtype, comm->size);
+  return 0;
+}
+
+int all_gather(tessMpiComm comm, const void* send, void* recv, uint64_t bytes, const tessMpiCall* call) {
+  if (bytes > INT_MAX)
+    return fail(TESS_ERROR_UNSUPPORTED,
+                "all_gather of " + std::to_string(bytes) + " bytes per rank: MPI's limit is 2147483647 (INT_MAX)");
+  const bool in_place = static_cast<const char*>(recv) + static_cast<size_t>(comm->rank) * bytes == send;
+  const int n = static_cast<int>(bytes);
+  return run("MPI_Iallgather", call, [&](MPI_Request* r) {
+    return MPI_Iallgather(in_place ? MPI_IN_PLACE : send, n, MPI_BYTE, recv, n, MPI_BYTE, comm->comm, r);
+  });
+}
+
+int broadcast(tessMpiComm comm, void* buffer, uint64_t bytes, int root, const tessMpiCall* call) {
+  for (uint64_t done = 0; done < bytes;) {
+    const int n = static_cast<int>(std::min<uint64_t>(bytes - done, INT_MAX));
+    char* p = static_cast<char*>(buffer) + done;
+    if (int s = run("MPI_Ibcast", call, [&](MPI_Request* r) { return MPI_Ibcast(p, n, MPI_BYTE, root, comm->comm, r); });
+        s)
+      return s;
+    done += static_cast<uint64_t>(n);
+  }
+  return 0;
+}
+
+constexpr int kTag = 0;  // messages between two ranks arrive in order
+
+int send(tessMpiComm comm, const void* buffer, uint64_t bytes, int peer, const tessMpiCall* call) {
+  for (uint64_t done = 0; done < bytes;) {
+    const int n = static_cast<int>(std::min<uint64_t>(bytes - done, INT_MAX));
+    const char* p = static_cast<const char*>(buffer) + done;
+    if (int s = run("MPI_Isend", call,
+                    [&](MPI_Request* r) { return MPI_Isend(p, n, MPI_BYTE, peer, kTag, comm->comm, r); });
+        s)
+      return s;
+    done += static_cast<uint64_t>(n);
+  }
+  return 0;
+}
+
+int recv(tessMpiComm comm, void* buffer, uint64_t bytes, int peer, const tessMpiCall* call) {
+  for (uint64_t done = 0; done < bytes;) {
+    const int n = static_cast<int>(std::min<uint64_t>(bytes - done, INT_MAX));
+    char* p = static_cast<char*>(buffer) + done;
+    MPI_Status status;
+    if (int s = run(
+            "MPI_Irecv", call, [&](MPI_Request* r) { return MPI_Irecv(p, n, MPI_BYTE, peer, kTag, comm->comm, r); },
+            &status);
+        s)
+      return s;
+    int received = 0;
+    MPI_Get_count(&status, MPI_BYTE, &received);
+    if (received != n)
+      return fail(TESS_ERROR_COLLECTIVE, "the message from index " + std::to_string(peer) + " has " +
+                                             std::to_string(done + static_cast<uint64_t>(received)) +
+                                             " bytes, the recv expects " + std::to_string(bytes) +
+                                             " (the send's count or dtype differs)");
+    done += static_cast<uint64_t>(n);
+  }
+  return 0;
+}
+
+void abort_job(int exit_code) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, exit_code);
+}
+
+const tessMpiPlugin plugin = {
+    TESS_MPI_PLUGIN_ABI_VERSION,
+    sizeof(tessMpiPlugin),
+    last_error,
+    library_version,
+    initialize,
+    rank_and_size,
+    split,
+    free_comm,
+    all_reduce,
+    reduce_scatter,
+    all_gather,
+    broadcast,
+    send,
+    recv,
+    barrier,
+    abort_job,
+};
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const tessMpiPlugin* tessera_mpi_plugin(void) { return &plugin; }
