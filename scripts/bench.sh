@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc 2>/dev/null || echo 2)" --target frontend_bench tesserac
+cmake --build --preset release -j "$(nproc 2>/dev/null || echo 2)" --target frontend_bench tesserac dist_allreduce_bench
 echo "== bench/frontend: lexer and parser throughput"
 build/release/bench/frontend_bench "$@"
 echo "== bench/cpu: the CPU target against g++ -O3"
 bench/cpu/run.sh build/release/tools/tesserac
+echo "== bench/dist: all_reduce through the runtime against plain MPI"
+bench/dist/run.sh build/release/bench/dist_allreduce_bench

@@ -304,7 +304,7 @@ TEST_SUITE("mpi") {
       mesh.send("x", buffer.address(), 2, TESS_F32, 1);  // 8 bytes, recv'd as 16: short
     } else if (job_rank() == 1) {
       CHECK(tessMeshRecv(mesh.get(), "x", buffer.address(), 4, TESS_F32, 0, nullptr) == TESS_ERROR_COLLECTIVE);
-      CHECK(contains(last_message(), "tessMeshRecv: recv on mesh axis 'x' (MPI) failed: MPI_Irecv failed: "
+      CHECK(contains(last_message(), "tessMeshRecv: recv on mesh axis 'x' (MPI) failed: MPI_Recv failed: "
                                      "MPI_ERR_TRUNCATE: message truncated"));
       CHECK(tessMeshRecv(mesh.get(), "x", buffer.address(), 4, TESS_F32, 0, nullptr) == TESS_ERROR_COLLECTIVE);
       CHECK(contains(last_message(), "(MPI) failed: the message from index 0 has 8 bytes, the recv expects 16"));
@@ -437,6 +437,17 @@ TEST_SUITE("dead-peer") {
     Buffer b(mesh.device(), 4);
     mesh.all_reduce("x", b.address(), b.address(), 1, TESS_F32, TESS_REDUCE_SUM);
     FAIL("the all_reduce completed without its peer");
+  }
+}
+
+// A rank that cannot go on ends the job while its peer waits in a barrier.
+TEST_SUITE("job-abort") {
+  TEST_CASE("tessJobAbort ends every rank") {
+    if (!std::getenv("TESSERA_RT_TEST_MPI")) return;
+    Mesh mesh(cpus(job_size()), {"x"}, {job_size()});
+    if (job_rank() == 0) tessJobAbort(3, "the test gives up");
+    mesh.barrier();
+    FAIL("the barrier completed without rank 0");
   }
 }
 

@@ -475,6 +475,15 @@ TEST_SUITE("nccl") {
   }
 }
 
+// Run by ctest with TESSERA_RT_TEST_JOB_ABORT set: a process alone exits
+// with the code, after the message.
+TEST_SUITE("job-abort") {
+  TEST_CASE("tessJobAbort in a job of one process") {
+    if (!std::getenv("TESSERA_RT_TEST_JOB_ABORT")) return;
+    tessJobAbort(7, "nothing to do");
+  }
+}
+
 // Run by ctest with FAKE_NCCL_ASYNC_ERROR set: the watchdog must end the
 // process with a message naming the collective (the test passes on that
 // message; reaching the end fails it).

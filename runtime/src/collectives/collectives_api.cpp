@@ -67,8 +67,7 @@ tessStatus resolve(const char* function, const char* collective, tessMesh mesh, 
   target->comm = k < 0 ? mesh->all.get() : mesh->axes[static_cast<size_t>(k)].get();
   target->call.function = function;
   target->call.collective = collective;
-  target->call.group = k < 0 ? fmt::format("the mesh ({} ranks)", mesh->size())
-                             : fmt::format("mesh axis '{}'", mesh->axis_names[static_cast<size_t>(k)]);
+  target->call.group = k < 0 ? mesh->all_group.c_str() : mesh->axis_groups[static_cast<size_t>(k)].c_str();
   target->call.timeout_seconds = mesh->timeout_seconds;
   return ok();
 }

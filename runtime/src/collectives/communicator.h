@@ -23,11 +23,12 @@ namespace tessera::rt {
 const char* backend_name(tessCollectiveBackend backend);
 const char* reduce_op_name(tessReduceOp op);
 
-// One collective call, for messages and the timeout.
+// One collective call, for messages and the timeout. The strings are the
+// caller's (the mesh keeps its groups' names): nothing is built per call.
 struct CollectiveCall {
   const char* function = "";    // the C function: "tessMeshAllReduce"
   const char* collective = "";  // "all_reduce"
-  std::string group;            // "mesh axis 'dp'", "the mesh (4 ranks)"
+  const char* group = "";       // "mesh axis 'dp'", "the mesh (4 ranks)"
   double timeout_seconds = 0;   // <= 0: wait for ever
 
   // "all_reduce on mesh axis 'dp'"

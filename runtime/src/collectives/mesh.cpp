@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <string_view>
 
 #include "../runtime_internal.h"
@@ -67,7 +68,7 @@ tessStatus check_spec(const MeshSpec& spec, std::vector<ParsedDevice>& parsed) {
       return invalid(fmt::format("two axes are named '{}'", name));
     names.emplace_back(name);
     if (spec.shape[k] < 1) return invalid(fmt::format("axis '{}' has size {}; sizes are at least 1", name, spec.shape[k]));
-    product = std::min<int64_t>(product * spec.shape[k], int64_t{1} << 40);
+    product = std::min<int64_t>(product, INT32_MAX) * spec.shape[k];  // no overflow: both factors < 2^31
   }
   if (product != spec.device_count) {
     std::string shape;
@@ -139,6 +140,8 @@ tessStatus create_mesh(const MeshSpec& spec, std::unique_ptr<tessMesh_st>* resul
   mesh->axis_names.assign(spec.axis_names, spec.axis_names + spec.axis_count);
   mesh->shape.assign(spec.shape, spec.shape + spec.axis_count);
   mesh->flags = spec.flags;
+  mesh->all_group = fmt::format("the mesh ({} ranks)", spec.device_count);
+  for (const auto& name : mesh->axis_names) mesh->axis_groups.push_back(fmt::format("mesh axis '{}'", name));
   if (auto s = collective_timeout_seconds("tessMeshCreate", &mesh->timeout_seconds); s) return s;
   const bool force_cpu = spec.flags & TESS_MESH_FORCE_CPU;
   const bool cuda = parsed[0].kind == TESS_DEVICE_CUDA && !force_cpu;
@@ -164,7 +167,8 @@ tessStatus create_mesh(const MeshSpec& spec, std::unique_ptr<tessMesh_st>* resul
   CollectiveCall call;
   call.function = "tessMeshCreate";
   call.collective = "mesh creation";
-  call.group = fmt::format("the job ({} ranks)", job.size);
+  const std::string job_group = fmt::format("the job ({} ranks)", job.size);
+  call.group = job_group.c_str();
   call.timeout_seconds = mesh->timeout_seconds;
   Communicator* world = nullptr;
   if (auto s = mpi_world(call, &world); s) return s;
@@ -190,7 +194,7 @@ tessStatus create_mesh(const MeshSpec& spec, std::unique_ptr<tessMesh_st>* resul
   }
   mesh->rank = world->rank();
   mesh->coords = mesh_coords(mesh->shape, mesh->rank);
-  call.group = fmt::format("the mesh ({} ranks)", spec.device_count);
+  call.group = mesh->all_group.c_str();
 
   // Every member's device (and NCCL) ready, or all fail together.
   ParsedDevice device = parsed[static_cast<size_t>(mesh->rank)];
@@ -231,7 +235,7 @@ tessStatus create_mesh(const MeshSpec& spec, std::unique_ptr<tessMesh_st>* resul
     mesh->backend = TESS_COLLECTIVES_NCCL;
     if (auto s = make_nccl_communicator(call, *nccl, std::move(ranks), mesh->device, &mesh->all); s) return s;
     for (int k = 0; k < spec.axis_count; ++k) {
-      call.group = fmt::format("mesh axis '{}'", mesh->axis_names[static_cast<size_t>(k)]);
+      call.group = mesh->axis_groups[static_cast<size_t>(k)].c_str();
       std::unique_ptr<Communicator> c;
       if (auto s = make_nccl_communicator(call, *nccl, std::move(axes[static_cast<size_t>(k)]), mesh->device, &c); s)
         return s;

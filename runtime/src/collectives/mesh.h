@@ -22,6 +22,9 @@ struct tessMesh_st {
   tessCollectiveBackend backend = TESS_COLLECTIVES_LOOPBACK;
   std::unique_ptr<tessera::rt::Communicator> all;                // every rank of the mesh (members only)
   std::vector<std::unique_ptr<tessera::rt::Communicator>> axes;  // one per axis (members only)
+  // Names of the groups in messages: "the mesh (4 ranks)", "mesh axis 'dp'".
+  std::string all_group;
+  std::vector<std::string> axis_groups;
 
   int size() const { return static_cast<int>(devices.size()); }
   int axis_count() const { return static_cast<int>(shape.size()); }

@@ -130,9 +130,7 @@ const Plugin* load_plugin(std::string& error) {
   return plugin;
 }
 
-tessMpiCall mpi_call(const CollectiveCall& call, const std::string& description) {
-  return tessMpiCall{description.c_str(), call.timeout_seconds};
-}
+tessMpiCall mpi_call(const CollectiveCall& call) { return tessMpiCall{call.collective, call.group, call.timeout_seconds}; }
 
 class MpiCommunicator : public Communicator {
  public:
@@ -147,44 +145,36 @@ class MpiCommunicator : public Communicator {
 
   tessStatus all_reduce(const CollectiveCall& call, const void* send, void* recv, size_t count, tessDtype dtype,
                         tessReduceOp op, tessStream) override {
-    const std::string d = call.description();
-    const tessMpiCall c = mpi_call(call, d);
+    const tessMpiCall c = mpi_call(call);
     return check(call, p_.all_reduce(comm_, send, recv, count, dtype, op, &c));
   }
   tessStatus reduce_scatter(const CollectiveCall& call, const void* send, void* recv, size_t count, tessDtype dtype,
                             tessReduceOp op, tessStream) override {
-    const std::string d = call.description();
-    const tessMpiCall c = mpi_call(call, d);
+    const tessMpiCall c = mpi_call(call);
     return check(call, p_.reduce_scatter(comm_, send, recv, count, dtype, op, &c));
   }
   tessStatus all_gather(const CollectiveCall& call, const void* send, void* recv, size_t bytes, tessStream) override {
-    const std::string d = call.description();
-    const tessMpiCall c = mpi_call(call, d);
+    const tessMpiCall c = mpi_call(call);
     return check(call, p_.all_gather(comm_, send, recv, bytes, &c));
   }
   tessStatus broadcast(const CollectiveCall& call, void* buffer, size_t bytes, int root, tessStream) override {
-    const std::string d = call.description();
-    const tessMpiCall c = mpi_call(call, d);
+    const tessMpiCall c = mpi_call(call);
     return check(call, p_.broadcast(comm_, buffer, bytes, root, &c));
   }
   tessStatus send(const CollectiveCall& call, const void* buffer, size_t bytes, int peer, tessStream) override {
-    const std::string d = call.description();
-    const tessMpiCall c = mpi_call(call, d);
+    const tessMpiCall c = mpi_call(call);
     return check(call, p_.send(comm_, buffer, bytes, peer, &c));
   }
   tessStatus recv(const CollectiveCall& call, void* buffer, size_t bytes, int peer, tessStream) override {
-    const std::string d = call.description();
-    const tessMpiCall c = mpi_call(call, d);
+    const tessMpiCall c = mpi_call(call);
     return check(call, p_.recv(comm_, buffer, bytes, peer, &c));
   }
   tessStatus barrier(const CollectiveCall& call) override {
-    const std::string d = call.description();
-    const tessMpiCall c = mpi_call(call, d);
+    const tessMpiCall c = mpi_call(call);
     return check(call, p_.barrier(comm_, &c));
   }
   tessStatus split(const CollectiveCall& call, int color, int key, std::unique_ptr<Communicator>* result) override {
-    const std::string d = call.description();
-    const tessMpiCall c = mpi_call(call, d);
+    const tessMpiCall c = mpi_call(call);
     tessMpiComm out = nullptr;
     if (auto s = check(call, p_.split(comm_, color, key, &c, &out)); s) return s;
     *result = out ? std::make_unique<MpiCommunicator>(p_, out) : nullptr;
@@ -222,8 +212,7 @@ tessStatus mpi_world(const CollectiveCall& call, Communicator** world) {
       world_status = TESS_ERROR_LIBRARY_NOT_FOUND;
       world_error = fmt::format("{}: {}", call.function, error);
     } else {
-      const std::string d = call.description();
-      const tessMpiCall c = mpi_call(call, d);
+      const tessMpiCall c = mpi_call(call);
       tessMpiComm comm = nullptr;
       if (int s = plugin->table->initialize(&c, &comm); s) {
         world_status = static_cast<tessStatus>(s);

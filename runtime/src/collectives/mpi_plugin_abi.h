@@ -22,10 +22,11 @@ extern "C" {
 
 typedef struct tessMpiComm_st* tessMpiComm;
 
-/* What a call is, for the timeout. */
+/* What a call is, for the timeout's message: "<collective> on <group>". */
 typedef struct tessMpiCall {
-  const char* description; /* "all_reduce on mesh axis 'dp'" */
-  double timeout_seconds;  /* <= 0: wait for ever */
+  const char* collective; /* "all_reduce" */
+  const char* group;      /* "mesh axis 'dp'" */
+  double timeout_seconds; /* <= 0: wait for ever */
 } tessMpiCall;
 
 typedef struct tessMpiPlugin {
