@@ -256,16 +256,76 @@ TEST_SUITE("mpi") {
       }
   }
 
-  TEST_CASE("broadcast from the last index") {
+  TEST_CASE("reduce_scatter: every reducible dtype and operation, exact") {
+    const int n = job_size();
+    const int me = job_rank();
+    Mesh mesh(cpus(n), {"x"}, {n});
+    const size_t count = 11;
+    Buffer send(mesh.device(), count * static_cast<size_t>(n) * 8), recv(mesh.device(), count * 8);
+    for (tessDtype t : kReducible)
+      for (tessReduceOp op : kOps) {
+        if (t == TESS_BOOL && op != TESS_REDUCE_MAX && op != TESS_REDUCE_MIN) continue;
+        auto* in = reinterpret_cast<void*>(send.address());
+        auto* out = reinterpret_cast<void*>(recv.address());
+        // Element k of block j holds this rank's value of global element j * count + k.
+        for (size_t g = 0; g < count * static_cast<size_t>(n); ++g) store(t, in, g, value(t, op, me, g));
+        INFO(tessDtypeName(t) << " op " << static_cast<int>(op));
+        mesh.reduce_scatter("x", send.address(), recv.address(), count, t, op);
+        int wrong = 0;
+        for (size_t k = 0; k < count; ++k)
+          wrong += load(t, out, k) != reference(t, op, static_cast<size_t>(me) * count + k, n);
+        CHECK(wrong == 0);
+      }
+  }
+
+  TEST_CASE("broadcast from the last index, every dtype") {
     const int n = job_size();
     Mesh mesh(cpus(n), {"x"}, {n});
+    const size_t count = 16;  // whole bytes for every dtype
+    for (int d = 0; d < TESS_DTYPE_COUNT; ++d) {
+      const auto t = static_cast<tessDtype>(d);
+      const size_t bytes = count * static_cast<size_t>(tessDtypeBits(t)) / 8;
+      Buffer buffer(mesh.device(), bytes);
+      auto* data = reinterpret_cast<uint8_t*>(buffer.address());
+      for (size_t j = 0; j < bytes; ++j) data[j] = job_rank() == n - 1 ? static_cast<uint8_t>(j * 7 + d) : 0xee;
+      INFO(tessDtypeName(t));
+      mesh.broadcast("x", buffer.address(), count, t, n - 1);
+      int wrong = 0;
+      for (size_t j = 0; j < bytes; ++j) wrong += data[j] != static_cast<uint8_t>(j * 7 + d);
+      CHECK(wrong == 0);
+    }
+    // A root in the middle, on f64.
     Buffer buffer(mesh.device(), 100 * 8);
     auto* data = reinterpret_cast<double*>(buffer.address());
-    for (int i = 0; i < 100; ++i) data[i] = job_rank() == n - 1 ? i * 0.25 : -1;
-    mesh.broadcast("x", buffer.address(), 100, TESS_F64, n - 1);
+    for (int i = 0; i < 100; ++i) data[i] = job_rank() == n / 2 ? i * 0.25 : -1;
+    mesh.broadcast(nullptr, buffer.address(), 100, TESS_F64, n / 2);
     int wrong = 0;
     for (int i = 0; i < 100; ++i) wrong += data[i] != i * 0.25;
     CHECK(wrong == 0);
+  }
+
+  TEST_CASE("send and recv of every dtype") {
+    const int n = job_size();
+    Mesh mesh(cpus(n), {"x"}, {n});
+    const size_t count = 24;
+    for (int d = 0; d < TESS_DTYPE_COUNT; ++d) {
+      const auto t = static_cast<tessDtype>(d);
+      const size_t bytes = count * static_cast<size_t>(tessDtypeBits(t)) / 8;
+      Buffer buffer(mesh.device(), bytes);
+      auto* data = reinterpret_cast<uint8_t*>(buffer.address());
+      INFO(tessDtypeName(t));
+      // Index 0 sends to index n - 1.
+      if (job_rank() == 0) {
+        for (size_t j = 0; j < bytes; ++j) data[j] = static_cast<uint8_t>(j * 5 + d);
+        mesh.send("x", buffer.address(), count, t, n - 1);
+      } else if (job_rank() == n - 1) {
+        std::memset(data, 0, bytes);
+        mesh.recv("x", buffer.address(), count, t, 0);
+        int wrong = 0;
+        for (size_t j = 0; j < bytes; ++j) wrong += data[j] != static_cast<uint8_t>(j * 5 + d);
+        CHECK(wrong == 0);
+      }
+    }
   }
 
   TEST_CASE("send and recv between pipeline stages") {

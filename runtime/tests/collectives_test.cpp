@@ -450,7 +450,7 @@ TEST_SUITE("nccl") {
 
     // NCCL's errors are named, with its own string and last error.
     nccl_fail_next(4);
-    CHECK(comm->all_reduce(call_of("all_reduce"), a.data(), b.data(), 8, TESS_F32, TESS_REDUCE_SUM, nullptr) ==
+    CHECK(comm->all_reduce(call_of("all_reduce"), a.data(), b.data(), 4, TESS_F32, TESS_REDUCE_SUM, nullptr) ==
           TESS_ERROR_COLLECTIVE);
     CHECK(last_message() ==
           "tessMeshTest: all_reduce on mesh axis 'tp' (NCCL) failed: ncclAllReduce failed with ncclInvalidArgument "
@@ -459,7 +459,7 @@ TEST_SUITE("nccl") {
 
     // A watched collective (with a timeout) records an event after it; CPU
     // events complete at once, so the watchdog lets it go.
-    CHECK(comm->all_reduce(call_of("all_reduce", 30), a.data(), b.data(), 8, TESS_F32, TESS_REDUCE_SUM, nullptr) ==
+    CHECK(comm->all_reduce(call_of("all_reduce", 30), a.data(), b.data(), 4, TESS_F32, TESS_REDUCE_SUM, nullptr) ==
           TESS_SUCCESS);
 
     // A split makes a new communicator over the bootstrap's split.

@@ -4,12 +4,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <unordered_set>
 
 #include "../runtime_internal.h"
 #include "job.h"
 #include "mesh.h"
+
+// The C ABI passes these enums as 32-bit ints (and their values are fixed).
+static_assert(sizeof(tessReduceOp) == 4 && sizeof(tessCollectiveBackend) == 4);
+static_assert(TESS_REDUCE_SUM == 0 && TESS_REDUCE_PROD == 1 && TESS_REDUCE_MAX == 2 && TESS_REDUCE_MIN == 3 &&
+              TESS_REDUCE_AVG == 4);
+static_assert(TESS_COLLECTIVES_LOOPBACK == 0 && TESS_COLLECTIVES_MPI == 1 && TESS_COLLECTIVES_NCCL == 2);
+static_assert(TESS_MESH_FORCE_CPU == 1u && TESS_MESH_MAX_AXES == 8);
 
 namespace tessera::rt {
 namespace {
@@ -72,12 +80,23 @@ tessStatus resolve(const char* function, const char* collective, tessMesh mesh, 
   return ok();
 }
 
-bool valid_dtype(tessDtype dtype) { return static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) < TESS_DTYPE_COUNT; }
+// An enum argument's value as an int, read without loading it as the enum:
+// a caller of the C ABI may pass any int, and loading one outside the enum's
+// range is undefined behaviour in C++ (UBSan checks it).
+template <class Enum>
+int raw_value(const Enum& value) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int v;
+  std::memcpy(&v, &value, sizeof v);
+  return v;
+}
+
+bool valid_dtype(const tessDtype& dtype) { return raw_value(dtype) >= 0 && raw_value(dtype) < TESS_DTYPE_COUNT; }
 
 // `count` elements of `dtype` in bytes; they must be whole bytes.
-tessStatus byte_size(const Target& t, size_t count, tessDtype dtype, size_t* bytes) {
+tessStatus byte_size(const Target& t, size_t count, const tessDtype& dtype, size_t* bytes) {
   if (!valid_dtype(dtype))
-    return fail(TESS_ERROR_INVALID_VALUE, fmt::format("{}: invalid dtype {}", t.call.function, static_cast<int>(dtype)));
+    return fail(TESS_ERROR_INVALID_VALUE, fmt::format("{}: invalid dtype {}", t.call.function, raw_value(dtype)));
   const auto bits = static_cast<size_t>(tessDtypeBits(dtype));
   if (count > (SIZE_MAX / 8) / std::max<size_t>(bits, 1) / static_cast<size_t>(t.comm->size()))
     return fail(TESS_ERROR_INVALID_VALUE, fmt::format("{}: {} elements are too many", t.call.function, count));
@@ -89,10 +108,10 @@ tessStatus byte_size(const Target& t, size_t count, tessDtype dtype, size_t* byt
   return ok();
 }
 
-tessStatus check_reduction(const Target& t, tessDtype dtype, tessReduceOp op) {
-  if (!reduce_op_name(op))
+tessStatus check_reduction(const Target& t, tessDtype dtype, const tessReduceOp& op) {
+  if (raw_value(op) < TESS_REDUCE_SUM || raw_value(op) > TESS_REDUCE_AVG)
     return fail(TESS_ERROR_INVALID_VALUE, fmt::format("{}: unknown reduction {} (TESS_REDUCE_SUM, PROD, MAX, MIN or AVG)",
-                                                      t.call.function, static_cast<int>(op)));
+                                                      t.call.function, raw_value(op)));
   auto unsupported = [&](const std::string& why) {
     return fail(TESS_ERROR_UNSUPPORTED, fmt::format("{}: {} on {} ({}) cannot reduce {} with {}: {}", t.call.function,
                                                     t.call.collective, t.call.group, backend_name(t.comm->backend()),
@@ -124,7 +143,7 @@ tessStatus check_reduction(const Target& t, tessDtype dtype, tessReduceOp op) {
       return unsupported("reductions take bool, the integer types, f16, bf16, f32 and f64 (convert first; "
                          "all_gather, broadcast, send and recv move any dtype)");
   }
-  return fail(TESS_ERROR_INVALID_VALUE, fmt::format("{}: invalid dtype {}", t.call.function, static_cast<int>(dtype)));
+  return fail(TESS_ERROR_INVALID_VALUE, fmt::format("{}: invalid dtype {}", t.call.function, raw_value(dtype)));
 }
 
 tessStatus check_buffer(const Target& t, const char* role, tessDevicePtr p, size_t bytes) {
