@@ -8,9 +8,11 @@
 //   1. $TESSERA_MPI_PLUGIN (only there, when set)
 //   2. beside the executable, and in ../<libdir> of its directory (an
 //      installed tesserac, programs installed into the same prefix)
-//   3. the dynamic loader's search path: LD_LIBRARY_PATH, the executable's
-//      RUNPATH (find_package(Tessera) adds the installed library directory),
-//      ld.so.cache
+//   3. the executable's library search path (LD_LIBRARY_PATH, its RUNPATH,
+//      which find_package(Tessera) makes name the installed library
+//      directory, the system directories), read with dlinfo: dlopen's own
+//      use of the caller's RUNPATH does not survive interposers (ASan's
+//      dlopen makes libasan the caller); then the name alone (ld.so.cache)
 //   4. the installation's library directory, then the build tree's runtime/
 //      folder, both as configured (TESSERA_MPI_PLUGIN_DIRS, set by CMake; the
 //      build tree's programs, tesserac and the tests, find it there)
@@ -20,6 +22,7 @@
 
 #include <atomic>
 #include <climits>
+#include <cstddef>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -52,28 +55,52 @@ std::string executable_directory() {
   return p.substr(0, p.rfind('/'));
 }
 
-// The candidates in order: a path with a '/' is opened as is, the bare file
-// name goes through the dynamic loader's search.
-std::vector<std::string> plugin_candidates(bool& overridden) {
-  std::vector<std::string> candidates;
+// The directories the dynamic loader searches for the executable's own
+// libraries, in order (dlinfo's RTLD_DI_SERINFO on the main program).
+std::vector<std::string> executable_search_path() {
+  std::vector<std::string> dirs;
+  void* self = dlopen(nullptr, RTLD_NOW);
+  if (!self) return dirs;
+  Dl_serinfo size{};
+  if (dlinfo(self, RTLD_DI_SERINFOSIZE, &size) == 0 && size.dls_size >= sizeof(Dl_serinfo)) {
+    std::vector<std::max_align_t> storage((size.dls_size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
+    auto* info = reinterpret_cast<Dl_serinfo*>(storage.data());
+    if (dlinfo(self, RTLD_DI_SERINFOSIZE, info) == 0 && dlinfo(self, RTLD_DI_SERINFO, info) == 0)
+      for (unsigned i = 0; i < info->dls_cnt; ++i)
+        if (info->dls_serpath[i].dls_name && *info->dls_serpath[i].dls_name)
+          dirs.emplace_back(info->dls_serpath[i].dls_name);
+  }
+  dlclose(self);
+  return dirs;
+}
+
+struct Candidate {
+  std::string path;  // with a '/': opened as is; a bare name: the dynamic loader searches
+  bool quiet;        // not named in the error when missing (one of many search directories)
+};
+
+// The candidates in order.
+std::vector<Candidate> plugin_candidates(bool& overridden) {
+  std::vector<Candidate> candidates;
   if (const char* path = std::getenv("TESSERA_MPI_PLUGIN"); path && *path) {
     overridden = true;
-    candidates.emplace_back(path);
+    candidates.push_back({path, false});
     return candidates;
   }
   overridden = false;
   const std::string file = TESSERA_MPI_PLUGIN_FILE;
   if (const std::string dir = executable_directory(); !dir.empty()) {
-    candidates.push_back(dir + "/" + file);
-    candidates.push_back(dir + "/../" TESSERA_INSTALL_LIBDIR "/" + file);
-    if (std::string(TESSERA_INSTALL_LIBDIR) != "lib") candidates.push_back(dir + "/../lib/" + file);
+    candidates.push_back({dir + "/" + file, false});
+    candidates.push_back({dir + "/../" TESSERA_INSTALL_LIBDIR "/" + file, false});
+    if (std::string(TESSERA_INSTALL_LIBDIR) != "lib") candidates.push_back({dir + "/../lib/" + file, false});
   }
-  candidates.push_back(file);
+  for (const std::string& dir : executable_search_path()) candidates.push_back({dir + "/" + file, true});
+  candidates.push_back({file, false});
   const std::string dirs = TESSERA_MPI_PLUGIN_DIRS;
   for (size_t begin = 0; begin < dirs.size();) {
     size_t end = dirs.find(':', begin);
     if (end == std::string::npos) end = dirs.size();
-    if (end > begin) candidates.push_back(dirs.substr(begin, end - begin) + "/" + file);
+    if (end > begin) candidates.push_back({dirs.substr(begin, end - begin) + "/" + file, false});
     begin = end + 1;
   }
   return candidates;
@@ -92,10 +119,10 @@ const Plugin* load_plugin(std::string& error) {
   std::call_once(once, [] {
     bool overridden = false;
     std::string tried;
-    for (const std::string& candidate : plugin_candidates(overridden)) {
+    for (const auto& [candidate, quiet] : plugin_candidates(overridden)) {
       const bool explicit_path = candidate.find('/') != std::string::npos;
       if (explicit_path && access(candidate.c_str(), F_OK) != 0) {
-        tried += fmt::format("\n  {}: no such file", candidate);
+        if (!quiet) tried += fmt::format("\n  {}: no such file", candidate);
         continue;
       }
       dlerror();
@@ -103,7 +130,9 @@ const Plugin* load_plugin(std::string& error) {
       // libmpi's symbols to be global, as when a program links it.
       void* library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_GLOBAL);
       if (!library) {
-        tried += fmt::format("\n  {}: {}", candidate, dl_error());
+        const std::string why = dl_error();
+        tried += explicit_path ? fmt::format("\n  {}: {}", candidate, why)
+                               : fmt::format("\n  the library search path: {}", why);
         continue;
       }
       tessMpiPluginEntry entry = nullptr;
@@ -118,13 +147,15 @@ const Plugin* load_plugin(std::string& error) {
       plugin = new Plugin{table, candidate};  // kept for the life of the process, like the library
       return;
     }
-    failure = fmt::format(
-        "the MPI plugin {} could not be loaded{}; tried:{}{}", TESSERA_MPI_PLUGIN_FILE,
-        overridden ? " from TESSERA_MPI_PLUGIN" : "", tried,
-        TESSERA_BUILT_WITH_MPI ? "\n  (install Open MPI (apt-get install openmpi-bin), or point TESSERA_MPI_PLUGIN at "
-                                 "the plugin)"
-                               : "\n  (this build of the runtime was configured without MPI: install libopenmpi-dev "
-                                 "and rebuild)");
+    const char* hint =
+        tried.find("libmpi") != std::string::npos
+            ? "the plugin needs Open MPI's libmpi: install Open MPI (apt-get install openmpi-bin)"
+        : TESSERA_BUILT_WITH_MPI
+            ? "the plugin is built with the runtime and installed beside libtessera_rt.a: install it there, or point "
+              "TESSERA_MPI_PLUGIN at it"
+            : "this runtime was configured without MPI: install libopenmpi-dev and rebuild";
+    failure = fmt::format("the MPI plugin {} could not be loaded{}; tried:{}\n  ({})", TESSERA_MPI_PLUGIN_FILE,
+                          overridden ? " from TESSERA_MPI_PLUGIN" : "", tried, hint);
   });
   error = failure;
   return plugin;
