@@ -3,9 +3,11 @@
 # MPI backend) against the same operation in a plain MPI C program, side by
 # side: f32 sums from 4 KiB to 64 MiB on NP ranks of this machine.
 #   usage: bench/dist/run.sh [BENCH] [NP] [REPEAT]
-# BENCH is the runtime's benchmark (build/release/bench/dist_allreduce_bench);
-# the runs of the two programs alternate REPEAT times (default 5) and the best
-# bandwidth of each is compared. Goal: the runtime at >= 0.9x plain MPI.
+# BENCH is the runtime's benchmark (build/release/bench/dist_allreduce_bench).
+# For each size, the two programs run alternately, REPEAT times each
+# (default 5), so that both meet the same load on a shared machine; each run
+# reports the median time of its iterations, and the best of the runs is
+# compared. Goal: the runtime at >= 0.9x plain MPI.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bench="${1:-$here/../../build/release/bench/dist_allreduce_bench}"
@@ -21,10 +23,12 @@ mpicc -O2 "$here/mpi_allreduce.c" -o "$work/mpi_allreduce"
 flags=(--oversubscribe -np "$np")
 if [ "$(id -u)" = 0 ]; then flags+=(--allow-run-as-root); fi
 for ((i = 0; i < repeat; i++)); do
-  mpirun "${flags[@]}" "$bench" >>"$work/runtime.txt"
-  mpirun "${flags[@]}" "$work/mpi_allreduce" >>"$work/mpi.txt"
+  for ((bytes = 4096; bytes <= 64 << 20; bytes *= 4)); do
+    mpirun "${flags[@]}" "$bench" "$bytes" "$bytes" >>"$work/runtime.txt"
+    mpirun "${flags[@]}" "$work/mpi_allreduce" "$bytes" "$bytes" >>"$work/mpi.txt"
+  done
 done
-echo "bench/dist: all_reduce f32 sum, $np ranks, best of $repeat runs each ($(date -u +%Y-%m-%d), $(nproc) cores)"
+echo "bench/dist: all_reduce f32 sum, $np ranks, best of $repeat runs each ($(date -u +%Y-%m-%d), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 # Per size and program: the best (highest) and the median bus bandwidth of
 # the runs; the ratio compares the bests.
 sort -k1,1 -k2,2n -k4,4g "$work/runtime.txt" "$work/mpi.txt" | awk '

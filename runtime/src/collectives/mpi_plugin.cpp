@@ -31,7 +31,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <condition_variable>
-#include <list>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -219,12 +218,17 @@ int unsupported_dtype(const char* collective, int dtype) {
 }
 
 // Follows every MPI call that waits for other ranks and ends the job when one
-// outlives its deadline. One thread, started with MPI, never stopped.
+// outlives its deadline. One thread, started with the first watched call,
+// never stopped. A watch lives on the caller's stack and is linked into the
+// list under the mutex (no allocation per call); the watchdog reads it only
+// under the mutex, which the caller takes again before its frame ends.
 class Watchdog {
  public:
   struct Watch {
     const tessMpiCall* call;
     std::chrono::steady_clock::time_point deadline;
+    Watch* previous = nullptr;
+    Watch* next = nullptr;
   };
 
   static Watchdog& instance() {
@@ -232,20 +236,21 @@ class Watchdog {
     return *watchdog;
   }
 
-  std::list<Watch>::iterator arm(const tessMpiCall* call) {
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                              std::chrono::duration<double>(call->timeout_seconds));
+  void arm(Watch* watch) {
     std::lock_guard lock(mutex_);
     if (!started_) {
       started_ = true;
       std::thread([this] { run(); }).detach();
     }
-    return watches_.insert(watches_.end(), Watch{call, deadline});
+    watch->previous = last_;
+    watch->next = nullptr;
+    (last_ ? last_->next : first_) = watch;
+    last_ = watch;
   }
-  void disarm(std::list<Watch>::iterator watch) {
+  void disarm(Watch* watch) {
     std::lock_guard lock(mutex_);
-    watches_.erase(watch);
+    (watch->previous ? watch->previous->next : first_) = watch->next;
+    (watch->next ? watch->next->previous : last_) = watch->previous;
   }
 
  private:
@@ -254,8 +259,8 @@ class Watchdog {
     while (true) {
       wake_.wait_for(lock, std::chrono::milliseconds(100));
       const auto now = std::chrono::steady_clock::now();
-      for (const Watch& w : watches_)
-        if (now > w.deadline) end_job(w.call);
+      for (const Watch* w = first_; w; w = w->next)
+        if (now > w->deadline) end_job(w->call);
     }
   }
 
@@ -276,7 +281,8 @@ class Watchdog {
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::list<Watch> watches_;
+  Watch* first_ = nullptr;
+  Watch* last_ = nullptr;
   bool started_ = false;
 };
 
@@ -285,8 +291,12 @@ class Watchdog {
 template <class Call>
 int guarded(const char* function, const tessMpiCall* call, Call mpi_call) {
   const bool watched = call->timeout_seconds > 0;
-  std::list<Watchdog::Watch>::iterator watch;
-  if (watched) watch = Watchdog::instance().arm(call);
+  Watchdog::Watch watch{call, {}};
+  if (watched) {
+    watch.deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                            std::chrono::duration<double>(call->timeout_seconds));
+    Watchdog::instance().arm(&watch);
+  }
   int rc;
   if (thread_multiple) {
     rc = mpi_call();
@@ -294,7 +304,7 @@ int guarded(const char* function, const tessMpiCall* call, Call mpi_call) {
     std::lock_guard lock(serial_mutex);
     rc = mpi_call();
   }
-  if (watched) Watchdog::instance().disarm(watch);
+  if (watched) Watchdog::instance().disarm(&watch);
   if (rc != MPI_SUCCESS) return mpi_failure(function, rc);
   return 0;
 }
