@@ -189,7 +189,27 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
     case Signature::MinMax:
     case Signature::BinaryNumeric:
     case Signature::CastArgs: return check_math_builtin(bc);
-    case Signature::GraphOp: return check_graph_builtin(bc);
+    case Signature::Activation:
+    case Signature::Reduction:
+    case Signature::MatmulArgs:
+    case Signature::SoftmaxArgs:
+    case Signature::NormArgs:
+    case Signature::AttentionArgs:
+    case Signature::MseArgs:
+    case Signature::WhereArgs:
+    case Signature::ReshapeArgs:
+    case Signature::TransposeArgs:
+    case Signature::ConcatArgs:
+    case Signature::SplitArgs:
+    case Signature::SplitQkvArgs:
+    case Signature::MergeHeadsArgs:
+    case Signature::RandomArgs:
+    case Signature::DropoutArgs:
+    case Signature::FillArgs:
+    case Signature::NpyLoadArgs:
+    case Signature::NpySaveArgs:
+    case Signature::PrintArgs:
+    case Signature::Deferred: return check_graph_builtin(bc);
   }
   return Value{types_.error()};
 }

@@ -627,6 +627,7 @@ void Checker::check_function(uint32_t index) {
           Local symbol;
           symbol.type = types_.scalar(ScalarType::I32);
           symbol.def = parameter;
+          symbol.is_dimension = true;
           locals_[d.symbol.index] = symbol;
         }
       }

@@ -30,9 +30,17 @@ struct Local {
   bool written = false;
   std::optional<Constant> constant;
   std::optional<uint32_t> parameter_index;
+  bool is_dimension = false;  // a symbolic dimension of a parameter, readable as an integer
 };
 
 class BuiltinCall;
+
+// A .npy file's element type and shape, read when a program is typed.
+struct NpyHeader {
+  ScalarType dtype;
+  std::vector<int64_t> shape;
+};
+std::optional<NpyHeader> read_npy_header(const std::string& path, std::string& why);
 
 // What binary_result types: an operator (`a + b`, or augmented `a += b`), a
 // comparison, the branches of `a if c else b`, or a builtin of two numbers
@@ -121,6 +129,30 @@ class Checker {
   Value check_memory_builtin(BuiltinCall& call);
   Value check_math_builtin(BuiltinCall& call);
   Value check_graph_builtin(BuiltinCall& call);
+
+  // --- graph level (check_graph_builtins.cpp) ---
+  // The element type a tensor's (or scalar's) values compute in; nullopt
+  // for non-numbers.
+  std::optional<ScalarType> graph_element(TypeId type);
+  TypeId graph_tensor(ScalarType element, std::span<const DimId> dims);
+  // NumPy broadcasting of two shapes (a size-1 dimension stretches);
+  // reports a mismatch at `node` naming `what`.
+  std::optional<std::vector<DimId>> broadcast_dims(NodeId node, std::string_view what, TypeId lhs, TypeId rhs,
+                                                   std::span<const DimId> da, std::span<const DimId> db);
+  std::optional<size_t> tensor_axis(NodeId where, int64_t axis, size_t rank);
+  std::optional<std::vector<size_t>> tensor_axes(BuiltinCall& call, NodeId axes, size_t rank);
+  DimId dim_of_expression(NodeId node);
+  std::optional<std::vector<DimId>> shape_argument(BuiltinCall& call, NodeId shape);
+  std::optional<TypeId> graph_tensor_argument(BuiltinCall& call, NodeId argument, const char* parameter);
+  std::optional<ScalarType> float_element(BuiltinCall& call, NodeId argument, TypeId type, const char* parameter);
+  std::optional<bool> constant_bool(BuiltinCall& call, NodeId argument, const char* parameter);
+  std::optional<double> constant_number(BuiltinCall& call, NodeId argument, const char* parameter);
+  TypeId matmul_result(NodeId call, NodeId a_node, NodeId b_node, TypeId a, TypeId b);
+  TypeId attention_result(BuiltinCall& call, const std::vector<NodeId>& bound, TypeId q, TypeId k, TypeId v);
+  TypeId reshape_result(BuiltinCall& call, NodeId shape, TypeId x);
+  TypeId concat_result(BuiltinCall& call, const std::vector<NodeId>& bound);
+  TypeId split_result(BuiltinCall& call, const std::vector<NodeId>& bound, TypeId x);
+  TypeId npy_load_result(BuiltinCall& call, const std::vector<NodeId>& bound);
   void bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
   Value check_subscript(NodeId node);
   Value check_binary(NodeId node);

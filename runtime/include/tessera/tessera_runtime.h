@@ -209,8 +209,14 @@ tessStatus tessLaunchKernel(tessKernel kernel, const uint32_t grid[3], const uin
 typedef enum tessDtype {
 #define TESSERA_SCALAR(Name, Spelling, Bits, Kind, Runtime, StorageBits) TESS_##Runtime,
 #include "tessera/scalar_type.def"
-  TESS_DTYPE_COUNT
 } tessDtype;
+
+/* The number of dtypes (not a tessDtype, so that switches over one stay exhaustive). */
+enum {
+  TESS_DTYPE_COUNT = 0
+#define TESSERA_SCALAR(Name, Spelling, Bits, Kind, Runtime, StorageBits) +1
+#include "tessera/scalar_type.def"
+};
 
 #define TESS_MAX_RANK 8
 
