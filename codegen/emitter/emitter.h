@@ -33,6 +33,7 @@
 #include "codegen/llvm_emitter.h"
 #include "codegen/narrow_float.h"
 #include "ir/core/ir.h"
+#include "ir/core/tile_attr_kinds.h"
 #include "ir/core/tile_layout.h"
 
 namespace tessera::codegen::emitter {
@@ -215,9 +216,9 @@ class Emitter {
   void emit_while(Operation* op);
 
   // --- warp.cpp: barriers, shuffles, warp reductions, atomics ---
-  llvm::Value* host_shuffle(llvm::Value* v, llvm::Value* offset, const std::string& mode);
-  llvm::Value* shuffle(llvm::Value* v, llvm::Value* offset, const std::string& mode, Operation* op);
-  llvm::Value* combine(const std::string& kind, llvm::Value* a, llvm::Value* b, Type t);
+  llvm::Value* host_shuffle(llvm::Value* v, llvm::Value* offset, ir::ShuffleMode mode);
+  llvm::Value* shuffle(llvm::Value* v, llvm::Value* offset, ir::ShuffleMode mode, Operation* op);
+  llvm::Value* combine(ir::WarpReduceKind kind, llvm::Value* a, llvm::Value* b, Type t);
   void emit_barrier(Operation* op);
   void emit_shuffle(Operation* op);
   void emit_warp_reduce(Operation* op);

@@ -298,7 +298,7 @@ std::vector<llvm::Value*> Emitter::ldmatrix(llvm::Value* row_address, int count,
   llvm::Value* g = builder_.CreateUDiv(q, builder_.getInt64(4));
   llvm::Value* two_t = builder_.CreateMul(builder_.CreateURem(q, builder_.getInt64(4)), builder_.getInt64(2));
   auto row_of = [&](int64_t j, llvm::Value* row) {  // lane 8j + row's address
-    return host_shuffle(address, builder_.CreateAdd(row, builder_.getInt64(8 * j)), "idx");
+    return host_shuffle(address, builder_.CreateAdd(row, builder_.getInt64(8 * j)), ir::ShuffleMode::Idx);
   };
   auto load = [&](llvm::Type* type, llvm::Value* at, llvm::Value* elements) {
     llvm::Value* byte = builder_.CreateAdd(at, builder_.CreateMul(elements, builder_.getInt64(2)));
@@ -356,10 +356,10 @@ std::array<llvm::Value*, 4> Emitter::mma_m16n8k16(const std::array<llvm::Value*,
   for (int64_t pair = 0; pair < 8; ++pair) {  // k = 2 * pair, 2 * pair + 1
     int64_t half = pair / 4, holder = pair % 4;
     auto from = [&](llvm::Value* base) { return builder_.CreateAdd(base, builder_.getInt64(holder)); };
-    auto row_g = widen(host_shuffle(word(a[static_cast<size_t>(2 * half)]), from(g4), "idx"));
-    auto row_g8 = widen(host_shuffle(word(a[static_cast<size_t>(2 * half + 1)]), from(g4), "idx"));
-    auto column_0 = widen(host_shuffle(word(b[static_cast<size_t>(half)]), from(t8), "idx"));
-    auto column_1 = widen(host_shuffle(word(b[static_cast<size_t>(half)]), from(builder_.CreateAdd(t8, builder_.getInt64(4))), "idx"));
+    auto row_g = widen(host_shuffle(word(a[static_cast<size_t>(2 * half)]), from(g4), ir::ShuffleMode::Idx));
+    auto row_g8 = widen(host_shuffle(word(a[static_cast<size_t>(2 * half + 1)]), from(g4), ir::ShuffleMode::Idx));
+    auto column_0 = widen(host_shuffle(word(b[static_cast<size_t>(half)]), from(t8), ir::ShuffleMode::Idx));
+    auto column_1 = widen(host_shuffle(word(b[static_cast<size_t>(half)]), from(builder_.CreateAdd(t8, builder_.getInt64(4))), ir::ShuffleMode::Idx));
     const std::array<llvm::Value*, 2>* rows[2] = {&row_g, &row_g8};
     const std::array<llvm::Value*, 2>* columns[2] = {&column_0, &column_1};
     for (size_t i = 0; i < 4; ++i)

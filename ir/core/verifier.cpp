@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
 
 #include "ir/core/ir_text.h"
+#include "ir/core/tile_attr_kinds.h"
 #include "ir/core/tile_layout.h"
 
 namespace tessera::ir {
@@ -197,9 +199,13 @@ class Verifier {
   }
   bool string_choice(Operation* op, std::string_view name, std::initializer_list<std::string_view> options,
                      bool required = true) {
+    return string_choice(op, name, std::span<const std::string_view>(options.begin(), options.size()), required);
+  }
+  bool string_choice(Operation* op, std::string_view name, std::span<const std::string_view> options,
+                     bool required = true) {
     Attribute a = attr(op, name, AttributeKind::String, required);
     if (!a) return !required && !op->attr(name);
-    if (!one_of(a.string_value(), options)) {
+    if (std::find(options.begin(), options.end(), a.string_value()) == options.end()) {
       std::string list;
       for (auto o : options) list += (list.empty() ? "" : ", ") + std::string(o);
       return error(op, fmt::format("attribute '{}' is \"{}\"; expected one of {}", name, a.string_value(), list));
@@ -844,12 +850,12 @@ class Verifier {
       }
       case OpKind::Atomic: {
         if (!results(op, 1) || !memref_indices(op, 0, 1, 1) || !writable_memref(op, 0)) return;
-        if (!string_choice(op, "kind", {"add", "max", "min", "exch", "and", "or", "xor"})) return;
+        if (!string_choice(op, "kind", kAtomicKindNames)) return;
         Type m = op->operand(0)->type(), v = op->operand(op->num_operands() - 1)->type();
         if (!v.is_scalar() || v.scalar() != m.scalar() || op->result()->type() != v)
           return void(error(op, fmt::format("value and result must be the element type {}",
                                             sema::scalar_info(m.scalar()).name)));
-        if (one_of(op->string_attr("kind"), {"and", "or", "xor"}) && !is_int_element(v))
+        if (atomic_integers_only(atomic_kind(*op)) && !is_int_element(v))
           error(op, fmt::format("atomic '{}' needs an integer element type, got {}", op->string_attr("kind"), v.str()));
         return;
       }
@@ -864,7 +870,7 @@ class Verifier {
       }
       case OpKind::Shuffle: {
         if (!shape(op, 2, 1)) return;
-        if (!string_choice(op, "mode", {"down", "up", "xor", "idx"})) return;
+        if (!string_choice(op, "mode", kShuffleModeNames)) return;
         Type v = op->operand(0)->type();
         if (!v.is_scalar() && !v.is_index()) return void(error(op, "shuffles a scalar value"));
         if (op->result()->type() != v) return void(error(op, "result must have the operand's type"));
@@ -874,7 +880,7 @@ class Verifier {
       }
       case OpKind::WarpReduce: {
         if (!shape(op, 1, 1)) return;
-        if (!string_choice(op, "kind", {"sum", "max", "min"})) return;
+        if (!string_choice(op, "kind", kWarpReduceKindNames)) return;
         Type v = op->operand(0)->type();
         if (!v.is_scalar() || op->result()->type() != v) error(op, "reduces a scalar to the same type");
         return;
