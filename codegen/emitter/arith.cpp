@@ -24,10 +24,20 @@ void Emitter::emit_binary(Operation* op, llvm::Instruction::BinaryOps code) {
   set(op->result(), builder_.CreateBinOp(code, get(op->operand(0)), get(op->operand(1))));
 }
 
+void Emitter::emit_float_binary(Operation* op, llvm::Instruction::BinaryOps code) {
+  reject_narrow_codes(op);
+  emit_binary(op, code);
+}
+
 void Emitter::emit_intrinsic(Operation* op, llvm::Intrinsic::ID id) {
   std::vector<llvm::Value*> args;
   for (ir::Value* v : op->operands()) args.push_back(get(v));
   set(op->result(), intrinsic(id, args, {args[0]->getType()}));
+}
+
+void Emitter::emit_float_intrinsic(Operation* op, llvm::Intrinsic::ID id) {
+  reject_narrow_codes(op);
+  emit_intrinsic(op, id);
 }
 
 void Emitter::emit_floor_div(Operation* op) {
@@ -41,7 +51,10 @@ void Emitter::emit_floor_div(Operation* op) {
   set(op->result(), builder_.CreateSub(q, builder_.CreateZExt(adjust, a->getType())));
 }
 
-void Emitter::emit_negate(Operation* op) { set(op->result(), builder_.CreateFNeg(get(op->operand(0)))); }
+void Emitter::emit_negate(Operation* op) {
+  reject_narrow_codes(op);
+  set(op->result(), builder_.CreateFNeg(get(op->operand(0))));
+}
 
 void Emitter::emit_abs_int(Operation* op) {
   llvm::Value* v = get(op->operand(0));

@@ -4,7 +4,6 @@
 #include <llvm/BinaryFormat/Dwarf.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
-#include <llvm/TargetParser/Triple.h>
 
 #include <algorithm>
 
@@ -15,16 +14,10 @@
 namespace tessera::codegen {
 namespace emitter {
 
-
-std::unique_ptr<llvm::Module> Emitter::run() {
+std::unique_ptr<llvm::Module> Emitter::run(TargetHooks& target) {
+  target_ = &target;
   module_ = std::make_unique<llvm::Module>("tessera", context_);
-  if (host_) {
-    module_->setTargetTriple(llvm::Triple(host_->triple));
-    module_->setDataLayout(host_->data_layout);
-  } else {
-    module_->setTargetTriple(llvm::Triple("nvptx64-nvidia-cuda"));
-    module_->setDataLayout("e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-p7:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64");
-  }
+  target_->set_up_module(*module_);
   if (debug_ != DebugInfo::None) {
     dib_ = std::make_unique<llvm::DIBuilder>(*module_);
     module_->addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
@@ -33,7 +26,7 @@ std::unique_ptr<llvm::Module> Emitter::run() {
   try {
     for (Operation* f : ir::module_functions(ir_module_)) declare(f);
     for (Operation* f : ir::module_functions(ir_module_)) define(f);
-    if (host_) emit_host_entries();
+    target_->finish_module();
   } catch (Unsupported&) {
     return nullptr;
   }
@@ -47,9 +40,9 @@ std::unique_ptr<llvm::Module> Emitter::run() {
 void Emitter::unsupported(Operation* op, const std::string& what) {
   SourceRange range = ir::location_range(diags_.sources(), op->loc());
   if (range.begin || range.end)
-    diags_.emit<diag::CodegenUnsupported>(range, what, host_ ? "CPU" : "NVPTX");
+    diags_.emit<diag::CodegenUnsupported>(range, what, target_->name());
   else
-    diags_.emit_global<diag::CodegenUnsupported>(what, host_ ? "CPU" : "NVPTX");
+    diags_.emit_global<diag::CodegenUnsupported>(what, target_->name());
   throw Unsupported{};
 }
 
@@ -137,11 +130,7 @@ std::vector<llvm::Value*> Emitter::flatten(ir::Value* v) {
 std::vector<llvm::Type*> Emitter::part_types(Type t, Operation* op) {
   if (t.is(TypeKind::Token)) return {};
   if (!t.is(TypeKind::MemRef)) return {value_type(t, op)};
-  unsigned space = host_                                        ? 0
-                   : t.space() == ir::MemorySpace::Shared ? kSharedSpace
-                   : t.space() == ir::MemorySpace::Local  ? kLocalSpace
-                                                          : kGlobalSpace;
-  std::vector<llvm::Type*> types{builder_.getPtrTy(space)};
+  std::vector<llvm::Type*> types{builder_.getPtrTy(target_->address_space(t.space()))};
   for (size_t i = 0; i < 3 * t.rank(); ++i) types.push_back(builder_.getInt64Ty());
   return types;
 }
@@ -172,9 +161,7 @@ Type Emitter::root_of(ir::Value* v) {
 
 void Emitter::declare(Operation* f) {
   Type fn = f->attr("function_type").type();
-  std::vector<llvm::Type*> params;
-  // On the CPU every function receives the launch context and its lane.
-  if (host_) params = {builder_.getPtrTy(), builder_.getInt64Ty()};
+  std::vector<llvm::Type*> params = target_->context_parameters();
   for (size_t i = 0; i < fn.num_inputs(); ++i) {
     for (llvm::Type* t : part_types(fn.input(i), f)) params.push_back(t);
     if (fn.input(i).is(TypeKind::MemRef)) {
@@ -192,40 +179,8 @@ void Emitter::declare(Operation* f) {
     for (size_t i = 0; i < fn.num_results(); ++i) fields.push_back(value_type(fn.result(i), f));
     result = llvm::StructType::get(context_, fields);
   }
-  bool kernel = f->has_attr("kernel");
-  if (host_) {
-    // The kernel's lanes are internal; the entry (emit_host_entries) is what the runtime calls.
-    auto* function = llvm::Function::Create(llvm::FunctionType::get(result, params, false),
-                                            llvm::GlobalValue::InternalLinkage,
-                                            std::string(f->symbol_name()) + (kernel ? ".lane" : ""), module_.get());
-    if (kernel) {
-      function->addFnAttr(llvm::Attribute::AlwaysInline);
-      host_kernels_.push_back(f);
-    }
-    functions_[std::string(f->symbol_name())] = function;
-    return;
-  }
-  auto* function = llvm::Function::Create(llvm::FunctionType::get(result, params, false),
-                                          kernel ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage,
-                                          std::string(f->symbol_name()), module_.get());
-  if (kernel) {
-    function->setCallingConv(llvm::CallingConv::PTX_Kernel);
-    // The group shape is known: ptxas allocates registers for it.
-    if (int64_t threads = ir::group_lanes(f)) {
-      function->addFnAttr("nvvm.maxntid", std::to_string(threads));
-      // With .maxntid alone ptxas aims at an occupancy that caps registers
-      // at 64 for 128 lanes, and spills the tensor cores' accumulators
-      // and fragments; a kernel with an mma in registers may use what the
-      // register file gives its group (64 K / lanes, at most 255).
-      bool tensor_cores = false;
-      f->walk([&](Operation* op) {
-        if (op->is(OpKind::Mma) && op->result()->type().layout() == ir::TileLayout::MmaAccumulator) tensor_cores = true;
-      });
-      if (tensor_cores)
-        function->addFnAttr("nvvm.maxnreg", std::to_string(std::min<int64_t>(255, 65536 / threads / 8 * 8)));
-    }
-  }
-  functions_[std::string(f->symbol_name())] = function;
+  functions_[std::string(f->symbol_name())] =
+      target_->create_function(f, llvm::FunctionType::get(result, params, false));
 }
 
 void Emitter::define(Operation* f) {
@@ -247,12 +202,7 @@ void Emitter::define(Operation* f) {
     }
   }
   ir::Block& body = f->region(0).front();
-  unsigned next = 0;
-  shared_bytes_ = 0;
-  if (host_) {
-    launch_context_ = function->getArg(next++);
-    lane_ = function->getArg(next++);
-  }
+  unsigned next = target_->begin_function(f, function);
   llvm::Value* zero = builder_.getInt64(0);
   for (ir::Value* arg : body.arguments()) {
     Type t = arg->type();
@@ -272,7 +222,7 @@ void Emitter::define(Operation* f) {
       set(arg, function->getArg(next++));
     }
   }
-  if (!host_ && f->has_attr("kernel")) check_grid_rank(f);
+  target_->begin_body(f);
   emit_block(body);
   // Blocks opened after a return are unreachable.
   for (llvm::BasicBlock& block : *function) {
@@ -280,7 +230,7 @@ void Emitter::define(Operation* f) {
     builder_.SetInsertPoint(&block);
     builder_.CreateUnreachable();
   }
-  static_shared_bytes_[f] = shared_bytes_;
+  target_->end_function(f);
 }
 
 // --- regions and debug locations ------------------------------------------------
@@ -332,30 +282,18 @@ std::vector<std::vector<llvm::Value*>> Emitter::emit_region(ir::Region& region) 
 // --- operations ----------------------------------------------------------------
 
 llvm::Value* Emitter::intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args,
-                       llvm::ArrayRef<llvm::Type*> overloads) {
+                                llvm::ArrayRef<llvm::Type*> overloads) {
   return builder_.CreateCall(llvm::Intrinsic::getOrInsertDeclaration(module_.get(), id, overloads), args);
 }
 
-bool Emitter::computes_on_operand(OpKind kind) {
-  switch (kind) {
-    case OpKind::AddF: case OpKind::SubF: case OpKind::MulF: case OpKind::DivF: case OpKind::RemF:
-    case OpKind::MinF: case OpKind::MaxF: case OpKind::NegF: case OpKind::Sqrt: case OpKind::Floor:
-    case OpKind::Ceil: case OpKind::Round: case OpKind::AbsF: case OpKind::Fma: case OpKind::Exp:
-    case OpKind::Log: case OpKind::Rsqrt: case OpKind::Tanh: case OpKind::Sin: case OpKind::Cos:
-    case OpKind::PowF: case OpKind::WarpReduce: case OpKind::Atomic: case OpKind::AtomicCas: return true;
-    default: return false;
-  }
-}
-
+// The one dispatch over every operation kind: each case calls the function
+// of its family's file. No default: a new OpKind is a compile error here
+// until it is emitted or reported.
 void Emitter::emit(Operation* op) {
-  Type t0 = op->num_operands() > 0 ? op->operand(0)->type() : Type{};
-  // fp8/fp6/fp4 values are codes in i8s: the lowering converts them to f32
-  // before any arithmetic (ir.h); only moves, conversions and comparisons
-  // see them.
-  if (t0 && (t0.is_scalar() || t0.is_shaped()) && narrow_float_format(t0.scalar()) && computes_on_operand(op->kind()))
-    unsupported(op, "'" + std::string(op->name()) + "' on " + std::string(sema::scalar_info(t0.scalar()).name) +
-                        " values (convert them to f32 first)");
   switch (op->kind()) {
+    // --- structure ---
+    case OpKind::Module:
+    case OpKind::Func: return emit_unsupported(op);
     case OpKind::Return: return emit_return(op);
     case OpKind::Call: return emit_call(op);
 
@@ -379,13 +317,13 @@ void Emitter::emit(Operation* op) {
     case OpKind::ShLI: return emit_binary(op, llvm::Instruction::Shl);
     case OpKind::ShRSI: return emit_binary(op, llvm::Instruction::AShr);
     case OpKind::ShRUI: return emit_binary(op, llvm::Instruction::LShr);
-    case OpKind::AddF: return emit_binary(op, llvm::Instruction::FAdd);
-    case OpKind::SubF: return emit_binary(op, llvm::Instruction::FSub);
-    case OpKind::MulF: return emit_binary(op, llvm::Instruction::FMul);
-    case OpKind::DivF: return emit_binary(op, llvm::Instruction::FDiv);
-    case OpKind::RemF: return emit_binary(op, llvm::Instruction::FRem);
-    case OpKind::MinF: return emit_intrinsic(op, llvm::Intrinsic::minnum);
-    case OpKind::MaxF: return emit_intrinsic(op, llvm::Intrinsic::maxnum);
+    case OpKind::AddF: return emit_float_binary(op, llvm::Instruction::FAdd);
+    case OpKind::SubF: return emit_float_binary(op, llvm::Instruction::FSub);
+    case OpKind::MulF: return emit_float_binary(op, llvm::Instruction::FMul);
+    case OpKind::DivF: return emit_float_binary(op, llvm::Instruction::FDiv);
+    case OpKind::RemF: return emit_float_binary(op, llvm::Instruction::FRem);
+    case OpKind::MinF: return emit_float_intrinsic(op, llvm::Intrinsic::minnum);
+    case OpKind::MaxF: return emit_float_intrinsic(op, llvm::Intrinsic::maxnum);
     case OpKind::NegF: return emit_negate(op);
     case OpKind::CmpI:
     case OpKind::CmpF: return emit_compare(op);
@@ -406,19 +344,19 @@ void Emitter::emit(Operation* op) {
     case OpKind::ExtF: return emit_extend_float(op);
     case OpKind::TruncF: return emit_truncate_float(op);
     case OpKind::RandomBits: return emit_random_bits(op);
-    case OpKind::Sqrt: return emit_intrinsic(op, llvm::Intrinsic::sqrt);
-    case OpKind::Floor: return emit_intrinsic(op, llvm::Intrinsic::floor);
-    case OpKind::Ceil: return emit_intrinsic(op, llvm::Intrinsic::ceil);
-    case OpKind::Round: return emit_intrinsic(op, llvm::Intrinsic::roundeven);
-    case OpKind::AbsF: return emit_intrinsic(op, llvm::Intrinsic::fabs);
-    case OpKind::Fma: return emit_intrinsic(op, llvm::Intrinsic::fma);
-    case OpKind::Exp: return emit_math(op, "__nv_expf", "__nv_exp");
-    case OpKind::Log: return emit_math(op, "__nv_logf", "__nv_log");
-    case OpKind::Rsqrt: return emit_math(op, "__nv_rsqrtf", "__nv_rsqrt");
-    case OpKind::Tanh: return emit_math(op, "__nv_tanhf", "__nv_tanh");
-    case OpKind::Sin: return emit_math(op, "__nv_sinf", "__nv_sin");
-    case OpKind::Cos: return emit_math(op, "__nv_cosf", "__nv_cos");
-    case OpKind::PowF: return emit_math(op, "__nv_powf", "__nv_pow");
+    case OpKind::Sqrt: return emit_float_intrinsic(op, llvm::Intrinsic::sqrt);
+    case OpKind::Floor: return emit_float_intrinsic(op, llvm::Intrinsic::floor);
+    case OpKind::Ceil: return emit_float_intrinsic(op, llvm::Intrinsic::ceil);
+    case OpKind::Round: return emit_float_intrinsic(op, llvm::Intrinsic::roundeven);
+    case OpKind::AbsF: return emit_float_intrinsic(op, llvm::Intrinsic::fabs);
+    case OpKind::Fma: return emit_float_intrinsic(op, llvm::Intrinsic::fma);
+    case OpKind::Exp: return emit_math(op, MathFunction::Exp);
+    case OpKind::Log: return emit_math(op, MathFunction::Log);
+    case OpKind::Rsqrt: return emit_math(op, MathFunction::Rsqrt);
+    case OpKind::Tanh: return emit_math(op, MathFunction::Tanh);
+    case OpKind::Sin: return emit_math(op, MathFunction::Sin);
+    case OpKind::Cos: return emit_math(op, MathFunction::Cos);
+    case OpKind::PowF: return emit_math(op, MathFunction::Pow);
 
     // --- control_flow.cpp ---
     case OpKind::If: return emit_if(op);
@@ -427,12 +365,39 @@ void Emitter::emit(Operation* op) {
     case OpKind::Yield:
     case OpKind::Condition: return;  // handled by the enclosing operation
 
+    // --- Graph and Schedule IR: lowered to Tile IR before code generation ---
+    case OpKind::GraphConstant:
+    case OpKind::GraphElementwise:
+    case OpKind::GraphMatmul:
+    case OpKind::GraphReduce:
+    case OpKind::GraphSoftmax:
+    case OpKind::GraphNorm:
+    case OpKind::GraphAttention:
+    case OpKind::GraphCast:
+    case OpKind::GraphRandom:
+    case OpKind::GraphGrad:
+    case OpKind::GraphMesh:
+    case OpKind::GraphShard:
+    case OpKind::GraphAllReduce:
+    case OpKind::GraphAllGather:
+    case OpKind::GraphReduceScatter:
+    case OpKind::GraphBroadcast:
+    case OpKind::GraphSend:
+    case OpKind::GraphRecv:
+    case OpKind::GraphPrint:
+    case OpKind::ScheduleTile:
+    case OpKind::ScheduleFuse:
+    case OpKind::SchedulePipeline:
+    case OpKind::SchedulePrefetch:
+    case OpKind::ScheduleKnob:
+    case OpKind::ScheduleYield: return emit_unsupported(op);
+
     // --- ids.cpp ---
     case OpKind::LinearId: return emit_linear_id(op);
-    case OpKind::LocalId: return set(op->result(), axis_sreg(kTid, op->int_attr("axis")));
-    case OpKind::GroupId: return set(op->result(), axis_sreg(kCtaid, op->int_attr("axis")));
-    case OpKind::GroupSize: return set(op->result(), axis_sreg(kNtid, op->int_attr("axis")));
-    case OpKind::NumGroups: return set(op->result(), axis_sreg(kNctaid, op->int_attr("axis")));
+    case OpKind::LocalId: return emit_group_quantity(op, GroupQuantity::LocalId);
+    case OpKind::GroupId: return emit_group_quantity(op, GroupQuantity::GroupId);
+    case OpKind::GroupSize: return emit_group_quantity(op, GroupQuantity::GroupSize);
+    case OpKind::NumGroups: return emit_group_quantity(op, GroupQuantity::NumGroups);
     case OpKind::LaneId: return emit_lane_id(op);
     case OpKind::WarpId: return emit_warp_id(op);
 
@@ -459,10 +424,11 @@ void Emitter::emit(Operation* op) {
     // --- mma.cpp ---
     case OpKind::Mma: return emit_mma(op);
     case OpKind::StoreTile: return emit_store_tile(op);
-
-    default: unsupported(op, "'" + std::string(op->name()) + "'");
   }
 }
+
+// An operation this backend does not emit (codegen.unsupported).
+void Emitter::emit_unsupported(Operation* op) { unsupported(op, "'" + std::string(op->name()) + "'"); }
 
 void Emitter::emit_return(Operation* op) {
   if (op->num_operands() == 0) {
@@ -480,8 +446,7 @@ void Emitter::emit_return(Operation* op) {
 
 void Emitter::emit_call(Operation* op) {
   llvm::Function* callee = functions_.at(std::string(op->attr("callee").string_value()));
-  std::vector<llvm::Value*> args;
-  if (host_) args = {launch_context_, lane_};
+  std::vector<llvm::Value*> args = target_->context_arguments();
   for (ir::Value* v : op->operands()) {
     if (v->type().is(TypeKind::MemRef)) {
       MemRef& m = memref(v);
@@ -516,14 +481,14 @@ void Emitter::emit_call(Operation* op) {
 std::unique_ptr<llvm::Module> emit_nvptx_module(ir::Operation* module, llvm::LLVMContext& context,
                                                 const GpuArch& arch, DiagnosticEngine& diags, DebugInfo debug,
                                                 bool bounds_check) {
-  emitter::Emitter emitter(module, context, arch, diags, debug, nullptr, bounds_check);
-  return emitter.run();
+  emitter::Emitter emitter(module, context, diags, debug, bounds_check);
+  return emitter.run(*emitter::make_nvptx_hooks(emitter, arch));
 }
 
 std::unique_ptr<llvm::Module> emit_host_module(ir::Operation* module, llvm::LLVMContext& context,
                                                const HostTarget& target, DiagnosticEngine& diags, bool bounds_check) {
-  emitter::Emitter emitter(module, context, GpuArch{}, diags, DebugInfo::None, &target, bounds_check);
-  return emitter.run();
+  emitter::Emitter emitter(module, context, diags, DebugInfo::None, bounds_check);
+  return emitter.run(*emitter::make_cpu_hooks(emitter, target));
 }
 
 }  // namespace tessera::codegen

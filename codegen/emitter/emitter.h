@@ -4,8 +4,14 @@
 // One class, Emitter, whose member functions are defined by op family, one
 // file each: core.cpp (types, values, functions, regions, the op dispatch),
 // arith.cpp, float.cpp, ids.cpp, memory.cpp, control_flow.cpp, warp.cpp,
-// mma.cpp, cpu_entries.cpp. `emit` (core.cpp) is the one switch over every
-// OpKind; each case calls the family function that emits it.
+// mma.cpp. `emit` (core.cpp) is the one switch over every OpKind, without a
+// default: each case calls the family function that emits it, and a new op
+// kind does not compile until it has one.
+//
+// What NVPTX and the CPU do differently is behind TargetHooks
+// (target_hooks.h): nvptx_hooks.cpp and cpu_hooks.cpp (with
+// cpu_entries.cpp) each implement every hook; the family files never ask
+// which target they emit for.
 //
 // A memref is not one LLVM value: it is its root pointer, the position of the
 // view's origin in the root (one i64 per dimension), its sizes and its
@@ -17,7 +23,6 @@
 #include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
-#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
@@ -30,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/emitter/target_hooks.h"
 #include "codegen/llvm_emitter.h"
 #include "codegen/narrow_float.h"
 #include "ir/core/ir.h"
@@ -42,15 +48,6 @@ using ir::OpKind;
 using ir::Operation;
 using ir::Type;
 using ir::TypeKind;
-
-constexpr unsigned kGlobalSpace = 1, kSharedSpace = 3, kLocalSpace = 5;
-
-// Byte offsets of the fields of tessCpuLaunchContext the host code reads
-// (docs/abi.md; checked against the C header in host.cpp).
-namespace cpu_context {
-constexpr uint64_t kGrid = 0, kGroup = 12, kGroupId = 24, kShared = 40, kReportError = 88, kRunLanes = 104,
-                   kBarrier = 112, kShuffle = 120, kContextBytes = 128;
-}
 
 struct MemRef {
   llvm::Value* base = nullptr;
@@ -66,17 +63,23 @@ struct Lowered {
 // Thrown by Emitter::unsupported after its diagnostic; caught by run().
 struct Unsupported {};
 
+class CpuHooks;
+
 class Emitter {
  public:
-  Emitter(ir::Operation* module, llvm::LLVMContext& context, const GpuArch& arch, DiagnosticEngine& diags,
-          DebugInfo debug, const HostTarget* host, bool bounds_check)
-      : ir_module_(module), context_(context), arch_(arch), diags_(diags), debug_(debug), host_(host),
-        bounds_check_(bounds_check), builder_(context) {}
+  Emitter(ir::Operation* module, llvm::LLVMContext& context, DiagnosticEngine& diags, DebugInfo debug,
+          bool bounds_check)
+      : ir_module_(module), context_(context), diags_(diags), debug_(debug), bounds_check_(bounds_check),
+        builder_(context) {}
 
-  // The module, or null after a codegen.unsupported diagnostic.
-  std::unique_ptr<llvm::Module> run();
+  // The module for `target`, or null after a codegen.unsupported diagnostic.
+  std::unique_ptr<llvm::Module> run(TargetHooks& target);
 
  private:
+  // The hooks build on the emitter's state and helpers.
+  friend class NvptxHooks;
+  friend class CpuHooks;
+
   // --- core.cpp: diagnostics, types, values, functions, regions, the dispatch ---
   [[noreturn]] void unsupported(Operation* op, const std::string& what);
 
@@ -117,17 +120,18 @@ class Emitter {
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args = {},
                          llvm::ArrayRef<llvm::Type*> overloads = {});
 
-  // Float arithmetic, math and atomics: never applied to narrow codes.
-  static bool computes_on_operand(OpKind kind);
   void emit(Operation* op);
+  void emit_unsupported(Operation* op);
   void emit_return(Operation* op);
   void emit_call(Operation* op);
 
   // --- arith.cpp: constants, integer and float arithmetic, comparisons, casts ---
   void emit_constant(Operation* op);
   void emit_binary(Operation* op, llvm::Instruction::BinaryOps code);
+  void emit_float_binary(Operation* op, llvm::Instruction::BinaryOps code);
   // An intrinsic overloaded on the first operand's type, of every operand.
   void emit_intrinsic(Operation* op, llvm::Intrinsic::ID id);
+  void emit_float_intrinsic(Operation* op, llvm::Intrinsic::ID id);
   void emit_floor_div(Operation* op);
   void emit_negate(Operation* op);
   void emit_abs_int(Operation* op);
@@ -141,48 +145,34 @@ class Emitter {
   void emit_splat(Operation* op);
 
   // --- float.cpp: float conversions, numeric policies, narrow floats, math ---
-  llvm::Value* truncate_float(llvm::Value* value, llvm::Type* to);
+  // Operations that compute on their first operand reject narrow-float codes.
+  void reject_narrow_codes(Operation* op);
   llvm::Value* convert_float(llvm::Value* value, sema::ScalarType from, sema::ScalarType to, llvm::Type* to_type);
   llvm::Value* truncate_with_policy(Operation* op);
   llvm::Value* decode_narrow(const numerics::Format& format, llvm::Value* code);
   // An element of type `from` as the accumulator type (tile.mma).
   llvm::Value* widen_to(llvm::Value* v, sema::ScalarType from, llvm::Type* accum);
   llvm::Type* f32_like(llvm::Value* v);
-  llvm::Value* libdevice_call(Operation* op, const char* f32_name, const char* f64_name,
-                              llvm::ArrayRef<llvm::Value*> args);
-  llvm::Value* host_math(Operation* op, llvm::ArrayRef<llvm::Value*> args);
   void emit_int_to_float(Operation* op);
   void emit_float_to_int(Operation* op);
   void emit_extend_float(Operation* op);
   void emit_truncate_float(Operation* op);
   void emit_random_bits(Operation* op);
-  void emit_math(Operation* op, const char* f32_name, const char* f64_name);
+  void emit_math(Operation* op, MathFunction function);
 
   // --- ids.cpp: lanes, warps, groups and the grid ---
-  llvm::Value* sreg(llvm::Intrinsic::ID id) { return builder_.CreateZExt(intrinsic(id), builder_.getInt64Ty()); }
-  llvm::Value* axis_sreg(const llvm::Intrinsic::ID (&ids)[3], int64_t axis);
-  static constexpr llvm::Intrinsic::ID kTid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x,
-                                                  llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
-                                                  llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z};
-  static constexpr llvm::Intrinsic::ID kNtid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x,
-                                                   llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_y,
-                                                   llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_z};
-  static constexpr llvm::Intrinsic::ID kCtaid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
-                                                    llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
-                                                    llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
-  static constexpr llvm::Intrinsic::ID kNctaid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
-                                                     llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
-                                                     llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
+  // One axis of a quantity, constant where the kernel's declared group
+  // shape and grid rank make it so.
+  llvm::Value* group_quantity(GroupQuantity quantity, int64_t axis);
   static int64_t grid_rank(Operation* f);
   llvm::Value* grid_sizes_past_rank(Operation* f);
-  void check_grid_rank(Operation* f);
-  static std::string grid_rank_message(Operation* f);
   // Flattened id of the lane in its group, and the group's lane count.
-  llvm::Value* local_linear();
+  llvm::Value* local_linear() { return target_->lane_in_group(); }
   // The lane's index in its warp of 32.
   llvm::Value* warp_lane() { return builder_.CreateURem(local_linear(), builder_.getInt64(ir::kWarpLanes)); }
   llvm::Value* group_lanes();
   size_t group_rank();
+  void emit_group_quantity(Operation* op, GroupQuantity quantity);
   void emit_linear_id(Operation* op);
   void emit_lane_id(Operation* op);
   void emit_warp_id(Operation* op);
@@ -216,8 +206,6 @@ class Emitter {
   void emit_while(Operation* op);
 
   // --- warp.cpp: barriers, shuffles, warp reductions, atomics ---
-  llvm::Value* host_shuffle(llvm::Value* v, llvm::Value* offset, ir::ShuffleMode mode);
-  llvm::Value* shuffle(llvm::Value* v, llvm::Value* offset, ir::ShuffleMode mode, Operation* op);
   llvm::Value* combine(ir::WarpReduceKind kind, llvm::Value* a, llvm::Value* b, Type t);
   void emit_barrier(Operation* op);
   void emit_shuffle(Operation* op);
@@ -241,43 +229,28 @@ class Emitter {
   std::pair<llvm::PHINode*, llvm::PHINode*> begin_k_loop(int64_t end, llvm::Value* init);
   llvm::Value* end_k_loop(llvm::PHINode* k, llvm::PHINode* acc, int64_t step, llvm::Value* next);
   bool tensor_core_path(Operation* op);
-  std::array<llvm::Value*, 4> mma_m16n8k16(const std::array<llvm::Value*, 4>& a, const std::array<llvm::Value*, 2>& b,
-                                           std::array<llvm::Value*, 4> c, bool bf16);
   bool ldmatrix_operand(MemRef& m);
-  std::vector<llvm::Value*> ldmatrix(llvm::Value* row_address, int count, bool transpose);
   void emit_mma(Operation* op);
   void emit_mma_sync(Operation* op);
   bool wgmma_operand(Operation* op, unsigned operand);
   void emit_wgmma(Operation* op);
-  llvm::Value* emulate_wgmma(llvm::Value* a_descriptor, llvm::Value* b_descriptor, llvm::Value* acc, int64_t first,
-                             int64_t registers, bool bf16);
   void emit_store_tile(Operation* op);
-
-  // --- cpu_entries.cpp: the CPU target's entries, kernel table, bf16 truncation ---
-  llvm::Value* context_field(uint64_t offset, llvm::Type* type);
-  llvm::Value* context_u32(uint64_t offset, int64_t index);
-  bool synchronises(Operation* f);
-  std::vector<llvm::Value*> unpack_arguments(llvm::Function* lane_function, llvm::Value* args);
-  void emit_host_entries();
-  void define_bf16_truncation();
+  // The CPU's emulations of the tensor-core instructions (CpuHooks' ldmatrix,
+  // mma_m16n8k16 and wgmma_m64nNk16; HostTarget::emulate_mma).
+  std::vector<llvm::Value*> emulate_ldmatrix(CpuHooks& cpu, llvm::Value* row_address, int count, bool transpose);
+  std::array<llvm::Value*, 4> emulate_mma_m16n8k16(CpuHooks& cpu, const std::array<llvm::Value*, 4>& a,
+                                                   const std::array<llvm::Value*, 2>& b, std::array<llvm::Value*, 4> c,
+                                                   bool bf16);
+  llvm::Value* emulate_wgmma(CpuHooks& cpu, llvm::Value* a_descriptor, llvm::Value* b_descriptor, llvm::Value* acc,
+                             int64_t first, int64_t registers, bool bf16);
 
   ir::Operation* ir_module_;
   llvm::LLVMContext& context_;
-  GpuArch arch_;
   DiagnosticEngine& diags_;
   DebugInfo debug_;
-  const HostTarget* host_;  // null for NVPTX
   bool bounds_check_;
-  llvm::GlobalVariable* out_of_bounds_sink_ = nullptr;
+  TargetHooks* target_ = nullptr;
   llvm::IRBuilder<> builder_;
-  // CPU target: the current function's launch context and lane, the kernels,
-  // their shared-memory sizes, which of them synchronise.
-  llvm::Value* launch_context_ = nullptr;
-  llvm::Value* lane_ = nullptr;
-  std::vector<Operation*> host_kernels_;
-  std::unordered_map<Operation*, uint64_t> static_shared_bytes_;
-  std::unordered_map<Operation*, bool> synchronises_;
-  uint64_t shared_bytes_ = 0;
   std::unique_ptr<llvm::Module> module_;
   std::unique_ptr<llvm::DIBuilder> dib_;
   llvm::DIFile* compile_unit_file_ = nullptr;
@@ -287,7 +260,6 @@ class Emitter {
   std::unordered_map<ir::Value*, Lowered> values_;
   llvm::Function* current_function_ = nullptr;
   Operation* current_ir_function_ = nullptr;
-  unsigned shared_count_ = 0;
 };
 
 }  // namespace tessera::codegen::emitter

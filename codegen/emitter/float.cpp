@@ -1,35 +1,22 @@
 // Floats (emitter.h): conversions between float types and with integers,
 // arith.truncf's numeric policies, the narrow formats (fp8, fp6, fp4: codes
-// in an i8, narrow_float.h) and the math functions (libdevice on the GPU,
-// the host's libm on the CPU).
+// in an i8, narrow_float.h) and the math functions. What the targets do
+// differently (bf16 rounding on the CPU, the GPU's hardware conversions,
+// libdevice or libm) is in their hooks (target_hooks.h).
 #include <limits>
 
 #include "codegen/emitter/emitter.h"
 
 namespace tessera::codegen::emitter {
 
-// fptrunc, except f32 -> bf16 on the host: LLVM lowers that to a call of
-// __truncsfbf2, which older libgcc lack (objects must link anywhere), so it
-// is emitted here as the exact round-to-nearest-even sequence, bit for bit
-// what the GPU's cvt.rn.bf16.f32 gives (a NaN becomes the canonical 0x7fff).
-llvm::Value* Emitter::truncate_float(llvm::Value* value, llvm::Type* to) {
-  if (!host_ || !to->getScalarType()->isBFloatTy()) return builder_.CreateFPTrunc(value, to);
-  llvm::Type* from = value->getType();
-  auto vector_of = [&](llvm::Type* element) -> llvm::Type* {
-    if (auto* v = llvm::dyn_cast<llvm::VectorType>(from)) return llvm::VectorType::get(element, v->getElementCount());
-    return element;
-  };
-  if (!from->getScalarType()->isFloatTy()) value = builder_.CreateFPCast(value, vector_of(builder_.getFloatTy()));
-  llvm::Type* i32 = vector_of(builder_.getInt32Ty());
-  llvm::Type* i16 = vector_of(builder_.getInt16Ty());
-  auto constant = [&](uint64_t v) { return llvm::ConstantInt::get(i32, v); };
-  llvm::Value* bits = builder_.CreateBitCast(value, i32);
-  llvm::Value* lsb = builder_.CreateAnd(builder_.CreateLShr(bits, constant(16)), constant(1));
-  llvm::Value* rounded = builder_.CreateAdd(builder_.CreateAdd(bits, constant(0x7fff)), lsb);
-  llvm::Value* nearest = builder_.CreateTrunc(builder_.CreateLShr(rounded, constant(16)), i16);
-  llvm::Value* quiet_nan = llvm::ConstantInt::get(i16, 0x7fff);  // the canonical NaN, as cvt gives
-  llvm::Value* is_nan = builder_.CreateFCmpUNO(value, value);
-  return builder_.CreateBitCast(builder_.CreateSelect(is_nan, quiet_nan, nearest), to);
+// fp8/fp6/fp4 values are codes in i8s: the lowering converts them to f32
+// before any arithmetic (ir.h); only moves, conversions and comparisons
+// see them.
+void Emitter::reject_narrow_codes(Operation* op) {
+  Type t0 = op->num_operands() > 0 ? op->operand(0)->type() : Type{};
+  if (t0 && (t0.is_scalar() || t0.is_shaped()) && narrow_float_format(t0.scalar()))
+    unsupported(op, "'" + std::string(op->name()) + "' on " + std::string(sema::scalar_info(t0.scalar()).name) +
+                        " values (convert them to f32 first)");
 }
 
 // Conversions between float types (arith.extf / arith.truncf, and the
@@ -43,8 +30,8 @@ llvm::Value* Emitter::convert_float(llvm::Value* value, sema::ScalarType from, s
   if (!from_format && !to_format) {
     unsigned from_bits = sema::scalar_info(from).bits, to_bits = sema::scalar_info(to).bits;
     if (from_bits < to_bits) return builder_.CreateFPExt(value, to_type);
-    if (from_bits > to_bits) return truncate_float(value, to_type);
-    return truncate_float(builder_.CreateFPExt(value, f32_like(value)), to_type);  // f16 <-> bf16
+    if (from_bits > to_bits) return target_->truncate_float(value, to_type);
+    return target_->truncate_float(builder_.CreateFPExt(value, f32_like(value)), to_type);  // f16 <-> bf16
   }
   llvm::Value* f32 = value;
   if (from_format)
@@ -56,7 +43,7 @@ llvm::Value* Emitter::convert_float(llvm::Value* value, sema::ScalarType from, s
   if (to_format) return emit_narrow_encode(builder_, *to_format, f32);
   if (to == sema::ScalarType::F32) return f32;
   if (to == sema::ScalarType::F64) return builder_.CreateFPExt(f32, to_type);
-  return truncate_float(f32, to_type);  // f16, bf16: exact (every narrow value is one)
+  return target_->truncate_float(f32, to_type);  // f16, bf16: exact (every narrow value is one)
 }
 
 // arith.truncf with a numeric policy ({rounding = ..., saturate}, and the
@@ -101,20 +88,9 @@ llvm::Value* Emitter::truncate_with_policy(Operation* op) {
   if (!format) unsupported(op, "'arith.truncf' with a numeric policy to " + std::string(sema::scalar_info(to).name));
   llvm::Value* random = op->num_operands() > 1 ? get(op->operand(1)) : nullptr;
   llvm::Type* to_type = value_type(op->result()->type(), op);
-  // sm_90 and newer convert f32 to e4m3/e5m2 in hardware with exactly
-  // these rules: round to nearest even, out of range and infinities to the
-  // largest finite value of the sign, NaN to the canonical 0x7F, subnormals
-  // kept (cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32; the PTX ISA; sm_89 has it
-  // from PTX 8.1 only, newer than the 7.8 we emit for it). Both halves
-  // get the value, so the byte taken does not depend on the packing order.
-  if (!host_ && arch_.sm >= 90 && rounding == numerics::Rounding::NearestEven &&
-      overflow == numerics::Overflow::Saturate && !f32->getType()->isVectorTy() &&
-      (format == &numerics::fp8_e4m3 || format == &numerics::fp8_e5m2)) {
-    llvm::Intrinsic::ID id = format == &numerics::fp8_e4m3 ? llvm::Intrinsic::nvvm_ff_to_e4m3x2_rn
-                                                            : llvm::Intrinsic::nvvm_ff_to_e5m2x2_rn;
-    llvm::Value* pair = builder_.CreateIntrinsic(builder_.getInt16Ty(), id, {f32, f32});
-    return builder_.CreateTrunc(pair, to_type);
-  }
+  if (rounding == numerics::Rounding::NearestEven && overflow == numerics::Overflow::Saturate &&
+      !f32->getType()->isVectorTy() && (format == &numerics::fp8_e4m3 || format == &numerics::fp8_e5m2))
+    if (llvm::Value* code = target_->encode_fp8_saturating(*format, f32, to_type)) return code;
   llvm::Value* code = emit_float_encode_bits(builder_, *format, f32, rounding, overflow, random);
   if (narrow_float_format(to)) return builder_.CreateTrunc(code, to_type);
   auto* vector = llvm::dyn_cast<llvm::VectorType>(to_type);
@@ -123,37 +99,10 @@ llvm::Value* Emitter::truncate_with_policy(Operation* op) {
   return builder_.CreateBitCast(builder_.CreateTrunc(code, i16), to_type);
 }
 
-// The f32 value of a narrow-float code (emit_narrow_decode), through a
-// hardware conversion to f16 where the target has one: f16 holds every
-// value of these formats exactly, then cvt.f32.f16. fp8_e4m3 on sm_90 and
-// newer (cvt.rn.f16x2.e4m3x2), fp6 and fp4 on the arch-specific sm_100a
-// and sm_120a-class targets (cvt.rn.f16x2.{e2m3x2,e3m2x2,e2m1x2}). The code
-// goes in both halves of the pair, so the pair's order does not matter;
-// e4m3's NaN codes (0x7F, 0xFF) take the specification's NaN by a select
-// (fp6 and fp4 have none). e5m2 goes through f16 on every GPU target
-// (emit_e5m2_decode_through_f16); the CPU keeps the integer sequences.
+// The targets decode alike (narrow_float.h); the GPU takes hardware
+// conversions where they give the same bits (NvptxHooks::decode_narrow).
 llvm::Value* Emitter::decode_narrow(const numerics::Format& format, llvm::Value* code) {
-  if (host_) return emit_narrow_decode(builder_, format, code);
-  if (&format == &numerics::fp8_e5m2) return emit_e5m2_decode_through_f16(builder_, code);
-  if (code->getType()->isVectorTy()) return emit_narrow_decode(builder_, format, code);
-  llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
-  int shift = 8;  // the second element of the pair: the next byte, or for fp4 the next nibble
-  if (&format == &numerics::fp8_e4m3 && arch_.sm >= 90) id = llvm::Intrinsic::nvvm_e4m3x2_to_f16x2_rn;
-  if (arch_.arch_specific && arch_.sm >= 100) {
-    if (&format == &numerics::fp6_e2m3) id = llvm::Intrinsic::nvvm_e2m3x2_to_f16x2_rn;
-    if (&format == &numerics::fp6_e3m2) id = llvm::Intrinsic::nvvm_e3m2x2_to_f16x2_rn;
-    if (&format == &numerics::fp4_e2m1) id = llvm::Intrinsic::nvvm_e2m1x2_to_f16x2_rn, shift = 4;
-  }
-  if (id == llvm::Intrinsic::not_intrinsic) return emit_narrow_decode(builder_, format, code);
-  llvm::Value* bits = builder_.CreateAnd(builder_.CreateZExt(code, builder_.getInt16Ty()),
-                                         static_cast<uint64_t>((1u << format.bits()) - 1));
-  llvm::Value* pair = builder_.CreateOr(bits, builder_.CreateShl(bits, static_cast<uint64_t>(shift)));
-  llvm::Value* halves =
-      builder_.CreateIntrinsic(llvm::FixedVectorType::get(builder_.getHalfTy(), 2), id, {pair});
-  llvm::Value* value = builder_.CreateFPExt(builder_.CreateExtractElement(halves, uint64_t{0}), builder_.getFloatTy());
-  if (!format.has_nan()) return value;
-  return builder_.CreateSelect(emit_narrow_is_nan(builder_, format, code), emit_narrow_nan(builder_, format, code),
-                               value);
+  return target_->decode_narrow(format, code);
 }
 
 llvm::Value* Emitter::widen_to(llvm::Value* v, sema::ScalarType from, llvm::Type* accum) {
@@ -165,34 +114,6 @@ llvm::Type* Emitter::f32_like(llvm::Value* v) {
   if (auto* vector = llvm::dyn_cast<llvm::VectorType>(v->getType()))
     return llvm::VectorType::get(builder_.getFloatTy(), vector->getElementCount());
   return builder_.getFloatTy();
-}
-
-llvm::Value* Emitter::libdevice_call(Operation* op, const char* f32_name, const char* f64_name, llvm::ArrayRef<llvm::Value*> args) {
-  llvm::Type* t = args[0]->getType();
-  if (host_) return host_math(op, args);
-  std::string name = t->isDoubleTy() ? f64_name : f32_name;
-  if (!t->isFloatTy() && !t->isDoubleTy()) unsupported(op, "'" + std::string(op->name()) + "' on 16-bit floats");
-  std::vector<llvm::Type*> params(args.size(), t);
-  llvm::FunctionCallee callee = module_->getOrInsertFunction(name, llvm::FunctionType::get(t, params, false));
-  return builder_.CreateCall(callee, args);
-}
-
-// The host's libm through LLVM's math intrinsics (the same functions C++'s
-// <cmath> calls).
-llvm::Value* Emitter::host_math(Operation* op, llvm::ArrayRef<llvm::Value*> args) {
-  llvm::Type* t = args[0]->getType();
-  auto call = [&](llvm::Intrinsic::ID id) { return intrinsic(id, args, {t}); };
-  switch (op->kind()) {
-    case OpKind::Exp: return call(llvm::Intrinsic::exp);
-    case OpKind::Log: return call(llvm::Intrinsic::log);
-    case OpKind::Tanh: return call(llvm::Intrinsic::tanh);
-    case OpKind::Sin: return call(llvm::Intrinsic::sin);
-    case OpKind::Cos: return call(llvm::Intrinsic::cos);
-    case OpKind::PowF: return call(llvm::Intrinsic::pow);
-    case OpKind::Rsqrt:
-      return builder_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), intrinsic(llvm::Intrinsic::sqrt, args, {t}));
-    default: unsupported(op, "'" + std::string(op->name()) + "'");
-  }
 }
 
 void Emitter::emit_int_to_float(Operation* op) {
@@ -229,10 +150,11 @@ void Emitter::emit_random_bits(Operation* op) {
   set(op->result(), codegen::emit_random_bits(builder_, get(op->operand(0)), get(op->operand(1))));
 }
 
-void Emitter::emit_math(Operation* op, const char* f32_name, const char* f64_name) {
+void Emitter::emit_math(Operation* op, MathFunction function) {
+  reject_narrow_codes(op);
   std::vector<llvm::Value*> args;
   for (ir::Value* v : op->operands()) args.push_back(get(v));
-  set(op->result(), libdevice_call(op, f32_name, f64_name, args));
+  set(op->result(), target_->math(op, function, args));
 }
 
 }  // namespace tessera::codegen::emitter

@@ -12,7 +12,7 @@ namespace tessera::codegen::emitter {
 // element's first bit, and *bit receives the bit offset in it (i32, < 8);
 // operations that cannot handle packed elements pass no `bit`.
 llvm::Value* Emitter::element_address(MemRef& m, llvm::ArrayRef<llvm::Value*> indices, Type elem, Operation* op,
-                             llvm::Value** bit) {
+                                      llvm::Value** bit) {
   size_t rank = m.sizes.size();
   std::vector<llvm::Value*> position;
   for (size_t d = 0; d < rank; ++d) position.push_back(builder_.CreateAdd(m.origin[d], indices[d]));
@@ -72,55 +72,7 @@ llvm::Value* Emitter::check_bounds(MemRef& m, llvm::ArrayRef<llvm::Value*> indic
   llvm::BasicBlock* before = builder_.GetInsertBlock();
   builder_.CreateCondBr(inside, next, fail);
   builder_.SetInsertPoint(fail);
-  llvm::Type* ptr = builder_.getPtrTy();
-  if (!host_) {
-    auto* assert_fail = llvm::FunctionType::get(builder_.getVoidTy(),
-                                                {ptr, ptr, builder_.getInt32Ty(), ptr, builder_.getInt64Ty()}, false);
-    llvm::FunctionCallee callee = module_->getOrInsertFunction("__assertfail", assert_fail);
-    std::string message = "index out of bounds (" + std::string(op->name()) + " at " + where + ")";
-    builder_.CreateCall(callee, {builder_.CreateGlobalString(message, "", 0), builder_.CreateGlobalString(std::string(loc.known() ? loc.file() : ""), "", 0),
-                                 builder_.getInt32(loc.known() ? loc.line() : 0),
-                                 builder_.CreateGlobalString(std::string(current_function_->getName()), "", 0),
-                                 builder_.getInt64(1)});
-    intrinsic(llvm::Intrinsic::trap);
-    builder_.CreateUnreachable();
-    builder_.SetInsertPoint(next);
-    return address;
-  }
-  std::string format = where + ": out-of-bounds " + std::string(op->name()) + ": index (";
-  std::vector<llvm::Value*> args;
-  for (size_t d = 0; d < indices.size(); ++d) {
-    format += d ? ", %lld" : "%lld";
-    args.push_back(indices[d]);
-  }
-  format += ") in a view of shape (";
-  for (size_t d = 0; d < indices.size(); ++d) {
-    format += d ? ", %lld" : "%lld";
-    args.push_back(m.sizes[d]);
-  }
-  format += ")";
-  // In the entry block: a check inside a loop must not grow the stack.
-  llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
-  llvm::Value* buffer = entry.CreateAlloca(builder_.getInt8Ty(), builder_.getInt64(256));
-  std::vector<llvm::Value*> call_args{buffer, builder_.getInt64(256), builder_.CreateGlobalString(format, "", 0)};
-  call_args.insert(call_args.end(), args.begin(), args.end());
-  llvm::FunctionCallee snprintf = module_->getOrInsertFunction(
-      "snprintf", llvm::FunctionType::get(builder_.getInt32Ty(), {ptr, builder_.getInt64Ty(), ptr}, true));
-  builder_.CreateCall(snprintf, call_args);
-  auto* report_type = llvm::FunctionType::get(builder_.getVoidTy(), {ptr, ptr}, false);
-  builder_.CreateCall(report_type, context_field(cpu_context::kReportError, ptr), {launch_context_, buffer});
-  builder_.CreateBr(next);
-  builder_.SetInsertPoint(next);
-  if (!out_of_bounds_sink_) {
-    auto* array = llvm::ArrayType::get(builder_.getInt8Ty(), 256);
-    out_of_bounds_sink_ = new llvm::GlobalVariable(*module_, array, false, llvm::GlobalValue::InternalLinkage,
-                                                   llvm::ConstantAggregateZero::get(array), "__tessera_out_of_bounds_sink");
-    out_of_bounds_sink_->setAlignment(llvm::Align(64));
-  }
-  llvm::PHINode* phi = builder_.CreatePHI(ptr, 2);
-  phi->addIncoming(address, before);
-  phi->addIncoming(out_of_bounds_sink_, fail);
-  return phi;
+  return target_->report_out_of_bounds(OutOfBounds{op, m, indices, address, where, before, fail, next});
 }
 
 llvm::Value* Emitter::address_of(Operation* op, unsigned memref_operand, unsigned first_index, llvm::Value** bit) {
@@ -193,24 +145,9 @@ void Emitter::store_packed(llvm::Value* code, llvm::Value* address, llvm::Value*
 // byte = (byte & ~clear) | set, for the low 8 bits of the i32s `clear` and
 // `set` (set within clear), atomically as seen by other elements' bits.
 void Emitter::update_byte(llvm::Value* address, llvm::Value* clear, llvm::Value* set) {
-  using B = llvm::AtomicRMWInst::BinOp;
-  auto relaxed = llvm::AtomicOrdering::Monotonic;
-  llvm::Type* i32 = builder_.getInt32Ty();
   clear = builder_.CreateAnd(clear, builder_.getInt32(0xFF));
   set = builder_.CreateAnd(set, builder_.getInt32(0xFF));
-  if (host_) {
-    llvm::Type* i8 = builder_.getInt8Ty();
-    builder_.CreateAtomicRMW(B::And, address, builder_.CreateTrunc(builder_.CreateNot(clear), i8), llvm::Align(1), relaxed);
-    builder_.CreateAtomicRMW(B::Or, address, builder_.CreateTrunc(set, i8), llvm::Align(1), relaxed);
-    return;
-  }
-  // The aligned word holding the byte; little-endian: the byte is bits
-  // 8 * (address & 3) of it.
-  llvm::Value* within = builder_.CreateAnd(builder_.CreatePtrToInt(address, builder_.getInt64Ty()), builder_.getInt64(3));
-  llvm::Value* word = builder_.CreateGEP(builder_.getInt8Ty(), address, builder_.CreateNeg(within));
-  llvm::Value* shift = builder_.CreateShl(builder_.CreateTrunc(within, i32), 3);
-  builder_.CreateAtomicRMW(B::And, word, builder_.CreateNot(builder_.CreateShl(clear, shift)), llvm::Align(4), relaxed);
-  builder_.CreateAtomicRMW(B::Or, word, builder_.CreateShl(set, shift), llvm::Align(4), relaxed);
+  target_->update_byte_atomically(address, clear, set);
 }
 
 // A buffer of static shape `m` allocated by the kernel (shared or local):
@@ -245,37 +182,7 @@ void Emitter::emit_alloc_shared(Operation* op) {
   auto* array = packed ? llvm::ArrayType::get(builder_.getInt8Ty(), numerics::packed_bytes(elements, packed))
                        : llvm::ArrayType::get(element_type(m, op), elements);
   auto desc = std::make_shared<MemRef>();
-  if (host_) {
-    // The group's block of shared memory (context->shared, 64-byte aligned)
-    // holds the allocations one after another.
-    if (!current_ir_function_->has_attr("kernel"))
-      unsupported(op, "allocating shared memory outside a kernel on the CPU target");
-    // The block is 64-byte aligned; larger alignments (bank-conflict
-    // padding for the GPU) only matter for speed there.
-    uint64_t alignment = std::min<uint64_t>(static_cast<uint64_t>(op->int_attr("alignment", 16)), 64);
-    // A swizzled buffer starts at an offset aligned as on the GPU, so that
-    // the emulated wgmma's swizzle of offsets (EmulatedMma::Wgmma) sees
-    // the address bits the tensor cores see.
-    if (m.swizzle() == ir::Swizzle::Xor)
-      alignment = std::max(alignment, static_cast<uint64_t>(ir::swizzle_alignment(m)));
-    shared_bytes_ = (shared_bytes_ + alignment - 1) / alignment * alignment;
-    llvm::Value* block = context_field(cpu_context::kShared, builder_.getPtrTy());
-    desc->base = builder_.CreateConstInBoundsGEP1_64(builder_.getInt8Ty(), block, shared_bytes_);
-    shared_bytes_ += module_->getDataLayout().getTypeAllocSize(array);
-  }
-  auto* global = host_ ? nullptr : new llvm::GlobalVariable(*module_, array, false, llvm::GlobalValue::InternalLinkage,
-                                          llvm::UndefValue::get(array),
-                                          std::string(current_ir_function_->symbol_name()) + "_shared_" +
-                                              std::to_string(shared_count_++),
-                                          nullptr, llvm::GlobalValue::NotThreadLocal, kSharedSpace);
-  if (global) {
-    // At least 16 bytes whatever the alignment asked for: ldmatrix and
-    // 16-byte cp.async rely on it (ldmatrix_operand).
-    int64_t alignment = std::max<int64_t>(op->int_attr("alignment", 16), 16);
-    if (m.swizzle() == ir::Swizzle::Xor) alignment = std::max(alignment, ir::swizzle_alignment(m));
-    global->setAlignment(llvm::Align(static_cast<uint64_t>(alignment)));
-    desc->base = global;
-  }
+  desc->base = target_->allocate_shared(op, m, array);
   describe_static_buffer(*desc, m, pitch);
   values_[op->result()] = Lowered{nullptr, desc};
 }
@@ -293,8 +200,8 @@ void Emitter::emit_alloc_local(Operation* op) {
   llvm::AllocaInst* slot = entry.CreateAlloca(array, alloca_space, nullptr, "local");
   slot->setAlignment(llvm::Align(static_cast<uint64_t>(op->int_attr("alignment", 16))));
   llvm::Value* base = slot;
-  if (!host_ && alloca_space != kLocalSpace)
-    base = entry.CreateAddrSpaceCast(slot, builder_.getPtrTy(kLocalSpace));
+  unsigned local_space = target_->address_space(ir::MemorySpace::Local);
+  if (alloca_space != local_space) base = entry.CreateAddrSpaceCast(slot, builder_.getPtrTy(local_space));
   auto desc = std::make_shared<MemRef>();
   desc->base = base;
   describe_static_buffer(*desc, m, m.rank() ? m.shape().back() : 1);
@@ -394,12 +301,7 @@ void Emitter::emit_cp_async(Operation* op) {
   llvm::Value* from = element_address(src, index, elem, op, &from_bit);
   if (packed_element_bits(elem.scalar())) {
     store_element(load_element(from, elem, op, from_bit), to, elem, to_bit);
-  } else if (!host_ && (bytes == 4 || bytes == 8 || bytes == 16)) {
-    llvm::Intrinsic::ID id = bytes == 4   ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4
-                             : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8
-                                          : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_16;
-    intrinsic(id, {to, from});
-  } else {
+  } else if (!target_->copy_async(to, from, bytes)) {
     builder_.CreateStore(builder_.CreateLoad(element_type(elem, op), from), to);
   }
   llvm::Value* next = builder_.CreateAdd(e, stride);
@@ -410,13 +312,10 @@ void Emitter::emit_cp_async(Operation* op) {
 }
 
 void Emitter::emit_cp_commit_group(Operation* op) {
-  if (!host_) intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group);
+  target_->commit_async_copies();
   values_[op->result()] = Lowered{};
 }
 
-void Emitter::emit_cp_wait_group(Operation* op) {
-  if (host_) return;  // the CPU copied at once
-  intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {builder_.getInt32(static_cast<uint32_t>(op->int_attr("pending")))});
-}
+void Emitter::emit_cp_wait_group(Operation* op) { target_->wait_async_copies(op->int_attr("pending")); }
 
 }  // namespace tessera::codegen::emitter

@@ -2,11 +2,10 @@
 // lives (tile_position), C (+)= A x B on the SIMT cores or the tensor cores
 // (ldmatrix + mma.sync, wgmma) and the CPU's emulations of the tensor-core
 // instructions (HostTarget::emulate_mma), and tile.store_tile.
-#include <llvm/IR/InlineAsm.h>
-
 #include <algorithm>
 #include <optional>
 
+#include "codegen/emitter/cpu_hooks.h"
 #include "codegen/emitter/emitter.h"
 #include "frontend/diagnostics/internal_error.h"
 
@@ -87,7 +86,7 @@ llvm::Value* Emitter::end_k_loop(llvm::PHINode* k, llvm::PHINode* acc, int64_t s
 // Whether a tile.mma takes the tensor-core path: on the GPU, and on the CPU
 // when it emulates it (HostTarget::emulate_mma).
 bool Emitter::tensor_core_path(Operation* op) {
-  if (host_ && host_->emulate_mma == HostTarget::EmulatedMma::None) return false;
+  if (!target_->tensor_cores()) return false;
   if (!op->operand(0)->type().is(TypeKind::MemRef) || !op->operand(1)->type().is(TypeKind::MemRef)) return false;
   Type c_type = op->result()->type();
   return c_type.layout() == ir::TileLayout::MmaAccumulator &&
@@ -105,9 +104,7 @@ void Emitter::emit_mma(Operation* op) {
   if (tensor_core_path(op)) {
     ir::MmaTiling tiling = mma_tiling(c_type);
     bool warpgroups = tiling.warps_n == 1 && tiling.warps_m % 4 == 0;
-    bool wgmma = host_ ? host_->emulate_mma == HostTarget::EmulatedMma::Wgmma
-                       : arch_.wgmma && arch_.sm == 90 && arch_.arch_specific;
-    if (wgmma && warpgroups && wgmma_operand(op, 0) && wgmma_operand(op, 1)) return emit_wgmma(op);
+    if (target_->wgmma() && warpgroups && wgmma_operand(op, 0) && wgmma_operand(op, 1)) return emit_wgmma(op);
     return emit_mma_sync(op);
   }
   MemRef& a = memref(op->operand(0));
@@ -202,7 +199,7 @@ void Emitter::emit_mma_sync(Operation* op) {
       // Matrices: rows 0-7 / 8-15 (q/8 odd) by columns k.. / k+8.. (q/8 >= 2).
       llvm::Value* row = builder_.CreateAdd(plus(warp_row0, block_row), builder_.CreateAdd(matrix_row, second_half));
       llvm::Value* col = builder_.CreateAdd(k, second_pair);
-      std::vector<llvm::Value*> words = ldmatrix(element_address(a, {row, col}, a_type, op), 4, false);
+      std::vector<llvm::Value*> words = target_->ldmatrix(element_address(a, {row, col}, a_type, op), 4, false);
       for (size_t r = 0; r < 4; ++r) regs[r] = fragment_register(words[r]);
     } else {
       for (int r = 0; r < 4; ++r) {
@@ -222,7 +219,7 @@ void Emitter::emit_mma_sync(Operation* op) {
       llvm::Value* row = builder_.CreateAdd(k, builder_.CreateAdd(matrix_row, second_half));
       llvm::Value* col = plus(warp_column0, tn * ir::kMmaBlockColumns);
       if (count == 4) col = builder_.CreateAdd(col, second_pair);
-      std::vector<llvm::Value*> words = ldmatrix(element_address(b, {row, col}, b_type, op), count, true);
+      std::vector<llvm::Value*> words = target_->ldmatrix(element_address(b, {row, col}, b_type, op), count, true);
       for (int i = 0; i < count; ++i)
         b_fragments[static_cast<size_t>(tn + i / 2)][static_cast<size_t>(i % 2)] = fragment_register(words[static_cast<size_t>(i)]);
     }
@@ -242,7 +239,7 @@ void Emitter::emit_mma_sync(Operation* op) {
       int64_t first = (tm * tiling.tiles_n + tn) * 4;
       std::array<llvm::Value*, 4> c{};
       for (int64_t i = 0; i < 4; ++i) c[static_cast<size_t>(i)] = builder_.CreateExtractElement(next, constant(first + i));
-      c = mma_m16n8k16(a_fragments[static_cast<size_t>(tm)], b_fragments[static_cast<size_t>(tn)], c, bf16);
+      c = target_->mma_m16n8k16(a_fragments[static_cast<size_t>(tm)], b_fragments[static_cast<size_t>(tn)], c, bf16);
       for (int64_t i = 0; i < 4; ++i)
         next = builder_.CreateInsertElement(next, c[static_cast<size_t>(i)], constant(first + i));
     }
@@ -270,103 +267,7 @@ bool Emitter::ldmatrix_operand(MemRef& m) {
     std::optional<int64_t> stride = known(m.strides[d]);
     if (!stride || *stride % 8 != 0) return false;
   }
-  return host_ || m.base->getType()->getPointerAddressSpace() == kSharedSpace;
-}
-
-// ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16: lane q gives
-// `row_address`, the address of row q % 8 of matrix q / 8 (lanes 0-15 for
-// x2); register j of lane q = 4g + t receives elements 2t, 2t + 1 of row g
-// of matrix j, or with .trans elements g of rows 2t and 2t + 1 (PTX ISA,
-// "ldmatrix"). On the CPU the lanes exchange the row addresses and load the
-// same elements (HostTarget::emulate_mma).
-std::vector<llvm::Value*> Emitter::ldmatrix(llvm::Value* row_address, int count, bool transpose) {
-  std::vector<llvm::Value*> words;
-  if (!host_) {
-    llvm::Intrinsic::ID id =
-        count == 4 ? (transpose ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
-                                : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16)
-                   : (transpose ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16
-                                : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16);
-    llvm::Value* loaded = intrinsic(id, {row_address}, {row_address->getType()});
-    for (unsigned j = 0; j < static_cast<unsigned>(count); ++j) words.push_back(builder_.CreateExtractValue(loaded, j));
-    return words;
-  }
-  llvm::Type* i32 = builder_.getInt32Ty();
-  llvm::Type* i16 = builder_.getInt16Ty();
-  llvm::Value* address = builder_.CreatePtrToInt(row_address, builder_.getInt64Ty());
-  llvm::Value* q = warp_lane();
-  llvm::Value* g = builder_.CreateUDiv(q, builder_.getInt64(4));
-  llvm::Value* two_t = builder_.CreateMul(builder_.CreateURem(q, builder_.getInt64(4)), builder_.getInt64(2));
-  auto row_of = [&](int64_t j, llvm::Value* row) {  // lane 8j + row's address
-    return host_shuffle(address, builder_.CreateAdd(row, builder_.getInt64(8 * j)), ir::ShuffleMode::Idx);
-  };
-  auto load = [&](llvm::Type* type, llvm::Value* at, llvm::Value* elements) {
-    llvm::Value* byte = builder_.CreateAdd(at, builder_.CreateMul(elements, builder_.getInt64(2)));
-    return builder_.CreateLoad(type, builder_.CreateIntToPtr(byte, builder_.getPtrTy()));
-  };
-  for (int64_t j = 0; j < count; ++j) {
-    if (!transpose) {
-      words.push_back(load(i32, row_of(j, g), two_t));
-      continue;
-    }
-    llvm::Value* even = row_of(j, two_t);
-    llvm::Value* odd = row_of(j, builder_.CreateAdd(two_t, builder_.getInt64(1)));
-    llvm::Value* low = builder_.CreateZExt(load(i16, even, g), i32);
-    llvm::Value* high = builder_.CreateZExt(load(i16, odd, g), i32);
-    words.push_back(builder_.CreateOr(low, builder_.CreateShl(high, 16)));
-  }
-  return words;
-}
-
-// One mma.m16n8k16 (f32 accumulators) on this lane's fragments: the
-// instruction on the GPU; on the CPU (EmulatedMma) the lanes of the warp
-// exchange fragments as the tensor cores do. Lane q = 4g + t holds A(g, k)
-// and A(g + 8, k) for k = 2t, 2t + 1 (a0 a1, row g and g + 8) and k + 8 (a2
-// a3), B(k, g) for the same k (b0 b1), and computes C(g, 2t + {0,1}) and
-// C(g + 8, 2t + {0,1}): for each pair of k it reads A's pair from lane 4g +
-// k/2 % 4 and B's from lanes 4(2t) + k/2 % 4 and 4(2t + 1) + k/2 % 4. Sums
-// run in k order, one fma at a time (the tensor cores' internal order and
-// rounding are not specified; integer-valued tests are exact either way).
-std::array<llvm::Value*, 4> Emitter::mma_m16n8k16(const std::array<llvm::Value*, 4>& a,
-                                                  const std::array<llvm::Value*, 2>& b, std::array<llvm::Value*, 4> c,
-                                                  bool bf16) {
-  if (!host_) {
-    std::vector<llvm::Value*> args(a.begin(), a.end());
-    args.insert(args.end(), b.begin(), b.end());
-    args.insert(args.end(), c.begin(), c.end());
-    llvm::Value* d = intrinsic(bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
-                                    : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32,
-                               args);
-    for (unsigned i = 0; i < 4; ++i) c[i] = builder_.CreateExtractValue(d, i);
-    return c;
-  }
-  llvm::Type* i32 = builder_.getInt32Ty();
-  llvm::Type* f32 = builder_.getFloatTy();
-  auto* pair_type = llvm::FixedVectorType::get(bf16 ? builder_.getBFloatTy() : builder_.getHalfTy(), 2);
-  auto word = [&](llvm::Value* r) { return builder_.CreateBitCast(r, i32); };
-  // The two elements of a fragment register as f32, the first from the low half.
-  auto widen = [&](llvm::Value* w) -> std::array<llvm::Value*, 2> {
-    llvm::Value* pair = builder_.CreateBitCast(w, pair_type);
-    return {builder_.CreateFPExt(builder_.CreateExtractElement(pair, uint64_t{0}), f32),
-            builder_.CreateFPExt(builder_.CreateExtractElement(pair, uint64_t{1}), f32)};
-  };
-  llvm::Value* q = warp_lane();
-  llvm::Value* g4 = builder_.CreateMul(builder_.CreateUDiv(q, builder_.getInt64(4)), builder_.getInt64(4));
-  llvm::Value* t8 = builder_.CreateMul(builder_.CreateURem(q, builder_.getInt64(4)), builder_.getInt64(8));
-  for (int64_t pair = 0; pair < 8; ++pair) {  // k = 2 * pair, 2 * pair + 1
-    int64_t half = pair / 4, holder = pair % 4;
-    auto from = [&](llvm::Value* base) { return builder_.CreateAdd(base, builder_.getInt64(holder)); };
-    auto row_g = widen(host_shuffle(word(a[static_cast<size_t>(2 * half)]), from(g4), ir::ShuffleMode::Idx));
-    auto row_g8 = widen(host_shuffle(word(a[static_cast<size_t>(2 * half + 1)]), from(g4), ir::ShuffleMode::Idx));
-    auto column_0 = widen(host_shuffle(word(b[static_cast<size_t>(half)]), from(t8), ir::ShuffleMode::Idx));
-    auto column_1 = widen(host_shuffle(word(b[static_cast<size_t>(half)]), from(builder_.CreateAdd(t8, builder_.getInt64(4))), ir::ShuffleMode::Idx));
-    const std::array<llvm::Value*, 2>* rows[2] = {&row_g, &row_g8};
-    const std::array<llvm::Value*, 2>* columns[2] = {&column_0, &column_1};
-    for (size_t i = 0; i < 4; ++i)
-      for (size_t e = 0; e < 2; ++e)
-        c[i] = intrinsic(llvm::Intrinsic::fma, {(*rows[i / 2])[e], (*columns[i % 2])[e], c[i]}, {f32});
-  }
-  return c;
+  return m.base->getType()->getPointerAddressSpace() == target_->address_space(ir::MemorySpace::Shared);
 }
 
 // Whether operand `operand` of a tile.mma is a whole swizzled shared buffer
@@ -409,7 +310,7 @@ bool Emitter::wgmma_operand(Operation* op, unsigned operand) {
 // lane fences (fence.proxy.async.shared::cta) and the group meets at a
 // barrier before the first wgmma; wgmma.fence, the instructions,
 // commit_group and wait_group 0 follow, so the accumulators are final when
-// the operation ends.
+// the operation ends (NvptxHooks::begin_wgmma, end_wgmma).
 void Emitter::emit_wgmma(Operation* op) {
   auto [a_type, b_type, c_type, tiling, vector_type, acc, bf16, a_view, b_view] = tensor_core_mma(op);
   MemRef& a = *a_view;
@@ -429,42 +330,10 @@ void Emitter::emit_wgmma(Operation* op) {
   };
   // The shared-memory address (on the CPU: the offset in the group's block).
   auto shared_address = [&](MemRef& m) {
-    llvm::Value* address = builder_.CreatePtrToInt(m.base, builder_.getInt64Ty());
-    if (!host_) return address;
-    return builder_.CreateSub(address, builder_.CreatePtrToInt(context_field(cpu_context::kShared, builder_.getPtrTy()),
-                                                               builder_.getInt64Ty()));
+    return target_->wgmma_address(builder_.CreatePtrToInt(m.base, builder_.getInt64Ty()));
   };
 
-  if (!host_) {
-    // Make the group's shared-memory writes visible to the async proxy.
-    intrinsic(llvm::Intrinsic::nvvm_fence_proxy_async_shared_cta);
-    intrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {builder_.getInt32(0)});
-    intrinsic(llvm::Intrinsic::nvvm_wgmma_fence_sync_aligned);
-  }
-
-  // The instruction: N/2 accumulators in and out, two descriptors, scale-d = 1
-  // (always accumulate; a first mma starts from zeros), no negation, A
-  // K-major (0), B MN-major (1).
-  int64_t registers = n / 2;
-  std::string type = bf16 ? "bf16" : "f16";
-  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(2 * registers + 2) +
-                     ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type + " {";
-  std::string constraints;
-  for (int64_t r = 0; r < registers; ++r) {
-    text += (r ? ", $" : "$") + std::to_string(r);
-    constraints += (r ? ",=f" : "=f");
-  }
-  text += "}, $" + std::to_string(2 * registers) + ", $" + std::to_string(2 * registers + 1) + ", p, 1, 1, 0, 1;\n}";
-  for (int64_t r = 0; r < registers; ++r) constraints += "," + std::to_string(r);
-  constraints += ",l,l,r";
-  std::vector<llvm::Type*> outputs(static_cast<size_t>(registers), builder_.getFloatTy());
-  std::vector<llvm::Type*> inputs(static_cast<size_t>(registers), builder_.getFloatTy());
-  inputs.push_back(builder_.getInt64Ty());
-  inputs.push_back(builder_.getInt64Ty());
-  inputs.push_back(builder_.getInt32Ty());
-  auto* asm_type = llvm::FunctionType::get(llvm::StructType::get(context_, outputs), inputs, false);
-  llvm::InlineAsm* wgmma = llvm::InlineAsm::get(asm_type, text, constraints, /*hasSideEffects=*/true);
-
+  target_->begin_wgmma();
   llvm::Value* warpgroup = builder_.CreateUDiv(local_linear(), constant(4 * ir::kWarpLanes));
   llvm::Value* a_base = shared_address(a);
   llvm::Value* b_base = shared_address(b);
@@ -479,26 +348,108 @@ void Emitter::emit_wgmma(Operation* op) {
           builder_.CreateAdd(a_base, builder_.CreateAdd(builder_.CreateMul(row, constant(a_row_bytes)), constant(2 * k)));
       llvm::Value* a_descriptor = descriptor(a_start, 16, 8 * a_row_bytes, a_row_bytes);
       int64_t first = tm * tiling.tiles_n * 4;
-      if (host_) {
-        acc = emulate_wgmma(a_descriptor, b_descriptor, acc, first, registers, bf16);
-        continue;
-      }
-      std::vector<llvm::Value*> args;
-      for (int64_t r = 0; r < registers; ++r) args.push_back(builder_.CreateExtractElement(acc, constant(first + r)));
-      args.push_back(a_descriptor);
-      args.push_back(b_descriptor);
-      args.push_back(builder_.getInt32(1));
-      llvm::Value* d = builder_.CreateCall(asm_type, wgmma, args);
-      for (int64_t r = 0; r < registers; ++r)
-        acc = builder_.CreateInsertElement(acc, builder_.CreateExtractValue(d, static_cast<unsigned>(r)),
-                                           constant(first + r));
+      acc = target_->wgmma_m64nNk16(acc, a_descriptor, b_descriptor, first, n, bf16);
     }
   }
-  if (!host_) {
-    intrinsic(llvm::Intrinsic::nvvm_wgmma_commit_group_sync_aligned);
-    intrinsic(llvm::Intrinsic::nvvm_wgmma_wait_group_sync_aligned, {builder_.getInt64(0)});
-  }
+  target_->end_wgmma();
   set(op->result(), acc);
+}
+
+void Emitter::emit_store_tile(Operation* op) {
+  Type t = op->operand(0)->type();
+  MemRef& m = memref(op->operand(1));
+  llvm::Value* v = get(op->operand(0));
+  llvm::Value* lane = local_linear();
+  int64_t share = llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements();
+  for (int64_t j = 0; j < share; ++j) {
+    auto [row, col] = tile_position(t, j, lane);
+    llvm::Value* element = builder_.CreateExtractElement(v, builder_.getInt64(j));
+    Type memory = op->operand(1)->type();
+    if (memory.scalar() != t.scalar()) internal_check(false, "codegen", "store_tile element types differ");
+    llvm::Value* bit = nullptr;
+    llvm::Value* address = element_address(m, {row, col}, memory, op, &bit);
+    store_element(element, address, memory, bit);
+  }
+}
+
+// --- the CPU's emulations of the tensor-core instructions (CpuHooks) -----------------
+
+// ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16: lane q gives
+// `row_address`, the address of row q % 8 of matrix q / 8 (lanes 0-15 for
+// x2); register j of lane q = 4g + t receives elements 2t, 2t + 1 of row g
+// of matrix j, or with .trans elements g of rows 2t and 2t + 1 (PTX ISA,
+// "ldmatrix"). On the CPU the lanes exchange the row addresses and load the
+// same elements (HostTarget::emulate_mma).
+std::vector<llvm::Value*> Emitter::emulate_ldmatrix(CpuHooks& cpu, llvm::Value* row_address, int count,
+                                                    bool transpose) {
+  std::vector<llvm::Value*> words;
+  llvm::Type* i32 = builder_.getInt32Ty();
+  llvm::Type* i16 = builder_.getInt16Ty();
+  llvm::Value* address = builder_.CreatePtrToInt(row_address, builder_.getInt64Ty());
+  llvm::Value* q = warp_lane();
+  llvm::Value* g = builder_.CreateUDiv(q, builder_.getInt64(4));
+  llvm::Value* two_t = builder_.CreateMul(builder_.CreateURem(q, builder_.getInt64(4)), builder_.getInt64(2));
+  auto row_of = [&](int64_t j, llvm::Value* row) {  // lane 8j + row's address
+    return cpu.shuffle(address, builder_.CreateAdd(row, builder_.getInt64(8 * j)), ir::ShuffleMode::Idx);
+  };
+  auto load = [&](llvm::Type* type, llvm::Value* at, llvm::Value* elements) {
+    llvm::Value* byte = builder_.CreateAdd(at, builder_.CreateMul(elements, builder_.getInt64(2)));
+    return builder_.CreateLoad(type, builder_.CreateIntToPtr(byte, builder_.getPtrTy()));
+  };
+  for (int64_t j = 0; j < count; ++j) {
+    if (!transpose) {
+      words.push_back(load(i32, row_of(j, g), two_t));
+      continue;
+    }
+    llvm::Value* even = row_of(j, two_t);
+    llvm::Value* odd = row_of(j, builder_.CreateAdd(two_t, builder_.getInt64(1)));
+    llvm::Value* low = builder_.CreateZExt(load(i16, even, g), i32);
+    llvm::Value* high = builder_.CreateZExt(load(i16, odd, g), i32);
+    words.push_back(builder_.CreateOr(low, builder_.CreateShl(high, 16)));
+  }
+  return words;
+}
+
+// One mma.m16n8k16 (f32 accumulators) on this lane's fragments: the
+// instruction on the GPU; on the CPU (EmulatedMma) the lanes of the warp
+// exchange fragments as the tensor cores do. Lane q = 4g + t holds A(g, k)
+// and A(g + 8, k) for k = 2t, 2t + 1 (a0 a1, row g and g + 8) and k + 8 (a2
+// a3), B(k, g) for the same k (b0 b1), and computes C(g, 2t + {0,1}) and
+// C(g + 8, 2t + {0,1}): for each pair of k it reads A's pair from lane 4g +
+// k/2 % 4 and B's from lanes 4(2t) + k/2 % 4 and 4(2t + 1) + k/2 % 4. Sums
+// run in k order, one fma at a time (the tensor cores' internal order and
+// rounding are not specified; integer-valued tests are exact either way).
+std::array<llvm::Value*, 4> Emitter::emulate_mma_m16n8k16(CpuHooks& cpu, const std::array<llvm::Value*, 4>& a,
+                                                          const std::array<llvm::Value*, 2>& b,
+                                                          std::array<llvm::Value*, 4> c, bool bf16) {
+  llvm::Type* i32 = builder_.getInt32Ty();
+  llvm::Type* f32 = builder_.getFloatTy();
+  auto* pair_type = llvm::FixedVectorType::get(bf16 ? builder_.getBFloatTy() : builder_.getHalfTy(), 2);
+  auto word = [&](llvm::Value* r) { return builder_.CreateBitCast(r, i32); };
+  // The two elements of a fragment register as f32, the first from the low half.
+  auto widen = [&](llvm::Value* w) -> std::array<llvm::Value*, 2> {
+    llvm::Value* pair = builder_.CreateBitCast(w, pair_type);
+    return {builder_.CreateFPExt(builder_.CreateExtractElement(pair, uint64_t{0}), f32),
+            builder_.CreateFPExt(builder_.CreateExtractElement(pair, uint64_t{1}), f32)};
+  };
+  llvm::Value* q = warp_lane();
+  llvm::Value* g4 = builder_.CreateMul(builder_.CreateUDiv(q, builder_.getInt64(4)), builder_.getInt64(4));
+  llvm::Value* t8 = builder_.CreateMul(builder_.CreateURem(q, builder_.getInt64(4)), builder_.getInt64(8));
+  for (int64_t pair = 0; pair < 8; ++pair) {  // k = 2 * pair, 2 * pair + 1
+    int64_t half = pair / 4, holder = pair % 4;
+    auto from = [&](llvm::Value* base) { return builder_.CreateAdd(base, builder_.getInt64(holder)); };
+    auto row_g = widen(cpu.shuffle(word(a[static_cast<size_t>(2 * half)]), from(g4), ir::ShuffleMode::Idx));
+    auto row_g8 = widen(cpu.shuffle(word(a[static_cast<size_t>(2 * half + 1)]), from(g4), ir::ShuffleMode::Idx));
+    auto column_0 = widen(cpu.shuffle(word(b[static_cast<size_t>(half)]), from(t8), ir::ShuffleMode::Idx));
+    auto column_1 = widen(cpu.shuffle(word(b[static_cast<size_t>(half)]),
+                                      from(builder_.CreateAdd(t8, builder_.getInt64(4))), ir::ShuffleMode::Idx));
+    const std::array<llvm::Value*, 2>* rows[2] = {&row_g, &row_g8};
+    const std::array<llvm::Value*, 2>* columns[2] = {&column_0, &column_1};
+    for (size_t i = 0; i < 4; ++i)
+      for (size_t e = 0; e < 2; ++e)
+        c[i] = intrinsic(llvm::Intrinsic::fma, {(*rows[i / 2])[e], (*columns[i % 2])[e], c[i]}, {f32});
+  }
+  return c;
 }
 
 // One wgmma.mma_async.m64nNk16 (f32 += f16/bf16 x f16/bf16, A K-major, B
@@ -515,8 +466,8 @@ void Emitter::emit_wgmma(Operation* op) {
 // 4.. with bits 7.. (3, 2 or 1 bits). Accumulator register r of lane q of
 // warp w in the warpgroup: row 16w + q/4 + 8((r/2) % 2), column 8(r/4) +
 // 2(q % 4) + r % 2.
-llvm::Value* Emitter::emulate_wgmma(llvm::Value* a_descriptor, llvm::Value* b_descriptor, llvm::Value* acc,
-                                    int64_t first, int64_t registers, bool bf16) {
+llvm::Value* Emitter::emulate_wgmma(CpuHooks& cpu, llvm::Value* a_descriptor, llvm::Value* b_descriptor,
+                                    llvm::Value* acc, int64_t first, int64_t registers, bool bf16) {
   auto constant = [&](int64_t v) { return builder_.getInt64(v); };
   auto field = [&](llvm::Value* d, int64_t bit) {
     return builder_.CreateShl(builder_.CreateAnd(builder_.CreateLShr(d, constant(bit)), constant(0x3FFF)), constant(4));
@@ -530,7 +481,7 @@ llvm::Value* Emitter::emulate_wgmma(llvm::Value* a_descriptor, llvm::Value* b_de
     return o;
   };
   Operand a = decode(a_descriptor), b = decode(b_descriptor);
-  llvm::Value* block = context_field(cpu_context::kShared, builder_.getPtrTy());
+  llvm::Value* block = cpu.shared_block();
   llvm::Type* f32 = builder_.getFloatTy();
   llvm::Type* sixteen_bit = bf16 ? builder_.getBFloatTy() : builder_.getHalfTy();
   auto load = [&](const Operand& o, llvm::Value* address) {
@@ -542,7 +493,7 @@ llvm::Value* Emitter::emulate_wgmma(llvm::Value* a_descriptor, llvm::Value* b_de
         builder_.CreateLoad(sixteen_bit, builder_.CreateInBoundsGEP(builder_.getInt8Ty(), block, swizzled)), f32);
   };
   llvm::Value* q = warp_lane();
-  llvm::Value* warp = builder_.CreateURem(builder_.CreateUDiv(lane_, constant(ir::kWarpLanes)), constant(4));
+  llvm::Value* warp = builder_.CreateURem(builder_.CreateUDiv(local_linear(), constant(ir::kWarpLanes)), constant(4));
   llvm::Value* row0 = builder_.CreateAdd(builder_.CreateMul(warp, constant(16)), builder_.CreateUDiv(q, constant(4)));
   llvm::Value* column0 = builder_.CreateMul(builder_.CreateURem(q, constant(4)), constant(2));
   auto [r, registers_in] = begin_k_loop(registers, acc);
@@ -570,23 +521,6 @@ llvm::Value* Emitter::emulate_wgmma(llvm::Value* a_descriptor, llvm::Value* b_de
   llvm::Value* next_sum = intrinsic(llvm::Intrinsic::fma, {load(a, a_address), load(b, b_address), sum}, {f32});
   llvm::Value* total = end_k_loop(k, sum, 1, next_sum);
   return end_k_loop(r, registers_in, 1, builder_.CreateInsertElement(registers_in, total, element));
-}
-
-void Emitter::emit_store_tile(Operation* op) {
-  Type t = op->operand(0)->type();
-  MemRef& m = memref(op->operand(1));
-  llvm::Value* v = get(op->operand(0));
-  llvm::Value* lane = local_linear();
-  int64_t share = llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements();
-  for (int64_t j = 0; j < share; ++j) {
-    auto [row, col] = tile_position(t, j, lane);
-    llvm::Value* element = builder_.CreateExtractElement(v, builder_.getInt64(j));
-    Type memory = op->operand(1)->type();
-    if (memory.scalar() != t.scalar()) internal_check(false, "codegen", "store_tile element types differ");
-    llvm::Value* bit = nullptr;
-    llvm::Value* address = element_address(m, {row, col}, memory, op, &bit);
-    store_element(element, address, memory, bit);
-  }
 }
 
 }  // namespace tessera::codegen::emitter
