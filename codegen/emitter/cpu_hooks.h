@@ -17,7 +17,7 @@
 namespace tessera::codegen::emitter {
 
 // Byte offsets of the fields of tessCpuLaunchContext the code reads (the
-// ABI pins them with static_asserts in codegen/host.cpp).
+// ABI pins them with static_asserts in codegen/cpu_target.cpp).
 namespace cpu_context {
 constexpr uint64_t kGrid = offsetof(tessCpuLaunchContext, grid), kGroup = offsetof(tessCpuLaunchContext, group),
                    kGroupId = offsetof(tessCpuLaunchContext, group_id),

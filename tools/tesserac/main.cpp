@@ -23,13 +23,13 @@
 #include "ir/lower/lower.h"
 #include "ir/passes/pass_manager.h"
 #include "codegen/aot.h"
+#include "codegen/cpu_target.h"
+#include "codegen/cuda_tools.h"
 #include "codegen/gpu_arch.h"
-#include "codegen/host.h"
 #include "codegen/llvm_emitter.h"
 #include "codegen/llvm_errors.h"
 #include "codegen/nvjitlink.h"
 #include "codegen/nvptx.h"
-#include "codegen/toolkit.h"
 #include <filesystem>
 #include <optional>
 #include <sstream>

@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cpu_target.h"
 #include "codegen/gpu_arch.h"
-#include "codegen/host.h"
 #include "codegen/llvm_emitter.h"
 #include "codegen/nvptx.h"
 #include "frontend/ast/ast.h"

@@ -1,5 +1,5 @@
-// The CPU target's back end (host.h, docs/cpu-target.md).
-#include "codegen/host.h"
+// The CPU target's back end (cpu_target.h, docs/cpu-target.md).
+#include "codegen/cpu_target.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -24,7 +24,8 @@
 namespace tessera::codegen {
 namespace {
 
-// The offsets llvm_emitter.cpp reads (cpu_context).
+// The ABI pinned (docs/abi.md); the emitter reads these fields through
+// offsetof (codegen/emitter/cpu_hooks.h, cpu_context).
 static_assert(offsetof(tessCpuLaunchContext, grid) == 0);
 static_assert(offsetof(tessCpuLaunchContext, group) == 12);
 static_assert(offsetof(tessCpuLaunchContext, group_id) == 24);
