@@ -55,7 +55,7 @@ std::string to_string(llvm::Error error) {
 // x86's vcvtneps2bf16 (AVX512-BF16, AVX-NE-CONVERT), which the back end
 // uses for f32 -> bf16 when the CPU has it, flushes subnormals to zero; the
 // GPU (cvt.rn.bf16.f32) and docs/numerics.md do not. Without the features
-// the back end calls the module's exact __truncsfbf2 (llvm_emitter.cpp).
+// the back end calls the module's exact __truncsfbf2 (emitter/cpu_entries.cpp).
 void disable_inexact_bf16(llvm::orc::JITTargetMachineBuilder& builder) {
   if (!builder.getTargetTriple().isX86()) return;
   builder.getFeatures().AddFeature("avx512bf16", false);

@@ -88,6 +88,8 @@ llvm::Value* Emitter::truncate_with_policy(Operation* op) {
   if (!format) unsupported(op, "'arith.truncf' with a numeric policy to " + std::string(sema::scalar_info(to).name));
   llvm::Value* random = op->num_operands() > 1 ? get(op->operand(1)) : nullptr;
   llvm::Type* to_type = value_type(op->result()->type(), op);
+  // A hardware conversion with exactly these rules where the target has one
+  // (NvptxHooks::encode_fp8_saturating), else the integer sequence.
   if (rounding == numerics::Rounding::NearestEven && overflow == numerics::Overflow::Saturate &&
       !f32->getType()->isVectorTy() && (format == &numerics::fp8_e4m3 || format == &numerics::fp8_e5m2))
     if (llvm::Value* code = target_->encode_fp8_saturating(*format, f32, to_type)) return code;
