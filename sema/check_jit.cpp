@@ -93,7 +93,12 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
     TypeId result = info.return_type.valid() ? info.return_type : types_.none();
     return Value{substitute_dims(result, bound)};
   }
-  if (unknown) return Value{types_.dynamic()};
+  if (unknown) {
+    // Types unknown here (a generic caller): the callee's effect is its
+    // generic body's.
+    raise_effect(generic_effect(index), ast_.range(call));
+    return Value{types_.dynamic()};
+  }
   std::vector<TypeId> parameter_types = argument_types;
   for (size_t i = 0; i < expected; ++i)
     if (types_.kind(generic.parameter_types[i]) != TypeKind::Dynamic) parameter_types[i] = generic.parameter_types[i];
@@ -104,6 +109,31 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   raise_effect(info.effect, ast_.range(call));
   TypeId result = info.return_type.valid() ? info.return_type : types_.none();
   return Value{substitute_dims(result, bound)};
+}
+
+Effect Checker::generic_effect(uint32_t index) {
+  check_generic(index);
+  return out_.functions[index].effect;
+}
+
+void Checker::check_generic(uint32_t index) {
+  if (!generic_checked_.insert(index).second) return;  // done, or in progress (recursion)
+  FunctionInfo copy = out_.functions[index];
+  bool saved = check_generic_bodies_;
+  check_generic_bodies_ = true;
+  // Its node types go to a scratch table: the generic check types nothing an
+  // instance or the lowering reads.
+  std::vector<TypeId> scratch(out_.node_types.size());
+  std::swap(out_.node_types, scratch);
+  std::unordered_map<uint32_t, uint32_t>* saved_calls = call_instances_;
+  std::unordered_map<uint32_t, uint32_t> ignored_calls;
+  call_instances_ = &ignored_calls;
+  check_function_body(copy, nullptr, index);
+  call_instances_ = saved_calls;
+  std::swap(out_.node_types, scratch);
+  check_generic_bodies_ = saved;
+  out_.functions[index].effect = copy.effect;
+  out_.functions[index].effect_source = copy.effect_source;
 }
 
 uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& parameter_types, NodeId call) {

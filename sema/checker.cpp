@@ -121,15 +121,10 @@ void Checker::run(NodeId module) {
   // Generic @jit functions no call instantiated: their bodies are checked
   // once with their unannotated parameters unknown (names, arity, kernel
   // rules), so that mistakes are found even in code nothing calls yet.
-  check_generic_bodies_ = true;
   for (uint32_t index : generic_functions_) {
     bool instantiated = std::any_of(out_.instances.begin(), out_.instances.end(),
                                     [&](const JitInstance& i) { return i.function == index; });
-    if (!instantiated) {
-      FunctionInfo copy = out_.functions[index];
-      check_function_body(copy, nullptr, index);
-      out_.functions[index].effect = copy.effect;
-    }
+    if (!instantiated) check_generic(index);
   }
   // In source order, for a deterministic order of diagnostics.
   for (NodeId statement : ast_.children(module)) {

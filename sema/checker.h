@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "sema/sema.h"
@@ -179,6 +180,10 @@ class Checker {
   Value check_jit_call(NodeId call, uint32_t function_index, std::span<const NodeId> arguments);
   Value check_kernel_launch(NodeId call, NodeId kernel, uint32_t function_index, std::span<const NodeId> arguments);
   uint32_t instantiate(uint32_t function_index, const std::vector<TypeId>& parameter_types, NodeId call);
+  // A generic @jit function's body checked once with its unannotated
+  // parameters unknown (names, arity, effects), and the effect it has.
+  void check_generic(uint32_t function_index);
+  Effect generic_effect(uint32_t function_index);
   // Symbols of `type`'s dimensions replaced by what a call bound them to.
   TypeId substitute_dims(TypeId type, const std::unordered_map<uint32_t, DimId>& bound);
   std::unordered_map<uint32_t, DimId>& current_call_bindings() { return call_bindings_; }
@@ -229,7 +234,8 @@ class Checker {
   // call has been seen, to check the rest generically.
   std::vector<uint32_t> generic_functions_;
   bool check_generic_bodies_ = false;
-  std::vector<uint32_t> instantiating_;  // functions whose instance is being checked (recursion)
+  std::vector<uint32_t> instantiating_;
+  std::unordered_set<uint32_t> generic_checked_;  // functions whose instance is being checked (recursion)
   // Where calls of @jit functions record their instance: the module's map,
   // or the map of the instance being checked.
   std::unordered_map<uint32_t, uint32_t>* call_instances_ = nullptr;

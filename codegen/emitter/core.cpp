@@ -385,12 +385,33 @@ void Emitter::emit(Operation* op) {
     case OpKind::GraphSend:
     case OpKind::GraphRecv:
     case OpKind::GraphPrint:
+    case OpKind::GraphDim:
+    case OpKind::GraphReshape:
+    case OpKind::GraphTranspose:
+    case OpKind::GraphSlice:
+    case OpKind::GraphConcat:
+    case OpKind::GraphLaunch:
+    case OpKind::GraphLoad:
+    case OpKind::GraphSave:
+    case OpKind::GraphEmpty:
+    case OpKind::ScheduleKernel:
     case OpKind::ScheduleTile:
     case OpKind::ScheduleFuse:
     case OpKind::SchedulePipeline:
     case OpKind::SchedulePrefetch:
     case OpKind::ScheduleKnob:
     case OpKind::ScheduleYield: return emit_unsupported(op);
+
+    // --- host_ops.cpp: host functions of @jit code and programs ---
+    case OpKind::HostAlloc: return emit_host_alloc(op);
+    case OpKind::HostFree: return emit_host_free(op);
+    case OpKind::HostView: return emit_host_view(op);
+    case OpKind::HostStride: return emit_host_stride(op);
+    case OpKind::HostLaunch: return emit_host_launch(op);
+    case OpKind::HostPrint: return emit_host_print(op);
+    case OpKind::HostSave: return emit_host_save(op);
+    case OpKind::HostLoad: return emit_host_load(op);
+    case OpKind::HostCheck: return emit_host_check(op);
 
     // --- ids.cpp ---
     case OpKind::LinearId: return emit_linear_id(op);

@@ -122,6 +122,17 @@ class Emitter {
 
   void emit(Operation* op);
   void emit_unsupported(Operation* op);
+
+  // --- host_ops.cpp: host functions (buffers, launches, I/O through the runtime) ---
+  void emit_host_alloc(Operation* op);
+  void emit_host_free(Operation* op);
+  void emit_host_view(Operation* op);
+  void emit_host_stride(Operation* op);
+  void emit_host_launch(Operation* op);
+  void emit_host_print(Operation* op);
+  void emit_host_save(Operation* op);
+  void emit_host_load(Operation* op);
+  void emit_host_check(Operation* op);
   void emit_return(Operation* op);
   void emit_call(Operation* op);
 

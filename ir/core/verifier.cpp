@@ -277,7 +277,7 @@ bool Verifier::verify_cast(Operation* op, bool (*from_ok)(Type), bool (*to_ok)(T
 bool Verifier::holds_regions(OpKind kind) {
   return kind == OpKind::Module || kind == OpKind::Func || kind == OpKind::For || kind == OpKind::If ||
          kind == OpKind::While || kind == OpKind::ScheduleTile || kind == OpKind::ScheduleFuse ||
-         kind == OpKind::SchedulePipeline;
+         kind == OpKind::SchedulePipeline || kind == OpKind::ScheduleKernel;
 }
 
 // Each operation's rule, in the file of its op set. No default: a new
@@ -354,15 +354,24 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::Yield: return verify_yield(op);
     case OpKind::Condition: return verify_condition(op);
     // --- verifier_graph.cpp ---
-    case OpKind::GraphConstant: return verify_graph_constant(op);
-    case OpKind::GraphElementwise: return verify_graph_elementwise(op);
-    case OpKind::GraphMatmul: return verify_graph_matmul(op);
-    case OpKind::GraphReduce: return verify_graph_reduce(op);
-    case OpKind::GraphSoftmax: return verify_graph_softmax(op);
-    case OpKind::GraphNorm: return verify_graph_norm(op);
-    case OpKind::GraphAttention: return verify_graph_attention(op);
-    case OpKind::GraphCast: return verify_graph_cast(op);
-    case OpKind::GraphRandom: return verify_graph_random(op);
+    case OpKind::GraphConstant:
+    case OpKind::GraphElementwise:
+    case OpKind::GraphMatmul:
+    case OpKind::GraphReduce:
+    case OpKind::GraphSoftmax:
+    case OpKind::GraphNorm:
+    case OpKind::GraphAttention:
+    case OpKind::GraphCast:
+    case OpKind::GraphRandom:
+    case OpKind::GraphDim:
+    case OpKind::GraphReshape:
+    case OpKind::GraphTranspose:
+    case OpKind::GraphSlice:
+    case OpKind::GraphConcat:
+    case OpKind::GraphLaunch:
+    case OpKind::GraphLoad:
+    case OpKind::GraphSave:
+    case OpKind::GraphEmpty: return verify_graph_tensor_op(op);
     case OpKind::GraphGrad: return verify_graph_grad(op);
     case OpKind::GraphMesh: return verify_graph_mesh(op);
     case OpKind::GraphShard: return verify_graph_shard(op);
@@ -380,6 +389,16 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::SchedulePipeline: return verify_schedule_region(op);
     case OpKind::SchedulePrefetch: return verify_schedule_prefetch(op);
     case OpKind::ScheduleKnob: return verify_schedule_knob(op);
+    case OpKind::ScheduleKernel: return verify_schedule_kernel(op);
+    case OpKind::HostAlloc: return verify_host_alloc(op);
+    case OpKind::HostFree: return verify_host_free(op);
+    case OpKind::HostView: return verify_host_view(op);
+    case OpKind::HostStride: return verify_host_stride(op);
+    case OpKind::HostLaunch: return verify_host_launch(op);
+    case OpKind::HostPrint: return verify_host_print(op);
+    case OpKind::HostSave: return verify_host_save(op);
+    case OpKind::HostLoad: return verify_host_load(op);
+    case OpKind::HostCheck: return verify_host_check(op);
     // --- verifier_tile.cpp ---
     case OpKind::LinearId:
     case OpKind::LaneId:

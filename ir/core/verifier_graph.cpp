@@ -1,92 +1,76 @@
 // The rules of the graph operations (Graph IR) (verifier_rules.h; docs/ir/graph.md).
 #include <fmt/format.h>
 
+#include "ir/core/graph_ops.h"
+#include "ir/core/graph_shapes.h"
 #include "ir/core/verifier_rules.h"
 
 namespace tessera::ir::verification {
 
-// 'graph.constant'
-void Verifier::verify_graph_constant(Operation* op) {
-  if (!shape(op, 0, 1)) return;
-  Attribute v = op->attr("value");
-  if (!v || !(v.is(AttributeKind::Float) || v.is(AttributeKind::Integer) || v.is(AttributeKind::Bool)))
-    return void(error(op, "requires a scalar attribute 'value' (splatted over the tensor)"));
-  if (!op->result()->type().is(TypeKind::Tensor)) error(op, "result must be a tensor");
-}
-
-// 'graph.elementwise'
-void Verifier::verify_graph_elementwise(Operation* op) {
-  if (!min_operands(op, 1) || !results(op, 1)) return;
-  if (!string_choice(op, "op",
-                     {"add", "sub", "mul", "div", "max", "min", "pow", "neg", "exp", "log", "sqrt", "rsqrt",
-                      "tanh", "relu", "gelu", "sigmoid", "abs"}))
-    return;
-  std::string_view fn = op->string_attr("op");
-  unsigned arity = one_of(fn, {"add", "sub", "mul", "div", "max", "min", "pow"}) ? 2 : 1;
-  if (op->num_operands() != arity)
-    return void(error(op, fmt::format("'{}' takes {} operand{}, got {}", fn, arity, arity == 1 ? "" : "s",
-                                      op->num_operands())));
-  for (Value* v : op->operands())
-    if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar())
-      return void(error(op, fmt::format("operands must be tensors or scalars, got {}", v->type().str())));
-  if (!op->result()->type().is(TypeKind::Tensor)) error(op, "result must be a tensor");
-}
-
-// 'graph.matmul'
-void Verifier::verify_graph_matmul(Operation* op) {
-  if (!shape(op, 2, 1)) return;
-  Type a = op->operand(0)->type(), b = op->operand(1)->type(), r = op->result()->type();
-  if (!a.is(TypeKind::Tensor) || !b.is(TypeKind::Tensor) || !r.is(TypeKind::Tensor))
-    return void(error(op, "operands and result must be tensors"));
-  if (a.rank() < 2 || b.rank() < 2) return void(error(op, "operands must have rank 2 or more"));
-  int64_t k1 = a.shape()[a.rank() - 1], k2 = b.shape()[b.rank() - 2];
-  if (k1 != kDynamic && k2 != kDynamic && k1 != k2)
-    error(op, fmt::format("inner dimensions differ: {} and {}", k1, k2));
-}
-
-// 'graph.reduce'
-void Verifier::verify_graph_reduce(Operation* op) {
-  if (!shape(op, 1, 1)) return;
-  if (!string_choice(op, "kind", {"sum", "mean", "max", "min"})) return;
-  if (Attribute axes = int_array_attr(op, "axes")) {
-    for (int64_t axis : axes.int_array())
-      if (axis < 0 || static_cast<size_t>(axis) >= op->operand(0)->type().rank())
-        return void(error(op, fmt::format("axis {} is out of range", axis)));
+// Tensor operations: the result's type is what the operands and attributes
+// make it (graph_shapes.h), so one rule serves them all.
+void Verifier::verify_graph_tensor_op(Operation* op) {
+  if (op->num_regions() != 0) return void(error(op, fmt::format("expects 0 regions, got {}", op->num_regions())));
+  switch (op->kind()) {
+    case OpKind::GraphElementwise:
+      if (!string_choice(op, "op", elementwise_op_names())) return;
+      break;
+    case OpKind::GraphReduce:
+      if (!string_choice(op, "kind", {"sum", "mean", "max", "min", "prod"})) return;
+      if (!int_array_attr(op, "axes")) return;
+      break;
+    case OpKind::GraphSoftmax:
+      if (!attr(op, "axis", AttributeKind::Integer)) return;
+      break;
+    case OpKind::GraphNorm:
+      if (!string_choice(op, "kind", {"rms", "layer"})) return;
+      if (!attr(op, "eps", AttributeKind::Float)) return;
+      break;
+    case OpKind::GraphRandom:
+      if (!string_choice(op, "distribution", {"normal", "uniform"})) return;
+      break;
+    case OpKind::GraphConstant: {
+      Attribute v = op->attr("value");
+      if (!v || !(v.is(AttributeKind::Float) || v.is(AttributeKind::Integer) || v.is(AttributeKind::Bool)))
+        return void(error(op, "requires a scalar attribute 'value' (splatted over the tensor)"));
+      break;
+    }
+    case OpKind::GraphLaunch: {
+      Attribute kernel = attr(op, "kernel", AttributeKind::Symbol);
+      if (!kernel) return;
+      Operation* module = op->enclosing(OpKind::Module);
+      Operation* callee = module ? lookup_function(module, kernel.string_value()) : nullptr;
+      if (module && (!callee || !callee->has_attr("kernel")))
+        return void(error(op, fmt::format("launches '@{}', which is not a kernel of the module", kernel.string_value())));
+      break;
+    }
+    case OpKind::GraphLoad:
+    case OpKind::GraphSave:
+      if (!attr(op, "path", AttributeKind::String)) return;
+      if (op->is(OpKind::GraphSave)) {
+        if (!shape(op, 1, 0)) return;
+        if (!op->operand(0)->type().is(TypeKind::Tensor)) error(op, "operand must be a tensor");
+        return;
+      }
+      break;
+    default: break;
   }
-}
-
-// 'graph.softmax'
-void Verifier::verify_graph_softmax(Operation* op) {
-  if (!shape(op, 1, 1)) return;
-  Type t = op->operand(0)->type();
-  if (!t.is(TypeKind::Tensor)) return void(error(op, "operand must be a tensor"));
-  axis_attr(op, static_cast<int64_t>(t.rank()));
-}
-
-// 'graph.norm'
-void Verifier::verify_graph_norm(Operation* op) {
-  if (!min_operands(op, 1) || !results(op, 1)) return;
-  string_choice(op, "kind", {"rms", "layer"});
-  attr(op, "eps", AttributeKind::Float);
-}
-
-// 'graph.attention'
-void Verifier::verify_graph_attention(Operation* op) {
-  shape(op, 3, 1);
-}
-
-// 'graph.cast'
-void Verifier::verify_graph_cast(Operation* op) {
-  if (!shape(op, 1, 1)) return;
-  Type a = op->operand(0)->type(), r = op->result()->type();
-  if (!a.is(TypeKind::Tensor) || !r.is(TypeKind::Tensor) || !dims_compatible(a.shape(), r.shape()))
-    error(op, "converts a tensor to a tensor of the same shape");
-}
-
-// 'graph.random'
-void Verifier::verify_graph_random(Operation* op) {
-  if (!shape(op, 0, 1)) return;
-  string_choice(op, "distribution", {"normal", "uniform"});
+  if (op->is(OpKind::GraphLaunch)) {
+    Attribute mut = op->attr("mut_operands");
+    size_t expected = mut ? mut.size() : 0;
+    if (op->num_results() != expected)
+      return void(error(op, fmt::format("has {} results, one per 'mut_operands' entry ({})", op->num_results(), expected)));
+  } else if (!results(op, 1)) {
+    return;
+  }
+  for (unsigned i = 0; i < op->num_results(); ++i) {
+    std::string why;
+    std::optional<GraphResult> expected = infer_graph_result(op, i, why);
+    if (!expected) return void(error(op, why));
+    Type actual = op->result(i)->type();
+    if (!graph_type_matches(*expected, actual))
+      return void(error(op, fmt::format("result must be {}, not {}", graph_result_text(*expected), actual.str())));
+  }
 }
 
 // 'graph.grad'

@@ -12,6 +12,7 @@
 //   verifier_graph.cpp     graph.*
 //   verifier_schedule.cpp  schedule.*
 //   verifier_tile.cpp      tile.*
+//   verifier_host.cpp      host.*
 //
 // A rule records its errors with `error` and stops at the first one that
 // makes the rest meaningless. The rules are documented with their op sets in
@@ -118,15 +119,7 @@ class Verifier {
   void verify_condition(Operation* op);
 
   // --- verifier_graph.cpp ---
-  void verify_graph_constant(Operation* op);
-  void verify_graph_elementwise(Operation* op);
-  void verify_graph_matmul(Operation* op);
-  void verify_graph_reduce(Operation* op);
-  void verify_graph_softmax(Operation* op);
-  void verify_graph_norm(Operation* op);
-  void verify_graph_attention(Operation* op);
-  void verify_graph_cast(Operation* op);
-  void verify_graph_random(Operation* op);
+  void verify_graph_tensor_op(Operation* op);
   void verify_graph_grad(Operation* op);
   void verify_graph_mesh(Operation* op);
   void verify_graph_shard(Operation* op);
@@ -141,6 +134,18 @@ class Verifier {
   void verify_schedule_prefetch(Operation* op);
   void verify_schedule_knob(Operation* op);
   void verify_schedule_yield(Operation* op);
+  void verify_schedule_kernel(Operation* op);
+
+  // --- verifier_host.cpp ---
+  void verify_host_alloc(Operation* op);
+  void verify_host_free(Operation* op);
+  void verify_host_view(Operation* op);
+  void verify_host_stride(Operation* op);
+  void verify_host_launch(Operation* op);
+  void verify_host_print(Operation* op);
+  void verify_host_save(Operation* op);
+  void verify_host_load(Operation* op);
+  void verify_host_check(Operation* op);
 
   // --- verifier_tile.cpp ---
   void verify_index_id(Operation* op);

@@ -8,7 +8,8 @@ namespace tessera::ir::verification {
 // 'schedule.yield'
 void Verifier::verify_schedule_yield(Operation* op) {
   Operation* p = op->parent_op();
-  if (!p || !(p->is(OpKind::ScheduleTile) || p->is(OpKind::ScheduleFuse) || p->is(OpKind::SchedulePipeline)))
+  if (!p || !(p->is(OpKind::ScheduleTile) || p->is(OpKind::ScheduleFuse) || p->is(OpKind::SchedulePipeline) ||
+              p->is(OpKind::ScheduleKernel)))
     error(op, "must end the region of a schedule operation");
 }
 
@@ -43,6 +44,17 @@ void Verifier::verify_schedule_knob(Operation* op) {
   Attribute c = attr(op, "candidates", AttributeKind::Array);
   if (c && c.size() == 0) error(op, "needs at least one candidate");
   if (!op->result()->type().is_index()) error(op, "result must be index");
+}
+
+// 'schedule.kernel': one generated kernel. Its region's block takes one
+// argument per operand, of the operand's type (the region sees nothing else),
+// and yields the results; `strategy` says how the kernel is generated.
+void Verifier::verify_schedule_kernel(Operation* op) {
+  if (!regions(op, 1)) return;
+  if (op->region(0).empty()) return void(error(op, "the region is empty"));
+  if (!string_choice(op, "strategy", {"elementwise", "rows", "reduce", "matmul", "attention"})) return;
+  if (!block_args(op, op->region(0), value_types(op->operands()), "the region")) return;
+  check_yield(op, op->region(0), OpKind::ScheduleYield, op->result_types(), "the region");
 }
 
 }  // namespace tessera::ir::verification
