@@ -45,11 +45,10 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   std::vector<TypeId> argument_types;
   bool unknown = false;
   for (NodeId argument : arguments) {
-    if (ast_.kind(argument) != NodeKind::Name && ast_.kind(argument) == NodeKind::KeywordArgument) {
-      check_expression(ast_.child(argument, 0));
+    if (ast_.kind(argument) == NodeKind::KeywordArgument) {
+      for (NodeId a : arguments) check_expression(ast_.kind(a) == NodeKind::KeywordArgument ? ast_.child(a, 0) : a);
       diags_.emit<diag::SemaUnsupportedCall>(ast_.range(argument), "keyword arguments to a @jit function");
-      unknown = true;
-      continue;
+      return Value{types_.error()};
     }
     Value v = check_expression(argument);
     positional.push_back(argument);
@@ -137,15 +136,15 @@ void Checker::check_generic(uint32_t index) {
 }
 
 uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& parameter_types, NodeId call) {
-  for (uint32_t i = 0; i < out_.instances.size(); ++i) {
-    const JitInstance& existing = out_.instances[i];
-    if (existing.function == index && existing.info.parameter_types == parameter_types) return i;
-  }
   const FunctionInfo& generic = out_.functions[index];
   std::string name = name_of(generic.name);
   if (std::find(instantiating_.begin(), instantiating_.end(), index) != instantiating_.end()) {
     diags_.emit<diag::SemaJitRecursion>(ast_.range(call), name);
     return UINT32_MAX;
+  }
+  for (uint32_t i = 0; i < out_.instances.size(); ++i) {
+    const JitInstance& existing = out_.instances[i];
+    if (existing.function == index && existing.info.parameter_types == parameter_types) return i;
   }
   size_t earlier = static_cast<size_t>(
       std::count_if(out_.instances.begin(), out_.instances.end(), [&](const JitInstance& i) { return i.function == index; }));
