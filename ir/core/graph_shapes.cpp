@@ -271,6 +271,10 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
       for (size_t d = 0; d < a->rank(); ++d) {
         int64_t extent = a->shape()[d];
         if (t[d] <= 0) return fail("steps must be positive");
+        if (l[d] == -1 && s[d] == 0 && t[d] == 1) {  // the whole dimension
+          dims.push_back(extent);
+          continue;
+        }
         if (s[d] < 0 || l[d] < s[d] || (extent != kDynamic && l[d] > extent))
           return fail(fmt::format("dimension {} is sliced [{}:{}] but has size {}", d, s[d], l[d],
                                   extent == kDynamic ? std::string("?") : std::to_string(extent)));
