@@ -20,6 +20,19 @@ std::optional<FileId> Compilation::load(const std::string& path, std::string& er
   return file;
 }
 
+std::optional<FileId> Compilation::load(const std::string& path, const std::vector<Override>& overrides,
+                                        std::string& error) {
+  std::optional<FileId> file = sources_.load_file(path, error);
+  if (!file || overrides.empty()) {
+    if (file) file_ = *file;
+    return file;
+  }
+  std::optional<std::string> text = apply_overrides(sources_.contents(*file), overrides, error);
+  if (!text) return std::nullopt;
+  file_ = sources_.add_file(std::string(sources_.file_name(*file)), std::move(*text));
+  return file_;
+}
+
 const TokenizedBuffer& Compilation::lex() {
   internal_check(file_.valid() && !tokens_, "driver", "lex() without a loaded file, or twice");
   enter("lex");
@@ -41,26 +54,31 @@ const sema::TypedModule* Compilation::check() {
   return diags_.has_errors() ? nullptr : typed_.get();
 }
 
-ir::Operation* Compilation::lower(int opt_level, bool run_passes) {
+ir::Operation* Compilation::lower(int opt_level, bool run_passes, ir::PipelineStage stage) {
   if (!typed_ || diags_.has_errors()) return nullptr;
   enter("lower");
   module_ = ir::lower_to_tile_ir(context_, ast_, values_, *typed_, diags_);
   if (!module_) return nullptr;
-  return run_passes ? run_pipeline(opt_level) : module_.get();
+  return run_passes ? run_pipeline(opt_level, stage) : module_.get();
 }
 
-ir::Operation* Compilation::parse_ir(int opt_level) {
+ir::Operation* Compilation::parse_ir(int opt_level, ir::PipelineStage stage) {
   internal_check(file_.valid() && !module_, "driver", "parse_ir() without a loaded file, or twice");
   enter("ir parser");
   module_ = ir::parse_module(context_, sources_, file_, diags_);
   if (!module_ || !ir::verify_and_report(module_.get(), diags_)) return nullptr;
-  return run_pipeline(opt_level);
+  return run_pipeline(opt_level, stage);
 }
 
-ir::Operation* Compilation::run_pipeline(int opt_level) {
+void Compilation::set_stdlib_directory(std::string directory) {
+  library_ = std::make_unique<ir::DirectoryKernelLibrary>(std::move(directory));
+}
+
+ir::Operation* Compilation::run_pipeline(int opt_level, ir::PipelineStage stage) {
   enter("ir passes");
-  ir::PassContext pass_context{context_, diags_};
-  if (!ir::run_pipeline(module_.get(), pass_context, ir::compile_pipeline(opt_level))) return nullptr;
+  if (!library_) set_stdlib_directory(ir::default_stdlib_directory());
+  ir::PassContext pass_context{context_, diags_, library_.get()};
+  if (!ir::run_pipeline(module_.get(), pass_context, ir::compile_pipeline(opt_level, stage))) return nullptr;
   return module_.get();
 }
 

@@ -9,11 +9,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "frontend/ast/ast.h"
 #include "frontend/lex/lexer.h"
 #include "ir/core/ir.h"
 #include "ir/passes/pass_manager.h"
+#include "ir/pipeline.h"
+#include "driver/overrides.h"
+#include "ir/schedule_to_tile/kernel_library.h"
 #include "sema/sema.h"
 #include "support/diagnostics/diagnostics.h"
 
@@ -33,6 +37,8 @@ class Compilation {
   // Loads the input ("-" reads standard input); nullopt with `error` set
   // when it cannot be read (the tool words the diagnostic).
   std::optional<FileId> load(const std::string& path, std::string& error);
+  // As load, with -D overrides applied to the text (driver/overrides.h).
+  std::optional<FileId> load(const std::string& path, const std::vector<Override>& overrides, std::string& error);
 
   // Each phase runs once, on the loaded file, after the one before it.
   const TokenizedBuffer& lex();
@@ -44,12 +50,17 @@ class Compilation {
   // a module sema accepted; null after an error. Without `run_pipeline` the
   // IR exactly as lowering makes it (for printing only: code generation
   // needs the pipeline's layouts).
-  ir::Operation* lower(int opt_level, bool run_pipeline = true);
+  // `stage` stops the pipeline early (--emit=graph-ir, schedule-ir).
+  ir::Operation* lower(int opt_level, bool run_pipeline = true, ir::PipelineStage stage = ir::PipelineStage::Tile);
 
   // The loaded file as IR text (what tesserac --emit=tile-ir or tesserac-opt
   // print), verified, with the pipeline at `opt_level` run on it: IR from
   // anywhere compiles like IR from lowering. Null after an error.
-  ir::Operation* parse_ir(int opt_level);
+  ir::Operation* parse_ir(int opt_level, ir::PipelineStage stage = ir::PipelineStage::Tile);
+
+  // Where generate-kernels finds the stdlib's kernels; the default is
+  // ir::default_stdlib_directory().
+  void set_stdlib_directory(std::string directory);
 
   FileId file() const { return file_; }
   ValueStores& values() { return values_; }
@@ -61,7 +72,7 @@ class Compilation {
   DiagnosticEngine& diags() { return diags_; }
 
  private:
-  ir::Operation* run_pipeline(int opt_level);
+  ir::Operation* run_pipeline(int opt_level, ir::PipelineStage stage);
   void enter(const char* phase) {
     if (on_phase_) on_phase_(phase);
   }
@@ -76,6 +87,7 @@ class Compilation {
   std::unique_ptr<sema::TypedModule> typed_;
   ir::Context context_;
   ir::OwningModule module_;
+  std::unique_ptr<ir::KernelLibrary> library_;
 };
 
 }  // namespace tessera::driver

@@ -38,15 +38,55 @@ LoadedModule::~LoadedModule() {
   if (module_) tessModuleUnload(module_);
 }
 LoadedModule::LoadedModule(LoadedModule&& other) noexcept
-    : module_(std::exchange(other.module_, nullptr)), jit_(std::move(other.jit_)) {}
+    : module_(std::exchange(other.module_, nullptr)), jit_(std::move(other.jit_)),
+      host_jit_(std::move(other.host_jit_)), host_table_(std::exchange(other.host_table_, nullptr)) {}
 LoadedModule& LoadedModule::operator=(LoadedModule&& other) noexcept {
   if (this != &other) {
     if (module_) tessModuleUnload(module_);
     module_ = std::exchange(other.module_, nullptr);
     jit_ = std::move(other.jit_);
+    host_jit_ = std::move(other.host_jit_);
+    host_table_ = std::exchange(other.host_table_, nullptr);
   }
   return *this;
 }
+
+tessHostFunction LoadedModule::host_function(const std::string& name) const {
+  for (const tessHostFunctionEntry* e = host_table_; e && e->name; ++e)
+    if (name == e->name) return e->function;
+  return nullptr;
+}
+
+namespace {
+
+// The module compiled for this CPU and loaded in-process; null with `error`
+// set (or a diagnostic reported) on failure.
+std::unique_ptr<codegen::HostJit> load_cpu_code(ir::Operation* module, const CodegenOptions& options,
+                                                DiagnosticEngine& diags, std::string& error) {
+  codegen::HostTarget target;
+  if (auto failure = codegen::detect_host_target(target)) {
+    error = *failure;
+    return nullptr;
+  }
+  target.emulate_mma = emulated_mma(options.mma);
+  auto context = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> llvm_module = codegen::emit_host_module(module, *context, target, diags, options.bounds_check);
+  diags.flush();
+  if (!llvm_module) return nullptr;
+  std::string failure;
+  std::unique_ptr<codegen::HostJit> jit =
+      codegen::HostJit::load(std::move(llvm_module), std::move(context), options.opt_level, failure);
+  if (!jit) error = "the CPU target: " + failure;
+  return jit;
+}
+
+bool has_host_functions(ir::Operation* module) {
+  for (ir::Operation* f : ir::module_functions(module))
+    if (ir::is_host_level_function(f)) return true;
+  return false;
+}
+
+}  // namespace
 
 LoadedModule load_module(ir::Operation* module, tessDevice device, const CodegenOptions& options,
                          DiagnosticEngine& diags, std::string& error) {
@@ -57,23 +97,9 @@ LoadedModule load_module(ir::Operation* module, tessDevice device, const Codegen
     return loaded;
   }
   if (kind == TESS_DEVICE_CPU) {
-    codegen::HostTarget target;
-    if (auto failure = codegen::detect_host_target(target)) {
-      error = *failure;
-      return loaded;
-    }
-    target.emulate_mma = emulated_mma(options.mma);
-    auto context = std::make_unique<llvm::LLVMContext>();
-    std::unique_ptr<llvm::Module> llvm_module =
-        codegen::emit_host_module(module, *context, target, diags, options.bounds_check);
-    diags.flush();
-    if (!llvm_module) return loaded;
-    std::string failure;
-    loaded.jit_ = codegen::HostJit::load(std::move(llvm_module), std::move(context), options.opt_level, failure);
-    if (!loaded.jit_) {
-      error = "the CPU target: " + failure;
-      return loaded;
-    }
+    loaded.jit_ = load_cpu_code(module, options, diags, error);
+    if (!loaded.jit_) return loaded;
+    loaded.host_table_ = static_cast<const tessHostFunctionEntry*>(loaded.jit_->lookup("tessera_host_functions"));
     const auto* table = static_cast<const tessCpuKernelEntry*>(loaded.jit_->kernel_table());
     size_t count = 0;
     while (table[count].name) ++count;
@@ -106,8 +132,15 @@ LoadedModule load_module(ir::Operation* module, tessDevice device, const Codegen
                                     : "PTX generation: " + *failure;
     return loaded;
   }
-  if (tessModuleLoadData(device, ptx.c_str(), ptx.size() + 1, &loaded.module_) != TESS_SUCCESS)
+  if (tessModuleLoadData(device, ptx.c_str(), ptx.size() + 1, &loaded.module_) != TESS_SUCCESS) {
     error = last_error("loading the PTX (" + arch->name() + ")");
+    return loaded;
+  }
+  if (has_host_functions(module)) {
+    loaded.host_jit_ = load_cpu_code(module, options, diags, error);
+    if (loaded.host_jit_)
+      loaded.host_table_ = static_cast<const tessHostFunctionEntry*>(loaded.host_jit_->lookup("tessera_host_functions"));
+  }
   return loaded;
 }
 

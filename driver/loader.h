@@ -27,11 +27,17 @@ class LoadedModule {
 
   tessModule handle() const { return module_; }
   explicit operator bool() const { return module_ != nullptr; }
+  // The compiled host function of @jit function or program `name`
+  // (tessera_host.h), or null. On a GPU the host functions are compiled for
+  // the CPU beside the kernels' PTX.
+  tessHostFunction host_function(const std::string& name) const;
 
  private:
   friend LoadedModule load_module(ir::Operation*, tessDevice, const CodegenOptions&, DiagnosticEngine&, std::string&);
   tessModule module_ = nullptr;
   std::unique_ptr<codegen::HostJit> jit_;  // the CPU code lives as long as the module
+  std::unique_ptr<codegen::HostJit> host_jit_;  // a GPU module's host functions
+  const tessHostFunctionEntry* host_table_ = nullptr;
 };
 
 // Compiles `module` for `device` and loads it. On failure the result is

@@ -7,9 +7,17 @@ namespace tessera::ir {
 namespace {
 
 // Why this order: docs/ir/passes.md ("The default pipeline").
+// The graph level first: @jit functions and programs are inlined and
+// simplified as Graph IR (the end of the Graph stage), decomposed and fused
+// (the Schedule stage), then each fused group becomes a generated kernel;
+// from there everything is Tile IR and host code.
 constexpr std::string_view kDefaultTilePipeline[] = {
-    "inline", "canonicalize", "cse", "licm", "canonicalize", "dce",
+    "inline", "canonicalize", "cse", "dce",
+    "graph-decompose", "graph-fusion",
+    "generate-kernels", "bufferize",
+    "canonicalize", "cse", "licm", "canonicalize", "dce",
     "uniformity", "address-space-inference", "shared-layout", "tile-layout", "verify"};
+constexpr size_t kDefaultGraphEnd = 4, kDefaultScheduleEnd = 6;
 
 // -O0: what the language's rules and code generation need, nothing that
 // only makes code faster. `inline` first so that the checks see whole
@@ -17,14 +25,27 @@ constexpr std::string_view kDefaultTilePipeline[] = {
 // uniformity, address-space and shared-memory checks report user errors
 // whatever the optimisation level; tile-layout gives register tiles the
 // layouts that decide the tensor-core path of tile.mma.
-constexpr std::string_view kCheckPipeline[] = {"inline", "uniformity", "address-space-inference", "shared-layout",
+constexpr std::string_view kCheckPipeline[] = {"inline", "graph-decompose", "graph-fusion", "generate-kernels",
+                                               "bufferize", "uniformity", "address-space-inference", "shared-layout",
                                                "tile-layout", "verify"};
+constexpr size_t kCheckGraphEnd = 1, kCheckScheduleEnd = 3;
 
 }  // namespace
 
 std::span<const std::string_view> compile_pipeline(int opt_level) {
   if (opt_level == 0) return kCheckPipeline;
   return kDefaultTilePipeline;
+}
+
+std::span<const std::string_view> compile_pipeline(int opt_level, PipelineStage stage) {
+  std::span<const std::string_view> all = compile_pipeline(opt_level);
+  bool check = opt_level == 0;
+  switch (stage) {
+    case PipelineStage::Graph: return all.first(check ? kCheckGraphEnd : kDefaultGraphEnd);
+    case PipelineStage::Schedule: return all.first(check ? kCheckScheduleEnd : kDefaultScheduleEnd);
+    case PipelineStage::Tile: return all;
+  }
+  return all;
 }
 
 std::span<const std::string_view> default_tile_pipeline() { return kDefaultTilePipeline; }

@@ -17,6 +17,13 @@ namespace tessera::ir {
 // and above the whole default pipeline (docs/ir/passes.md, "The pipeline").
 std::span<const std::string_view> compile_pipeline(int opt_level);
 
+// Where a pipeline may stop for --emit: Graph IR (inlined and simplified),
+// Schedule IR (after fusion), Tile IR (everything).
+enum class PipelineStage : uint8_t { Graph, Schedule, Tile };
+
+// The prefix of compile_pipeline(opt_level) that ends at `stage`.
+std::span<const std::string_view> compile_pipeline(int opt_level, PipelineStage stage);
+
 // The whole Tile IR pipeline (tesserac-opt --default-pipeline): the
 // simplifications, the analyses that check the language's rules, the layouts.
 std::span<const std::string_view> default_tile_pipeline();

@@ -82,13 +82,13 @@ Operation* Lowering::jit_function_op(uint32_t index) {
     }
   }
   graph_ = saved_graph;
-  std::vector<Attribute> names;
-  for (size_t i = 0; i < info.parameter_types.size(); ++i)
-    names.push_back(context_.string_attr(name_of(ast_.node(ast_.children(parameters)[info.first_parameter + i]).payload)));
   std::vector<NamedAttribute> attributes{{"sym_name", context_.string_attr(instance.symbol)},
                                          {"function_type", context_.type_attr(context_.function_type(inputs, results))},
-                                         {"jit", context_.unit_attr()},
-                                         {"arg_names", context_.array_attr(names)}};
+                                         {"jit", context_.unit_attr()}};
+  // Parameter names and dimensions, as kernels record them (tesserac run
+  // --func and the AOT header check and bind them the same way).
+  for (NamedAttribute& a : kernel_signature_attributes(info))
+    if (a.name == "arg_names" || a.name == "arg_dims") attributes.push_back(a);
   Operation* func = Operation::create(OpKind::Func, location(info.def), {}, {}, std::move(attributes), 1);
   Block* entry = func->region(0).add_block();
   for (Type t : inputs) entry->add_argument(t);
@@ -151,6 +151,7 @@ void Lowering::lower_program() {
         kind == NodeKind::ImportFrom || kind == NodeKind::TypeAlias || kind == NodeKind::Pass)
       continue;
     if (kind == NodeKind::ExprStmt && ast_.kind(ast_.child(statement, 0)) == NodeKind::StringLiteral) continue;
+    if (typed_.compile_time_statements.count(statement.index)) continue;
     // Module constants and dtype aliases are compile-time names, not code.
     if (kind == NodeKind::Assign && ast_.children(statement).size() == 2 &&
         ast_.kind(ast_.child(statement, 0)) == NodeKind::Name) {

@@ -53,6 +53,17 @@ void Lowering::require_policy(NodeId where, PolicyUse use) {
     if (changes_values(*policy)) reject("other than @accum of an MMA operand");
     return;
   }
+  if (use == PolicyUse::Other && graph_ && tensor) {
+    // A whole tensor in a @jit function: its elements read exactly as their
+    // storage (arithmetic computes in the accumulation type, sema's result
+    // types say so), which is all @accum, @rounding, @saturate and
+    // @stochastic_round mean for a value that is only read. @loss_scale and
+    // a @precision_policy class change what an element reads as.
+    if (policy->custom.valid())
+      reject("'@" + name_of(policy->custom.index) + "' (a @precision_policy class) in a @jit function");
+    if (policy->loss_scale != 0.0) reject("@loss_scale in a @jit function");
+    return;
+  }
   if (use == PolicyUse::Other) {
     // Only element accesses apply policies. @accum alone on a scalar is
     // sema's business: arithmetic on the value already computes in the

@@ -110,6 +110,7 @@ void Checker::run(NodeId module) {
       // `T = bf16`: typed as a type (unknown policies are reported); a
       // later rebinding of T was reported as a redefinition.
       if (defines_type_alias(statement)) resolve_type(ast_.child(statement, 1));
+      out_.compile_time_statements.insert(statement.index);
       continue;
     }
     module_statement_begin_ = ast_.range(statement).begin;

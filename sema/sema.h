@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "frontend/ast/ast.h"
@@ -106,6 +107,9 @@ struct TypedModule {
   // reassignment (a loop condition read before the body): trust it only for
   // literals and names of module constants.
   std::unordered_map<uint32_t, Constant> constants;
+  // Module-level statements that only name something at compile time (a
+  // dtype alias `T = bf16`): no code, so the program leaves them out.
+  std::unordered_set<uint32_t> compile_time_statements;
   // Builtin calls (by the Call's NodeId index): the argument nodes bound to
   // the signature's parameters in order (positional, then by keyword), an
   // invalid id for an omitted optional one. Absent when the call had errors.

@@ -24,9 +24,15 @@ std::unique_ptr<llvm::Module> Emitter::run(TargetHooks& target) {
     module_->addModuleFlag(llvm::Module::Warning, "Dwarf Version", 2);
   }
   try {
-    for (Operation* f : ir::module_functions(ir_module_)) declare(f);
-    for (Operation* f : ir::module_functions(ir_module_)) define(f);
+    std::vector<Operation*> functions, host;
+    for (Operation* f : ir::module_functions(ir_module_)) (ir::is_host_level_function(f) ? host : functions).push_back(f);
+    if (!target_->host_code()) host.clear();
+    for (Operation* f : functions) declare(f);
+    for (Operation* f : host) declare_host(f);
+    for (Operation* f : functions) define(f);
+    for (Operation* f : host) define_host(f);
     target_->finish_module();
+    if (!host.empty()) emit_host_table();
   } catch (Unsupported&) {
     return nullptr;
   }
@@ -187,6 +193,7 @@ void Emitter::define(Operation* f) {
   llvm::Function* function = functions_.at(std::string(f->symbol_name()));
   current_function_ = function;
   current_ir_function_ = f;
+  host_context_ = nullptr;
   values_.clear();
   auto* entry = llvm::BasicBlock::Create(context_, "entry", function);
   builder_.SetInsertPoint(entry);
@@ -394,6 +401,7 @@ void Emitter::emit(Operation* op) {
     case OpKind::GraphLoad:
     case OpKind::GraphSave:
     case OpKind::GraphEmpty:
+    case OpKind::GraphIota:
     case OpKind::ScheduleKernel:
     case OpKind::ScheduleTile:
     case OpKind::ScheduleFuse:
@@ -452,6 +460,7 @@ void Emitter::emit(Operation* op) {
 void Emitter::emit_unsupported(Operation* op) { unsupported(op, "'" + std::string(op->name()) + "'"); }
 
 void Emitter::emit_return(Operation* op) {
+  if (host_context_) return emit_host_return(op);
   if (op->num_operands() == 0) {
     builder_.CreateRetVoid();
   } else if (op->num_operands() == 1) {
@@ -466,6 +475,7 @@ void Emitter::emit_return(Operation* op) {
 }
 
 void Emitter::emit_call(Operation* op) {
+  if (host_context_) unsupported(op, "a call from one @jit function to another that was not inlined");
   llvm::Function* callee = functions_.at(std::string(op->attr("callee").string_value()));
   std::vector<llvm::Value*> args = target_->context_arguments();
   for (ir::Value* v : op->operands()) {

@@ -34,6 +34,7 @@ class CpuHooks final : public TargetHooks {
       : e_(emitter), builder_(emitter.builder_), context_(emitter.context_), target_(target) {}
 
   const char* name() const override { return "CPU"; }
+  bool host_code() const override { return true; }
   void set_up_module(llvm::Module& module) override;
   void finish_module() override;  // cpu_entries.cpp
   std::vector<llvm::Type*> context_parameters() override;

@@ -123,7 +123,32 @@ class Emitter {
   void emit(Operation* op);
   void emit_unsupported(Operation* op);
 
-  // --- host_ops.cpp: host functions (buffers, launches, I/O through the runtime) ---
+  // --- host_functions.cpp: the host functions of @jit functions and programs ---
+  // (docs/abi.md, "Host functions"): `i32 f(ctx, args, results)`, calling the
+  // runtime through the context's service table. Only the CPU target emits
+  // them; NVPTX modules leave them out.
+  void declare_host(Operation* f);
+  void define_host(Operation* f);
+  void emit_host_return(Operation* op);
+  void emit_host_table();
+  // The members of tessHostServices after abi_version, in order.
+  enum HostService : unsigned {
+    kServiceAlloc = 1, kServiceFree, kServiceKeep, kServiceLaunch, kServicePrintText, kServicePrintTensor,
+    kServicePrintScalar, kServiceSave, kServiceLoad, kServiceFail
+  };
+  // The service `index` of tessHostServices (after abi_version), called;
+  // returns from the host function with its status when it fails.
+  void call_service(unsigned index, llvm::ArrayRef<llvm::Value*> args);
+  // The address of a memref's first element as a device address (i64).
+  llvm::Value* data_address(MemRef& m, Type t, Operation* op);
+  // A tessTensor on the stack describing `m`.
+  llvm::Value* tensor_descriptor(MemRef& m, Type t, Operation* op);
+  llvm::Value* string_constant(std::string_view text);
+  llvm::Value* host_context_ = nullptr;
+  llvm::Value* host_results_ = nullptr;
+  std::vector<std::pair<std::string, llvm::Function*>> host_functions_;
+
+  // --- host_ops.cpp: host operations (buffers, launches, I/O through the runtime) ---
   void emit_host_alloc(Operation* op);
   void emit_host_free(Operation* op);
   void emit_host_view(Operation* op);

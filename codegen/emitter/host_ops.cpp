@@ -1,17 +1,187 @@
 // The host operations of @jit functions and programs (docs/ir/host.md): calls
-// of the runtime's host-program interface.
+// of the runtime through the host context's service table
+// (host_functions.cpp), and views computed in place.
 #include "codegen/emitter/emitter.h"
+#include "codegen/narrow_float.h"
 
 namespace tessera::codegen::emitter {
 
-void Emitter::emit_host_alloc(Operation* op) { emit_unsupported(op); }
-void Emitter::emit_host_free(Operation* op) { emit_unsupported(op); }
-void Emitter::emit_host_view(Operation* op) { emit_unsupported(op); }
-void Emitter::emit_host_stride(Operation* op) { emit_unsupported(op); }
-void Emitter::emit_host_launch(Operation* op) { emit_unsupported(op); }
-void Emitter::emit_host_print(Operation* op) { emit_unsupported(op); }
-void Emitter::emit_host_save(Operation* op) { emit_unsupported(op); }
-void Emitter::emit_host_load(Operation* op) { emit_unsupported(op); }
-void Emitter::emit_host_check(Operation* op) { emit_unsupported(op); }
+namespace {
+
+constexpr uint64_t kTensorShape = 16, kTensorStrides = 80;
+
+}  // namespace
+
+// A new contiguous buffer: element count times element size bytes.
+void Emitter::emit_host_alloc(Operation* op) {
+  Type t = op->result()->type();
+  auto m = std::make_shared<MemRef>();
+  unsigned next = 0;
+  for (size_t a = 0; a < t.rank(); ++a) {
+    m->origin.push_back(builder_.getInt64(0));
+    m->sizes.push_back(t.shape()[a] == ir::kDynamic ? get(op->operand(next++)) : builder_.getInt64(t.shape()[a]));
+  }
+  m->strides.resize(t.rank());
+  llvm::Value* count = builder_.getInt64(1);
+  for (size_t a = t.rank(); a-- > 0;) {
+    m->strides[a] = count;
+    count = builder_.CreateMul(count, m->sizes[a]);
+  }
+  llvm::Value* bytes;
+  if (unsigned w = packed_element_bits(t.scalar()))
+    bytes = builder_.CreateUDiv(builder_.CreateAdd(builder_.CreateMul(count, builder_.getInt64(w)), builder_.getInt64(7)),
+                                builder_.getInt64(8));
+  else
+    bytes = builder_.CreateMul(count, builder_.getInt64(module_->getDataLayout().getTypeAllocSize(element_type(t, op))));
+  llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
+  llvm::AllocaInst* slot = entry.CreateAlloca(builder_.getInt64Ty(), nullptr, "allocation");
+  call_service(kServiceAlloc, {host_context_, bytes, slot});
+  m->base = builder_.CreateIntToPtr(builder_.CreateLoad(builder_.getInt64Ty(), slot), builder_.getPtrTy());
+  m->root = t;
+  values_[op->result()] = Lowered{nullptr, m};
+}
+
+void Emitter::emit_host_free(Operation* op) {
+  MemRef& m = memref(op->operand(0));
+  call_service(kServiceFree, {host_context_, builder_.CreatePtrToInt(m.base, builder_.getInt64Ty())});
+}
+
+// A view: its first element `offset` elements past the source's, its own
+// sizes and strides.
+void Emitter::emit_host_view(Operation* op) {
+  Type source_type = op->operand(0)->type(), t = op->result()->type();
+  MemRef& source = memref(op->operand(0));
+  if (packed_element_bits(t.scalar())) unsupported(op, "a view of a packed " + std::string(scalar_info(t.scalar()).name) + " tensor");
+  std::vector<llvm::Value*> zero(source.sizes.size(), builder_.getInt64(0));
+  llvm::Value* first = element_address(source, zero, source_type, op);
+  auto m = std::make_shared<MemRef>();
+  m->base = builder_.CreateInBoundsGEP(element_type(t, op), first, get(op->operand(1)));
+  size_t rank = t.rank();
+  for (size_t a = 0; a < rank; ++a) {
+    m->origin.push_back(builder_.getInt64(0));
+    m->sizes.push_back(t.shape()[a] == ir::kDynamic ? get(op->operand(static_cast<unsigned>(2 + a)))
+                                                    : builder_.getInt64(t.shape()[a]));
+    m->strides.push_back(get(op->operand(static_cast<unsigned>(2 + rank + a))));
+  }
+  m->root = t;
+  values_[op->result()] = Lowered{nullptr, m};
+}
+
+void Emitter::emit_host_stride(Operation* op) {
+  set(op->result(), memref(op->operand(0)).strides.at(static_cast<size_t>(op->int_attr("axis"))));
+}
+
+// The kernel's flattened arguments in stack slots, an array of pointers to
+// them, the grid and the group; then the launch service.
+void Emitter::emit_host_launch(Operation* op) {
+  std::string kernel(op->attr("kernel").string_value());
+  Operation* callee = ir::lookup_function(ir_module_, kernel);
+  llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
+  std::vector<llvm::Value*> slots;
+  auto slot_of = [&](llvm::Value* v) {
+    llvm::AllocaInst* slot = entry.CreateAlloca(v->getType());
+    builder_.CreateStore(v, slot);
+    slots.push_back(slot);
+  };
+  for (unsigned i = 3; i < op->num_operands(); ++i) {
+    ir::Value* v = op->operand(i);
+    if (v->type().is(TypeKind::MemRef)) {
+      MemRef& m = memref(v);
+      slot_of(data_address(m, v->type(), op));
+      for (llvm::Value* s : m.sizes) slot_of(s);
+      for (llvm::Value* s : m.strides) slot_of(s);
+    } else {
+      llvm::Value* x = get(v);
+      if (x->getType()->isIntegerTy(1)) x = builder_.CreateZExt(x, builder_.getInt8Ty());
+      slot_of(x);
+    }
+  }
+  llvm::Type* ptr = builder_.getPtrTy();
+  llvm::AllocaInst* args = entry.CreateAlloca(llvm::ArrayType::get(ptr, std::max<size_t>(1, slots.size())));
+  for (size_t j = 0; j < slots.size(); ++j) builder_.CreateStore(slots[j], builder_.CreateConstInBoundsGEP1_64(ptr, args, j));
+  llvm::Type* u32 = builder_.getInt32Ty();
+  llvm::AllocaInst* grid = entry.CreateAlloca(llvm::ArrayType::get(u32, 3));
+  llvm::AllocaInst* group = entry.CreateAlloca(llvm::ArrayType::get(u32, 3));
+  std::vector<int64_t> shape = callee && callee->attr("group_shape") ? callee->attr("group_shape").int_array()
+                                                                     : std::vector<int64_t>{};
+  for (unsigned a = 0; a < 3; ++a) {
+    builder_.CreateStore(builder_.CreateTrunc(get(op->operand(a)), u32), builder_.CreateConstInBoundsGEP1_64(u32, grid, a));
+    builder_.CreateStore(builder_.getInt32(a < shape.size() ? static_cast<uint32_t>(shape[a]) : 1u),
+                         builder_.CreateConstInBoundsGEP1_64(u32, group, a));
+  }
+  call_service(kServiceLaunch, {host_context_, string_constant(kernel), grid, group, args});
+}
+
+// print: the text pieces around the operands, then a newline.
+void Emitter::emit_host_print(Operation* op) {
+  ir::Attribute text = op->attr("text");
+  auto piece = [&](size_t i) {
+    std::string_view s = text[i].string_value();
+    if (!s.empty()) call_service(kServicePrintText, {host_context_, string_constant(s)});
+  };
+  llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
+  for (unsigned i = 0; i < op->num_operands(); ++i) {
+    piece(i);
+    ir::Value* v = op->operand(i);
+    if (v->type().is(TypeKind::MemRef)) {
+      call_service(kServicePrintTensor, {host_context_, tensor_descriptor(memref(v), v->type(), op)});
+      continue;
+    }
+    llvm::Value* x = get(v);
+    ScalarType s = v->type().is_index() ? ScalarType::I64 : v->type().scalar();
+    if (x->getType()->isIntegerTy(1)) x = builder_.CreateZExt(x, builder_.getInt8Ty());
+    llvm::AllocaInst* slot = entry.CreateAlloca(x->getType());
+    builder_.CreateStore(x, slot);
+    call_service(kServicePrintScalar, {host_context_, builder_.getInt32(static_cast<uint32_t>(s)), slot});
+  }
+  piece(op->num_operands());
+  call_service(kServicePrintText, {host_context_, string_constant("\n")});
+}
+
+void Emitter::emit_host_save(Operation* op) {
+  ir::Value* v = op->operand(0);
+  call_service(kServiceSave, {host_context_, string_constant(op->attr("path").string_value()),
+                              tensor_descriptor(memref(v), v->type(), op)});
+}
+
+// A new contiguous buffer with the file's contents; the runtime checks the
+// dtype, the rank and the static sizes against the file.
+void Emitter::emit_host_load(Operation* op) {
+  Type t = op->result()->type();
+  llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
+  size_t rank = t.rank();
+  llvm::AllocaInst* dims = entry.CreateAlloca(llvm::ArrayType::get(builder_.getInt64Ty(), std::max<size_t>(1, rank)));
+  for (size_t a = 0; a < rank; ++a)
+    builder_.CreateStore(builder_.getInt64(t.shape()[a] == ir::kDynamic ? -1 : t.shape()[a]),
+                         builder_.CreateConstInBoundsGEP1_64(builder_.getInt64Ty(), dims, a));
+  llvm::AllocaInst* tensor = entry.CreateAlloca(llvm::ArrayType::get(builder_.getInt8Ty(), 144));
+  tensor->setAlignment(llvm::Align(8));
+  call_service(kServiceLoad, {host_context_, string_constant(op->attr("path").string_value()),
+                              builder_.getInt32(static_cast<uint32_t>(t.scalar())),
+                              builder_.getInt32(static_cast<uint32_t>(rank)), dims, tensor});
+  auto m = std::make_shared<MemRef>();
+  m->base = builder_.CreateIntToPtr(builder_.CreateLoad(builder_.getInt64Ty(), tensor), builder_.getPtrTy());
+  auto field = [&](uint64_t offset) {
+    return builder_.CreateLoad(builder_.getInt64Ty(), builder_.CreateConstInBoundsGEP1_64(builder_.getInt8Ty(), tensor, offset));
+  };
+  for (size_t a = 0; a < rank; ++a) {
+    m->origin.push_back(builder_.getInt64(0));
+    m->sizes.push_back(t.shape()[a] == ir::kDynamic ? static_cast<llvm::Value*>(field(kTensorShape + 8 * a))
+                                                    : builder_.getInt64(t.shape()[a]));
+    m->strides.push_back(field(kTensorStrides + 8 * a));
+  }
+  m->root = t;
+  values_[op->result()] = Lowered{nullptr, m};
+}
+
+void Emitter::emit_host_check(Operation* op) {
+  auto* failed = llvm::BasicBlock::Create(context_, "check.failed", current_function_);
+  auto* next = llvm::BasicBlock::Create(context_, "check.ok", current_function_);
+  builder_.CreateCondBr(get(op->operand(0)), next, failed);
+  builder_.SetInsertPoint(failed);
+  call_service(kServiceFail, {host_context_, string_constant(op->attr("message").string_value())});
+  builder_.CreateBr(next);
+  builder_.SetInsertPoint(next);
+}
 
 }  // namespace tessera::codegen::emitter

@@ -20,6 +20,7 @@ class NvptxHooks final : public TargetHooks {
       : e_(emitter), builder_(emitter.builder_), context_(emitter.context_), arch_(arch) {}
 
   const char* name() const override { return "NVPTX"; }
+  bool host_code() const override { return false; }
   void set_up_module(llvm::Module& module) override;
   void finish_module() override {}
   std::vector<llvm::Type*> context_parameters() override { return {}; }

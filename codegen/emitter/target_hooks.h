@@ -70,6 +70,9 @@ class TargetHooks {
   virtual const char* name() const = 0;
   // The module's triple and data layout.
   virtual void set_up_module(llvm::Module& module) = 0;
+  // Whether the module gets the host functions of @jit functions and
+  // programs (the CPU; a GPU module holds kernels only).
+  virtual bool host_code() const = 0;
   // After every function is defined (the CPU: the kernels' entries, their table).
   virtual void finish_module() = 0;
   // Parameters every function takes before its own (the CPU: the launch

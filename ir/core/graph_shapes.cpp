@@ -104,6 +104,16 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
       if (!declared.is(TypeKind::Tensor)) return fail("result must be a tensor");
       if (!dynamic_sizes(0)) return std::nullopt;
       return as_result(declared);
+    case OpKind::GraphIota: {
+      // Each element is its index along `axis`.
+      if (!declared.is(TypeKind::Tensor) || declared.scalar() != ScalarType::I64) return fail("result must be an i64 tensor");
+      Attribute axis = op->attr("axis");
+      if (!axis || !axis.is(AttributeKind::Integer) || axis.int_value() < 0 ||
+          axis.int_value() >= static_cast<int64_t>(declared.rank()))
+        return fail("requires an integer attribute 'axis' in range");
+      if (!dynamic_sizes(0)) return std::nullopt;
+      return as_result(declared);
+    }
     case OpKind::GraphRandom: {
       if (!declared.is(TypeKind::Tensor) || !is_float(declared.scalar())) return fail("result must be a float tensor");
       if (op->num_operands() < 1 || !op->operand(0)->type().is_int())

@@ -363,5 +363,8 @@ OwningModule create_module(Location loc = {});
 // The functions of a module in order.
 std::vector<Operation*> module_functions(Operation* module);
 Operation* lookup_function(Operation* module, std::string_view name);
+// A function of the graph level or host code (`jit`, `program` or `host`):
+// it runs once on the host, not per lane, so the lane analyses skip it.
+bool is_host_level_function(const Operation* func);
 
 }  // namespace tessera::ir

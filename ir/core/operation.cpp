@@ -397,3 +397,11 @@ Operation* lookup_function(Operation* module, std::string_view name) {
 }
 
 }  // namespace tessera::ir
+
+namespace tessera::ir {
+
+bool is_host_level_function(const Operation* func) {
+  return func->has_attr("jit") || func->has_attr("program") || func->has_attr("host");
+}
+
+}  // namespace tessera::ir

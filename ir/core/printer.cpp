@@ -33,7 +33,9 @@ class Printer {
           if (!(op == isolated && is_func && b == 0))
             for (Value* a : block.arguments()) names_[a] = fmt::format("%{}", next_value++);
           for (Operation* nested : block) {
-            if (nested->has_trait(trait::IsolatedFromAbove)) continue;  // numbered when printed
+            // Functions are numbered when printed; other isolated regions
+            // (schedule.kernel) continue their function's numbering.
+            if (nested->is(OpKind::Func)) continue;
             for (Value* res : nested->results()) names_[res] = fmt::format("%{}", next_value++);
             visit(nested);
           }

@@ -371,7 +371,8 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::GraphLaunch:
     case OpKind::GraphLoad:
     case OpKind::GraphSave:
-    case OpKind::GraphEmpty: return verify_graph_tensor_op(op);
+    case OpKind::GraphEmpty:
+    case OpKind::GraphIota: return verify_graph_tensor_op(op);
     case OpKind::GraphGrad: return verify_graph_grad(op);
     case OpKind::GraphMesh: return verify_graph_mesh(op);
     case OpKind::GraphShard: return verify_graph_shard(op);

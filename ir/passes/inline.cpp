@@ -6,8 +6,8 @@
 // recursive (not on a cycle of the call graph). A call to a recursive function
 // from outside its cycle stays, with a warning (ir.inline-recursive): the
 // device needs a call stack for it. Calls to declarations stay silently.
-// Afterwards a function with a body that is neither a kernel nor `public`, and
-// that no kernel, public function or declaration reaches through symbol
+// Afterwards a function with a body that is no entry point (a kernel, a @jit
+// function, the program, `public`), and that no entry point reaches through symbol
 // references (calls, graph.grad), is removed.
 #include <map>
 #include <set>
@@ -101,8 +101,12 @@ std::set<std::string> referenced_symbols(Operation* op) {
   return names;
 }
 
+// Entry points: kernels, @jit functions (host entries of their own, for
+// AOT objects and `tesserac run --func`), the program, public functions and
+// declarations.
 bool is_root(Operation* func) {
-  return func->has_attr("kernel") || func->has_attr("public") || func->region(0).empty();
+  return func->has_attr("kernel") || func->has_attr("jit") || func->has_attr("program") || func->has_attr("public") ||
+         func->region(0).empty();
 }
 
 // Removes functions that no root reaches.

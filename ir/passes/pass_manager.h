@@ -20,9 +20,14 @@
 namespace tessera::ir {
 
 // What a pass may use besides the module.
+class KernelLibrary;
+
 struct PassContext {
   Context& context;
   DiagnosticEngine& diags;  // user-facing problems found by a pass (rare)
+  // Where generate-kernels finds the stdlib kernels graph operations lower
+  // to (kernel_library.h); null: none (a graph.matmul is then an error).
+  KernelLibrary* library = nullptr;
 };
 
 // Reports a diagnostic of kind K at `op`: at its source position when its

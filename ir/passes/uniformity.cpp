@@ -220,6 +220,7 @@ std::string_view decision_text(Operation* op) {
 void run_uniformity_pass(Operation* module, PassContext& context) {
   Context& ctx = context.context;
   for (Operation* func : module_functions(module)) {
+    if (is_host_level_function(func)) continue;
     UniformityAnalysis analysis(func);
     func->walk([&](Operation* op) {
       if (op == func) return;

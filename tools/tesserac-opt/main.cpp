@@ -16,6 +16,7 @@
 #include "ir/core/ir_text.h"
 #include "ir/core/verifier.h"
 #include "ir/pipeline.h"
+#include "ir/schedule_to_tile/kernel_library.h"
 #include "tools/tesserac/output_file.h"
 
 namespace tessera {
@@ -54,6 +55,7 @@ std::vector<SourceRange> ir_comments(const SourceManager& sources, FileId file) 
 struct Options {
   std::string input;
   std::string output = "-";
+  std::string stdlib_dir;  // --stdlib-dir
   bool default_pipeline = false;
   std::vector<std::string> passes;
   bool print_after_all = false;
@@ -103,7 +105,9 @@ int run_opt(const Options& options) {
   if (module) ir::verify_and_report(module.get(), diags);
   std::string output;
   if (module && !diags.has_errors()) {
-    ir::PassContext pass_context{context, diags};
+    ir::DirectoryKernelLibrary library(options.stdlib_dir.empty() ? ir::default_stdlib_directory()
+                                                                   : options.stdlib_dir);
+    ir::PassContext pass_context{context, diags, &library};
     pm.run(module.get(), pass_context);
     output = ir::print_operation(module.get(), pm_options.print);
     if (ir::round_trip_checks_enabled()) {
@@ -138,6 +142,8 @@ int run(int argc, char** argv) {
                "Run the standard Tile IR pipeline (as after lowering) before any --passes");
   app.add_flag("--print-after-all", options.print_after_all, "Print the IR after every pass (to standard error)");
   app.add_option("--print-after", options.print_after, "Print the IR after the named pass")->delimiter(',');
+  app.add_option("--stdlib-dir", options.stdlib_dir,
+                 "Where generate-kernels finds the stdlib's kernels (default: TESSERA_STDLIB_DIR, the installed ones)");
   app.add_flag("--time-passes", options.time_passes, "Report the time each pass took");
   app.add_flag("--print-locations", options.print_locations, "Print the source location of every operation");
   app.add_flag("--no-verify-each", options.no_verify_each, "Do not verify the IR after every pass");

@@ -94,7 +94,7 @@ int report_internal_error(const std::string& phase, const std::string& what) {
   return kExitInternalError;
 }
 
-enum class Emit { None, Tokens, Ast, TypedAst, TileIr, Llvm, Ptx, Cubin, Fatbin, Object };
+enum class Emit { None, Tokens, Ast, TypedAst, GraphIr, ScheduleIr, TileIr, Llvm, Ptx, Cubin, Fatbin, Object };
 
 // The last phase a run goes through.
 enum class StopAfter { Lex, Parse, Sema };
@@ -107,6 +107,8 @@ struct Options {
   bool parse_only = false;
   bool print_locations = false;
   bool no_ir_passes = false;  // --emit=tile-ir as lowering makes it
+  std::vector<std::string> defines;  // -D NAME=VALUE
+  std::string stdlib_dir;            // --stdlib-dir
   std::string arch = "sm_80";
   bool compile_object = false;  // -c: an AOT host object and its C++ header
   std::string header;           // -c: the header's path (default: the object's with .h)
@@ -286,8 +288,22 @@ int compile(const Options& options) {
       codegen::raise_llvm_fatal_error("failure requested by --debug-internal-error=llvm");
   };
   driver::Compilation compilation(sources, diags, enter_phase);
+  if (!options.stdlib_dir.empty()) compilation.set_stdlib_directory(options.stdlib_dir);
   std::string error;
-  std::optional<FileId> file = compilation.load(options.input, error);
+  std::vector<driver::Override> overrides;
+  for (const std::string& d : options.defines) {
+    std::optional<driver::Override> o = driver::parse_override(d);
+    if (!o) {
+      std::fprintf(stderr, "tesserac: error: -D %s: expected NAME=VALUE\n", d.c_str());
+      return kExitUsage;
+    }
+    overrides.push_back(*o);
+  }
+  std::optional<FileId> file = compilation.load(options.input, overrides, error);
+  if (!file && error.starts_with("-D ")) {
+    std::fprintf(stderr, "tesserac: error: %s\n", error.c_str());
+    return kExitUserError;
+  }
   if (!file) {
     diags.emit_global<diag::DriverCannotOpenInput>(options.input, error);
     diags.flush();
@@ -298,6 +314,8 @@ int compile(const Options& options) {
   Emit emit = options.emit == "tokens"      ? Emit::Tokens
               : options.emit == "ast"       ? Emit::Ast
               : options.emit == "typed-ast" ? Emit::TypedAst
+              : options.emit == "graph-ir"  ? Emit::GraphIr
+              : options.emit == "schedule-ir" ? Emit::ScheduleIr
               : options.emit == "tile-ir"   ? Emit::TileIr
               : options.emit == "llvm"      ? Emit::Llvm
               : options.emit == "ptx"       ? Emit::Ptx
@@ -314,7 +332,7 @@ int compile(const Options& options) {
   // What every module gets, lowered from a .tsr or read from IR text.
   auto generate = [&](ir::Operation* module) {
     if (!module) return;
-    if (emit == Emit::TileIr) {
+    if (emit == Emit::TileIr || emit == Emit::GraphIr || emit == Emit::ScheduleIr) {
       ir::PrintOptions print{options.print_locations};
       output = ir::print_operation(module, print);
       if (ir::round_trip_checks_enabled()) {
@@ -339,11 +357,14 @@ int compile(const Options& options) {
       output = generate_code(module, emit, options, diags);
     }
   };
-  const bool wants_ir = emit == Emit::TileIr || emit == Emit::Llvm || emit == Emit::Ptx || emit == Emit::Cubin ||
+  const ir::PipelineStage stage = emit == Emit::GraphIr      ? ir::PipelineStage::Graph
+                                  : emit == Emit::ScheduleIr ? ir::PipelineStage::Schedule
+                                                             : ir::PipelineStage::Tile;
+  const bool wants_ir = emit == Emit::TileIr || emit == Emit::GraphIr || emit == Emit::ScheduleIr || emit == Emit::Llvm || emit == Emit::Ptx || emit == Emit::Cubin ||
                         emit == Emit::Fatbin || emit == Emit::Object || options.compile_object;
   const TokenizedBuffer* tokens = nullptr;
   if (is_ir_input(options)) {
-    generate(compilation.parse_ir(options.opt_level));
+    generate(compilation.parse_ir(options.opt_level, stage));
   } else if (stop == StopAfter::Lex) {
     tokens = &compilation.lex();
     output = dump_tokens(*tokens, sources, compilation.values());
@@ -357,7 +378,7 @@ int compile(const Options& options) {
     if (stop == StopAfter::Sema && !diags.has_errors()) {
       compilation.check();
       if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*compilation.typed(), ast, sources, values);
-      if (wants_ir && !diags.has_errors()) generate(compilation.lower(options.opt_level, !options.no_ir_passes));
+      if (wants_ir && !diags.has_errors()) generate(compilation.lower(options.opt_level, !options.no_ir_passes, stage));
     } else if (emit == Emit::TypedAst) {
       output = dump_ast(ast, sources, values);
     }
@@ -405,12 +426,15 @@ int run(int argc, char** argv) {
   app.add_option("input", options.input, "Input .tsr file ('-' reads standard input)");
   app.add_option("-o,--output", options.output, "Output file ('-' for standard output, the default for dumps)");
   app.add_option("--emit", options.emit,
-                 "What to produce: tokens, ast, typed-ast, tile-ir, llvm, ptx, cubin, fatbin (GPU); llvm, obj (--target=cpu)")
-      ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "tile-ir", "llvm", "ptx", "cubin", "fatbin", "obj"}));
+                 "What to produce: tokens, ast, typed-ast, graph-ir, schedule-ir, tile-ir, llvm, ptx, cubin, fatbin (GPU); llvm, obj (--target=cpu)")
+      ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "graph-ir", "schedule-ir", "tile-ir", "llvm", "ptx", "cubin", "fatbin", "obj"}));
   app.add_flag("-c", options.compile_object,
                "Compile to a host object (GPU code + CPU code + launch stubs) and a C++ header for linking into "
                "programs (docs/aot.md)");
   app.add_option("--header", options.header, "With -c: where the C++ header goes (default: the object's path with .h)");
+  app.add_option("-D", options.defines, "NAME=VALUE: give a module-level constant (NAME = ... at the top level) this value");
+  app.add_option("--stdlib-dir", options.stdlib_dir,
+                 "Where the stdlib's compiled kernels are (default: TESSERA_STDLIB_DIR, the installed ones)");
   app.add_option("--namespace", options.name_space,
                  "With -c: the header's C++ namespace and the objects' symbol infix (default: the file's stem)");
   app.add_option("--gpu-code", options.gpu_code,
@@ -483,7 +507,8 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
   if (options.target == "cpu" && !options.emit.empty() && options.emit != "llvm" && options.emit != "obj" &&
-      options.emit != "tokens" && options.emit != "ast" && options.emit != "typed-ast" && options.emit != "tile-ir") {
+      options.emit != "tokens" && options.emit != "ast" && options.emit != "typed-ast" && options.emit != "tile-ir" && options.emit != "graph-ir" &&
+      options.emit != "schedule-ir") {
     std::fprintf(stderr, "tesserac: error: --target=cpu produces --emit=llvm or --emit=obj, not '%s'\n", options.emit.c_str());
     return kExitUsage;
   }

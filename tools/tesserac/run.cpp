@@ -42,9 +42,12 @@ constexpr int kExitUsage = 2;
 
 struct RunOptions {
   std::string input;
+  std::string func;
   std::string kernel;
   std::string grid;
   std::string group;
+  std::vector<std::string> defines;
+  std::string stdlib_dir;
   std::vector<std::string> args;
   std::vector<std::string> outs;
   std::vector<std::string> prints;
@@ -269,9 +272,18 @@ class Runner {
     TextDiagnosticPrinter printer(sources, stderr);
     DiagnosticEngine diags(sources, printer, DiagnosticOptions{false, false, 20});
     driver::Compilation compilation(sources, diags);
+    if (!options_.stdlib_dir.empty()) compilation.set_stdlib_directory(options_.stdlib_dir);
     std::string error;
-    if (!compilation.load(options_.input, error))
+    std::vector<driver::Override> overrides;
+    for (const std::string& d : options_.defines) {
+      std::optional<driver::Override> o = driver::parse_override(d);
+      if (!o) fail("-D " + d + ": expected NAME=VALUE");
+      overrides.push_back(*o);
+    }
+    if (!compilation.load(options_.input, overrides, error)) {
+      if (error.starts_with("-D ")) fail(error);
       fail("cannot open '" + options_.input + "': " + error.substr(error.find(':') + 1));
+    }
     compilation.lex();
     compilation.parse();
     compilation.check();
@@ -281,26 +293,32 @@ class Runner {
     diags.flush();
     if (diags.has_errors() || !module) return kExitUserError;
 
+    // What runs: --func's @jit function, --kernel (or --grid) a kernel, else
+    // the module's program, else its one kernel.
+    bool kernel_mode = !options_.kernel.empty() || !options_.grid.empty();
+    if (!options_.func.empty() && kernel_mode) fail("--func runs a @jit function; --kernel and --grid are for kernels");
+    if (!options_.func.empty()) return run_host(module, find_function(module), compilation);
+    if (!kernel_mode && ir::lookup_function(module, "__tessera_program")) {
+      if (!options_.args.empty() || !options_.outs.empty() || !options_.prints.empty())
+        fail("--arg, --out and --print go with --func or --kernel; the program reads and writes its own files");
+      return run_host(module, ir::lookup_function(module, "__tessera_program"), compilation);
+    }
+    if (options_.grid.empty()) {
+      if (codegen::kernel_signatures(module).empty())
+        fail("'" + options_.input + "' has nothing to run: no program (top-level statements), no @jit function named "
+             "with --func, no @kernel");
+      fail("running a kernel needs --grid (groups per axis)");
+    }
     signature_ = find_kernel(codegen::kernel_signatures(module));
     parameters_ = signature_.parameters;
     std::vector<uint32_t> group = declared_group();
     std::vector<uint32_t> grid = parse_shape(options_.grid, "grid");
     bind_arguments();
 
-    tessDevice device = nullptr;
-    if (options_.device.empty()) check(tessGetDefaultDevice(&device), "no device");
-    else check(tessGetDeviceByName(options_.device.c_str(), &device), "--device " + options_.device);
+    tessDevice device = open_device();
     char device_name[128];
     check(tessDeviceGetName(device, device_name, sizeof device_name), "device");
-
-    driver::CodegenOptions codegen;
-    codegen.opt_level = options_.opt_level;
-    codegen.bounds_check = !options_.no_bounds_check;
-    codegen.mma = options_.mma == "sync"    ? driver::Mma::Sync
-                  : options_.mma == "wgmma" ? driver::Mma::Wgmma
-                                            : driver::Mma::Auto;
-    codegen.toolkit.cuda_path = options_.cuda_path;
-    driver::LoadedModule loaded = driver::load_module(module, device, codegen, diags, error);
+    driver::LoadedModule loaded = driver::load_module(module, device, codegen_options(), diags, error);
     if (!error.empty()) fail(error);
     if (!loaded) return kExitUserError;
     tessKernel handle = nullptr;
@@ -322,6 +340,113 @@ class Runner {
   }
 
  private:
+  // The @jit function --func names (an annotated one: a generic function
+  // has no signature of its own).
+  ir::Operation* find_function(ir::Operation* module) {
+    std::string names;
+    for (ir::Operation* f : ir::module_functions(module)) {
+      if (!f->has_attr("jit")) continue;
+      if (f->symbol_name() == options_.func) return f;
+      names += (names.empty() ? "'" : ", '") + std::string(f->symbol_name()) + "'";
+    }
+    fail("no @jit function named '" + options_.func + "' with annotated parameters in '" + options_.input + "'" +
+         (names.empty() ? std::string() : " (it has " + names + ")"));
+  }
+
+  // Runs the program or a @jit function: its arguments from --arg, its
+  // results to --out / --print ("result", or "result.0", "result.1", ...).
+  int run_host(ir::Operation* module, ir::Operation* function, driver::Compilation& compilation) {
+    bool program = function->has_attr("program");
+    std::string name(function->symbol_name());
+    kernel_name_ = name;
+    signature_ = codegen::kernel_signature(function);
+    parameters_ = signature_.parameters;
+    ir::Type fn = function->attr("function_type").type();
+    std::vector<std::string> result_names;
+    for (size_t i = 0; i < fn.num_results(); ++i)
+      result_names.push_back(fn.num_results() == 1 ? "result" : "result." + std::to_string(i));
+    if (!program) bind_arguments(result_names);
+
+    tessDevice device = open_device();
+    char device_name[128];
+    check(tessDeviceGetName(device, device_name, sizeof device_name), "device");
+    std::string error;
+    driver::LoadedModule loaded = driver::load_module(module, device, codegen_options(), compilation.diags(), error);
+    if (!error.empty()) fail(error);
+    if (!loaded) return kExitUserError;
+    tessHostFunction entry = loaded.host_function(name);
+    if (!entry) fail("internal: no compiled host function '" + name + "'");
+    tessHostContext context = nullptr;
+    check(tessHostContextCreate(device, nullptr, loaded.handle(), &context), "host context");
+    std::vector<void*> pointers = upload(device);
+    std::vector<tessTensor> results(fn.num_results());
+    std::vector<int64_t> scalars(fn.num_results());
+    std::vector<void*> result_slots;
+    for (size_t i = 0; i < fn.num_results(); ++i)
+      result_slots.push_back(fn.result(i).is(ir::TypeKind::MemRef) ? static_cast<void*>(&results[i])
+                                                                   : static_cast<void*>(&scalars[i]));
+    tessStatus status = tessHostCall(context, entry, pointers.data(), result_slots.data());
+    if (status != TESS_SUCCESS) {
+      std::string message = tessGetLastErrorMessage();
+      tessHostContextDestroy(context);
+      fail((program ? "the program" : "'" + name + "'") + std::string(" failed on ") + device_name + ": " + message);
+    }
+    if (!options_.quiet && !program) std::fprintf(stderr, "tesserac run: ran '%s' on %s\n", name.c_str(), device_name);
+    for (size_t i = 0; i < fn.num_results(); ++i) {
+      if (!fn.result(i).is(ir::TypeKind::MemRef)) continue;
+      npy::Array array = download_result(device, results[i]);
+      for (const auto& [out, path] : outs_)
+        if (out == result_names[i]) {
+          if (!write_output_atomically(path, npy::serialize(array), error)) fail("--out " + out + "=" + path + ": " + error);
+        }
+      for (const std::string& printed : options_.prints)
+        if (printed == result_names[i]) print_tensor(printed, array);
+      tessHostFreeTensor(context, &results[i]);
+    }
+    tessHostContextDestroy(context);
+    for (Argument& a : arguments_)
+      if (a.device) tessFree(device, a.device);
+    return kExitOk;
+  }
+
+  // A returned tensor as a .npy array (bf16, fp8, fp6, fp4 as float32 values).
+  npy::Array download_result(tessDevice device, const tessTensor& t) {
+    npy::Array array;
+    std::string dtype = tessDtypeName(t.dtype);
+    const numerics::Format* format = narrow_tensor_format(dtype);
+    array.descr = format ? "<f4" : npy::descr_of(dtype);
+    array.shape.assign(t.shape, t.shape + t.rank);
+    uint64_t bytes = 0;
+    check(tessTensorStorageBytes(&t, &bytes), "result");
+    std::vector<char> storage(bytes);
+    if (bytes) check(tessMemcpyDtoH(device, storage.data(), t.data, bytes), "copying a result back");
+    if (format) {
+      array.data.resize(static_cast<size_t>(array.element_count()) * 4);
+      decode_storage(*format, storage, array);
+    } else {
+      array.data = std::move(storage);
+    }
+    return array;
+  }
+
+  tessDevice open_device() {
+    tessDevice device = nullptr;
+    if (options_.device.empty()) check(tessGetDefaultDevice(&device), "no device");
+    else check(tessGetDeviceByName(options_.device.c_str(), &device), "--device " + options_.device);
+    return device;
+  }
+
+  driver::CodegenOptions codegen_options() {
+    driver::CodegenOptions codegen;
+    codegen.opt_level = options_.opt_level;
+    codegen.bounds_check = !options_.no_bounds_check;
+    codegen.mma = options_.mma == "sync"    ? driver::Mma::Sync
+                  : options_.mma == "wgmma" ? driver::Mma::Wgmma
+                                            : driver::Mma::Auto;
+    codegen.toolkit.cuda_path = options_.cuda_path;
+    return codegen;
+  }
+
   codegen::AotKernel find_kernel(std::vector<codegen::AotKernel> kernels) {
     std::string names;
     for (const codegen::AotKernel& k : kernels) names += (names.empty() ? "'" : ", '") + k.name + "'";
@@ -362,7 +487,9 @@ class Runner {
          "' (its parameters: " + list + ")");
   }
 
-  void bind_arguments() {
+  // `results`: the names --out and --print may give for a @jit function's
+  // results; empty for a kernel (whose mut tensors are its outputs).
+  void bind_arguments(const std::vector<std::string>& results = {}) {
     std::map<std::string, std::string> given;
     for (const std::string& text : options_.args) {
       auto [name, value] = split_binding(text, "arg");
@@ -418,11 +545,25 @@ class Runner {
     }
     for (const std::string& text : options_.outs) {
       auto [name, path] = split_binding(text, "out");
+      if (!results.empty()) {
+        if (std::find(results.begin(), results.end(), name) == results.end())
+          fail("--out " + name + ": '" + kernel_name_ + "' returns " +
+               (results.size() == 1 ? std::string("one result, 'result'")
+                                    : std::to_string(results.size()) + " results, 'result.0' to 'result." +
+                                          std::to_string(results.size() - 1) + "'"));
+        outs_.emplace_back(name, path);
+        continue;
+      }
       const Parameter& p = parameter(name, "out");
       if (!p.tensor || !p.mut) fail("--out " + name + ": only a mut tensor parameter is written by the kernel ('" + describe(p) + "')");
       outs_.emplace_back(name, path);
     }
     for (const std::string& name : options_.prints) {
+      if (!results.empty()) {
+        if (std::find(results.begin(), results.end(), name) == results.end())
+          fail("--print " + name + ": '" + kernel_name_ + "' has no result '" + name + "'");
+        continue;
+      }
       const Parameter& p = parameter(name, "print");
       if (!p.tensor) fail("--print " + name + ": not a tensor parameter ('" + describe(p) + "')");
     }
@@ -512,12 +653,17 @@ class Runner {
 }  // namespace
 
 int run_command(int argc, char** argv) {
-  CLI::App app{"tesserac run: compile one kernel and run it on the GPU, or on the CPU target without one",
+  CLI::App app{"tesserac run: compile a .tsr file and run its program (its top-level statements), one @jit function "
+               "(--func) or one kernel (--kernel, --grid), on the GPU or on the CPU target without one",
                "tesserac run"};
   RunOptions options;
   app.add_option("input", options.input, "The .tsr file")->required();
+  app.add_option("-D", options.defines, "NAME=VALUE: give a module-level constant (NAME = ... at the top level) this value");
+  app.add_option("--stdlib-dir", options.stdlib_dir,
+                 "Where the stdlib's compiled kernels are (default: TESSERA_STDLIB_DIR, the installed ones)");
+  app.add_option("--func", options.func, "The @jit function to run (results: --out result=FILE.npy, or result.0, result.1, ... for a tuple)");
   app.add_option("--kernel", options.kernel, "The @kernel to run (may be left out when the file has one)");
-  app.add_option("--grid", options.grid, "Groups per axis: G, GxH or G,H,K")->required();
+  app.add_option("--grid", options.grid, "Groups per axis: G, GxH or G,H,K (kernels)");
   app.add_option("--group", options.group, "Lanes per group (must be the kernel's declared group shape)");
   app.add_option("--arg", options.args, "NAME=FILE.npy for a tensor parameter, NAME=VALUE for a scalar");
   app.add_option("--out", options.outs, "NAME=FILE.npy: write the mut tensor NAME after the run");

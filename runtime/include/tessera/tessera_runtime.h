@@ -254,5 +254,7 @@ tessStatus tessTensorStorageBytes(const tessTensor* tensor, uint64_t* bytes);
 
 /* Meshes and collectives. */
 #include "tessera_collectives.h"
+/* Host programs: what compiled @jit functions and programs call. */
+#include "tessera_host.h"
 
 #endif /* TESSERA_RUNTIME_H */

@@ -1,0 +1,285 @@
+// graph-decompose: composite graph operations written with the primitive
+// ones, so that fusion (and the kernels generated from it) sees only
+// elementwise operations, reductions, matmul and attention:
+//
+//   softmax(x, a)      m = max(x, a, keepdims); e = exp(x - m); e / sum(e, a, keepdims)
+//   log_softmax(x, a)  (x - m) - log(sum(exp(x - m), a, keepdims))
+//   layer norm         d = x - mean(x); d * rsqrt(mean(d * d) + eps) [* w] [+ b]   (over the last axis)
+//   rms norm           x * rsqrt(mean(x * x) + eps) [* w]
+//   attention          s = q @ k^T * scale (f32 for narrow q), masked with -inf
+//                      above the diagonal when causal (key j > query i),
+//                      softmax(s) @ v, cast to q's type
+//   matmul             the form the stdlib GEMM takes: operands of one of
+//                      its storage types (else both cast to f32) with the
+//                      product in f32 and cast to the result type; batch
+//                      dimensions equal (broadcast ones materialised), and
+//                      [..., M, K] @ [K, N] folded into one [P*M, K] @ [K, N].
+//                      f64 and integer products stay as they are (generated
+//                      kernels compute them).
+//
+// A spelled-out softmax or norm is the same IR, so it fuses the same way.
+#include <algorithm>
+#include <cmath>
+
+#include "ir/core/builder.h"
+#include "ir/core/graph_ops.h"
+#include "ir/core/graph_shapes.h"
+#include "ir/passes/passes.h"
+#include "support/diagnostics/internal_error.h"
+
+namespace tessera::ir {
+
+namespace {
+
+class Decomposer {
+ public:
+  Decomposer(Context& context, Operation* op) : context_(context), builder_(context), op_(op) {
+    builder_.set_insertion_point(op);
+    builder_.set_location(op->loc());
+  }
+
+  Value* make(OpKind kind, std::vector<Value*> operands, std::vector<NamedAttribute> attributes) {
+    Type placeholder = context_.tensor_type({}, ScalarType::F32);
+    Operation* op = builder_.create(kind, std::span<Value* const>(operands), std::span<const Type>(&placeholder, 1),
+                                    std::move(attributes));
+    std::string why;
+    std::optional<GraphResult> r = infer_graph_result(op, 0, why);
+    internal_check(r.has_value(), "graph-decompose", "built an invalid graph operation");
+    op->result()->set_type(r->type(context_));
+    return op->result();
+  }
+  Value* elementwise(std::string_view fn, std::vector<Value*> operands) {
+    return make(OpKind::GraphElementwise, std::move(operands), {{"op", context_.string_attr(fn)}});
+  }
+  Value* reduce(std::string_view kind, Value* x, int64_t axis) {
+    return make(OpKind::GraphReduce, {x},
+                {{"kind", context_.string_attr(kind)},
+                 {"axes", context_.int_array_attr(std::vector<int64_t>{axis})},
+                 {"keepdims", context_.unit_attr()}});
+  }
+  Value* scalar(double v, ScalarType element) { return builder_.constant_float(v, context_.scalar_type(element)); }
+
+  // An operation whose result type is `declared` (reshape, transpose's
+  // shape follows from it, cast, constant, iota), checked against inference.
+  Value* declared(OpKind kind, std::vector<Value*> operands, Type t, std::vector<NamedAttribute> attributes = {}) {
+    Operation* op = builder_.create(kind, std::span<Value* const>(operands), std::span<const Type>(&t, 1),
+                                    std::move(attributes));
+    std::string why;
+    std::optional<GraphResult> r = infer_graph_result(op, 0, why);
+    if (!r) internal_error("graph-decompose", "built an invalid '" + std::string(op->name()) + "': " + why);
+    op->result()->set_type(r->type(context_));
+    return op->result();
+  }
+  Value* index(int64_t v) { return builder_.constant_index(v); }
+  Value* dim(Value* x, size_t axis) {
+    int64_t d = x->type().shape()[axis];
+    if (d != kDynamic) return index(d);
+    return builder_.create(OpKind::GraphDim, {x}, {context_.index_type()}, {{"axis", context_.int_attr(static_cast<int64_t>(axis))}})
+        ->result();
+  }
+  Value* cast(Value* x, ScalarType to) {
+    if (x->type().scalar() == to) return x;
+    return declared(OpKind::GraphCast, {x}, context_.tensor_type(x->type().shape(), to));
+  }
+  // A tensor of `dims` (kDynamic where `sizes` has the value).
+  Value* shaped(OpKind kind, std::vector<Value*> leading, const std::vector<int64_t>& dims,
+                const std::vector<Value*>& sizes, ScalarType element, std::vector<NamedAttribute> attributes) {
+    for (size_t a = 0; a < dims.size(); ++a)
+      if (dims[a] == kDynamic) leading.push_back(sizes[a]);
+    return declared(kind, leading, context_.tensor_type(dims, element), std::move(attributes));
+  }
+  Value* reshape(Value* x, const std::vector<int64_t>& dims, const std::vector<Value*>& sizes) {
+    return shaped(OpKind::GraphReshape, {x}, dims, sizes, x->type().scalar(), {});
+  }
+  Value* swap_last_two(Value* x) {
+    size_t r = x->type().rank();
+    std::vector<int64_t> perm;
+    for (size_t a = 0; a < r; ++a) perm.push_back(static_cast<int64_t>(a));
+    std::swap(perm[r - 1], perm[r - 2]);
+    Type placeholder = context_.tensor_type({}, ScalarType::F32);
+    return declared(OpKind::GraphTranspose, {x}, placeholder, {{"perm", context_.int_array_attr(perm)}});
+  }
+  Value* matmul(Value* a, Value* b, ScalarType result) {
+    Type placeholder = context_.tensor_type({}, result);
+    return declared(OpKind::GraphMatmul, {a, b}, placeholder);
+  }
+
+  // `x` ([..., R, C]) broadcast to batch dims `batch` (with their sizes):
+  // select(true, x, x) over the full shape makes every element.
+  Value* broadcast_batch(Value* x, const std::vector<int64_t>& batch, const std::vector<Value*>& sizes) {
+    Type t = x->type();
+    size_t r = t.rank();
+    std::vector<int64_t> dims = batch;
+    std::vector<Value*> all = sizes;
+    for (size_t a = r - 2; a < r; ++a) {
+      dims.push_back(t.shape()[a]);
+      all.push_back(dim(x, a));
+    }
+    Value* yes = shaped(OpKind::GraphConstant, {}, dims, all, ScalarType::Bool, {{"value", context_.bool_attr(true)}});
+    return elementwise("select", {yes, x, x});
+  }
+
+  Value* matmul_normalized() {
+    Value* a = op_->operand(0);
+    Value* b = op_->operand(1);
+    Type ct = op_->result()->type();
+    ScalarType result = ct.scalar();
+    auto stdlib_storage = [](ScalarType s) {
+      return s == ScalarType::F32 || s == ScalarType::F16 || s == ScalarType::BF16 || s == ScalarType::FP8E4M3 ||
+             s == ScalarType::FP8E5M2;
+    };
+    ScalarType accumulate = result;
+    if (is_float(result) && result != ScalarType::F64) {
+      accumulate = ScalarType::F32;
+      if (a->type().scalar() != b->type().scalar() || !stdlib_storage(a->type().scalar())) {
+        a = cast(a, ScalarType::F32);
+        b = cast(b, ScalarType::F32);
+      }
+    } else {
+      a = cast(a, result);
+      b = cast(b, result);
+    }
+    size_t ra = a->type().rank(), rb = b->type().rank(), rc = ct.rank();
+    Value* product;
+    if (rb == 2 && ra > 2) {
+      // [..., M, K] @ [K, N]: one [P*M, K] @ [K, N].
+      int64_t rows = 1;
+      Value* rows_size = index(1);
+      for (size_t d = 0; d + 1 < ra; ++d) {
+        int64_t s = a->type().shape()[d];
+        rows = rows == kDynamic || s == kDynamic ? kDynamic : rows * s;
+        rows_size = builder_.create(OpKind::MulI, {rows_size, dim(a, d)}, {context_.index_type()})->result();
+      }
+      int64_t k = a->type().shape()[ra - 1];
+      Value* flat = reshape(a, {rows, k}, {rows_size, dim(a, ra - 1)});
+      Value* p = matmul(flat, b, accumulate);
+      std::vector<int64_t> dims(ct.shape().begin(), ct.shape().end());
+      std::vector<Value*> sizes;
+      for (size_t d = 0; d + 1 < ra; ++d) sizes.push_back(dim(a, d));
+      sizes.push_back(dim(p, 1));
+      product = reshape(p, dims, sizes);
+    } else {
+      std::vector<int64_t> batch(ct.shape().begin(), ct.shape().end() - 2);
+      std::vector<int64_t> a_batch(a->type().shape().begin(), a->type().shape().end() - 2);
+      std::vector<int64_t> b_batch(b->type().shape().begin(), b->type().shape().end() - 2);
+      bool dynamic = std::count(batch.begin(), batch.end(), kDynamic) > 0;
+      if (a_batch != batch || b_batch != batch || (dynamic && a != b)) {
+        std::vector<Value*> sizes;
+        for (size_t d = 0; d < batch.size(); ++d) {
+          // The broadcast size: the larger of the two (a missing dim is 1).
+          auto side = [&](Value* x, size_t rank) -> Value* {
+            int64_t at = static_cast<int64_t>(d) - static_cast<int64_t>(rc - rank);
+            return at < 0 ? index(1) : dim(x, static_cast<size_t>(at));
+          };
+          sizes.push_back(builder_.create(OpKind::MaxSI, {side(a, ra), side(b, rb)}, {context_.index_type()})->result());
+        }
+        if (a_batch != batch || dynamic) a = broadcast_batch(a, batch, sizes);
+        if (b_batch != batch || dynamic) b = broadcast_batch(b, batch, sizes);
+      }
+      product = matmul(a, b, accumulate);
+    }
+    return cast(product, result);
+  }
+
+  Value* attention() {
+    Value* q = op_->operand(0);
+    Value* k = op_->operand(1);
+    Value* v = op_->operand(2);
+    ScalarType element = q->type().scalar();
+    ScalarType compute = is_float(element) && scalar_info(element).bits < 32 ? ScalarType::F32 : element;
+    size_t r = q->type().rank();
+    Value* scores = matmul(q, swap_last_two(k), compute);
+    Value* scale;
+    if (op_->has_attr("scale")) {
+      scale = scalar(op_->attr("scale").float_value(), compute);
+    } else if (int64_t d = q->type().shape()[r - 1]; d != kDynamic) {
+      scale = scalar(1.0 / std::sqrt(static_cast<double>(d)), compute);
+    } else {
+      Type f = context_.scalar_type(compute);
+      Value* as_int = builder_.create(OpKind::IndexCast, {dim(q, r - 1)}, {context_.i64_type()})->result();
+      Value* as_float = builder_.create(OpKind::SIToFP, {as_int}, {f})->result();
+      scale = builder_.create(OpKind::Rsqrt, {as_float}, {f})->result();
+    }
+    scores = elementwise("mul", {scores, scale});
+    if (op_->has_attr("causal")) {
+      // Query i sees keys 0..i: mask where the key's index exceeds the query's.
+      std::vector<int64_t> square{scores->type().shape()[r - 2], scores->type().shape()[r - 1]};
+      std::vector<Value*> sizes{dim(scores, r - 2), dim(scores, r - 1)};
+      Value* row = shaped(OpKind::GraphIota, {}, square, sizes, ScalarType::I64, {{"axis", context_.int_attr(0)}});
+      Value* column = shaped(OpKind::GraphIota, {}, square, sizes, ScalarType::I64, {{"axis", context_.int_attr(1)}});
+      Value* above = elementwise("gt", {column, row});
+      scores = elementwise("select", {above, scalar(-INFINITY, compute), scores});
+    }
+    int64_t last = static_cast<int64_t>(r) - 1;
+    Value* m = reduce("max", scores, last);
+    Value* e = elementwise("exp", {elementwise("sub", {scores, m})});
+    Value* p = elementwise("div", {e, reduce("sum", e, last)});
+    Value* out = matmul(p, cast(v, compute), compute);
+    return cast(out, element);
+  }
+
+  Value* softmax() {
+    Value* x = op_->operand(0);
+    int64_t axis = op_->attr("axis").int_value();
+    Value* m = reduce("max", x, axis);
+    Value* shifted = elementwise("sub", {x, m});
+    Value* e = elementwise("exp", {shifted});
+    Value* s = reduce("sum", e, axis);
+    if (op_->has_attr("log")) return elementwise("sub", {shifted, elementwise("log", {s})});
+    return elementwise("div", {e, s});
+  }
+
+  Value* norm() {
+    Value* x = op_->operand(0);
+    ScalarType element = x->type().scalar();
+    int64_t axis = static_cast<int64_t>(x->type().rank()) - 1;
+    Value* eps = scalar(op_->attr("eps").float_value(), element);
+    Value* centered = x;
+    if (op_->string_attr("kind") == "layer") centered = elementwise("sub", {x, reduce("mean", x, axis)});
+    Value* variance = reduce("mean", elementwise("mul", {centered, centered}), axis);
+    Value* inverse = elementwise("rsqrt", {elementwise("add", {variance, eps})});
+    Value* y = elementwise("mul", {centered, inverse});
+    if (op_->num_operands() > 1) y = elementwise("mul", {y, op_->operand(1)});
+    if (op_->num_operands() > 2) y = elementwise("add", {y, op_->operand(2)});
+    return y;
+  }
+
+ private:
+  Context& context_;
+  Builder builder_;
+  Operation* op_;
+};
+
+}  // namespace
+
+void run_graph_decompose_pass(Operation* module, PassContext& context) {
+  auto rewrite = [&](OpKind kind, auto&& build) {
+    std::vector<Operation*> ops;
+    module->walk([&](Operation* op) {
+      if (op->is(kind)) ops.push_back(op);
+    });
+    for (Operation* op : ops) {
+      Decomposer d(context.context, op);
+      Value* replacement = build(d);
+      op->result()->replace_all_uses_with(replacement);
+      op->erase();
+    }
+  };
+  // Attention first: it makes softmaxes and matmuls.
+  rewrite(OpKind::GraphAttention, [](Decomposer& d) { return d.attention(); });
+  rewrite(OpKind::GraphSoftmax, [](Decomposer& d) { return d.softmax(); });
+  rewrite(OpKind::GraphNorm, [](Decomposer& d) { return d.norm(); });
+  // Each matmul once (the rewritten ones are already in the stdlib's form).
+  std::vector<Operation*> matmuls;
+  module->walk([&](Operation* op) {
+    if (op->is(OpKind::GraphMatmul)) matmuls.push_back(op);
+  });
+  for (Operation* op : matmuls) {
+    Decomposer d(context.context, op);
+    Value* replacement = d.matmul_normalized();
+    op->result()->replace_all_uses_with(replacement);
+    op->erase();
+  }
+}
+
+}  // namespace tessera::ir

@@ -1,0 +1,283 @@
+// graph-fusion: Graph IR -> Schedule IR. Every computing graph operation of
+// a host-level function goes into one `schedule.kernel`, a generated kernel,
+// together with the operations it fuses with (docs/ir/schedule.md,
+// "Fusion"):
+//
+//   elementwise  elementwise operations, casts, splats and random numbers
+//                over one iteration space (the shape of their results): a
+//                chain of them is one pass over memory;
+//   rows         the same over a space [..., C] plus reductions over its last
+//                axis (keepdims): softmax, norms, and anything spelled out like
+//                them, one kernel per row block, the reductions' results
+//                shared by the row's lanes;
+//   reduce       a reduction over other axes, with the elementwise operations
+//                that produce its input;
+//   matmul, attention   one operation each (stdlib kernels).
+//
+// Greedy, in program order: an operation joins the group of an operand's
+// producer when its shape fits that group's space and joining makes no
+// cycle (a path from the group through an operation outside it back into
+// it); otherwise it starts a group. A value computed in a group and used
+// outside it is an output of the group.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "ir/core/builder.h"
+#include "ir/core/graph_ops.h"
+#include "ir/core/graph_shapes.h"
+#include "ir/passes/passes.h"
+#include "support/diagnostics/internal_error.h"
+
+namespace tessera::ir {
+
+namespace {
+
+enum class Strategy : uint8_t { Elementwise, Rows, Reduce, Matmul, Attention };
+
+std::string_view strategy_name(Strategy s) {
+  switch (s) {
+    case Strategy::Elementwise: return "elementwise";
+    case Strategy::Rows: return "rows";
+    case Strategy::Reduce: return "reduce";
+    case Strategy::Matmul: return "matmul";
+    case Strategy::Attention: return "attention";
+  }
+  return "elementwise";
+}
+
+bool is_pointwise(const Operation* op) {
+  return op->is(OpKind::GraphElementwise) || op->is(OpKind::GraphCast) || op->is(OpKind::GraphConstant) ||
+         op->is(OpKind::GraphRandom) || op->is(OpKind::GraphIota);
+}
+
+bool is_computing(const Operation* op) {
+  return is_pointwise(op) || op->is(OpKind::GraphReduce) || op->is(OpKind::GraphMatmul) ||
+         op->is(OpKind::GraphAttention);
+}
+
+std::vector<int64_t> shape_of(Value* v) {
+  Type t = v->type();
+  if (!t.is(TypeKind::Tensor)) return {};
+  return {t.shape().begin(), t.shape().end()};
+}
+
+// Two shapes that name the same space: equal rank, each dimension equal (a
+// `?` matches only a `?`: sizes known at run time are not compared here).
+bool same_space(const std::vector<int64_t>& a, const std::vector<int64_t>& b) { return a == b; }
+
+// A reduction over the last axis only, keeping it.
+bool is_row_reduction(const Operation* op) {
+  if (!op->is(OpKind::GraphReduce) || !op->has_attr("keepdims")) return false;
+  std::vector<int64_t> axes = op->attr("axes").int_array();
+  size_t rank = op->operand(0)->type().rank();
+  return rank >= 1 && axes.size() == 1 && axes[0] == static_cast<int64_t>(rank) - 1;
+}
+
+// `shape` as a row-shaped value of the space [..., C]: the space itself, or
+// the space with its last dimension 1 (a per-row value).
+bool fits_rows(const std::vector<int64_t>& shape, const std::vector<int64_t>& space) {
+  if (shape.size() != space.size() || space.empty()) return false;
+  if (shape == space) return true;
+  std::vector<int64_t> per_row = space;
+  per_row.back() = 1;
+  return shape == per_row;
+}
+
+struct Group {
+  Strategy strategy = Strategy::Elementwise;
+  std::vector<int64_t> space;  // elementwise: the results' shape; rows: [..., C]; others: unused
+  std::vector<Operation*> ops;  // in program order
+  bool closed = false;          // matmul, attention, reduce: nothing joins
+};
+
+class Fusion {
+ public:
+  Fusion(Context& context, Block& block) : context_(context), block_(block) {}
+
+  void run() {
+    for (Operation* op : block_) {
+      if (!is_computing(op)) continue;
+      place(op);
+    }
+    for (auto& group : groups_)
+      if (!group.ops.empty()) materialize(group);
+  }
+
+ private:
+  // The group of the operation that defines `v` in this block, if any.
+  int group_of_value(Value* v) {
+    Operation* def = v->defining_op();
+    if (!def) return -1;
+    auto it = group_of_.find(def);
+    return it == group_of_.end() ? -1 : it->second;
+  }
+
+  // Whether `v` depends on group `g` through something outside `g`: then an
+  // operation using `v` cannot join `g` (the group would need its own output
+  // before it ran).
+  bool depends_on(Value* v, int g, std::set<Operation*>& seen) {
+    Operation* def = v->defining_op();
+    if (!def || def->block() != &block_ || !seen.insert(def).second) return false;
+    auto it = group_of_.find(def);
+    if (it != group_of_.end() && it->second == g) return true;
+    for (Value* operand : def->operands())
+      if (depends_on(operand, g, seen)) return true;
+    return false;
+  }
+
+  bool can_join(Operation* op, int g) {
+    Group& group = groups_[static_cast<size_t>(g)];
+    if (group.closed) return false;
+    std::vector<int64_t> shape = shape_of(op->result());
+    if (op->is(OpKind::GraphReduce)) {
+      // A row reduction of a value of the row space.
+      if (!is_row_reduction(op)) return false;
+      std::vector<int64_t> input = shape_of(op->operand(0));
+      if (group.strategy == Strategy::Rows) {
+        if (!same_space(input, group.space)) return false;
+      } else if (group.strategy != Strategy::Elementwise || !same_space(input, group.space)) {
+        return false;
+      }
+    } else if (group.strategy == Strategy::Rows) {
+      if (!fits_rows(shape, group.space)) return false;
+    } else if (!same_space(shape, group.space)) {
+      return false;
+    }
+    for (Value* operand : op->operands()) {
+      if (group_of_value(operand) == g) continue;
+      std::set<Operation*> seen;
+      if (depends_on(operand, g, seen)) return false;
+    }
+    // The group's values must not have been used outside it before `op`:
+    // the kernel takes the place of its last operation, so every outside
+    // use must follow that.
+    for (Operation* member : group.ops)
+      for (Value* result : member->results())
+        for (OpOperand* use : result->uses()) {
+          Operation* user = in_block(use->owner());
+          if (user && user != op && group_of_.count(user) == 0 && user->is_before_in_block(op)) return false;
+          if (user && user != op && group_of_.count(user) && group_of_.at(user) != g && user->is_before_in_block(op))
+            return false;
+        }
+    return true;
+  }
+
+  // The operation of this block that is or contains `op`.
+  Operation* in_block(Operation* op) {
+    while (op && op->block() != &block_) op = op->parent_op();
+    return op;
+  }
+
+  void place(Operation* op) {
+    if (op->is(OpKind::GraphMatmul) || op->is(OpKind::GraphAttention)) {
+      start(op, op->is(OpKind::GraphMatmul) ? Strategy::Matmul : Strategy::Attention, {}, true);
+      return;
+    }
+    // Join the latest group among the operands' producers that fits.
+    std::vector<int> candidates;
+    for (Value* operand : op->operands()) {
+      int g = group_of_value(operand);
+      if (g >= 0 && std::find(candidates.begin(), candidates.end(), g) == candidates.end()) candidates.push_back(g);
+    }
+    std::sort(candidates.rbegin(), candidates.rend());
+    for (int g : candidates) {
+      if (!can_join(op, g)) continue;
+      Group& group = groups_[static_cast<size_t>(g)];
+      if (op->is(OpKind::GraphReduce) && group.strategy == Strategy::Elementwise) group.strategy = Strategy::Rows;
+      group.ops.push_back(op);
+      group_of_[op] = g;
+      return;
+    }
+    if (op->is(OpKind::GraphReduce)) {
+      if (is_row_reduction(op)) start(op, Strategy::Rows, shape_of(op->operand(0)), false);
+      else start(op, Strategy::Reduce, {}, true);
+      return;
+    }
+    start(op, Strategy::Elementwise, shape_of(op->result()), false);
+  }
+
+  void start(Operation* op, Strategy strategy, std::vector<int64_t> space, bool closed) {
+    groups_.push_back(Group{strategy, std::move(space), {op}, closed});
+    group_of_[op] = static_cast<int>(groups_.size() - 1);
+  }
+
+  // The group's operations move into a schedule.kernel placed where its
+  // last operation was; values from outside become the region's arguments,
+  // values used outside become its results.
+  void materialize(Group& group) {
+    std::set<Operation*> members(group.ops.begin(), group.ops.end());
+    std::vector<Value*> inputs;
+    std::vector<Value*> outputs;
+    for (Operation* op : group.ops) {
+      for (Value* operand : op->operands()) {
+        Operation* def = operand->defining_op();
+        if (def && members.count(def)) continue;
+        if (std::find(inputs.begin(), inputs.end(), operand) == inputs.end()) inputs.push_back(operand);
+      }
+      for (Value* result : op->results()) {
+        bool outside = false;
+        for (OpOperand* use : result->uses())
+          if (!members.count(use->owner())) outside = true;
+        if (outside) outputs.push_back(result);
+      }
+    }
+    if (outputs.empty()) {  // nothing uses the group: it computes nothing
+      for (auto it = group.ops.rbegin(); it != group.ops.rend(); ++it) (*it)->erase();
+      group.ops.clear();
+      return;
+    }
+    Operation* last = group.ops.back();
+    std::vector<Type> result_types;
+    for (Value* v : outputs) result_types.push_back(v->type());
+    Operation* kernel = Operation::create(OpKind::ScheduleKernel, last->loc(), std::span<Value* const>(inputs),
+                                          std::span<const Type>(result_types),
+                                          {{"strategy", context_.string_attr(strategy_name(group.strategy))}}, 1);
+    // Where the last member was: after every input (each precedes its
+    // member), before every outside use (can_join kept them after it).
+    block_.insert_before(last, kernel);
+    Block* body = kernel->region(0).add_block();
+    IRMapping mapping;
+    for (Value* input : inputs) mapping.map(input, body->add_argument(input->type()));
+    for (Operation* op : group.ops) {
+      Operation* copy = op->clone(mapping);
+      body->push_back(copy);
+    }
+    std::vector<Value*> yielded;
+    for (Value* v : outputs) yielded.push_back(mapping.lookup_or_self(v));
+    Builder builder(context_);
+    builder.set_insertion_point_to_end(body);
+    builder.set_location(last->loc());
+    builder.create(OpKind::ScheduleYield, std::span<Value* const>(yielded), std::span<const Type>{});
+    for (size_t i = 0; i < outputs.size(); ++i) outputs[i]->replace_all_uses_with(kernel->result(static_cast<unsigned>(i)));
+    for (auto it = group.ops.rbegin(); it != group.ops.rend(); ++it) (*it)->erase();
+  }
+
+  Context& context_;
+  Block& block_;
+  std::vector<Group> groups_;
+  std::unordered_map<Operation*, int> group_of_;
+};
+
+void fuse_region(Context& context, Region& region) {
+  for (size_t b = 0; b < region.num_blocks(); ++b) {
+    Block& block = region.block(b);
+    // Nested regions first (loop bodies): each block is fused on its own.
+    for (Operation* op : block)
+      for (unsigned r = 0; r < op->num_regions(); ++r)
+        if (!op->is(OpKind::ScheduleKernel)) fuse_region(context, op->region(r));
+    Fusion(context, block).run();
+  }
+}
+
+}  // namespace
+
+void run_graph_fusion_pass(Operation* module, PassContext& context) {
+  for (Operation* func : module_functions(module)) {
+    if (!is_host_level_function(func) || func->region(0).empty()) continue;
+    fuse_region(context.context, func->region(0));
+  }
+}
+
+}  // namespace tessera::ir

@@ -1,0 +1,464 @@
+// bufferize: the host code of @jit functions and programs from tensors to
+// buffers (docs/ir/host.md). After generate-kernels a host-level function
+// holds only host work on tensors: graph.empty outputs, graph.launch,
+// views (transpose, slice, reshape), concat, dims, I/O. Here every tensor
+// becomes a memref in global memory and:
+//
+//   graph.empty            host.alloc (contiguous, row-major)
+//   graph.launch           host.launch; a `mut` argument is the buffer the
+//                          kernel writes. Tensors are values, so a kernel
+//                          writes in place only into a buffer made in the
+//                          same block that nothing reads later; any other
+//                          buffer is copied first (copy-on-write).
+//   graph.transpose/slice  host.view of the same memory (strides permuted,
+//                          offset and stepped strides)
+//   graph.reshape          a view when the buffer is contiguous (checked at
+//                          run time unless only size-1 dims change), else a
+//                          copy then a view
+//   graph.concat           host.alloc and one copy kernel per part into a view
+//   graph.dim              tile.dim
+//   graph.load/save/print  host.load/save/print
+//   func.return            a result is a buffer the function made (ownership
+//                          passes to the caller), else a copy of it
+//
+// then host.free after the last use of each buffer that does not leave its
+// block (the runtime frees what a call made and did not return).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ir/core/builder.h"
+#include "ir/passes/passes.h"
+#include "ir/schedule_to_tile/kernel_builder.h"
+#include "support/diagnostics/internal_error.h"
+
+namespace tessera::ir {
+
+namespace {
+
+constexpr int64_t kLanes = 256;
+constexpr int64_t kMaxGroups = 65535;
+
+class Bufferizer {
+ public:
+  Bufferizer(PassContext& pass, Operation* module) : pass_(pass), context_(pass.context), module_(module), b_(pass.context) {}
+
+  bool run(Operation* func) {
+    func_ = func;
+    retype(func->region(0));
+    std::vector<Operation*> ops;
+    func->walk([&](Operation* op) {
+      if (op != func) ops.push_back(op);
+    });
+    for (Operation* op : ops)
+      if (!rewrite(op)) return false;
+    Type fn = func->attr("function_type").type();
+    std::vector<Type> inputs, results;
+    for (size_t i = 0; i < fn.num_inputs(); ++i) inputs.push_back(buffer_type(fn.input(i)));
+    for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(buffer_type(fn.result(i)));
+    func->set_attr("function_type", context_.type_attr(context_.function_type(inputs, results)));
+    insert_frees(func->region(0));
+    return true;
+  }
+
+ private:
+  Type buffer_type(Type t) {
+    if (!t.is(TypeKind::Tensor)) return t;
+    return context_.memref_type(t.shape(), t.scalar(), MemorySpace::Global);
+  }
+
+  void retype(Region& region) {
+    for (size_t b = 0; b < region.num_blocks(); ++b) {
+      Block& block = region.block(b);
+      for (Value* a : block.arguments()) a->set_type(buffer_type(a->type()));
+      for (Operation* op : block) {
+        for (Value* r : op->results()) r->set_type(buffer_type(r->type()));
+        for (unsigned i = 0; i < op->num_regions(); ++i) retype(op->region(i));
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ host helpers
+
+  Value* index(int64_t v) { return b_.constant_index(v); }
+  Value* op(OpKind kind, std::vector<Value*> operands, Type result, std::vector<NamedAttribute> attributes = {}) {
+    return b_.create(kind, std::span<Value* const>(operands), std::span<const Type>(&result, 1), std::move(attributes))
+        ->result();
+  }
+  void op0(OpKind kind, std::vector<Value*> operands, std::vector<NamedAttribute> attributes = {}) {
+    b_.create(kind, std::span<Value* const>(operands), std::span<const Type>{}, std::move(attributes));
+  }
+  Value* add(Value* a, Value* c) { return op(OpKind::AddI, {a, c}, context_.index_type()); }
+  Value* mul(Value* a, Value* c) { return op(OpKind::MulI, {a, c}, context_.index_type()); }
+  Value* eq(Value* a, Value* c) {
+    return op(OpKind::CmpI, {a, c}, context_.bool_type(), {{"predicate", context_.string_attr("eq")}});
+  }
+
+  Value* dim(Value* buffer, size_t axis) {
+    int64_t d = buffer->type().shape()[axis];
+    if (d != kDynamic) return index(d);
+    return op(OpKind::Dim, {buffer}, context_.index_type(), {{"axis", context_.int_attr(static_cast<int64_t>(axis))}});
+  }
+  std::vector<Value*> dims(Value* buffer) {
+    std::vector<Value*> out;
+    for (size_t a = 0; a < buffer->type().rank(); ++a) out.push_back(dim(buffer, a));
+    return out;
+  }
+  Value* stride(Value* buffer, size_t axis) {
+    return op(OpKind::HostStride, {buffer}, context_.index_type(), {{"axis", context_.int_attr(static_cast<int64_t>(axis))}});
+  }
+
+  // A new contiguous buffer of type `t` with sizes `sizes` (one per dim).
+  Value* alloc(Type t, const std::vector<Value*>& sizes) {
+    std::vector<Value*> dynamic;
+    for (size_t a = 0; a < t.rank(); ++a)
+      if (t.shape()[a] == kDynamic) dynamic.push_back(sizes[a]);
+    return op(OpKind::HostAlloc, dynamic, t);
+  }
+
+  // Row-major strides of `sizes`.
+  std::vector<Value*> contiguous_strides(const std::vector<Value*>& sizes) {
+    std::vector<Value*> strides(sizes.size());
+    Value* s = index(1);
+    for (size_t a = sizes.size(); a-- > 0;) {
+      strides[a] = s;
+      if (a) s = mul(s, sizes[a]);
+    }
+    return strides;
+  }
+
+  Value* view(Value* buffer, Type t, Value* offset, const std::vector<Value*>& sizes, const std::vector<Value*>& strides) {
+    std::vector<Value*> operands{buffer, offset};
+    operands.insert(operands.end(), sizes.begin(), sizes.end());
+    operands.insert(operands.end(), strides.begin(), strides.end());
+    return op(OpKind::HostView, operands, t);
+  }
+
+  // The kernel that copies a view of rank `rank` into another of the same sizes.
+  Operation* copy_kernel(ScalarType element, size_t rank) {
+    auto key = std::make_pair(element, rank);
+    if (auto it = copy_kernels_.find(key); it != copy_kernels_.end()) return it->second;
+    std::string name = fmt::format("__tessera_copy_{}_{}d", scalar_info(element).name, rank);
+    if (Operation* existing = lookup_function(module_, name)) return copy_kernels_[key] = existing;
+    KernelBuilder kb(context_, module_, name, {kLanes}, func_->loc());
+    std::vector<int64_t> shape(rank, kDynamic);
+    Value* src = kb.tensor_parameter("src", element, shape, false);
+    Value* dst = kb.tensor_parameter("dst", element, shape, true);
+    std::vector<Value*> sizes;
+    for (size_t a = 0; a < rank; ++a) sizes.push_back(kb.dim(dst, static_cast<int64_t>(a)));
+    Value* total = kb.index(1);
+    for (Value* s : sizes) total = kb.mul(total, s);
+    Value* first = kb.add(kb.mul(kb.id(OpKind::GroupId, 0), kb.index(kLanes)), kb.id(OpKind::LocalId, 0));
+    Value* step = kb.mul(kb.id(OpKind::NumGroups, 0), kb.index(kLanes));
+    kb.for_loop(first, total, step, [&](Value* linear) {
+      std::vector<Value*> at(rank);
+      for (size_t a = rank; a-- > 0;) {
+        if (a == 0) {
+          at[a] = linear;
+          break;
+        }
+        at[a] = kb.rem(linear, sizes[a]);
+        linear = kb.div(linear, sizes[a]);
+      }
+      kb.store(kb.load(src, at), dst, at);
+    });
+    return copy_kernels_[key] = kb.finish();
+  }
+
+  // Copies `src` into `dst` (same sizes) with the copy kernel.
+  void copy_into(Value* src, Value* dst) {
+    size_t rank = src->type().rank();
+    Operation* kernel = copy_kernel(src->type().scalar(), rank);
+    Value* total = index(1);
+    for (Value* s : dims(dst)) total = mul(total, s);
+    Value* wanted = op(OpKind::DivSI, {add(total, index(kLanes - 1)), index(kLanes)}, context_.index_type());
+    Value* groups = op(OpKind::MaxSI, {op(OpKind::MinSI, {wanted, index(kMaxGroups)}, context_.index_type()), index(1)},
+                       context_.index_type());
+    op0(OpKind::HostLaunch, {groups, index(1), index(1), src, dst}, {{"kernel", context_.symbol_attr(kernel->symbol_name())}});
+  }
+
+  // A fresh contiguous copy of `src`.
+  Value* copy(Value* src) {
+    std::vector<Value*> sizes = dims(src);
+    Type t = context_.memref_type(src->type().shape(), src->type().scalar(), MemorySpace::Global);
+    Value* dst = alloc(t, sizes);
+    copy_into(src, dst);
+    return dst;
+  }
+
+  // `src` if its elements are contiguous in row-major order, else a copy.
+  Value* contiguous(Value* src) {
+    Operation* def = src->defining_op();
+    if (def && def->is(OpKind::HostAlloc)) return src;
+    size_t rank = src->type().rank();
+    std::vector<Value*> sizes = dims(src);
+    Value* expected = index(1);
+    Value* ok = b_.constant_bool(true);
+    for (size_t a = rank; a-- > 0;) {
+      Value* matches = op(OpKind::OrI, {eq(sizes[a], index(1)), eq(stride(src, a), expected)}, context_.bool_type());
+      ok = op(OpKind::AndI, {ok, matches}, context_.bool_type());
+      expected = mul(expected, sizes[a]);
+    }
+    Type t = src->type();
+    Value* condition[] = {ok};
+    Operation* branch = b_.create(OpKind::If, std::span<Value* const>(condition), std::span<const Type>(&t, 1), {}, 2);
+    Block* saved_block = b_.insertion_block();
+    Operation* saved_point = b_.insertion_point();
+    for (unsigned r = 0; r < 2; ++r) {
+      b_.set_insertion_point_to_end(branch->region(r).add_block());
+      Value* v = r == 0 ? src : copy(src);
+      Value* yielded[] = {v};
+      b_.create(OpKind::Yield, std::span<Value* const>(yielded), std::span<const Type>{});
+    }
+    if (saved_point) b_.set_insertion_point(saved_point);
+    else b_.set_insertion_point_to_end(saved_block);
+    return branch->result();
+  }
+
+  // Whether a kernel may write `buffer` in place at `at`: a buffer made in
+  // at's block that nothing uses after `at`.
+  bool writable_in_place(Value* buffer, Operation* at) {
+    Operation* def = buffer->defining_op();
+    if (!def || !(def->is(OpKind::HostAlloc) || def->is(OpKind::HostLoad)) || def->block() != at->block()) return false;
+    for (OpOperand* use : buffer->uses()) {
+      Operation* user = use->owner();
+      while (user && user->block() != at->block()) user = user->parent_op();
+      if (!user) return false;
+      if (user != at && !user->is_before_in_block(at)) return false;
+    }
+    return true;
+  }
+
+  // ------------------------------------------------------------ rewriting
+
+  bool rewrite(Operation* o) {
+    b_.set_insertion_point(o);
+    b_.set_location(o->loc());
+    switch (o->kind()) {
+      case OpKind::GraphEmpty: {
+        std::vector<Value*> sizes = o->operands();
+        std::vector<Type> types = o->result_types();
+        Operation* a = b_.create(OpKind::HostAlloc, std::span<Value* const>(sizes), std::span<const Type>(types));
+        return replace(o, {a->result()});
+      }
+      case OpKind::GraphDim:
+        return replace(o, {dim(o->operand(0), static_cast<size_t>(o->int_attr("axis")))});
+      case OpKind::GraphLaunch: {
+        std::vector<int64_t> mut = o->attr("mut_operands").int_array();
+        std::vector<Value*> operands = o->operands();
+        std::vector<Value*> results;
+        for (int64_t at : mut) {
+          Value* buffer = operands[static_cast<size_t>(at)];
+          if (!writable_in_place(buffer, o)) buffer = copy(buffer);
+          operands[static_cast<size_t>(at)] = buffer;
+          results.push_back(buffer);
+        }
+        b_.create(OpKind::HostLaunch, std::span<Value* const>(operands), std::span<const Type>{},
+                  {{"kernel", o->attr("kernel")}});
+        return replace(o, results);
+      }
+      case OpKind::GraphTranspose: {
+        Value* src = o->operand(0);
+        std::vector<int64_t> perm = o->attr("perm").int_array();
+        std::vector<Value*> sizes, strides;
+        for (int64_t p : perm) {
+          sizes.push_back(dim(src, static_cast<size_t>(p)));
+          strides.push_back(stride(src, static_cast<size_t>(p)));
+        }
+        return replace(o, {view(src, o->result()->type(), index(0), sizes, strides)});
+      }
+      case OpKind::GraphSlice: {
+        Value* src = o->operand(0);
+        std::vector<int64_t> starts = o->attr("starts").int_array(), limits = o->attr("limits").int_array(),
+                             steps = o->attr("steps").int_array();
+        Value* offset = index(0);
+        std::vector<Value*> sizes, strides;
+        for (size_t a = 0; a < starts.size(); ++a) {
+          Value* s = stride(src, a);
+          if (starts[a] != 0) offset = add(offset, mul(index(starts[a]), s));
+          sizes.push_back(limits[a] == -1 ? dim(src, a) : index((limits[a] - starts[a] + steps[a] - 1) / steps[a]));
+          strides.push_back(steps[a] == 1 ? s : mul(s, index(steps[a])));
+        }
+        return replace(o, {view(src, o->result()->type(), offset, sizes, strides)});
+      }
+      case OpKind::GraphReshape: return reshape(o);
+      case OpKind::GraphConcat: {
+        Type t = o->result()->type();
+        int64_t axis = o->int_attr("axis");
+        std::vector<Value*> sizes = dims(o->operand(0));
+        Value* total = index(0);
+        for (Value* part : o->operands()) total = add(total, dim(part, static_cast<size_t>(axis)));
+        sizes[static_cast<size_t>(axis)] = total;
+        Value* result = alloc(t, sizes);
+        std::vector<Value*> strides = contiguous_strides(sizes);
+        Value* start = index(0);
+        for (Value* part : o->operands()) {
+          std::vector<Value*> part_sizes = sizes;
+          part_sizes[static_cast<size_t>(axis)] = dim(part, static_cast<size_t>(axis));
+          Type part_type = context_.memref_type(part->type().shape(), t.scalar(), MemorySpace::Global);
+          Value* target = view(result, part_type, mul(start, strides[static_cast<size_t>(axis)]), part_sizes, strides);
+          copy_into(part, target);
+          start = add(start, part_sizes[static_cast<size_t>(axis)]);
+        }
+        return replace(o, {result});
+      }
+      case OpKind::GraphLoad: {
+        std::vector<Type> types = o->result_types();
+        Operation* load = b_.create(OpKind::HostLoad, std::span<Value* const>{}, std::span<const Type>(types),
+                                    {{"path", o->attr("path")}});
+        return replace(o, {load->result()});
+      }
+      case OpKind::GraphSave:
+        op0(OpKind::HostSave, {o->operand(0)}, {{"path", o->attr("path")}});
+        o->erase();
+        return true;
+      case OpKind::GraphPrint: {
+        std::vector<Value*> printed = o->operands();
+        b_.create(OpKind::HostPrint, std::span<Value* const>(printed), std::span<const Type>{},
+                  {{"text", o->attr("text")}});
+        o->erase();
+        return true;
+      }
+      case OpKind::Return: {
+        if (o->parent_op() != func_) return true;
+        std::vector<Value*> results = o->operands();
+        std::set<Value*> returned;
+        bool changed = false;
+        for (Value*& v : results) {
+          if (!v->type().is(TypeKind::MemRef)) continue;
+          Operation* def = v->defining_op();
+          bool owned = def && (def->is(OpKind::HostAlloc) || def->is(OpKind::HostLoad)) && def->block() == o->block();
+          if (!owned || !returned.insert(v).second) {
+            v = copy(v);
+            changed = true;
+          }
+        }
+        if (changed)
+          for (unsigned i = 0; i < o->num_operands(); ++i) o->set_operand(i, results[i]);
+        return true;
+      }
+      default: break;
+    }
+    std::string_view name = o->name();
+    if (name.starts_with("graph.") || name.starts_with("schedule.")) {
+      report_at<DiagnosticKind::IrGraphUnsupported>(pass_, o, "'" + std::string(name) + "'",
+                                                    "no host code exists for it");
+      return false;
+    }
+    return true;
+  }
+
+  bool reshape(Operation* o) {
+    Value* src = o->operand(0);
+    Type t = o->result()->type();
+    std::vector<Value*> sizes;
+    unsigned next = 1;
+    for (size_t a = 0; a < t.rank(); ++a)
+      sizes.push_back(t.shape()[a] == kDynamic ? o->operand(next++) : index(t.shape()[a]));
+    // Only size-1 dims added or removed (both shapes static): the strides
+    // of the other dims carry over.
+    auto non_unit = [](Type x, bool& known) {
+      std::vector<size_t> axes;
+      for (size_t a = 0; a < x.rank(); ++a) {
+        if (x.shape()[a] == kDynamic) known = false;
+        if (x.shape()[a] != 1) axes.push_back(a);
+      }
+      return axes;
+    };
+    bool known = true;
+    std::vector<size_t> from = non_unit(src->type(), known), to = non_unit(t, known);
+    if (known && from.size() == to.size()) {
+      bool same = true;
+      for (size_t i = 0; i < from.size(); ++i) same = same && src->type().shape()[from[i]] == t.shape()[to[i]];
+      if (same) {
+        std::vector<Value*> strides(t.rank(), index(1));
+        for (size_t i = 0; i < from.size(); ++i) strides[to[i]] = stride(src, from[i]);
+        return replace(o, {view(src, t, index(0), sizes, strides)});
+      }
+    }
+    Value* dense = contiguous(src);
+    return replace(o, {view(dense, t, index(0), sizes, contiguous_strides(sizes))});
+  }
+
+  bool replace(Operation* o, std::vector<Value*> values) {
+    for (unsigned i = 0; i < o->num_results(); ++i) o->result(i)->replace_all_uses_with(values[i]);
+    o->erase();
+    return true;
+  }
+
+  // ------------------------------------------------------------ freeing
+
+  // The buffers a value's memory belongs to: itself for host.alloc, the
+  // source of a view.
+  Value* root(Value* v) {
+    while (Operation* def = v->defining_op()) {
+      if (!def->is(OpKind::HostView)) break;
+      v = def->operand(0);
+    }
+    return v;
+  }
+
+  void insert_frees(Region& region) {
+    for (size_t bi = 0; bi < region.num_blocks(); ++bi) {
+      Block& block = region.block(bi);
+      std::vector<Operation*> allocs;
+      for (Operation* op : block) {
+        if (op->is(OpKind::HostAlloc) || op->is(OpKind::HostLoad)) allocs.push_back(op);
+        for (unsigned r = 0; r < op->num_regions(); ++r) insert_frees(op->region(r));
+      }
+      for (Operation* a : allocs) {
+        Operation* last = nullptr;
+        if (!last_use_in_block(a->result(), block, last)) continue;
+        b_.set_location(a->loc());
+        if (last) b_.set_insertion_point_after(last);
+        else b_.set_insertion_point_after(a);
+        op0(OpKind::HostFree, {a->result()});
+      }
+    }
+  }
+
+  // The last operation of `block` that uses `buffer` or a view of it; false
+  // when the memory leaves the block (a yield, return, call or a block
+  // argument of a nested region carries it).
+  bool last_use_in_block(Value* buffer, Block& block, Operation*& last) {
+    std::vector<Value*> work{buffer};
+    std::set<Value*> seen;
+    while (!work.empty()) {
+      Value* v = work.back();
+      work.pop_back();
+      if (!seen.insert(v).second) continue;
+      for (OpOperand* use : v->uses()) {
+        Operation* user = use->owner();
+        if (user->is(OpKind::Yield) || user->is(OpKind::Return) || user->is(OpKind::Call) ||
+            user->is(OpKind::Condition))
+          return false;
+        if (user->is(OpKind::HostView)) work.push_back(user->result());
+        while (user && user->block() != &block) user = user->parent_op();
+        if (!user) return false;
+        if (!last || last->is_before_in_block(user)) last = user;
+      }
+    }
+    return true;
+  }
+
+  PassContext& pass_;
+  Context& context_;
+  Operation* module_;
+  Builder b_;
+  Operation* func_ = nullptr;
+  std::map<std::pair<ScalarType, size_t>, Operation*> copy_kernels_;
+};
+
+}  // namespace
+
+void run_bufferize_pass(Operation* module, PassContext& context) {
+  Bufferizer bufferizer(context, module);
+  for (Operation* func : module_functions(module)) {
+    if (!is_host_level_function(func) || func->region(0).empty()) continue;
+    if (!bufferizer.run(func)) return;
+  }
+}
+
+}  // namespace tessera::ir

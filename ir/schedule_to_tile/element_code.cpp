@@ -1,0 +1,259 @@
+// The scalar code of graph operations (element_code.h). The semantics are
+// those of docs/language/graph.md: Python's `//` and `%` (toward negative
+// infinity, the divisor's sign), comparisons of floats ordered (NaN compares
+// false, except `!=`), relu(x) = x > 0 ? x : 0, gelu the tanh approximation,
+// random numbers from Philox-4x32-10 (tile.random_bits) keyed by the seed and
+// counted by the element's index.
+#include "ir/schedule_to_tile/element_code.h"
+
+#include <cmath>
+#include <limits>
+
+#include "ir/core/graph_ops.h"
+#include "support/diagnostics/internal_error.h"
+
+namespace tessera::ir {
+
+namespace {
+
+bool is_unsigned_type(Type t) { return scalar_info(t.scalar()).category == ScalarCategory::UnsignedInt; }
+
+Value* cmp(KernelBuilder& kb, Value* a, Value* b, std::string_view signed_int, std::string_view unsigned_int,
+           std::string_view floating) {
+  Type t = a->type();
+  bool f = t.is_float();
+  std::string_view predicate = f ? floating : is_unsigned_type(t) ? unsigned_int : signed_int;
+  return kb.op(f ? OpKind::CmpF : OpKind::CmpI, {a, b}, kb.context().bool_type(),
+               {{"predicate", kb.context().string_attr(predicate)}});
+}
+
+Value* float_op(KernelBuilder& kb, OpKind kind, std::vector<Value*> operands) {
+  Type t = operands[0]->type();
+  return kb.op(kind, std::move(operands), t);
+}
+
+// Math on a storage float computes in f32 and rounds back (the operands of
+// an elementwise op are already in its element type; these functions exist
+// for f32 and f64 in LLVM's libraries).
+Value* math(KernelBuilder& kb, OpKind kind, Value* x) {
+  Type t = x->type();
+  if (t.scalar() == ScalarType::F32 || t.scalar() == ScalarType::F64) return kb.op(kind, {x}, t);
+  Value* wide = kb.convert(x, kb.context().f32_type());
+  return kb.convert(kb.op(kind, {wide}, wide->type()), t);
+}
+
+Value* sigmoid(KernelBuilder& kb, Value* x) {
+  Type t = x->type();
+  Value* one = kb.constant(1.0, t);
+  Value* e = math(kb, OpKind::Exp, float_op(kb, OpKind::NegF, {x}));
+  return float_op(kb, OpKind::DivF, {one, float_op(kb, OpKind::AddF, {one, e})});
+}
+
+Value* int_pow(KernelBuilder& kb, Value* a, Value* b) {
+  // Square and multiply over the bits of a non-negative exponent; a
+  // negative one gives the real result truncated toward zero (0 unless
+  // |a| == 1), as in kernels.
+  Type t = a->type();
+  Value* zero = kb.constant(0.0, t);
+  Value* one = kb.constant(1.0, t);
+  Value* exponent = kb.op(OpKind::MaxSI, {b, zero}, t);
+  auto results = kb.for_loop(zero, exponent, one, {one}, [&](Value*, std::vector<Value*> carried) {
+    return std::vector<Value*>{kb.op(OpKind::MulI, {carried[0], a}, t)};
+  });
+  Value* negative = cmp(kb, b, zero, "slt", "ult", "olt");
+  Value* a_is_one = cmp(kb, a, one, "eq", "eq", "oeq");
+  Value* minus_one = kb.constant(-1.0, t);
+  Value* a_is_minus_one = cmp(kb, a, minus_one, "eq", "eq", "oeq");
+  Value* odd = kb.op(OpKind::AndI, {b, one}, t);
+  Value* sign = kb.select(cmp(kb, odd, zero, "ne", "ne", "une"), minus_one, one);
+  Value* small = kb.select(a_is_one, one, kb.select(a_is_minus_one, sign, zero));
+  return kb.select(negative, small, results[0]);
+}
+
+}  // namespace
+
+Value* reduction_identity(KernelBuilder& kb, std::string_view kind, Type t) {
+  if (kind == "sum" || kind == "mean") return kb.constant(0.0, t);
+  if (kind == "prod") return kb.constant(1.0, t);
+  bool max = kind == "max";
+  if (t.is_float()) return kb.constant(max ? -INFINITY : INFINITY, t);
+  const ScalarInfo& info = scalar_info(t.scalar());
+  unsigned bits = info.bits;
+  if (info.category == ScalarCategory::UnsignedInt) {
+    if (max) return kb.constant(0.0, t);
+    return kb.builder().constant_int(bits == 64 ? -1 : static_cast<int64_t>((uint64_t{1} << bits) - 1), t);
+  }
+  int64_t lowest = bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
+  int64_t highest = bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
+  return kb.builder().constant_int(max ? lowest : highest, t);
+}
+
+Value* reduction_combine(KernelBuilder& kb, std::string_view kind, Value* a, Value* b) {
+  Type t = a->type();
+  bool f = t.is_float(), u = !f && is_unsigned_type(t);
+  if (kind == "sum" || kind == "mean") return kb.op(f ? OpKind::AddF : OpKind::AddI, {a, b}, t);
+  if (kind == "prod") return kb.op(f ? OpKind::MulF : OpKind::MulI, {a, b}, t);
+  if (kind == "max") return kb.op(f ? OpKind::MaxF : u ? OpKind::MaxUI : OpKind::MaxSI, {a, b}, t);
+  return kb.op(f ? OpKind::MinF : u ? OpKind::MinUI : OpKind::MinSI, {a, b}, t);
+}
+
+namespace {
+
+bool is_narrow_float(Type t) { return t.is_float() && scalar_info(t.scalar()).bits < 32; }
+
+Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>& operands,
+                    const ElementPosition& position);
+
+}  // namespace
+
+Value* emit_element(KernelBuilder& kb, Operation* op, const std::vector<Value*>& operands,
+                    const ElementPosition& position) {
+  bool narrow = false;
+  for (Value* v : operands) narrow = narrow || is_narrow_float(v->type());
+  if (!narrow || !op->is(OpKind::GraphElementwise)) return element_code(kb, op, operands, position);
+  std::vector<Value*> wide;
+  for (Value* v : operands) wide.push_back(is_narrow_float(v->type()) ? kb.convert(v, kb.context().f32_type()) : v);
+  Value* r = element_code(kb, op, wide, position);
+  return kb.convert(r, kb.context().scalar_type(op->result()->type().scalar()));
+}
+
+namespace {
+
+Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>& operands,
+                    const ElementPosition& position) {
+  Context& context = kb.context();
+  Type result_element = context.scalar_type(op->result()->type().scalar());
+  switch (op->kind()) {
+    case OpKind::GraphCast: return kb.convert(operands[0], result_element);
+    case OpKind::GraphConstant: {
+      Attribute v = op->attr("value");
+      if (v.is(AttributeKind::Float)) return kb.constant(v.float_value(), result_element);
+      if (v.is(AttributeKind::Bool)) return kb.constant(v.bool_value() ? 1.0 : 0.0, result_element);
+      if (result_element.is_float()) return kb.constant(static_cast<double>(v.int_value()), result_element);
+      return kb.builder().constant_int(v.int_value(), result_element);
+    }
+    case OpKind::GraphRandom: {
+      // uniform: the top 24 bits of one Philox word as k / 2^24 in [0, 1);
+      // normal: Box-Muller from two words (counters 2i and 2i + 1).
+      Value* seed = kb.convert(operands[0], context.i64_type());
+      Value* i = kb.convert(position.linear_index(), context.i64_type());
+      Type f32 = context.f32_type();
+      auto unit = [&](Value* counter, bool open_at_zero) {
+        Value* bits = kb.op(OpKind::RandomBits, {seed, counter}, context.i32_type());
+        Value* top = kb.op(OpKind::ShRUI, {bits, kb.builder().constant_int(8, context.i32_type())}, context.i32_type());
+        if (open_at_zero) top = kb.op(OpKind::AddI, {top, kb.builder().constant_int(1, context.i32_type())}, context.i32_type());
+        Value* as_float = kb.op(OpKind::UIToFP, {top}, f32);
+        return kb.op(OpKind::MulF, {as_float, kb.constant(1.0 / 16777216.0, f32)}, f32);
+      };
+      Value* r;
+      if (op->string_attr("distribution") == "uniform") {
+        r = unit(i, false);
+      } else {
+        Value* two = kb.builder().constant_int(2, context.i64_type());
+        Value* first = kb.op(OpKind::MulI, {i, two}, context.i64_type());
+        Value* second = kb.op(OpKind::AddI, {first, kb.builder().constant_int(1, context.i64_type())}, context.i64_type());
+        Value* u1 = unit(first, true);   // (0, 1]: log is finite
+        Value* u2 = unit(second, false);
+        Value* radius = kb.op(OpKind::Sqrt, {kb.op(OpKind::MulF, {kb.constant(-2.0, f32), kb.op(OpKind::Log, {u1}, f32)}, f32)}, f32);
+        Value* angle = kb.op(OpKind::MulF, {kb.constant(2.0 * M_PI, f32), u2}, f32);
+        r = kb.op(OpKind::MulF, {radius, kb.op(OpKind::Cos, {angle}, f32)}, f32);
+      }
+      return kb.convert(r, result_element);
+    }
+    case OpKind::GraphIota:
+      return kb.convert(position.indices[static_cast<size_t>(op->attr("axis").int_value())], result_element);
+    case OpKind::GraphElementwise: break;
+    default: internal_error("generate-kernels", "no element code for '" + std::string(op->name()) + "'");
+  }
+  ElementwiseOp fn = elementwise_op(op);
+  Type t = operands.empty() ? result_element : operands[fn == ElementwiseOp::Select ? 1 : 0]->type();
+  bool f = t.is_float(), u = !f && !t.is_bool() && is_unsigned_type(t);
+  Value* a = operands.size() > 0 ? operands[0] : nullptr;
+  Value* b = operands.size() > 1 ? operands[1] : nullptr;
+  switch (fn) {
+    case ElementwiseOp::Add: return kb.op(f ? OpKind::AddF : OpKind::AddI, {a, b}, t);
+    case ElementwiseOp::Sub: return kb.op(f ? OpKind::SubF : OpKind::SubI, {a, b}, t);
+    case ElementwiseOp::Mul: return kb.op(f ? OpKind::MulF : OpKind::MulI, {a, b}, t);
+    case ElementwiseOp::Div:
+      if (f) return kb.op(OpKind::DivF, {a, b}, t);
+      return kb.op(u ? OpKind::DivUI : OpKind::FloorDivSI, {a, b}, t);
+    case ElementwiseOp::FloorDiv:
+      if (f) return math(kb, OpKind::Floor, kb.op(OpKind::DivF, {a, b}, t));
+      return kb.op(u ? OpKind::DivUI : OpKind::FloorDivSI, {a, b}, t);
+    case ElementwiseOp::Mod: {
+      if (f) {
+        Value* q = math(kb, OpKind::Floor, kb.op(OpKind::DivF, {a, b}, t));
+        return kb.op(OpKind::SubF, {a, kb.op(OpKind::MulF, {q, b}, t)}, t);
+      }
+      if (u) return kb.op(OpKind::RemUI, {a, b}, t);
+      Value* r = kb.op(OpKind::RemSI, {a, b}, t);
+      Value* zero = kb.constant(0.0, t);
+      Value* nonzero = cmp(kb, r, zero, "ne", "ne", "une");
+      Value* differ = kb.op(OpKind::XOrI, {cmp(kb, r, zero, "slt", "ult", "olt"), cmp(kb, b, zero, "slt", "ult", "olt")},
+                            context.bool_type());
+      return kb.select(kb.all(nonzero, differ), kb.op(OpKind::AddI, {r, b}, t), r);
+    }
+    case ElementwiseOp::Pow:
+      if (f) {
+        if (t.scalar() == ScalarType::F32 || t.scalar() == ScalarType::F64) return kb.op(OpKind::PowF, {a, b}, t);
+        Type f32 = context.f32_type();
+        return kb.convert(kb.op(OpKind::PowF, {kb.convert(a, f32), kb.convert(b, f32)}, f32), t);
+      }
+      return int_pow(kb, a, b);
+    case ElementwiseOp::Max: return reduction_combine(kb, "max", a, b);
+    case ElementwiseOp::Min: return reduction_combine(kb, "min", a, b);
+    case ElementwiseOp::Neg:
+      if (f) return kb.op(OpKind::NegF, {a}, t);
+      return kb.op(OpKind::SubI, {kb.constant(0.0, t), a}, t);
+    case ElementwiseOp::Abs:
+      if (f) return math(kb, OpKind::AbsF, a);
+      if (u) return a;
+      return kb.op(OpKind::AbsI, {a}, t);
+    case ElementwiseOp::Exp: return math(kb, OpKind::Exp, a);
+    case ElementwiseOp::Log: return math(kb, OpKind::Log, a);
+    case ElementwiseOp::Sqrt: return math(kb, OpKind::Sqrt, a);
+    case ElementwiseOp::Rsqrt: return math(kb, OpKind::Rsqrt, a);
+    case ElementwiseOp::Tanh: return math(kb, OpKind::Tanh, a);
+    case ElementwiseOp::Sin: return math(kb, OpKind::Sin, a);
+    case ElementwiseOp::Cos: return math(kb, OpKind::Cos, a);
+    case ElementwiseOp::Floor: return f ? math(kb, OpKind::Floor, a) : a;
+    case ElementwiseOp::Ceil: return f ? math(kb, OpKind::Ceil, a) : a;
+    case ElementwiseOp::Round: return f ? math(kb, OpKind::Round, a) : a;
+    case ElementwiseOp::Sigmoid: return sigmoid(kb, a);
+    case ElementwiseOp::Relu: {
+      Value* zero = kb.constant(0.0, t);
+      return kb.select(cmp(kb, a, zero, "sgt", "ugt", "ogt"), a, zero);
+    }
+    case ElementwiseOp::Gelu: {
+      // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      Value* x3 = kb.op(OpKind::MulF, {a, kb.op(OpKind::MulF, {a, a}, t)}, t);
+      Value* inner = kb.op(OpKind::MulF, {kb.constant(0.7978845608028654, t),
+                                          kb.op(OpKind::AddF, {a, kb.op(OpKind::MulF, {kb.constant(0.044715, t), x3}, t)}, t)},
+                           t);
+      Value* th = math(kb, OpKind::Tanh, inner);
+      return kb.op(OpKind::MulF, {kb.op(OpKind::MulF, {kb.constant(0.5, t), a}, t),
+                                  kb.op(OpKind::AddF, {kb.constant(1.0, t), th}, t)},
+                   t);
+    }
+    case ElementwiseOp::Silu: return kb.op(OpKind::MulF, {a, sigmoid(kb, a)}, t);
+    case ElementwiseOp::Copy: return a;
+    case ElementwiseOp::Lt: return cmp(kb, a, b, "slt", "ult", "olt");
+    case ElementwiseOp::Le: return cmp(kb, a, b, "sle", "ule", "ole");
+    case ElementwiseOp::Gt: return cmp(kb, a, b, "sgt", "ugt", "ogt");
+    case ElementwiseOp::Ge: return cmp(kb, a, b, "sge", "uge", "oge");
+    case ElementwiseOp::Eq: return cmp(kb, a, b, "eq", "eq", "oeq");
+    case ElementwiseOp::Ne: return cmp(kb, a, b, "ne", "ne", "une");
+    case ElementwiseOp::And: return kb.op(OpKind::AndI, {a, b}, t);
+    case ElementwiseOp::Or: return kb.op(OpKind::OrI, {a, b}, t);
+    case ElementwiseOp::Xor: return kb.op(OpKind::XOrI, {a, b}, t);
+    case ElementwiseOp::Not:
+      if (t.is_bool()) return kb.op(OpKind::XOrI, {a, kb.builder().constant_bool(true)}, t);
+      return kb.op(OpKind::XOrI, {a, kb.builder().constant_int(-1, t)}, t);
+    case ElementwiseOp::Select: return kb.select(a, b, operands[2]);
+  }
+  internal_error("generate-kernels", "an elementwise op without element code");
+}
+
+}  // namespace
+
+}  // namespace tessera::ir

@@ -1,0 +1,745 @@
+// generate-kernels: Schedule IR -> Tile IR. Each schedule.kernel becomes a
+// generated kernel (a func.func {kernel, generated}) and, where it stood, the
+// host code that runs it: graph.empty for its outputs and one graph.launch
+// (docs/ir/schedule.md, "Generated kernels"). The strategies:
+//
+//   elementwise  one lane per element of the space, grid-stride over its
+//                row-major numbering; each output's element computed from
+//                the inputs' elements at the (broadcast) position.
+//   rows         one group per row of the space [..., C] (grid-stride over
+//                rows); each reduction over the row is one pass of the lanes
+//                over its columns and a group reduction (a warp reduction and
+//                shared memory), in program order; then one pass computes
+//                and stores the outputs. A softmax reads its row three times
+//                and writes it once.
+//   reduce       a reduction over any axes: a group per output element when
+//                the reduced extent is large or unknown, else a lane per
+//                output element.
+//   matmul       the stdlib GEMM (stdlib/gemm.tsr) on [BATCH, M, K] views.
+//
+// The space's dimensions are the kernel's first scalar parameters when they
+// are known only at run time, so every generated kernel knows its space.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "ir/core/builder.h"
+#include "ir/core/graph_ops.h"
+#include "ir/core/graph_shapes.h"
+#include "ir/passes/passes.h"
+#include "ir/schedule_to_tile/element_code.h"
+#include "ir/schedule_to_tile/kernel_builder.h"
+#include "ir/schedule_to_tile/kernel_library.h"
+#include "support/diagnostics/internal_error.h"
+
+namespace tessera::ir {
+
+namespace {
+
+constexpr int64_t kLanes = 256;
+// Grid-stride loops cover any size; the grid itself stays under every
+// device's limit on an axis (65535 for y and z on CUDA).
+constexpr int64_t kMaxGroups = 65535;
+// The stdlib GEMM's tile (stdlib/gemm.tsr compiles its largest knobs).
+constexpr int64_t kGemmTile = 128;
+
+std::vector<int64_t> dims_of(Type t) {
+  if (!t.is(TypeKind::Tensor)) return {};
+  return {t.shape().begin(), t.shape().end()};
+}
+
+// The type a reduction accumulates in: f32 for floats narrower than f32.
+Type accumulation_type(Context& context, ScalarType element) {
+  if (is_float(element) && scalar_info(element).bits < 32) return context.f32_type();
+  return context.scalar_type(element);
+}
+
+bool warp_reducible(std::string_view kind, Type t) {
+  if (kind != "sum" && kind != "mean" && kind != "max" && kind != "min") return false;
+  ScalarType s = t.scalar();
+  return s == ScalarType::F32 || s == ScalarType::F64 || s == ScalarType::I32 || s == ScalarType::I64;
+}
+
+class Generator {
+ public:
+  Generator(PassContext& pass, Operation* module, Operation* kernel, std::string name)
+      : pass_(pass), context_(pass.context), module_(module), kernel_(kernel), name_(std::move(name)),
+        host_(pass.context) {
+    host_.set_insertion_point(kernel);
+    host_.set_location(kernel->loc());
+    body_ = &kernel->region(0).front();
+    for (Operation* op : *body_)
+      if (!op->is(OpKind::ScheduleYield)) ops_.push_back(op);
+    yield_ = body_->back();
+  }
+
+  // False after a diagnostic.
+  bool run() {
+    std::string_view strategy = kernel_->string_attr("strategy");
+    if (strategy == "matmul") return matmul();
+    if (strategy == "elementwise") elementwise();
+    else if (strategy == "rows") rows();
+    else if (strategy == "reduce") reduce();
+    else internal_error("generate-kernels", "no generator for strategy '" + std::string(strategy) + "'");
+    return true;
+  }
+
+ private:
+  // ---------------------------------------------------------------- host side
+
+  Value* host_index(int64_t v) { return host_.constant_index(v); }
+  Value* host_op(OpKind kind, std::vector<Value*> operands, Type result, std::vector<NamedAttribute> attributes = {}) {
+    return host_.create(kind, std::span<Value* const>(operands), std::span<const Type>(&result, 1), std::move(attributes))
+        ->result();
+  }
+  Value* host_mul(Value* a, Value* b) { return host_op(OpKind::MulI, {a, b}, context_.index_type()); }
+  Value* host_max(Value* a, Value* b) { return host_op(OpKind::MaxSI, {a, b}, context_.index_type()); }
+  Value* host_min(Value* a, Value* b) { return host_op(OpKind::MinSI, {a, b}, context_.index_type()); }
+  Value* host_ceil_div(Value* a, int64_t b) {
+    Value* sum = host_op(OpKind::AddI, {a, host_index(b - 1)}, context_.index_type());
+    return host_op(OpKind::DivSI, {sum, host_index(b)}, context_.index_type());
+  }
+  // A grid size: at least 1, at most kMaxGroups.
+  Value* host_groups(Value* wanted) { return host_max(host_min(wanted, host_index(kMaxGroups)), host_index(1)); }
+
+  // The host value a value of the region stands for: a block argument is the
+  // kernel operation's operand.
+  Value* outer(Value* inner) {
+    if (inner->owner_block() == body_ && !inner->defining_op())
+      return kernel_->operand(inner->index());
+    Operation* def = inner->defining_op();
+    if (def && def->is(OpKind::Constant)) {
+      Operation* copy = def->clone();
+      host_.insert(copy);
+      return copy->result();
+    }
+    internal_error("generate-kernels", "a size computed inside a schedule.kernel");
+  }
+
+  // Dimension `axis` of a value of the region, as a host index value.
+  Value* host_dim(Value* inner, int64_t axis) {
+    Type t = inner->type();
+    int64_t d = t.shape()[static_cast<size_t>(axis)];
+    if (d != kDynamic) return host_index(d);
+    auto key = std::make_pair(inner, axis);
+    if (auto it = dims_.find(key); it != dims_.end()) return it->second;
+    Value* result = nullptr;
+    Operation* def = inner->defining_op();
+    if (!def) {
+      result = host_op(OpKind::GraphDim, {outer(inner)}, context_.index_type(), {{"axis", context_.int_attr(axis)}});
+    } else if (def->is(OpKind::GraphConstant) || def->is(OpKind::GraphRandom) || def->is(OpKind::GraphIota)) {
+      // The size operands, one per `?`, after the random's seed.
+      unsigned first = def->is(OpKind::GraphRandom) ? 1 : 0, at = first;
+      for (int64_t a = 0; a < axis; ++a) at += t.shape()[static_cast<size_t>(a)] == kDynamic ? 1 : 0;
+      result = outer(def->operand(at));
+    } else if (def->is(OpKind::GraphReduce)) {
+      std::vector<int64_t> axes = def->attr("axes").int_array();
+      int64_t source = axis;
+      if (!def->has_attr("keepdims")) {
+        // The result's axes are the input's kept axes, in order.
+        int64_t kept = -1;
+        for (int64_t a = 0; a < static_cast<int64_t>(def->operand(0)->type().rank()); ++a) {
+          if (std::find(axes.begin(), axes.end(), a) != axes.end()) continue;
+          if (++kept == axis) {
+            source = a;
+            break;
+          }
+        }
+      }
+      result = host_dim(def->operand(0), source);
+    } else if (def->is(OpKind::GraphMatmul) && axis + 2 >= static_cast<int64_t>(t.rank())) {
+      // M from A, N from B (the batch dimensions broadcast, below).
+      bool rows = axis + 2 == static_cast<int64_t>(t.rank());
+      Value* from = def->operand(rows ? 0 : 1);
+      result = host_dim(from, static_cast<int64_t>(from->type().rank()) - (rows ? 2 : 1));
+    } else {
+      // Broadcasting: the largest of the operands' sizes at this axis (for
+      // a matmul, of their batch dimensions).
+      size_t rank = t.rank();
+      bool matmul = def->is(OpKind::GraphMatmul);
+      for (Value* operand : def->operands()) {
+        Type ot = operand->type();
+        if (!ot.is(TypeKind::Tensor)) continue;
+        int64_t aligned = axis - static_cast<int64_t>(matmul ? rank - ot.rank() : rank - ot.rank());
+        if (aligned < 0 || ot.shape()[static_cast<size_t>(aligned)] == 1) continue;
+        Value* size = host_dim(operand, aligned);
+        result = result ? host_max(result, size) : size;
+      }
+      if (!result) result = host_index(1);
+    }
+    dims_[key] = result;
+    return result;
+  }
+
+  // ---------------------------------------------------------------- kernel side
+
+  // Parameters: the space's dimensions known at run time (i64), then the
+  // inputs (tensors and scalars; constants are copied in), then the outputs.
+  void begin_kernel(std::vector<int64_t> group_shape, Value* space_value, size_t space_rank) {
+    kb_ = std::make_unique<KernelBuilder>(context_, module_, name_, std::move(group_shape), kernel_->loc());
+    space_.assign(space_rank, nullptr);
+    std::vector<std::pair<size_t, Value*>> dynamic;
+    for (size_t a = 0; a < space_rank; ++a) {
+      int64_t d = space_value ? space_value->type().shape()[a] : kDynamic;
+      if (d != kDynamic) continue;
+      Value* param = kb_->scalar_parameter(fmt::format("n{}", a), context_.i64_type());
+      Value* host = space_host_[a];
+      host_args_.push_back(host_op(OpKind::IndexCast, {host}, context_.i64_type()));
+      dynamic.push_back({a, param});
+    }
+    for (Value* arg : body_->arguments()) {
+      Type t = arg->type();
+      if (!arg->has_uses()) continue;
+      Value* from = kernel_->operand(arg->index());
+      if (t.is(TypeKind::Tensor)) {
+        params_[arg] = kb_->tensor_parameter(fmt::format("in{}", arg->index()), t.scalar(), dims_of(t), false);
+        host_args_.push_back(from);
+      } else if (t.is_index()) {
+        continue;  // sizes of constants and random numbers: the space has them
+      } else if (Operation* def = from->defining_op(); def && def->is(OpKind::Constant)) {
+        Operation* copy = def->clone();
+        kb_->builder().insert(copy);
+        params_[arg] = copy->result();
+      } else {
+        params_[arg] = kb_->scalar_parameter(fmt::format("in{}", arg->index()), t);
+        host_args_.push_back(from);
+      }
+    }
+    for (size_t i = 0; i < yield_->num_operands(); ++i) {
+      Value* v = yield_->operand(static_cast<unsigned>(i));
+      Type t = v->type();
+      outputs_.push_back(kb_->tensor_parameter(fmt::format("out{}", i), t.scalar(), dims_of(t), true));
+      std::vector<Value*> sizes;
+      for (size_t a = 0; a < t.rank(); ++a)
+        if (t.shape()[a] == kDynamic) sizes.push_back(host_dim(v, static_cast<int64_t>(a)));
+      Value* empty = host_.create(OpKind::GraphEmpty, std::span<Value* const>(sizes), std::span<const Type>(&t, 1))->result();
+      mut_operands_.push_back(static_cast<int64_t>(3 + host_args_.size()));
+      host_args_.push_back(empty);
+    }
+    // The space's sizes inside the kernel.
+    for (size_t a = 0; a < space_rank; ++a) {
+      int64_t d = space_value ? space_value->type().shape()[a] : kDynamic;
+      if (d != kDynamic) space_[a] = kb_->index(d);
+    }
+    for (auto& [a, param] : dynamic) space_[a] = kb_->convert(param, context_.index_type());
+  }
+
+  void end_kernel(Value* gx, Value* gy, Value* gz) {
+    kb_->finish();
+    std::vector<Value*> operands{gx, gy, gz};
+    operands.insert(operands.end(), host_args_.begin(), host_args_.end());
+    std::vector<Type> types;
+    for (Value* v : yield_->operands()) types.push_back(v->type());
+    Operation* launch = host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands), std::span<const Type>(types),
+                                     {{"kernel", context_.symbol_attr(name_)},
+                                      {"mut_operands", context_.int_array_attr(mut_operands_)}});
+    for (unsigned i = 0; i < kernel_->num_results(); ++i) kernel_->result(i)->replace_all_uses_with(launch->result(i));
+    kernel_->erase();
+  }
+
+  // Records the host sizes of the space (before begin_kernel).
+  void set_space(Value* space_value) {
+    space_host_.clear();
+    for (size_t a = 0; a < space_value->type().rank(); ++a)
+      space_host_.push_back(host_dim(space_value, static_cast<int64_t>(a)));
+  }
+
+  Value* host_product(size_t from, size_t to) {
+    Value* n = host_index(1);
+    for (size_t a = from; a < to; ++a) n = host_mul(n, space_host_[a]);
+    return n;
+  }
+
+  Value* product(const std::vector<Value*>& sizes, size_t from, size_t to) {
+    Value* n = kb_->index(1);
+    for (size_t a = from; a < to; ++a) n = kb_->mul(n, sizes[a]);
+    return n;
+  }
+
+  // The row-major position `linear` in `sizes[from, to)` as indices.
+  std::vector<Value*> unravel(Value* linear, const std::vector<Value*>& sizes, size_t from, size_t to) {
+    std::vector<Value*> indices(to - from);
+    for (size_t a = to; a-- > from;) {
+      if (a == from) {
+        indices[a - from] = linear;
+        break;
+      }
+      indices[a - from] = kb_->rem(linear, sizes[a]);
+      linear = kb_->div(linear, sizes[a]);
+    }
+    return indices;
+  }
+
+  // The position, in a value of type `t`, of the space's position `at`:
+  // trailing dimensions aligned; a static size 1 is index 0.
+  std::vector<Value*> position_in(Type t, const std::vector<Value*>& at) {
+    std::vector<Value*> indices;
+    size_t rank = t.rank();
+    for (size_t j = 0; j < rank; ++j) {
+      Value* i = at[at.size() - rank + j];
+      indices.push_back(t.shape()[j] == 1 ? kb_->index(0) : i);
+    }
+    return indices;
+  }
+
+  struct Scope {
+    Scope* parent = nullptr;
+    std::unordered_map<Value*, Value*> values;
+    Value* find(Value* v) {
+      for (Scope* s = this; s; s = s->parent)
+        if (auto it = s->values.find(v); it != s->values.end()) return it->second;
+      return nullptr;
+    }
+  };
+
+  // The element of region value `v` at the space's position `at`.
+  Value* element(Value* v, const std::vector<Value*>& at, Scope& scope) {
+    if (Value* known = scope.find(v)) return known;
+    Value* result;
+    Operation* def = v->defining_op();
+    if (!def) {
+      Value* param = params_.at(v);
+      Type t = v->type();
+      if (!t.is(TypeKind::Tensor)) {
+        result = param;
+      } else {
+        std::vector<Value*> indices;
+        size_t rank = t.rank();
+        for (size_t j = 0; j < rank; ++j) {
+          Value* i = at[at.size() - rank + j];
+          int64_t d = t.shape()[j];
+          if (d == 1) {
+            i = kb_->index(0);
+          } else if (d == kDynamic && host_dim(v, static_cast<int64_t>(j)) != space_host_[at.size() - rank + j]) {
+            // A size known at run time may be 1 and broadcast (unless it is
+            // the space's own size).
+            Value* size = kb_->dim(param, static_cast<int64_t>(j));
+            Value* one = kb_->op(OpKind::CmpI, {size, kb_->index(1)}, context_.bool_type(),
+                                 {{"predicate", context_.string_attr("eq")}});
+            i = kb_->select(one, kb_->index(0), i);
+          }
+          indices.push_back(i);
+        }
+        result = kb_->load(param, indices);
+      }
+    } else if (def->is(OpKind::Constant)) {
+      Operation* copy = def->clone();
+      kb_->builder().insert(copy);
+      result = copy->result();
+    } else if (def->is(OpKind::GraphReduce)) {
+      internal_error("generate-kernels", "a reduction's result used before it is computed");
+    } else {
+      std::vector<Value*> operands;
+      for (Value* operand : def->operands()) {
+        if (operand->type().is_index()) continue;  // sizes
+        operands.push_back(element(operand, at, scope));
+      }
+      ElementPosition position;
+      Type t = v->type();
+      position.indices = position_in(t, at);
+      position.linear_index = [&, t]() {
+        Value* linear = kb_->index(0);
+        size_t rank = t.rank();
+        for (size_t j = 0; j < rank; ++j) {
+          Value* size = t.shape()[j] == 1 ? kb_->index(1) : space_[space_.size() - rank + j];
+          linear = kb_->add(kb_->mul(linear, size), position.indices[j]);
+        }
+        return linear;
+      };
+      result = emit_element(*kb_, def, operands, position);
+    }
+    scope.values[v] = result;
+    return result;
+  }
+
+  void store_output(size_t i, const std::vector<Value*>& at, Scope& scope) {
+    Value* v = yield_->operand(static_cast<unsigned>(i));
+    kb_->store(element(v, at, scope), outputs_[i], position_in(v->type(), at));
+  }
+
+  // Every lane's `value` combined over the group of `lanes` lanes; the
+  // result is the same in every lane.
+  Value* group_reduce(Value* value, std::string_view kind, int64_t lanes) {
+    Type t = value->type();
+    std::string_view combine = kind == "mean" ? "sum" : kind;
+    if (warp_reducible(kind, t)) {
+      Value* warp_total = kb_->warp_reduce(value, combine);
+      if (lanes == 32) return warp_total;
+      Value* partials = kb_->alloc_shared({lanes / 32}, t.scalar());
+      Value* lane = kb_->id(OpKind::LocalId, 0);
+      Value* first = kb_->op(OpKind::CmpI, {kb_->lane(), kb_->index(0)}, context_.bool_type(),
+                             {{"predicate", context_.string_attr("eq")}});
+      (void)lane;
+      kb_->if_then(first, [&] { kb_->store(warp_total, partials, {kb_->warp()}); });
+      kb_->barrier();
+      Value* total = reduction_identity(*kb_, combine, t);
+      for (int64_t w = 0; w < lanes / 32; ++w)
+        total = reduction_combine(*kb_, combine, total, kb_->load(partials, {kb_->index(w)}));
+      kb_->barrier();
+      return total;
+    }
+    // A tree in shared memory (any kind and type).
+    Value* slots = kb_->alloc_shared({lanes}, t.scalar());
+    Value* lane = kb_->id(OpKind::LocalId, 0);
+    kb_->store(value, slots, {lane});
+    kb_->barrier();
+    for (int64_t half = lanes / 2; half >= 1; half /= 2) {
+      kb_->if_then(kb_->less(lane, kb_->index(half)), [&] {
+        Value* mine = kb_->load(slots, {lane});
+        Value* other = kb_->load(slots, {kb_->add(lane, kb_->index(half))});
+        kb_->store(reduction_combine(*kb_, combine, mine, other), slots, {lane});
+      });
+      kb_->barrier();
+    }
+    Value* total = kb_->load(slots, {kb_->index(0)});
+    kb_->barrier();
+    return total;
+  }
+
+  // The mean's division by the reduced count.
+  Value* finish_reduction(Value* total, std::string_view kind, Value* count) {
+    if (kind != "mean") return total;
+    Type t = total->type();
+    if (t.is_float()) return kb_->op(OpKind::DivF, {total, kb_->convert(count, t)}, t);
+    return kb_->op(OpKind::FloorDivSI, {total, kb_->convert(count, t)}, t);
+  }
+
+  // ---------------------------------------------------------------- strategies
+
+  void elementwise() {
+    Value* space_value = yield_->operand(0);
+    size_t rank = space_value->type().rank();
+    set_space(space_value);
+    Value* total_host = host_product(0, rank);
+    Value* groups = host_groups(host_ceil_div(total_host, kLanes));
+    begin_kernel({kLanes}, space_value, rank);
+    Value* total = product(space_, 0, rank);
+    Value* first = kb_->add(kb_->mul(kb_->id(OpKind::GroupId, 0), kb_->index(kLanes)), kb_->id(OpKind::LocalId, 0));
+    Value* stride = kb_->mul(kb_->id(OpKind::NumGroups, 0), kb_->index(kLanes));
+    kb_->for_loop(first, total, stride, [&](Value* linear) {
+      std::vector<Value*> at = unravel(linear, space_, 0, rank);
+      Scope scope;
+      for (size_t i = 0; i < outputs_.size(); ++i) store_output(i, at, scope);
+    });
+    end_kernel(groups, host_index(1), host_index(1));
+  }
+
+  void rows() {
+    std::vector<Operation*> reductions;
+    for (Operation* op : ops_)
+      if (op->is(OpKind::GraphReduce)) reductions.push_back(op);
+    Value* space_value = reductions.front()->operand(0);
+    Type space_type = space_value->type();
+    size_t rank = space_type.rank();
+    int64_t columns_static = space_type.shape()[rank - 1];
+    int64_t lanes = columns_static != kDynamic && columns_static <= 32 ? 32 : kLanes;
+    set_space(space_value);
+    Value* row_count_host = host_product(0, rank - 1);
+    Value* groups = host_groups(row_count_host);
+    begin_kernel({lanes}, space_value, rank);
+    Value* row_count = product(space_, 0, rank - 1);
+    Value* columns = space_[rank - 1];
+    Value* lane = kb_->id(OpKind::LocalId, 0);
+    Value* step = kb_->index(lanes);
+    kb_->for_loop(kb_->id(OpKind::GroupId, 0), row_count, kb_->id(OpKind::NumGroups, 0), [&](Value* row) {
+      std::vector<Value*> row_at = unravel(row, space_, 0, rank - 1);
+      Scope row_scope;
+      for (Operation* r : reductions) {
+        std::string_view kind = r->string_attr("kind");
+        Type acc_type = accumulation_type(context_, r->result()->type().scalar());
+        std::string_view combine = kind == "mean" ? "sum" : kind;
+        Value* identity = reduction_identity(*kb_, combine, acc_type);
+        std::vector<Value*> partial = kb_->for_loop(lane, columns, step, {identity},
+                                                    [&](Value* column, std::vector<Value*> carried) {
+          std::vector<Value*> at = row_at;
+          at.push_back(column);
+          Scope scope{&row_scope, {}};
+          Value* x = kb_->convert(element(r->operand(0), at, scope), acc_type);
+          return std::vector<Value*>{reduction_combine(*kb_, combine, carried[0], x)};
+        });
+        Value* total = finish_reduction(group_reduce(partial[0], kind, lanes), kind, columns);
+        row_scope.values[r->result()] = kb_->convert(total, context_.scalar_type(r->result()->type().scalar()));
+      }
+      // Outputs over the whole row, then those with one value per row.
+      std::vector<size_t> full, per_row;
+      for (size_t i = 0; i < outputs_.size(); ++i) {
+        Type t = yield_->operand(static_cast<unsigned>(i))->type();
+        bool whole = t.rank() == rank && t.shape()[rank - 1] != 1;
+        (whole ? full : per_row).push_back(i);
+      }
+      if (!full.empty())
+        kb_->for_loop(lane, columns, step, [&](Value* column) {
+          std::vector<Value*> at = row_at;
+          at.push_back(column);
+          Scope scope{&row_scope, {}};
+          for (size_t i : full) store_output(i, at, scope);
+        });
+      if (!per_row.empty()) {
+        Value* first = kb_->op(OpKind::CmpI, {lane, kb_->index(0)}, context_.bool_type(),
+                               {{"predicate", context_.string_attr("eq")}});
+        kb_->if_then(first, [&] {
+          std::vector<Value*> at = row_at;
+          at.push_back(kb_->index(0));
+          Scope scope{&row_scope, {}};
+          for (size_t i : per_row) store_output(i, at, scope);
+        });
+      }
+    });
+    end_kernel(groups, host_index(1), host_index(1));
+  }
+
+  void reduce() {
+    Operation* r = ops_.back();
+    internal_check(ops_.size() == 1 && r->is(OpKind::GraphReduce), "generate-kernels", "a reduce group of one reduction");
+    Value* x = r->operand(0);
+    Type xt = x->type();
+    size_t rank = xt.rank();
+    std::vector<int64_t> axes = r->attr("axes").int_array();
+    std::vector<size_t> kept, reduced;
+    for (size_t a = 0; a < rank; ++a)
+      (std::find(axes.begin(), axes.end(), static_cast<int64_t>(a)) != axes.end() ? reduced : kept).push_back(a);
+    // Space: the kept axes, then the reduced ones (a permutation of x's).
+    set_space(x);
+    std::vector<Value*> host_sizes = space_host_;
+    Value* out_count_host = host_index(1);
+    for (size_t a : kept) out_count_host = host_mul(out_count_host, host_sizes[a]);
+    int64_t reduced_static = 1;
+    for (size_t a : reduced) {
+      int64_t d = xt.shape()[a];
+      reduced_static = reduced_static == kDynamic || d == kDynamic ? kDynamic : reduced_static * d;
+    }
+    bool cooperative = reduced_static == kDynamic || reduced_static >= kLanes;
+    Value* groups = host_groups(cooperative ? out_count_host : host_ceil_div(out_count_host, kLanes));
+    begin_kernel({kLanes}, x, rank);
+    std::vector<Value*> kept_sizes, reduced_sizes;
+    for (size_t a : kept) kept_sizes.push_back(space_[a]);
+    for (size_t a : reduced) reduced_sizes.push_back(space_[a]);
+    Value* out_count = product(kept_sizes, 0, kept_sizes.size());
+    Value* reduced_count = product(reduced_sizes, 0, reduced_sizes.size());
+    std::string_view kind = r->string_attr("kind");
+    std::string_view combine = kind == "mean" ? "sum" : kind;
+    Type acc_type = accumulation_type(context_, r->result()->type().scalar());
+    Type result_type = context_.scalar_type(r->result()->type().scalar());
+    bool keepdims = r->has_attr("keepdims");
+    auto full_position = [&](const std::vector<Value*>& k, const std::vector<Value*>& red) {
+      std::vector<Value*> at(rank);
+      for (size_t i = 0; i < kept.size(); ++i) at[kept[i]] = k[i];
+      for (size_t i = 0; i < reduced.size(); ++i) at[reduced[i]] = red[i];
+      return at;
+    };
+    auto out_position = [&](const std::vector<Value*>& k) {
+      if (!keepdims) return k;
+      std::vector<Value*> zeros(reduced.size(), kb_->index(0));
+      return full_position(k, zeros);
+    };
+    auto accumulate = [&](Value* lo, Value* step, const std::vector<Value*>& k) {
+      Value* identity = reduction_identity(*kb_, combine, acc_type);
+      return kb_->for_loop(lo, reduced_count, step, {identity}, [&](Value* linear, std::vector<Value*> carried) {
+        std::vector<Value*> red = unravel(linear, reduced_sizes, 0, reduced_sizes.size());
+        Scope scope;
+        Value* e = kb_->convert(element(x, full_position(k, red), scope), acc_type);
+        return std::vector<Value*>{reduction_combine(*kb_, combine, carried[0], e)};
+      })[0];
+    };
+    Value* lane = kb_->id(OpKind::LocalId, 0);
+    if (cooperative) {
+      kb_->for_loop(kb_->id(OpKind::GroupId, 0), out_count, kb_->id(OpKind::NumGroups, 0), [&](Value* o) {
+        std::vector<Value*> k = unravel(o, kept_sizes, 0, kept_sizes.size());
+        Value* partial = accumulate(lane, kb_->index(kLanes), k);
+        Value* total = finish_reduction(group_reduce(partial, kind, kLanes), kind, reduced_count);
+        Value* first = kb_->op(OpKind::CmpI, {lane, kb_->index(0)}, context_.bool_type(),
+                               {{"predicate", context_.string_attr("eq")}});
+        kb_->if_then(first, [&] { kb_->store(kb_->convert(total, result_type), outputs_[0], out_position(k)); });
+      });
+    } else {
+      Value* first = kb_->add(kb_->mul(kb_->id(OpKind::GroupId, 0), kb_->index(kLanes)), lane);
+      Value* stride = kb_->mul(kb_->id(OpKind::NumGroups, 0), kb_->index(kLanes));
+      kb_->for_loop(first, out_count, stride, [&](Value* o) {
+        std::vector<Value*> k = unravel(o, kept_sizes, 0, kept_sizes.size());
+        Value* total = finish_reduction(accumulate(kb_->index(0), kb_->index(1), k), kind, reduced_count);
+        kb_->store(kb_->convert(total, result_type), outputs_[0], out_position(k));
+      });
+    }
+    end_kernel(groups, host_index(1), host_index(1));
+  }
+
+  // C[BATCH, M, N] = A[BATCH, M, K] @ B[BATCH, K, N] with the stdlib GEMM;
+  // graph-decompose made the batch dimensions equal and the operands' types
+  // ones it has an instance for. Other products (f64, integers), and any
+  // product when no library is given, get a generated kernel.
+  bool matmul() {
+    Operation* mm = ops_.back();
+    Type at = mm->operand(0)->type(), bt = mm->operand(1)->type(), ct = mm->result()->type();
+    ScalarType storage = at.scalar(), acc = ct.scalar();
+    bool stdlib_form = acc == ScalarType::F32 && bt.scalar() == storage &&
+                       (storage == ScalarType::F32 || storage == ScalarType::F16 || storage == ScalarType::BF16 ||
+                        storage == ScalarType::FP8E4M3 || storage == ScalarType::FP8E5M2);
+    if (!stdlib_form || !pass_.library) {
+      simple_matmul();
+      return true;
+    }
+    KernelInstance instance{"gemm", "gemm", {{"T", std::string(scalar_info(storage).name)},
+                                              {"ACC", std::string(scalar_info(acc).name)}}};
+    std::string error;
+    Operation* gemm = pass_.library->instantiate(context_, module_, instance, error);
+    if (!gemm) {
+      report_at<DiagnosticKind::IrStdlibUnavailable>(pass_, mm, error);
+      return false;
+    }
+    Value* a = outer(mm->operand(0));
+    Value* b = outer(mm->operand(1));
+    size_t rank = ct.rank();
+    // Sizes: batch (the product of the leading dimensions), M, K, N.
+    Value* batch = host_index(1);
+    int64_t batch_static = 1;
+    for (size_t d = 0; d + 2 < rank; ++d) {
+      batch = host_mul(batch, host_dim(mm->result(), static_cast<int64_t>(d)));
+      int64_t s = ct.shape()[d];
+      batch_static = batch_static == kDynamic || s == kDynamic ? kDynamic : batch_static * s;
+    }
+    Value* m = host_dim(mm->result(), static_cast<int64_t>(rank - 2));
+    Value* n = host_dim(mm->result(), static_cast<int64_t>(rank - 1));
+    Value* k = host_dim(mm->operand(0), static_cast<int64_t>(at.rank() - 1));
+    int64_t m_s = ct.shape()[rank - 2], n_s = ct.shape()[rank - 1], k_s = at.shape()[at.rank() - 1];
+    auto as3 = [&](Value* v, Type t, Value* rows, int64_t rows_s, Value* cols, int64_t cols_s) -> Value* {
+      if (t.rank() == 3) return v;
+      std::vector<int64_t> dims{batch_static, rows_s, cols_s};
+      std::vector<Value*> sizes;
+      if (batch_static == kDynamic) sizes.push_back(batch);
+      if (rows_s == kDynamic) sizes.push_back(rows);
+      if (cols_s == kDynamic) sizes.push_back(cols);
+      std::vector<Value*> operands{v};
+      operands.insert(operands.end(), sizes.begin(), sizes.end());
+      return host_op(OpKind::GraphReshape, operands, context_.tensor_type(dims, t.scalar()));
+    };
+    Value* a3 = as3(a, at, m, m_s, k, k_s);
+    Value* b3 = as3(b, bt, k, k_s, n, n_s);
+    std::vector<int64_t> c_dims{batch_static, m_s, n_s};
+    std::vector<Value*> c_sizes;
+    if (batch_static == kDynamic) c_sizes.push_back(batch);
+    if (m_s == kDynamic) c_sizes.push_back(m);
+    if (n_s == kDynamic) c_sizes.push_back(n);
+    Type c_type = context_.tensor_type(c_dims, acc);
+    Value* c = host_.create(OpKind::GraphEmpty, std::span<Value* const>(c_sizes), std::span<const Type>(&c_type, 1))
+                   ->result();
+    Type acc_scalar = context_.scalar_type(acc);
+    Value* alpha = host_.constant_float(1.0, acc_scalar);
+    Value* beta = host_.constant_float(0.0, acc_scalar);
+    std::vector<Value*> operands{host_ceil_div(n, kGemmTile), host_ceil_div(m, kGemmTile), batch, a3, b3, c, alpha, beta};
+    Operation* launch = host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands),
+                                     std::span<const Type>(&c_type, 1),
+                                     {{"kernel", context_.symbol_attr(gemm->symbol_name())},
+                                      {"mut_operands", context_.int_array_attr(std::vector<int64_t>{5})}});
+    Value* result = launch->result();
+    if (rank != 3) {
+      std::vector<Value*> reshape{result};
+      for (size_t d = 0; d < rank; ++d)
+        if (ct.shape()[d] == kDynamic) reshape.push_back(host_dim(mm->result(), static_cast<int64_t>(d)));
+      result = host_op(OpKind::GraphReshape, reshape, ct);
+    }
+    kernel_->result(0)->replace_all_uses_with(result);
+    kernel_->erase();
+    return true;
+  }
+
+  // One lane per element of C: the dot product of A's row and B's column in
+  // C's element type (f64, integers: what NumPy computes).
+  void simple_matmul() {
+    Operation* mm = ops_.back();
+    Value* c_value = yield_->operand(0);
+    Type ct = c_value->type();
+    size_t rank = ct.rank();
+    set_space(c_value);
+    Value* total_host = host_product(0, rank);
+    Value* groups = host_groups(host_ceil_div(total_host, kLanes));
+    begin_kernel({kLanes}, c_value, rank);
+    Value* a = params_.at(mm->operand(0));
+    Value* b = params_.at(mm->operand(1));
+    Type at = mm->operand(0)->type(), bt = mm->operand(1)->type();
+    Value* k_size = kb_->dim(a, static_cast<int64_t>(at.rank() - 1));
+    Type element = context_.scalar_type(ct.scalar());
+    Value* total = product(space_, 0, rank);
+    Value* first = kb_->add(kb_->mul(kb_->id(OpKind::GroupId, 0), kb_->index(kLanes)), kb_->id(OpKind::LocalId, 0));
+    Value* stride = kb_->mul(kb_->id(OpKind::NumGroups, 0), kb_->index(kLanes));
+    // An operand's index: its batch dims from C's (trailing-aligned, size 1
+    // broadcast), then `row`, `column`.
+    auto operand_index = [&](Value* memref, Type t, const std::vector<Value*>& at_c, Value* row, Value* column) {
+      std::vector<Value*> indices;
+      size_t batch = t.rank() - 2;
+      for (size_t j = 0; j < batch; ++j) {
+        Value* i = at_c[rank - 2 - batch + j];
+        int64_t d = t.shape()[j];
+        if (d == 1) {
+          i = kb_->index(0);
+        } else if (d == kDynamic) {
+          Value* one = kb_->op(OpKind::CmpI, {kb_->dim(memref, static_cast<int64_t>(j)), kb_->index(1)},
+                               context_.bool_type(), {{"predicate", context_.string_attr("eq")}});
+          i = kb_->select(one, kb_->index(0), i);
+        }
+        indices.push_back(i);
+      }
+      indices.push_back(row);
+      indices.push_back(column);
+      return indices;
+    };
+    kb_->for_loop(first, total, stride, [&](Value* linear) {
+      std::vector<Value*> at_c = unravel(linear, space_, 0, rank);
+      Value* m = at_c[rank - 2];
+      Value* n = at_c[rank - 1];
+      Value* zero = kb_->constant(0.0, element);
+      Value* sum = kb_->for_loop(kb_->index(0), k_size, kb_->index(1), {zero}, [&](Value* k, std::vector<Value*> carried) {
+        Value* x = kb_->convert(kb_->load(a, operand_index(a, at, at_c, m, k)), element);
+        Value* y = kb_->convert(kb_->load(b, operand_index(b, bt, at_c, k, n)), element);
+        OpKind mul = element.is_float() ? OpKind::MulF : OpKind::MulI;
+        OpKind add = element.is_float() ? OpKind::AddF : OpKind::AddI;
+        if (element.is_bool()) mul = OpKind::AndI, add = OpKind::OrI;
+        return std::vector<Value*>{kb_->op(add, {carried[0], kb_->op(mul, {x, y}, element)}, element)};
+      })[0];
+      kb_->store(sum, outputs_[0], at_c);
+    });
+    end_kernel(groups, host_index(1), host_index(1));
+  }
+
+  PassContext& pass_;
+  Context& context_;
+  Operation* module_;
+  Operation* kernel_;
+  std::string name_;
+  Builder host_;
+  Block* body_;
+  std::vector<Operation*> ops_;
+  Operation* yield_;
+  std::map<std::pair<Value*, int64_t>, Value*> dims_;
+
+  std::unique_ptr<KernelBuilder> kb_;
+  std::vector<Value*> space_host_;  // the space's sizes on the host
+  std::vector<Value*> space_;       // and in the kernel
+  std::unordered_map<Value*, Value*> params_;
+  std::vector<Value*> outputs_;
+  std::vector<Value*> host_args_;
+  std::vector<int64_t> mut_operands_;
+};
+
+}  // namespace
+
+void run_generate_kernels_pass(Operation* module, PassContext& context) {
+  std::vector<std::pair<Operation*, Operation*>> kernels;  // (schedule.kernel, its function)
+  for (Operation* func : module_functions(module)) {
+    if (!is_host_level_function(func)) continue;
+    func->walk([&](Operation* op) {
+      if (op->is(OpKind::ScheduleKernel)) kernels.push_back({op, func});
+    });
+  }
+  std::map<std::string, int> used;
+  for (auto [kernel, func] : kernels) {
+    std::string base = std::string(func->symbol_name()) + "__" + std::string(kernel->string_attr("strategy"));
+    std::string name = base + std::to_string(used[base]++);
+    while (lookup_function(module, name)) name = base + std::to_string(used[base]++);
+    if (!Generator(context, module, kernel, name).run()) return;
+  }
+}
+
+}  // namespace tessera::ir

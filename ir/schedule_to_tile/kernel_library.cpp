@@ -1,0 +1,68 @@
+#include "ir/schedule_to_tile/kernel_library.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "ir/core/ir_text.h"
+
+namespace tessera::ir {
+
+std::string KernelInstance::key() const {
+  std::string text = file;
+  for (const auto& [name, value] : params) text += "." + name + "=" + value;
+  return text;
+}
+
+std::string KernelInstance::symbol() const {
+  std::string text = "__stdlib_" + kernel;
+  for (const auto& param : params) text += "_" + param.second;
+  return text;
+}
+
+std::string default_stdlib_directory() {
+  if (const char* env = std::getenv("TESSERA_STDLIB_DIR"); env && *env) return env;
+  std::error_code error;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    std::filesystem::path installed = exe.parent_path().parent_path() / "share" / "tessera" / "stdlib";
+    if (std::filesystem::is_directory(installed, error)) return installed.string();
+  }
+  return TESSERA_BUILD_STDLIB_DIR;
+}
+
+Operation* DirectoryKernelLibrary::instantiate(Context& context, Operation* module, const KernelInstance& instance,
+                                               std::string& error) {
+  std::string symbol = instance.symbol();
+  if (Operation* existing = lookup_function(module, symbol)) return existing;
+  std::string path = directory_ + "/" + instance.key() + ".ir";
+  SourceManager sources;
+  std::string why;
+  std::optional<FileId> file = sources.load_file(path, why);
+  if (!file) {
+    error = "the stdlib kernel '" + instance.key() + "' is not available (" + why +
+            "); the stdlib directory is set by TESSERA_STDLIB_DIR or --stdlib-dir and installed in share/tessera/stdlib";
+    return nullptr;
+  }
+  CollectingDiagnosticConsumer collected;
+  DiagnosticEngine diags(sources, collected);
+  OwningModule library = parse_module(context, sources, *file, diags);
+  if (!library || diags.has_errors()) {
+    error = "the stdlib file '" + path + "' does not parse (rebuild tesserac)";
+    return nullptr;
+  }
+  Operation* kernel = lookup_function(library.get(), instance.kernel);
+  if (!kernel || !kernel->has_attr("kernel")) {
+    error = "the stdlib file '" + path + "' has no kernel '" + instance.kernel + "'";
+    return nullptr;
+  }
+  // The kernel and the helpers it calls (inlined by the pipeline that made
+  // the file, so usually none).
+  Operation* copy = kernel->clone();
+  copy->set_attr("sym_name", context.string_attr(symbol));
+  copy->set_attr("stdlib", context.string_attr(instance.key()));
+  module->region(0).front().push_back(copy);
+  return copy;
+}
+
+}  // namespace tessera::ir

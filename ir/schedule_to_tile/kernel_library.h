@@ -1,0 +1,56 @@
+// Kernels that generated code launches but does not generate: the stdlib's
+// GEMM (stdlib/gemm.tsr) and what else graph operations lower to. tesserac
+// compiles each stdlib kernel at build time, once per instance (dtype
+// aliases set with -D), to Tile IR files; a KernelLibrary finds an instance
+// and copies it into the module being compiled (docs/stdlib.md, "How graph
+// operations use the stdlib").
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/core/ir.h"
+
+namespace tessera::ir {
+
+// One instance: the kernel `kernel` of stdlib file `file` with the
+// module-level names in `params` set (T=f16, ACC=f32, ...).
+struct KernelInstance {
+  std::string file;
+  std::string kernel;
+  std::vector<std::pair<std::string, std::string>> params;
+  // `file.NAME=VALUE...`: the IR file's stem, and the instance's identity.
+  std::string key() const;
+  // The kernel's name in the module it is copied into.
+  std::string symbol() const;
+};
+
+class KernelLibrary {
+ public:
+  virtual ~KernelLibrary() = default;
+  // The instance's kernel in `module` (copied there on first use), or null
+  // with `error` saying why it is not available.
+  virtual Operation* instantiate(Context& context, Operation* module, const KernelInstance& instance,
+                                 std::string& error) = 0;
+};
+
+// Where the stdlib's instances are: TESSERA_STDLIB_DIR when set; else
+// share/tessera/stdlib beside the running executable's bin/ (an installed
+// tesserac); else the build tree's (stdlib/CMakeLists.txt writes them).
+std::string default_stdlib_directory();
+
+// The library of Tile IR files `<directory>/<key>.ir`.
+class DirectoryKernelLibrary : public KernelLibrary {
+ public:
+  explicit DirectoryKernelLibrary(std::string directory) : directory_(std::move(directory)) {}
+  Operation* instantiate(Context& context, Operation* module, const KernelInstance& instance,
+                         std::string& error) override;
+  const std::string& directory() const { return directory_; }
+
+ private:
+  std::string directory_;
+};
+
+}  // namespace tessera::ir

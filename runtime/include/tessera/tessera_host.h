@@ -1,0 +1,104 @@
+/* Host programs: what the compiled host code of @jit functions and programs
+ * calls (docs/abi.md, "Host functions"). Included by tessera_runtime.h.
+ *
+ * A compiled @jit function (or a module's program) is a host function:
+ *
+ *   int32_t f(tessHostContext context, void** args, void** results);
+ *
+ * `args[j]` points at flattened parameter j exactly as for kernels (a
+ * tensor is 1 + 2 * rank parameters: its data address, sizes, strides, see
+ * tessTensorKernelArgs); `results[i]` points at a tessTensor that receives
+ * result i (a new allocation the caller owns and frees with
+ * tessHostFreeTensor), or at a scalar of the result's type. It returns a
+ * tessStatus. Call it through tessHostCall, which frees what the call
+ * allocated and did not return, also when it fails.
+ *
+ * The context holds what the host code runs with: the device, the stream,
+ * the module whose kernels it launches (by name) and where `print` writes. */
+#ifndef TESSERA_HOST_H
+#define TESSERA_HOST_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tessHostContext_st* tessHostContext;
+
+typedef int32_t (*tessHostFunction)(tessHostContext context, void** args, void** results);
+
+/* The host ABI's version: a CPU code object with host functions exports
+ * `uint32_t tessera_host_abi_version` equal to it. */
+#define TESS_HOST_ABI_VERSION 1u
+
+/* What compiled host code calls, through the context (so that a code object
+ * loaded with dlopen needs no symbols from the runtime): a context points at
+ * a struct whose first member is a pointer to this table, and the table's
+ * members are in this order (docs/abi.md). */
+typedef struct tessHostServices {
+  uint32_t abi_version;
+  tessStatus (*alloc)(tessHostContext context, uint64_t bytes, tessDevicePtr* ptr);
+  tessStatus (*free)(tessHostContext context, tessDevicePtr ptr);
+  tessStatus (*keep)(tessHostContext context, tessDevicePtr ptr);
+  tessStatus (*launch)(tessHostContext context, const char* name, const uint32_t grid[3], const uint32_t group[3],
+                       void** args);
+  tessStatus (*print_text)(tessHostContext context, const char* text);
+  tessStatus (*print_tensor)(tessHostContext context, const tessTensor* tensor);
+  tessStatus (*print_scalar)(tessHostContext context, tessDtype dtype, const void* value);
+  tessStatus (*save)(tessHostContext context, const char* path, const tessTensor* tensor);
+  tessStatus (*load)(tessHostContext context, const char* path, tessDtype dtype, int32_t rank, const int64_t* dims,
+                     tessTensor* tensor);
+  tessStatus (*fail)(tessHostContext context, const char* message);
+} tessHostServices;
+
+/* What a CPU code object exports as `tessera_host_functions`, ended by an
+ * entry with a null name. */
+typedef struct tessHostFunctionEntry {
+  const char* name;
+  tessHostFunction function;
+} tessHostFunctionEntry;
+
+/* A context on `device` launching the kernels of `module` (a module of the
+ * same device) on `stream` (null: the device's default stream); print
+ * writes to standard output. */
+tessStatus tessHostContextCreate(tessDevice device, tessStream stream, tessModule module, tessHostContext* context);
+/* Where print writes (null: standard output). */
+tessStatus tessHostContextSetOutput(tessHostContext context, FILE* output);
+tessStatus tessHostContextDestroy(tessHostContext context);
+
+/* Runs `function`; on return the allocations the call made are freed except
+ * the tensors it returned. The runtime's last error message says what failed. */
+tessStatus tessHostCall(tessHostContext context, tessHostFunction function, void** args, void** results);
+/* Frees a tensor a host function returned. */
+tessStatus tessHostFreeTensor(tessHostContext context, const tessTensor* tensor);
+
+/* --- the services (compiled code calls them through tessHostServices) --------------- */
+tessStatus tessHostAlloc(tessHostContext context, uint64_t bytes, tessDevicePtr* ptr);
+tessStatus tessHostFree(tessHostContext context, tessDevicePtr ptr);
+/* Marks an allocation as returned to the caller (not freed by tessHostCall). */
+tessStatus tessHostKeep(tessHostContext context, tessDevicePtr ptr);
+/* Launches kernel `name` of the context's module: grid and group as
+ * tessLaunchKernel's, no dynamic shared memory. */
+tessStatus tessHostLaunch(tessHostContext context, const char* name, const uint32_t grid[3], const uint32_t group[3],
+                          void** args);
+/* print: text, a tensor (NumPy's nested-list layout), a scalar of `dtype` at
+ * `value` (bool is one byte; fp8/fp6/fp4 their code in one byte). */
+tessStatus tessHostPrintText(tessHostContext context, const char* text);
+tessStatus tessHostPrintTensor(tessHostContext context, const tessTensor* tensor);
+tessStatus tessHostPrintScalar(tessHostContext context, tessDtype dtype, const void* value);
+/* ts.save: the tensor as a .npy file (types NumPy lacks are saved as float32). */
+tessStatus tessHostSave(tessHostContext context, const char* path, const tessTensor* tensor);
+/* ts.load: a new contiguous tensor of `dtype` and `rank` from a .npy file;
+ * `dims[i]` >= 0 must match the file's size, -1 takes it. */
+tessStatus tessHostLoad(tessHostContext context, const char* path, tessDtype dtype, int32_t rank,
+                        const int64_t* dims, tessTensor* tensor);
+/* A run-time check failed: returns TESS_ERROR_INVALID_VALUE with `message`. */
+tessStatus tessHostFail(tessHostContext context, const char* message);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_HOST_H */
