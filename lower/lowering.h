@@ -102,8 +102,12 @@ class Lowering {
   Type common_type(NodeId a, NodeId b);
   Value* lower_name(NodeId name, Type want);
   Value* lower_literal(NodeId literal, Type want);
+  // A constant in `want` (a scalar type), or without one in f32, i32 or i64.
+  Value* constant_value(const sema::Constant& c, Type want);
   Value* lower_binary(NodeId node);
   Value* emit_binary(BinaryOperator op, Value* a, Value* b, NodeId where);
+  Value* integer_power(Value* a, Value* b);
+  Value* shift(BinaryOperator op, Value* a, Value* b);
   Value* lower_compare(NodeId node, Value** rhs_out);
   Value* lower_bool_op(NodeId node);
   Value* lower_unary(NodeId node, Type want = Type{});

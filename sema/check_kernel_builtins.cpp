@@ -71,6 +71,9 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
                                             types_.to_string(slot.type));
         return Value{types_.error()};
       }
+      // The operands are stored into the element: no silent narrowing (a
+      // float added to an integer element), constants that fit its type.
+      for (size_t i = 1; i < bound.size(); ++i) check_store(ref, slot.type, bc.value_of(bound[i]), bound[i]);
       return Value{slot.type};
     }
     case Signature::ShuffleArgs:

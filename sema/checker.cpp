@@ -131,7 +131,7 @@ std::optional<Constant> Checker::evaluate_constant(NodeId node) const {
   switch (n.kind) {
     case NodeKind::IntLiteral:
     case NodeKind::SizeLiteral:
-      return Constant{false, static_cast<int64_t>(values_.integers[n.payload])};
+      return Constant{false, static_cast<ConstantInt>(values_.integers[n.payload])};
     case NodeKind::FloatLiteral:
       return Constant{true, 0, values_.reals[n.payload]};
     case NodeKind::Name: {
@@ -142,25 +142,22 @@ std::optional<Constant> Checker::evaluate_constant(NodeId node) const {
     case NodeKind::UnaryOp: {
       auto operand = evaluate_constant(ast_.child(node, 0));
       if (!operand || static_cast<UnaryOperator>(n.op) != UnaryOperator::Neg) return std::nullopt;
-      return Constant{operand->is_float, -operand->integer, -operand->real};
+      Constant c = *operand;
+      c.real = -c.real;
+      if (!c.is_float && fold_integer(BinaryOperator::Sub, 0, operand->integer, c.integer) != FoldError::None)
+        return std::nullopt;
+      return c;
     }
     case NodeKind::BinaryOp: {
       auto a = evaluate_constant(ast_.child(node, 0));
       auto b = evaluate_constant(ast_.child(node, 1));
-      if (!a || !b || a->is_float || b->is_float) return std::nullopt;
-      switch (static_cast<BinaryOperator>(n.op)) {
-        case BinaryOperator::Add:
-          return Constant{false, a->integer + b->integer};
-        case BinaryOperator::Sub:
-          return Constant{false, a->integer - b->integer};
-        case BinaryOperator::Mul:
-          return Constant{false, a->integer * b->integer};
-        case BinaryOperator::FloorDiv:
-          if (b->integer == 0) return std::nullopt;
-          return Constant{false, a->integer / b->integer};
-        default:
-          return std::nullopt;
-      }
+      auto op = static_cast<BinaryOperator>(n.op);
+      if (!a || !b || a->is_float || b->is_float || op == BinaryOperator::Div) return std::nullopt;
+      // Exact, as check_binary folds it; no diagnostics here (the statement
+      // is checked later and reports what is wrong with it).
+      Constant c;
+      if (fold_integer(op, a->integer, b->integer, c.integer) != FoldError::None) return std::nullopt;
+      return c;
     }
     default:
       return std::nullopt;
@@ -403,33 +400,52 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
     std::vector<int64_t> shape;
     for (NodeId axis : axes) {
       Value v = check_expression(axis);
-      if (!v.constant || v.constant->is_float || v.constant->integer <= 0) {
+      std::optional<int64_t> extent = v.constant ? v.constant->as_int64() : std::nullopt;
+      if (!extent || *extent <= 0) {
         shape.clear();
         break;
       }
-      shape.push_back(v.constant->integer);
+      shape.push_back(*extent);
     }
     if (shape.empty() || shape.size() > 3) {
       diags_.emit<diag::SemaInvalidGroupShape>(ast_.range(value));
+      return;
+    }
+    // The hardware's limits (CUDA's, which the CPU target keeps too): at
+    // most 1024 lanes per group, and at most 64 along the third axis.
+    uint64_t lanes = 1;
+    std::string written;
+    for (int64_t extent : shape) {
+      lanes = std::min<uint64_t>(lanes * static_cast<uint64_t>(extent), uint64_t{1} << 40);
+      written += (written.empty() ? "" : " x ") + std::to_string(extent);
+    }
+    if (lanes > kMaxGroupLanes) {
+      diags_.emit<diag::SemaGroupTooLarge>(ast_.range(value), written, lanes, kMaxGroupLanes);
+      return;
+    }
+    if (shape.size() == 3 && shape[2] > kMaxGroupAxis2) {
+      diags_.emit<diag::SemaGroupAxisTooLarge>(ast_.range(axes[2]), shape[2], kMaxGroupAxis2);
       return;
     }
     info.group_shape = shape;
   };
   auto grid_rank = [&](NodeId value) {
     Value v = check_expression(value);
-    if (!v.constant || v.constant->is_float || v.constant->integer < 1 || v.constant->integer > 3) {
+    std::optional<int64_t> rank = v.constant ? v.constant->as_int64() : std::nullopt;
+    if (!rank || *rank < 1 || *rank > 3) {
       diags_.emit<diag::SemaInvalidGridRank>(ast_.range(value));
       return;
     }
-    info.grid_rank = static_cast<int>(v.constant->integer);
+    info.grid_rank = static_cast<int>(*rank);
   };
   auto shared_budget = [&](NodeId value) {
     Value v = check_expression(value);
-    if (!v.constant || v.constant->is_float || v.constant->integer < 0) {
+    std::optional<int64_t> budget = v.constant ? v.constant->as_int64() : std::nullopt;
+    if (!budget || *budget < 0) {
       diags_.emit<diag::SemaInvalidSharedBudget>(ast_.range(value));
       return;
     }
-    info.shared_budget = static_cast<uint64_t>(v.constant->integer);
+    info.shared_budget = static_cast<uint64_t>(*budget);
   };
   auto autotune_space = [&](NodeId value) {
     // dict(NAME=[...]) or {"NAME": [...]}
@@ -468,13 +484,14 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
       }
       for (NodeId candidate : ast_.children(list)) {
         Value v = check_expression(candidate);
-        if (!v.constant || v.constant->is_float) {
+        std::optional<int64_t> candidate_value = v.constant ? v.constant->as_int64() : std::nullopt;
+        if (!candidate_value || !integer_range(ScalarType::I32).contains(*candidate_value)) {
           diags_.emit<diag::SemaInvalidAutotuneSpace>(ast_.range(candidate),
-                                                      "'" + name_of(name) + "' values must be integer constants");
+                                                      "'" + name_of(name) + "' values must be integer constants of i32");
           parameter.candidates.clear();
           break;
         }
-        parameter.candidates.push_back(v.constant->integer);
+        parameter.candidates.push_back(*candidate_value);
       }
       if (!parameter.candidates.empty()) info.autotune.push_back(parameter);
     }
@@ -592,6 +609,7 @@ void Checker::check_function(uint32_t index) {
     local.type = types_.scalar(ScalarType::I32);
     local.def = decorators;
     local.constant = Constant{false, *std::max_element(parameter.candidates.begin(), parameter.candidates.end())};
+    local.constant->from_local = true;  // one of several values: not exact enough to reject a program with
     locals_[parameter.name.index] = local;
   }
 
@@ -695,6 +713,8 @@ void Checker::check_statement(NodeId statement) {
         if (!is_assignable(value.type, declared) && !types_.is_error(value.type) && !types_.is_error(declared)) {
           diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(children[2]), types_.to_string(value.type),
                                                     source_text(target), types_.to_string(declared));
+        } else {
+          check_constant_fits(children[2], value, declared);
         }
       }
       if (ast_.kind(target) == NodeKind::Name) {
@@ -715,6 +735,7 @@ void Checker::check_statement(NodeId statement) {
       TypeId result =
           binary_result(statement, BinaryUse::of(static_cast<BinaryOperator>(n.op), true), current.type, value.type);
       if (types_.is_error(result) || types_.is_error(current.type)) return;
+      check_operand_constants(current, target, value, children[1], result);
       if (ast_.kind(target) == NodeKind::Name) {
         auto it = locals_.find(ast_.node(target).payload);
         if (it == locals_.end()) return;  // undefined: already reported
@@ -801,6 +822,8 @@ void Checker::check_statement(NodeId statement) {
                  !is_assignable(value.type, function_->return_type)) {
         diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(children[0]), types_.to_string(value.type), "the result",
                                                   types_.to_string(function_->return_type));
+      } else {
+        check_constant_fits(children[0], value, function_->return_type);
       }
       return;
     }
@@ -837,7 +860,8 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
       auto it = locals_.find(n.payload);
       if (it == locals_.end()) {
         Local local;
-        local.type = default_type(value.type);
+        local.type = default_type(value);
+        check_constant_fits(value_node, value, local.type);
         local.def = target;
         local.global_id = value.global_id;
         local.constant = value.constant;
@@ -860,6 +884,8 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
                  !is_assignable(value.type, local.type)) {
         diags_.emit<diag::SemaLocalTypeChange>(ast_.range(value_node), name_of(n.payload), types_.to_string(local.type),
                                                types_.to_string(value.type));
+      } else {
+        check_constant_fits(value_node, value, local.type);
       }
       set_type(target, local.type);
       return;
@@ -918,22 +944,7 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
       if (object_type.valid() && types_.kind(object_type) == TypeKind::Tensor) {
         write_tensor_element(target, object_type, root);
       }
-      // A store into a narrower float tensor rounds by the tensor's policy.
-      bool policy_store = types_.kind(slot.type) == TypeKind::Scalar && is_float(types_.info(slot.type).scalar) &&
-                          types_.kind(value.type) == TypeKind::Scalar && is_float(types_.info(value.type).scalar);
-      if (!policy_store && !types_.is_error(slot.type) && !types_.is_error(value.type) &&
-          types_.kind(slot.type) == TypeKind::Scalar && !is_assignable(value.type, slot.type)) {
-        const TypeInfo& to = types_.info(slot.type);
-        const TypeInfo& from = types_.info(value.type);
-        bool narrowing_to_int = from.kind == TypeKind::Scalar && is_float(from.scalar) && is_integer(to.scalar);
-        if (narrowing_to_int || from.kind == TypeKind::UntypedFloat) {
-          diags_.emit<diag::SemaNarrowingConversion>(ast_.range(value_node), types_.to_string(value.type),
-                                                     std::string(scalar_info(to.scalar).name));
-        } else {
-          diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(value_node), types_.to_string(value.type),
-                                                    source_text(target), types_.to_string(slot.type));
-        }
-      }
+      check_store(target, slot.type, value, value_node);
       return;
     }
     case NodeKind::Attribute:
@@ -943,6 +954,53 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
       check_expression(target);
       return;
   }
+}
+
+void Checker::check_store(NodeId target, TypeId slot, const Value& value, NodeId value_node) {
+  if (types_.is_error(slot) || types_.is_error(value.type)) return;
+  TypeInfo to = types_.info(slot);
+  TypeInfo from = types_.info(value.type);
+  if (to.kind == TypeKind::Tensor && in_device()) {
+    // A slice store (docs/language/kernels.md, "Slice assignment"): a
+    // tensor of the same shape is copied element by element, a scalar
+    // fills the slice. Either way each element is stored as `t[i] = v` is.
+    TypeId element = types_.element_type(slot);
+    if (from.kind == TypeKind::Tensor) {
+      std::vector<DimId> want(types_.dims(slot).begin(), types_.dims(slot).end());
+      std::vector<DimId> have(types_.dims(value.type).begin(), types_.dims(value.type).end());
+      bool mismatch = want.size() != have.size();
+      for (size_t d = 0; !mismatch && d < want.size(); ++d) {
+        auto a = types_.constant_value(want[d]), b = types_.constant_value(have[d]);
+        mismatch = a && b && *a != *b;
+      }
+      if (mismatch) {
+        diags_.emit<diag::SemaShapeMismatch>(ast_.range(value_node), "slice assignment", types_.to_string(slot),
+                                             types_.to_string(value.type));
+        return;
+      }
+      Value each{types_.element_type(value.type)};
+      check_store(target, compute_type(element), each, value_node);
+      return;
+    }
+    check_store(target, element_value_type(slot), value, value_node);
+    return;
+  }
+  if (to.kind != TypeKind::Scalar) return;
+  // A store into a narrower float tensor rounds by the tensor's policy.
+  bool policy_store = is_float(to.scalar) && from.kind == TypeKind::Scalar && is_float(from.scalar);
+  if (policy_store) return;
+  if (!is_assignable(value.type, slot)) {
+    bool narrowing_to_int = from.kind == TypeKind::Scalar && is_float(from.scalar) && is_integer(to.scalar);
+    if (narrowing_to_int || from.kind == TypeKind::UntypedFloat) {
+      diags_.emit<diag::SemaNarrowingConversion>(ast_.range(value_node), types_.to_string(value.type),
+                                                 std::string(scalar_info(to.scalar).name));
+    } else {
+      diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(value_node), types_.to_string(value.type),
+                                                source_text(target), types_.to_string(slot));
+    }
+    return;
+  }
+  check_constant_fits(value_node, value, slot);
 }
 
 void Checker::write_tensor_element(NodeId target, TypeId tensor, NodeId root) {

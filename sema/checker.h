@@ -89,6 +89,9 @@ class Checker {
   uint32_t module_id(const std::string& path);
   const std::string& module_path(uint32_t id) const { return module_paths_[id]; }
   bool in_kernel() const { return function_ != nullptr && function_->kind == FunctionKind::Kernel; }
+  // Device code: a kernel, or a helper that kernels call (sema.h,
+  // FunctionInfo::device); the kernel rules apply to both.
+  bool in_device() const { return function_ != nullptr && (function_->kind == FunctionKind::Kernel || function_->device); }
   // Where computed tensor values live: registers in kernels, device memory
   // (global) in graph-level code.
   AddressSpace value_space() const { return in_kernel() ? AddressSpace::Local : AddressSpace::Global; }
@@ -123,6 +126,11 @@ class Checker {
   Value check_graph_builtin(BuiltinCall& call);
   void bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
   Value check_subscript(NodeId node);
+  // A constant index (or slice bound, `is_end` for a slice's end) into axis
+  // `axis` of `object`, whose size is `dim`: in device code it must lie
+  // inside the axis (sema.index-out-of-range, sema.negative-index).
+  bool check_constant_index(NodeId index, const Value& value, DimId dim, size_t axis, NodeId object,
+                            std::string_view what, bool is_end);
   Value check_binary(NodeId node);
   Value resolve_name(NodeId node);
   Value resolve_attribute(NodeId node);
@@ -132,7 +140,15 @@ class Checker {
   // policy, or a @precision_policy class's `compute` type.
   TypeId element_value_type(TypeId tensor);  // storage floats compute in their accumulation type
   bool is_assignable(TypeId from, TypeId to) const;
-  TypeId default_type(TypeId type);  // untyped literals without context
+  TypeId default_type(TypeId type);  // untyped literals without context: i32, f32
+  TypeId default_type(const Value& value);  // the same, i64 for an integer constant that does not fit i32
+  // An untyped integer constant converted to `target` (a scalar, or a tensor
+  // filled with it): reports sema.constant-out-of-range at `where` when its
+  // exact value is not one of the target's. Values read from locals are not
+  // checked (constant.h). False after a report.
+  bool check_constant_fits(NodeId where, const Value& value, TypeId target);
+  // Both operands of an operation typed `result`.
+  void check_operand_constants(const Value& lhs, NodeId lhs_node, const Value& rhs, NodeId rhs_node, TypeId result);
   void finalize_bare_shared(IdentifierId name, TypeId element);
 
   // --- statements and declarations (checker.cpp) ---
@@ -151,6 +167,10 @@ class Checker {
   void check_statement(NodeId statement);
   void assign_to(NodeId target, const Value& value, NodeId value_node);
   void write_tensor_element(NodeId target, TypeId tensor, NodeId root_name);
+  // `value` stored at `target`, whose type is `slot` (an element's value
+  // type, or a tensor for a slice store): no silent narrowing, constants
+  // that fit, shapes that match.
+  void check_store(NodeId target, TypeId slot, const Value& value, NodeId value_node);
 
   // --- lane divergence (lane_divergence.cpp) ---
   void check_uniformity(const FunctionInfo& info);
