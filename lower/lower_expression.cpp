@@ -206,11 +206,6 @@ Value* Lowering::lower_name(NodeId name, Type want) {
   if (dim_sources_.count(id)) return symbol_dim(id);
   if (auto it = typed_.constants.find(name.index); it != typed_.constants.end() && !is_local(id))
     return constant_value(it->second, want && want.is_scalar() ? want : typed_type(name).value_or(Type{}));
-  if (auto it = scoped_out_.find(id); it != scoped_out_.end()) {
-    diags_.emit<diag::LowerAssignedOnlyInside>(ast_.range(name), name_of(id), it->second.second)
-        .note<diag::LowerAssignedHereNote>(ast_.range(it->second.first), name_of(id), it->second.second);
-    throw LoweringFailed{};
-  }
   unsupported(name, "using '" + name_of(id) + "' as a value");
 }
 
@@ -324,10 +319,9 @@ Value* Lowering::integer_power(Value* a, Value* b) {
   auto compare = [&](const char* predicate, Value* x, Value* y) {
     return emit(OpKind::CmpI, {x, y}, flag, {{"predicate", context_.string_attr(predicate)}});
   };
-  Value* zero = builder_.constant_int(0, t);
-  Value* one = builder_.constant_int(1, t);
   std::optional<int64_t> constant_exponent = constant_int_value(b);
   Value* power = nullptr;
+  Value* one = builder_.constant_int(1, t);
   if (constant_exponent && *constant_exponent >= 0 && *constant_exponent <= 64) {
     // Square and multiply, unrolled.
     power = one;
@@ -341,6 +335,7 @@ Value* Lowering::integer_power(Value* a, Value* b) {
   // Square and multiply in a loop over the exponent's bits: (power, square,
   // exponent) while exponent != 0. A negative exponent runs no iteration.
   bool is_signed = !is_unsigned(t);
+  Value* zero = builder_.constant_int(0, t);
   Value* exponent = is_signed ? emit(OpKind::Select, {compare("slt", b, zero), zero, b}, t) : b;
   std::vector<Type> types{t, t, t};
   std::vector<Value*> inits{one, a, exponent};
@@ -484,22 +479,39 @@ Bound Lowering::lower_call(NodeId call) {
 std::vector<Value*> Lowering::lower_user_call(NodeId call, uint32_t function_index) {
   const sema::FunctionInfo& info = typed_.functions[function_index];
   if (info.kind != sema::FunctionKind::Helper) unsupported(call, "calling a kernel or @jit function");
-  Operation* callee = function_op(function_index);
-  Type fn = callee->attr("function_type").type();
-  auto arguments = ast_.children(call).subspan(1);
-  if (arguments.size() != fn.num_inputs()) unsupported(call, "keyword or default arguments in a helper call");
+  // The arguments sema bound to the parameters (positional, keyword, the
+  // parameters' defaults), in the parameters' order.
+  auto bound = typed_.call_arguments.find(call.index);
+  std::vector<NodeId> arguments;
+  if (bound != typed_.call_arguments.end()) {
+    arguments = bound->second;
+  } else {
+    for (NodeId a : ast_.children(call).subspan(1)) arguments.push_back(a);
+  }
+  if (arguments.size() != info.parameter_types.size()) unsupported(call, "this helper call");
+  NodeId parameters = ast_.child(info.def, 1);
   std::vector<Value*> operands;
+  std::vector<Type> specialization(arguments.size());
   for (size_t i = 0; i < arguments.size(); ++i) {
-    if (ast_.kind(arguments[i]) != NodeKind::Name && ast_.kind(arguments[i]) == NodeKind::KeywordArgument)
-      unsupported(arguments[i], "keyword arguments in a helper call");
-    Value* v = value(arguments[i], fn.input(i).is_scalar() ? fn.input(i) : Type{});
-    if (v->type() != fn.input(i)) {
-      if (v->type().is(TypeKind::MemRef) && fn.input(i).is(TypeKind::MemRef))
-        unsupported(arguments[i], "passing " + std::string(v->type().str()) + " where the helper takes " + std::string(fn.input(i).str()));
-      v = convert(v, fn.input(i));
+    NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
+    Type declared = required_type(info.parameter_types[i], parameter,
+                                  "parameter '" + name_of(ast_.node(parameter).payload) + "'");
+    if (declared.is_scalar()) {
+      operands.push_back(convert(value(arguments[i], declared), declared));
+      continue;
     }
+    // A tensor: the helper is specialised for the memory it is given
+    // (shared, local, a static shape, a layout) or for a vector.
+    Value* v = memref_of(arguments[i], true);
+    if (v->type() != declared) specialization[i] = v->type();
     operands.push_back(v);
   }
+  Operation* callee = function_op(function_index, specialization);
+  // A tensor with a numeric policy cannot be passed (reported once the
+  // callee is declared, so that its body reports what it does with it too).
+  for (size_t i = 0; i < arguments.size(); ++i)
+    if (!operands[i]->type().is_scalar()) require_policy(arguments[i], PolicyUse::Other);
+  Type fn = callee->attr("function_type").type();
   std::vector<Type> results;
   for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
   Operation* op = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),

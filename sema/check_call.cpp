@@ -67,9 +67,15 @@ Value Checker::check_call(NodeId node) {
       uint32_t index = info.payload;
       check_function(index);  // for its effect and result type (no-op when done or in progress)
       const FunctionInfo& callee_info = out_.functions[index];
+      if (in_device() && callee_info.kind == FunctionKind::Helper) return check_helper_call(node, index);
       for (NodeId argument : children.subspan(1)) check_expression(argument);
-      if (in_kernel() && callee_info.kind != FunctionKind::Helper) {
+      if (in_device()) {
         diags_.emit<diag::SemaCallUnknownFunction>(ast_.range(callee), name_of(callee_info.name));
+        return Value{types_.error()};
+      }
+      if (callee_info.uses_kernel_builtins) {
+        diags_.emit<diag::SemaDeviceHelperOnHost>(ast_.range(callee), name_of(callee_info.name))
+            .note<diag::NoteKernelBuiltinUse>(callee_info.kernel_builtin, name_of(callee_info.name));
         return Value{types_.error()};
       }
       size_t expected = callee_info.parameter_types.size();
@@ -93,7 +99,7 @@ Value Checker::check_call(NodeId node) {
     case TypeKind::Object:
     case TypeKind::Dynamic:
       for (NodeId argument : children.subspan(1)) check_expression(argument);
-      if (in_kernel()) {
+      if (in_device()) {
         diags_.emit<diag::SemaCallUnknownFunction>(ast_.range(callee), source_text(callee));
         return Value{types_.error()};
       }
@@ -106,6 +112,153 @@ Value Checker::check_call(NodeId node) {
       diags_.emit<diag::SemaNotCallable>(ast_.range(callee), types_.to_string(target.type));
       return Value{types_.error()};
   }
+}
+
+// A call of a helper from device code: its arguments bound to the
+// parameters (by position, then keyword, then the parameters' constant
+// defaults), recorded for lowering in TypedModule::call_arguments, and each
+// checked against its parameter as a store into it would be: no silent
+// narrowing, constants that fit, tensors of the parameter's element type and
+// rank (of any memory: global, shared or local), and a `mut` parameter only
+// given a writable tensor.
+Value Checker::check_helper_call(NodeId node, uint32_t index) {
+  auto children = ast_.children(node);
+  const FunctionInfo& callee = out_.functions[index];
+  std::string callee_name = name_of(callee.name);
+  auto parameters = ast_.children(ast_.child(callee.def, 1)).subspan(callee.first_parameter);
+  std::vector<NodeId> bound(parameters.size());
+  std::vector<Value> values(parameters.size());
+  std::vector<bool> given(parameters.size());
+  bool ok = true;
+  size_t next = 0;
+  for (NodeId argument : children.subspan(1)) {
+    NodeKind kind = ast_.kind(argument);
+    if (kind == NodeKind::StarArgument || kind == NodeKind::DoubleStarArgument) {
+      check_expression(argument);
+      diags_.emit<diag::SemaUnsupportedInKernel>(ast_.range(argument), std::string("unpacking arguments with * or **"));
+      ok = false;
+      continue;
+    }
+    size_t slot = parameters.size();
+    if (kind == NodeKind::KeywordArgument) {
+      for (size_t i = 0; i < parameters.size(); ++i)
+        if (ast_.node(parameters[i]).payload == ast_.node(argument).payload) slot = i;
+      Value v = check_expression(ast_.child(argument, 0));
+      if (slot == parameters.size()) {
+        diags_.emit<diag::SemaUnknownKeyword>(ast_.range(argument), callee_name, name_of(ast_.node(argument).payload));
+        ok = false;
+        continue;
+      }
+      if (given[slot]) {
+        diags_.emit<diag::SemaDuplicateArgument>(ast_.range(argument), callee_name, name_of(ast_.node(argument).payload));
+        ok = false;
+        continue;
+      }
+      bound[slot] = ast_.child(argument, 0);
+      values[slot] = v;
+      given[slot] = true;
+      continue;
+    }
+    Value v = check_expression(argument);
+    while (next < parameters.size() &&
+           static_cast<ParameterKind>(ast_.node(parameters[next]).op) != ParameterKind::Normal)
+      ++next;
+    if (next >= parameters.size()) {
+      ok = false;
+      continue;
+    }
+    bound[next] = argument;
+    values[next] = v;
+    given[next] = true;
+    ++next;
+  }
+  size_t positional = 0;
+  for (NodeId argument : children.subspan(1)) positional += ast_.kind(argument) == NodeKind::KeywordArgument ? 0 : 1;
+  size_t required = 0;
+  for (NodeId parameter : parameters) required += ast_.child(parameter, 1).valid() ? 0 : 1;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (given[i]) continue;
+    NodeId default_value = ast_.child(parameters[i], 1);
+    if (!default_value.valid()) {
+      ok = false;
+      continue;
+    }
+    bound[i] = default_value;  // a constant (check_function requires it): typed in the callee
+    values[i] = Value{out_.node_types[default_value.index]};
+    if (auto c = constants_.find(default_value.index); c != constants_.end()) values[i].constant = c->second;
+  }
+  if (!ok) {
+    if (std::any_of(given.begin(), given.end(), [](bool g) { return !g; }) || positional > parameters.size()) {
+      std::string expected = required == parameters.size()
+                                 ? std::to_string(required)
+                                 : std::to_string(required) + " to " + std::to_string(parameters.size());
+      expected += parameters.size() == 1 && required == 1 ? " argument" : " arguments";
+      diags_.emit<diag::SemaArgumentCount>(ast_.range(node), callee_name, expected,
+                                           static_cast<unsigned>(children.size() - 1));
+    }
+    return Value{types_.error()};
+  }
+  for (size_t i = 0; i < parameters.size() && i < callee.parameter_types.size(); ++i) {
+    if (!given[i]) continue;
+    check_argument(bound[i], values[i], callee.parameter_types[i], name_of(ast_.node(parameters[i]).payload),
+                   callee_name);
+  }
+  out_.call_arguments[node.index] = bound;
+  bind_call_shapes(callee, bound);
+  raise_effect(callee.effect, ast_.range(node));
+  if (callee.uses_kernel_builtins && function_ && function_->kind == FunctionKind::Helper) {
+    function_->uses_kernel_builtins = true;
+    if (function_->kernel_builtin.begin == 0) function_->kernel_builtin = ast_.range(node);
+  }
+  return Value{callee.return_type.valid() ? callee.return_type : types_.dynamic()};
+}
+
+void Checker::check_argument(NodeId argument, const Value& value, TypeId parameter, const std::string& parameter_name,
+                             const std::string& callee_name) {
+  if (types_.is_error(value.type) || types_.is_error(parameter)) return;
+  TypeInfo want = types_.info(parameter);
+  TypeInfo have = types_.info(value.type);
+  auto mismatch = [&] {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(argument), parameter_name, callee_name,
+                                        "'" + types_.to_string(parameter) + "'", types_.to_string(value.type));
+  };
+  if (want.kind == TypeKind::Tensor) {
+    if (have.kind != TypeKind::Tensor || have.scalar != want.scalar ||
+        types_.dims(value.type).size() != types_.dims(parameter).size()) {
+      mismatch();
+      return;
+    }
+    if (have.space == AddressSpace::Register && types_.dims(value.type).size() != 1) {
+      // A register tile is spread over the lanes of a warp (tile.mma's
+      // layout): it is no memory a helper could index.
+      diags_.emit<diag::SemaRegisterTileArgument>(ast_.range(argument), parameter_name, callee_name);
+      return;
+    }
+    // Writing through a `mut` parameter writes the argument.
+    if (want.mut && have.space == AddressSpace::Global && !have.mut) {
+      NodeId root = argument;
+      while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
+      write_tensor_element(argument, value.type, root);
+    }
+    return;
+  }
+  if (want.kind != TypeKind::Scalar) return;
+  if (have.kind == TypeKind::Tensor) {
+    mismatch();
+    return;
+  }
+  if (!is_assignable(value.type, parameter)) {
+    bool narrowing = (have.kind == TypeKind::Scalar && is_float(have.scalar) && is_integer(want.scalar)) ||
+                     (have.kind == TypeKind::UntypedFloat && !is_float(want.scalar));
+    if (narrowing) {
+      diags_.emit<diag::SemaNarrowingConversion>(ast_.range(argument), types_.to_string(value.type),
+                                                 std::string(scalar_info(want.scalar).name));
+    } else {
+      mismatch();
+    }
+    return;
+  }
+  check_constant_fits(argument, value, parameter);
 }
 
 // At a call of a user function, symbolic dimensions of the parameters are
@@ -148,12 +301,36 @@ void Checker::bind_call_shapes(const FunctionInfo& callee, const std::vector<Nod
 
 Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
   BuiltinCall bc(*this, call, builtin);
-  if (bc.info.context == CallContext::Kernel && !in_kernel()) {
+  if (bc.info.context == CallContext::Kernel && !in_device()) {
     bc.check_all_arguments();
     diags_.emit<diag::SemaKernelOnlyBuiltin>(ast_.range(bc.children[0]), bc.name);
     return Value{types_.error()};
   }
-  if (bc.info.context == CallContext::Host && in_kernel()) {
+  if (bc.info.context == CallContext::Kernel && function_ && function_->kind == FunctionKind::Helper) {
+    // What a helper may not do (docs/language/kernels.md, "Helper
+    // functions"): shared memory is allocated, and async copies grouped, by
+    // the kernel, whose budget and commit groups they are.
+    const char* reason = nullptr;
+    switch (builtin) {
+      case BuiltinId::TileAllocShared:
+        reason = "shared memory is allocated by the kernel (its budget counts it); pass the buffer to the helper";
+        break;
+      case BuiltinId::TileCpAsync:
+      case BuiltinId::TileCpCommitGroup:
+      case BuiltinId::TileCpWaitGroup:
+        reason = "async copies and their commit groups belong to the kernel; issue them there";
+        break;
+      default: break;
+    }
+    function_->uses_kernel_builtins = true;
+    if (function_->kernel_builtin.begin == 0) function_->kernel_builtin = bc.where;
+    if (reason) {
+      bc.check_all_arguments();
+      diags_.emit<diag::SemaNotInHelper>(ast_.range(bc.children[0]), bc.name, std::string(reason));
+      return Value{types_.error()};
+    }
+  }
+  if (bc.info.context == CallContext::Host && in_device()) {
     bc.check_all_arguments();
     diags_.emit<diag::SemaHostOnlyBuiltin>(ast_.range(bc.children[0]), bc.name);
     return Value{types_.error()};

@@ -217,7 +217,7 @@ Value Checker::check_expression(NodeId node) {
       const TypeInfo& t = types_.info(operand.type);
       bool numeric = t.kind == TypeKind::UntypedInt || t.kind == TypeKind::UntypedFloat ||
                      (t.kind == TypeKind::Scalar && t.scalar != ScalarType::Bool) || t.kind == TypeKind::Dynamic ||
-                     (t.kind == TypeKind::Tensor && !in_kernel());
+                     (t.kind == TypeKind::Tensor && !in_device());
       bool integral = t.kind == TypeKind::UntypedInt || (t.kind == TypeKind::Scalar && is_integer(t.scalar)) ||
                       t.kind == TypeKind::Dynamic;
       if (t.kind == TypeKind::Error) break;
@@ -271,7 +271,7 @@ Value Checker::check_expression(NodeId node) {
         if (!(n.flags & 1)) check_operand_constants(lhs, lhs_node, rhs, ast_.child(node, 1), common);
       }
       bool tensor = types_.kind(left_type) == TypeKind::Tensor || types_.kind(rhs.type) == TypeKind::Tensor;
-      value = Value{tensor && !in_kernel() ? types_.dynamic() : types_.scalar(ScalarType::Bool)};
+      value = Value{tensor && !in_device() ? types_.dynamic() : types_.scalar(ScalarType::Bool)};
       break;
     }
     case NodeKind::IfExp: {
@@ -312,13 +312,13 @@ Value Checker::check_expression(NodeId node) {
         check_expression(ast_.child(entry, 0));
         check_expression(ast_.child(entry, 1));
       }
-      if (in_kernel()) diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a dict literal"));
+      if (in_device()) diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a dict literal"));
       value = Value{types_.object(values_.identifiers.intern("dict"))};
       break;
     case NodeKind::ListComp:
     case NodeKind::GeneratorExp:
     case NodeKind::Lambda:
-      if (in_kernel()) {
+      if (in_device()) {
         diags_.emit<diag::SemaUnsupportedInKernel>(
             n.range, std::string(n.kind == NodeKind::Lambda ? "a lambda" : "a comprehension"));
         value = Value{types_.error()};
@@ -454,13 +454,13 @@ Value Checker::resolve_attribute(NodeId node) {
     case TypeKind::Error:
       return Value{types_.error()};
     case TypeKind::Tensor:
-      if (!in_kernel()) return Value{types_.dynamic()};
+      if (!in_device()) return Value{types_.dynamic()};
       break;
     case TypeKind::Dynamic:
     case TypeKind::Object:
     case TypeKind::Function:
     case TypeKind::Builtin:
-      if (!in_kernel()) return Value{types_.dynamic()};
+      if (!in_device()) return Value{types_.dynamic()};
       break;
     default:
       break;
@@ -484,7 +484,7 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
 
   // Tensors: elementwise with broadcasting, graph-level code only.
   if (a.kind == TypeKind::Tensor || b.kind == TypeKind::Tensor) {
-    if (in_kernel() && !(a.kind == TypeKind::Tensor && a.space == AddressSpace::Local)) return invalid();
+    if (in_device() && !(a.kind == TypeKind::Tensor && a.space == AddressSpace::Register)) return invalid();
     if (a.kind == TypeKind::Tensor && b.kind == TypeKind::Tensor) {
       auto da = types_.dims(lhs), db = types_.dims(rhs);
       size_t rank = std::max(da.size(), db.size());
@@ -581,7 +581,7 @@ Value Checker::check_binary(NodeId node) {
 
   // Matrix product of two tensors: inner dimensions must agree.
   if (op == BinaryOperator::MatMul && types_.kind(lhs.type) == TypeKind::Tensor &&
-      types_.kind(rhs.type) == TypeKind::Tensor && !in_kernel()) {
+      types_.kind(rhs.type) == TypeKind::Tensor && !in_device()) {
     auto da = types_.dims(lhs.type), db = types_.dims(rhs.type);
     if (da.size() >= 2 && db.size() >= 2) {
       DimId k1 = da.back(), k2 = db[db.size() - 2];

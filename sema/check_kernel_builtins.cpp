@@ -113,7 +113,7 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
         return Value{types_.error()};
       }
       DimId dims[] = {da[0], db[1]};
-      return Value{types_.tensor(accum, {}, dims, AddressSpace::Local, true, false)};
+      return Value{types_.tensor(accum, {}, dims, AddressSpace::Register, true, false)};
     }
     default: break;
   }

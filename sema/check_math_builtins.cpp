@@ -14,7 +14,7 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
       Value x = bc.value_of(bound[0]);
       const TypeInfo& t = types_.info(x.type);
       if (t.kind == TypeKind::Error || t.kind == TypeKind::Dynamic) return Value{x.type};
-      if (t.kind == TypeKind::Tensor && !in_kernel()) return Value{x.type};
+      if (t.kind == TypeKind::Tensor && !in_device()) return Value{x.type};
       if (!types_.is_numeric_scalar(x.type)) {
         diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a number", types_.to_string(x.type));
         return Value{types_.error()};
@@ -26,7 +26,7 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
       return Value{result};
     }
     case Signature::MinMax: {
-      if (bc.args.positional.size() == 1 && !in_kernel()) {
+      if (bc.args.positional.size() == 1 && !in_device()) {
         for (NodeId argument : bc.children.subspan(1)) bc.value_of(argument);
         return Value{types_.dynamic()};  // a reduction over an axis
       }

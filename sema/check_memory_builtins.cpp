@@ -126,7 +126,7 @@ Value Checker::check_memory_builtin(BuiltinCall& bc) {
       if (t.kind == TypeKind::Error) return Value{types_.error()};
       ScalarType element = t.kind == TypeKind::Tensor || t.kind == TypeKind::Scalar ? t.scalar : ScalarType::F32;
       DimId dims[] = {types_.constant_dim(width)};
-      return Value{types_.tensor(element, t.policy, dims, AddressSpace::Local, false, false)};
+      return Value{types_.tensor(element, t.policy, dims, AddressSpace::Register, false, false)};
     }
     case Signature::StoreVectorArgs: {
       auto bound = bc.bind({"destination", "value"}, 2);

@@ -91,6 +91,9 @@ SourceRange Checker::function_name_range(NodeId def, std::string_view keyword) c
 
 void Checker::run(NodeId module) {
   collect_module_symbols(module);
+  mark_device_functions();
+  for (NodeId statement : ast_.children(module))
+    if (ast_.kind(statement) == NodeKind::ClassDef) check_class_decorators(statement);
   checked_.assign(out_.functions.size(), 0);
   // Module-level statements other than definitions, in order (host code and
   // seed fragments): typed like a function body without a function.
@@ -161,6 +164,77 @@ std::optional<Constant> Checker::evaluate_constant(NodeId node) const {
     }
     default:
       return std::nullopt;
+  }
+}
+
+namespace {
+
+// What a function's decorators make it, read without diagnostics
+// (read_decorators reports what is wrong with them).
+FunctionKind declared_kind(const Ast& ast, const ValueStores& values, NodeId def) {
+  FunctionKind kind = FunctionKind::Helper;
+  for (NodeId decorator : ast.children(ast.child(def, 0))) {
+    NodeId head = ast.child(decorator, 0);
+    NodeId callee = ast.kind(head) == NodeKind::Call ? ast.child(head, 0) : head;
+    switch (lookup_decorator(dotted_path_of(ast, values, callee)).value_or(Decorator::PrecisionPolicy)) {
+      case Decorator::Kernel:
+      case Decorator::KernelAutotune: return FunctionKind::Kernel;
+      case Decorator::Jit:
+      case Decorator::Autodiff:
+      case Decorator::CustomVjp: kind = FunctionKind::Jit; break;
+      case Decorator::PrecisionPolicy: break;
+    }
+  }
+  return kind;
+}
+
+// The names of module functions that `node` calls (as `f(...)`).
+void called_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out) {
+  if (!node.valid()) return;
+  if (ast.kind(node) == NodeKind::Call) {
+    NodeId callee = ast.child(node, 0);
+    if (ast.kind(callee) == NodeKind::Name) out.push_back(ast.node(callee).payload);
+  }
+  for (NodeId child : ast.children(node)) called_names(ast, child, out);
+}
+
+}  // namespace
+
+void Checker::mark_device_functions() {
+  std::vector<uint32_t> work;
+  for (uint32_t i = 0; i < out_.functions.size(); ++i)
+    if (declared_kind(ast_, values_, out_.functions[i].def) == FunctionKind::Kernel) work.push_back(i);
+  std::vector<bool> seen(out_.functions.size());
+  for (uint32_t i : work) seen[i] = true;
+  while (!work.empty()) {
+    uint32_t index = work.back();
+    work.pop_back();
+    std::vector<uint32_t> names;
+    called_names(ast_, ast_.child(out_.functions[index].def, 3), names);
+    for (uint32_t name : names) {
+      auto it = module_symbols_.find(name);
+      if (it == module_symbols_.end() || it->second.kind != ModuleSymbol::Kind::Function) continue;
+      uint32_t callee = it->second.function_index;
+      if (seen[callee] || declared_kind(ast_, values_, out_.functions[callee].def) != FunctionKind::Helper) continue;
+      seen[callee] = true;
+      out_.functions[callee].device = true;
+      work.push_back(callee);
+    }
+  }
+}
+
+void Checker::check_class_decorators(NodeId def) {
+  for (NodeId decorator : ast_.children(ast_.child(def, 0))) {
+    NodeId head = ast_.child(decorator, 0);
+    NodeId callee = ast_.kind(head) == NodeKind::Call ? ast_.child(head, 0) : head;
+    std::string path = dotted_path_of(ast_, values_, callee);
+    std::optional<Decorator> kind = lookup_decorator(path);
+    if (kind == Decorator::PrecisionPolicy) continue;
+    if (!kind) {
+      diags_.emit<diag::SemaUnknownDecorator>(ast_.range(head), path.empty() ? source_text(head) : path);
+      continue;
+    }
+    diags_.emit<diag::SemaDecoratorOnClass>(ast_.range(head), path, name_of(ast_.node(def).payload));
   }
 }
 
@@ -619,15 +693,39 @@ void Checker::check_function(uint32_t index) {
     NodeId annotation = ast_.child(parameter, 0);
     NodeId default_value = ast_.child(parameter, 1);
     TypeId type;
-    if (annotation.valid()) {
+    auto parameter_kind = static_cast<ParameterKind>(p.op);
+    bool device = info.kind == FunctionKind::Kernel || info.device;
+    if (device && parameter_kind != ParameterKind::Normal && parameter_kind != ParameterKind::KeywordOnly) {
+      diags_.emit<diag::SemaUnsupportedInKernel>(p.range, std::string("a '*' or '**' parameter"));
+      type = types_.error();
+    } else if (annotation.valid()) {
       type = resolve_type(annotation);
-    } else if (info.kind == FunctionKind::Kernel && p.payload != UINT32_MAX) {
-      diags_.emit<diag::SemaMissingParameterType>(p.range, name_of(p.payload), function_name);
+    } else if (device && p.payload != UINT32_MAX) {
+      diags_.emit<diag::SemaMissingParameterType>(
+          p.range, name_of(p.payload), (info.kind == FunctionKind::Kernel ? "kernel '" : "helper '") + function_name + "'");
       type = types_.error();
     } else {
       type = types_.dynamic();
     }
-    if (default_value.valid()) check_expression(default_value);
+    if (default_value.valid()) {
+      Value v = check_expression(default_value);
+      if (info.kind == FunctionKind::Kernel) {
+        // `tesserac run`, the AOT header and the runtime pass every argument:
+        // a default would be silently ignored.
+        auto builder =
+            diags_.emit<diag::SemaKernelParameterDefault>(ast_.range(default_value), name_of(p.payload), function_name);
+        if (annotation.valid()) builder.fix_it_replace({ast_.range(annotation).end, ast_.range(default_value).end}, "");
+      } else if (device && !types_.is_error(v.type)) {
+        // A device helper's default is used at each call that omits it: a
+        // compile-time constant of the parameter's type.
+        if (!v.constant || v.constant->from_local) {
+          diags_.emit<diag::SemaNotConstant>(ast_.range(default_value),
+                                             "the default value of parameter '" + name_of(p.payload) + "'");
+        } else if (!types_.is_error(type)) {
+          check_store(default_value, type, v, default_value);
+        }
+      }
+    }
     set_type(parameter, type);
     info.parameter_types.push_back(type);
     if (p.payload == UINT32_MAX) continue;
@@ -663,7 +761,10 @@ void Checker::check_function(uint32_t index) {
   }
 
   check_statements(body);
-  if (info.kind == FunctionKind::Kernel) check_uniformity(info);
+  if (info.kind == FunctionKind::Kernel || info.device) {
+    check_definite_assignment(info);
+    check_uniformity(info);
+  }
 
   uint64_t limit = kDefaultSharedLimitBytes;
   if (info.kind == FunctionKind::Kernel && info.shared_budget && info.shared_bytes > *info.shared_budget) {
@@ -757,7 +858,7 @@ void Checker::check_statement(NodeId statement) {
     }
     case NodeKind::If: {
       Value condition = check_expression(children[0]);
-      if (types_.kind(condition.type) == TypeKind::Tensor && in_kernel()) {
+      if (types_.kind(condition.type) == TypeKind::Tensor && in_device()) {
         diags_.emit<diag::SemaConditionType>(ast_.range(children[0]), types_.to_string(condition.type));
       }
       check_statements(children[1]);
@@ -772,7 +873,7 @@ void Checker::check_statement(NodeId statement) {
     }
     case NodeKind::While: {
       Value condition = check_expression(children[0]);
-      if (types_.kind(condition.type) == TypeKind::Tensor && in_kernel()) {
+      if (types_.kind(condition.type) == TypeKind::Tensor && in_device()) {
         diags_.emit<diag::SemaConditionType>(ast_.range(children[0]), types_.to_string(condition.type));
       }
       ++loop_depth_;
@@ -790,7 +891,7 @@ void Checker::check_statement(NodeId statement) {
         element.type = TypeId{types_.info(iterable.type).payload};
       } else if (kind == TypeKind::Error) {
         element.type = types_.error();
-      } else if (in_kernel()) {
+      } else if (in_device()) {
         diags_.emit<diag::SemaNotIterable>(ast_.range(children[1]), types_.to_string(iterable.type));
         element.type = types_.error();
       }
@@ -840,7 +941,7 @@ void Checker::check_statement(NodeId statement) {
       return;
     case NodeKind::FunctionDef:
     case NodeKind::ClassDef:
-      if (in_kernel()) diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a nested definition"));
+      if (in_device()) diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a nested definition"));
       return;
     case NodeKind::Pass:
     case NodeKind::TypeAlias:
@@ -1008,7 +1109,7 @@ void Checker::write_tensor_element(NodeId target, TypeId tensor, NodeId root) {
   const TypeInfo& info = types_.info(tensor);
   // A kernel stores one element of a @precision_policy tensor with the
   // per-element quantize (the one that takes the tensor's scale).
-  if (Policy policy = types_.policy(info.policy); in_kernel() && policy.custom.valid()) {
+  if (Policy policy = types_.policy(info.policy); in_device() && policy.custom.valid()) {
     const PolicyClass* custom = out_.policy_class(policy.custom);
     if (custom && custom->quantize != UINT32_MAX && !has_element_quantize(*custom)) {
       diags_.emit<diag::SemaPolicyStoreNeedsScale>(ast_.range(target), name_of(policy.custom),

@@ -34,6 +34,31 @@ struct Local {
 
 class BuiltinCall;
 
+// Lane divergence (lane_divergence.cpp): how much a value varies. Uniform
+// over the group; the same within each warp; varying between lanes.
+enum class DivergenceLevel : uint8_t { Uniform, Warp, Lane };
+
+// A collective operation that some lanes may not reach: the operation (or
+// the call that reaches it), the control it needs, the condition that
+// varies more (invalid after a divergent return or loop exit).
+struct DivergenceProblem {
+  NodeId op;
+  DivergenceLevel need = DivergenceLevel::Uniform;
+  NodeId condition;
+};
+
+// What a helper does, given its arguments' levels: how much its result
+// varies, the strictest control any collective it reaches needs (and that
+// collective), and the first collective its own control flow keeps from
+// some lanes.
+struct DivergenceSummary {
+  DivergenceLevel result = DivergenceLevel::Uniform;
+  std::optional<DivergenceLevel> need;
+  NodeId need_node;
+  std::string need_name;
+  std::optional<DivergenceProblem> problem;
+};
+
 // What binary_result types: an operator (`a + b`, or augmented `a += b`), a
 // comparison, the branches of `a if c else b`, or a builtin of two numbers
 // (`min`, `pow`). The spelling is for messages only; the rules look at the
@@ -88,13 +113,12 @@ class Checker {
   std::optional<std::string> closest_name(std::string_view name, const std::vector<std::string>& candidates) const;
   uint32_t module_id(const std::string& path);
   const std::string& module_path(uint32_t id) const { return module_paths_[id]; }
-  bool in_kernel() const { return function_ != nullptr && function_->kind == FunctionKind::Kernel; }
   // Device code: a kernel, or a helper that kernels call (sema.h,
   // FunctionInfo::device); the kernel rules apply to both.
   bool in_device() const { return function_ != nullptr && (function_->kind == FunctionKind::Kernel || function_->device); }
   // Where computed tensor values live: registers in kernels, device memory
   // (global) in graph-level code.
-  AddressSpace value_space() const { return in_kernel() ? AddressSpace::Local : AddressSpace::Global; }
+  AddressSpace value_space() const { return in_device() ? AddressSpace::Register : AddressSpace::Global; }
   // The `def NAME` part of a function, for diagnostics about the function.
   SourceRange function_name_range(NodeId def, std::string_view keyword = "def") const;
 
@@ -125,6 +149,10 @@ class Checker {
   Value check_math_builtin(BuiltinCall& call);
   Value check_graph_builtin(BuiltinCall& call);
   void bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
+  Value check_helper_call(NodeId call, uint32_t function_index);
+  // One argument of a helper call against its parameter's type.
+  void check_argument(NodeId argument, const Value& value, TypeId parameter, const std::string& parameter_name,
+                      const std::string& callee_name);
   Value check_subscript(NodeId node);
   // A constant index (or slice bound, `is_end` for a slice's end) into axis
   // `axis` of `object`, whose size is `dim`: in device code it must lie
@@ -153,6 +181,11 @@ class Checker {
 
   // --- statements and declarations (checker.cpp) ---
   void collect_module_symbols(NodeId module);
+  // Marks the helpers that kernels call, directly or through other helpers,
+  // as device functions (FunctionInfo::device), before any body is checked.
+  void mark_device_functions();
+  // Decorators on classes: only @precision_policy (sema.decorator-on-class).
+  void check_class_decorators(NodeId def);
   std::optional<Constant> evaluate_constant(NodeId node) const;
   void check_function(uint32_t function_index);
   void read_decorators(FunctionInfo& info, NodeId decorators);
@@ -174,6 +207,11 @@ class Checker {
 
   // --- lane divergence (lane_divergence.cpp) ---
   void check_uniformity(const FunctionInfo& info);
+  // --- definite assignment (definite_assignment.cpp) ---
+  void check_definite_assignment(const FunctionInfo& info);
+  // A helper's summary for arguments of these levels (cached).
+  DivergenceSummary helper_divergence(uint32_t function_index, const std::vector<DivergenceLevel>& arguments);
+  std::unordered_map<std::string, DivergenceSummary> divergence_summaries_;
 
   const Ast& ast_;
   ValueStores& values_;

@@ -56,6 +56,10 @@ struct FunctionInfo {
   // device function, checked under the kernel rules and compiled with the
   // kernel (docs/language/kernels.md, "Helper functions").
   bool device = false;
+  // It (or a helper it calls) calls a kernel-only builtin: only device code
+  // may call it. Where it first does, for a note.
+  bool uses_kernel_builtins = false;
+  SourceRange kernel_builtin;
 };
 
 // A `@precision_policy` class (docs/numerics.md, "Precision policy
