@@ -250,6 +250,7 @@ void Lowering::lower_function(uint32_t index, Operation* func) {
   locals_.clear();
   assigned_names(ast_, ast_.child(info.def, 3), locals_);
   pending_tokens_.clear();
+  vector_buffers_.clear();
   Type fn = func->attr("function_type").type();
   result_types_.clear();
   for (size_t i = 0; i < fn.num_results(); ++i) result_types_.push_back(fn.result(i));
@@ -459,6 +460,19 @@ void Lowering::lower_assign(NodeId statement) {
     Value* m = builder_.create(OpKind::AllocShared, {}, {*t}, {{"alignment", context_.int_attr(16)}})->result();
     for (size_t i = 0; i + 1 < children.size(); ++i) assign(children[i], Bound{m, {}}, statement);
     return;
+  }
+  // `t[a:b] = tensor`: copied element by element (lower_slices.cpp); a
+  // register tile is stored by tile.store_tile below.
+  if (children.size() == 2 && ast_.kind(children[0]) == NodeKind::Subscript) {
+    sema::TypeId target_type = typed_.node_types[children[0].index];
+    sema::TypeId source_type = typed_.node_types[value_node.index];
+    if (target_type.valid() && typed_.types.kind(target_type) == SemaKind::Tensor && source_type.valid() &&
+        typed_.types.kind(source_type) == SemaKind::Tensor &&
+        !(typed_.types.info(source_type).space == sema::AddressSpace::Register &&
+          typed_.types.dims(source_type).size() == 2)) {
+      store_slice(children[0], value_node, nullptr);
+      return;
+    }
   }
   if (ast_.kind(value_node) == NodeKind::Tuple) {
     // All values first: `a, b = b, a` swaps.

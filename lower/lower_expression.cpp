@@ -629,6 +629,22 @@ Bound Lowering::lower_subscript(NodeId node) {
       return Bound{select_element(elements, index, node), {}};
     }
   }
+  // An element of a vector (a tile.load_vector result): `v[1]`, `v[i]`.
+  // (Also a helper's tensor parameter given a vector: its type is the IR's.)
+  Value* vector = nullptr;
+  if (ast_.kind(object) == NodeKind::Name) {
+    auto it = env_.find(ast_.node(object).payload);
+    if (it != env_.end() && it->second.is_value() && it->second.value->type().is(TypeKind::Vector))
+      vector = it->second.value;
+  } else if (sema::TypeId t = typed_.node_types[object.index];
+             t.valid() && typed_.types.kind(t) == SemaKind::Tensor &&
+             typed_.types.info(t).space == sema::AddressSpace::Register && typed_.types.dims(t).size() == 1) {
+    vector = value(object);
+  }
+  if (vector && vector->type().is(TypeKind::Vector)) {
+    if (ast_.kind(ast_.child(node, 1)) == NodeKind::Slice) unsupported(node, "a slice of a vector");
+    return Bound{vector_element(vector, to_index(value(ast_.child(node, 1), context_.i32_type()))), {}};
+  }
   Place place = place_of(node, true);
   if (place.has_slice) return Bound{view_of(place, node), {}};  // checked by the user of the view
   require_policy(node, PolicyUse::ElementLoad);
@@ -645,7 +661,7 @@ void Lowering::emit_store(NodeId target, Value* v) {
   Place place = place_of(target, true);
   require_policy(target, place.has_slice ? PolicyUse::Other : PolicyUse::ElementStore);
   if (place.has_slice) {
-    if (!v->type().is(TypeKind::Tile)) unsupported(target, "storing a scalar into a tensor slice");
+    if (!v->type().is(TypeKind::Tile)) return store_slice(target, NodeId{}, v);  // a fill or a copy
     Value* view = view_of(place, target);
     builder_.create(OpKind::StoreTile, {v, view}, {});
     return;

@@ -145,6 +145,17 @@ class Lowering {
   Value* emit(OpKind kind, std::initializer_list<Value*> operands, Type result, std::vector<NamedAttribute> attributes = {});
   void emit_store(NodeId target, Value* v);
 
+  // --- slice assignments and vector elements (lower_slices.cpp) ---
+  // `target` (a subscript with slices) = the value of `value_node`, or the
+  // already lowered `lowered` (a scalar, a vector or a memref) when given.
+  void store_slice(NodeId target, NodeId value_node, Value* lowered);
+  // Per axis of the slice (the axes not indexed by an integer), its length.
+  std::vector<Value*> slice_extents(NodeId subscript, const Place& place);
+  bool is_list_element(NodeId subscript) const;  // `bufs[stage]` of a list of buffers
+  Value* vector_buffer(Type vector);             // the local buffer a vector of this type is read through
+  Value* spill_vector(Value* vector);            // stores it into that buffer
+  Value* vector_element(Value* vector, Value* index);
+
   // --- numeric policies (lower_policy.cpp) ---
   enum class PolicyUse : uint8_t {
     ElementLoad,   // t[i] read: the tensor's policy applies to the value read
@@ -208,6 +219,7 @@ class Lowering {
   std::unordered_map<uint32_t, Value*> policy_scales_;  // kernel tensor parameter -> its @precision_policy scale
   std::vector<Type> result_types_;
   std::vector<Value*> pending_tokens_;  // async copies since the last commit, in this block
+  std::unordered_map<std::string, Value*> vector_buffers_;  // vector type -> its local buffer (per function)
 };
 
 using sema::assigned_names;

@@ -754,6 +754,20 @@ Value Checker::check_subscript(NodeId node) {
       return Value{types_.error()};
   }
 
+  if (info.space == AddressSpace::Register && in_device()) {
+    // Register values: a vector's elements can be read (and not written);
+    // a register tile lives spread over a warp's lanes, no lane holds it.
+    if (types_.dims(base.type).size() != 1) {
+      for (NodeId i : indices) check_expression(i);
+      diags_.emit<diag::SemaIndexRegisterTile>(ast_.range(node), source_text(object));
+      return Value{types_.error()};
+    }
+    if (ast_.kind(index) == NodeKind::Slice) {
+      check_expression(index);
+      diags_.emit<diag::SemaUnsupportedInKernel>(ast_.range(index), std::string("a slice of a vector"));
+      return Value{types_.error()};
+    }
+  }
   // A copy: checking the indices below may create types.
   std::vector<DimId> dims(types_.dims(base.type).begin(), types_.dims(base.type).end());
   size_t consumed = 0;

@@ -851,6 +851,10 @@ void Checker::check_statement(NodeId statement) {
         while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
         TypeId object = out_.node_types[ast_.child(target, 0).index];
         if (object.valid() && types_.kind(object) == TypeKind::Tensor) {
+          if (types_.info(object).space == AddressSpace::Register) {
+            diags_.emit<diag::SemaWriteRegisterValue>(ast_.range(target), source_text(ast_.child(target, 0)));
+            return;
+          }
           write_tensor_element(target, object, root);
         }
       }
@@ -1043,6 +1047,10 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
       NodeId object = ast_.child(target, 0);
       TypeId object_type = out_.node_types[object.index];
       if (object_type.valid() && types_.kind(object_type) == TypeKind::Tensor) {
+        if (types_.info(object_type).space == AddressSpace::Register && !types_.is_error(slot.type)) {
+          diags_.emit<diag::SemaWriteRegisterValue>(ast_.range(target), source_text(object));
+          return;
+        }
         write_tensor_element(target, object_type, root);
       }
       check_store(target, slot.type, value, value_node);
