@@ -44,7 +44,10 @@ class Compilation {
   // a module sema accepted; null after an error. Without `run_pipeline` the
   // IR exactly as lowering makes it (for printing only: code generation
   // needs the pipeline's layouts).
-  ir::Operation* lower(int opt_level, bool run_pipeline = true);
+  // With `only_kernel`, that kernel and the helpers it calls alone (what
+  // `tesserac run --kernel` runs: another kernel of the file that cannot
+  // be lowered does not stop it).
+  ir::Operation* lower(int opt_level, bool run_pipeline = true, const std::string& only_kernel = {});
 
   // The loaded file as IR text (what tesserac --emit=tile-ir or tesserac-opt
   // print), verified, with the pipeline at `opt_level` run on it: IR from

@@ -211,11 +211,12 @@ Operation* Lowering::function_op(uint32_t index, const std::vector<Type>& argume
   return func;
 }
 
-OwningModule Lowering::run() {
+OwningModule Lowering::run(const std::string& only_kernel) {
   module_ = create_module(location(ast_.root()));
   // Kernels in source order; the helpers they call are lowered as they are reached.
   for (uint32_t i = 0; i < typed_.functions.size(); ++i) {
     if (typed_.functions[i].kind != FunctionKind::Kernel) continue;
+    if (!only_kernel.empty() && name_of(typed_.functions[i].name.index) != only_kernel) continue;
     try {
       function_op(i);
     } catch (LoweringFailed&) {
@@ -419,8 +420,9 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
           Type held = it->second.value->type();
           if (held != bound.value->type() && !(held.is_scalar() && bound.value->type().is_scalar()) &&
               !(held.is(TypeKind::Tile) && bound.value->type().is_scalar()))
-            unsupported(where, "assigning a value of type " + std::string(bound.value->type().str()) + " to '" + name_of(name) +
-                                   "', which holds " + std::string(held.str()));
+            unsupported(where, "giving '" + name_of(name) + "' (of type '" +
+                                   typed_.types.to_string(typed_.node_types[target.index]) +
+                                   "') a value of another shape, memory or layout than the one it holds");
           bound.value = convert(bound.value, held);
         }
         else if (auto t = ir_type(typed_.node_types[target.index]); t && t->is_scalar())
@@ -804,8 +806,8 @@ void Lowering::lower_while(NodeId statement) {
 }
 
 OwningModule lower_to_tile_ir(Context& context, const Ast& ast, const ValueStores& values,
-                              const sema::TypedModule& typed, DiagnosticEngine& diags) {
-  return Lowering(context, ast, values, typed, diags).run();
+                              const sema::TypedModule& typed, DiagnosticEngine& diags, const std::string& only_kernel) {
+  return Lowering(context, ast, values, typed, diags).run(only_kernel);
 }
 
 }  // namespace tessera::ir

@@ -541,7 +541,9 @@ Place Lowering::place_of(NodeId subscript, bool element_access) {
   if (!element_access) require_policy(subscript, PolicyUse::Other);
   Value* memref = memref_of(object, true);
   Type m = memref->type();
-  if (!m.is(TypeKind::MemRef)) unsupported(subscript, "indexing a value of type " + std::string(m.str()));
+  // (Messages name types as the language does: sema's, never the IR's.)
+  if (!m.is(TypeKind::MemRef))
+    unsupported(subscript, "indexing a value of type '" + typed_.types.to_string(typed_.node_types[object.index]) + "'");
   std::vector<NodeId> indices;
   if (ast_.kind(index) == NodeKind::Tuple && !(ast_.node(index).flags & 1))
     indices.assign(ast_.children(index).begin(), ast_.children(index).end());

@@ -50,7 +50,7 @@ class Lowering {
  public:
   Lowering(Context& context, const Ast& ast, const ValueStores& values, const sema::TypedModule& typed,
            DiagnosticEngine& diags);
-  OwningModule run();
+  OwningModule run(const std::string& only_kernel);
 
   // --- module and functions (lower.cpp) ---
   // The func.func of a function, declared on first use (its body is lowered

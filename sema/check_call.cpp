@@ -1,5 +1,8 @@
 // Sema: calls of user functions and builtins (the signatures of builtins.def).
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "sema/builtin_call.h"
@@ -58,6 +61,21 @@ Value Checker::check_call(NodeId node) {
     // Anything else: reported as an unknown member below.
   }
 
+  // `float("inf")`, `float("-inf")`, `float("nan")` (and any other float
+  // Python reads from a string), `float(2)`: a float constant, as Python
+  // computes it (docs/language/types.md, "Infinity and NaN").
+  if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "float" &&
+      !locals_.count(ast_.node(callee).payload) && !module_symbols_.count(ast_.node(callee).payload) &&
+      args.positional.size() == 1 && args.keywords.empty()) {
+    set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
+    if (auto c = float_constant(args.positional[0])) return Value{types_.untyped_float(), c};
+    if (in_device()) {
+      diags_.emit<diag::SemaFloatConversion>(ast_.range(node), source_text(args.positional[0]));
+      return Value{types_.error()};
+    }
+    return Value{types_.dynamic()};
+  }
+
   Value target = check_expression(callee);
   const TypeInfo& info = types_.info(target.type);
   switch (info.kind) {
@@ -114,6 +132,36 @@ Value Checker::check_call(NodeId node) {
   }
 }
 
+std::optional<Constant> Checker::float_constant(NodeId argument) {
+  if (ast_.kind(argument) == NodeKind::StringLiteral) {
+    set_type(argument, types_.string());
+    std::string text = values_.strings[ast_.node(argument).payload];
+    // Python's float(str): surrounding whitespace, a sign, digits or
+    // inf/infinity/nan in any case.
+    size_t first = text.find_first_not_of(" \t\n\r"), last = text.find_last_not_of(" \t\n\r");
+    if (first == std::string::npos) return std::nullopt;
+    text = text.substr(first, last - first + 1);
+    std::string lower;
+    for (char ch : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string_view body = lower;
+    double sign = 1.0;
+    if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+      sign = body[0] == '-' ? -1.0 : 1.0;
+      body.remove_prefix(1);
+    }
+    if (body == "inf" || body == "infinity") return Constant{true, 0, sign * HUGE_VAL};
+    if (body == "nan") return Constant{true, 0, std::copysign(std::nan(""), sign)};
+    if (body.empty() || lower.find_first_not_of("0123456789.e+-_") != std::string::npos) return std::nullopt;
+    char* end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size()) return std::nullopt;
+    return Constant{true, 0, v};
+  }
+  Value v = check_expression(argument);
+  if (v.constant && !v.constant->from_local) return Constant{true, 0, v.constant->as_double()};
+  return std::nullopt;
+}
+
 // A call of a helper from device code: its arguments bound to the
 // parameters (by position, then keyword, then the parameters' constant
 // defaults), recorded for lowering in TypedModule::call_arguments, and each
@@ -126,10 +174,19 @@ Value Checker::check_helper_call(NodeId node, uint32_t index) {
   const FunctionInfo& callee = out_.functions[index];
   std::string callee_name = name_of(callee.name);
   auto parameters = ast_.children(ast_.child(callee.def, 1)).subspan(callee.first_parameter);
+  for (NodeId parameter : parameters) {
+    auto kind = static_cast<ParameterKind>(ast_.node(parameter).op);
+    if (kind != ParameterKind::Normal && kind != ParameterKind::KeywordOnly) {
+      // Reported at the parameter (check_function).
+      for (NodeId argument : children.subspan(1)) check_expression(argument);
+      return Value{types_.error()};
+    }
+  }
   std::vector<NodeId> bound(parameters.size());
   std::vector<Value> values(parameters.size());
   std::vector<bool> given(parameters.size());
   bool ok = true;
+  bool miscounted = false;  // too many positional arguments, or a parameter without a value
   size_t next = 0;
   for (NodeId argument : children.subspan(1)) {
     NodeKind kind = ast_.kind(argument);
@@ -165,6 +222,7 @@ Value Checker::check_helper_call(NodeId node, uint32_t index) {
       ++next;
     if (next >= parameters.size()) {
       ok = false;
+      miscounted = true;
       continue;
     }
     bound[next] = argument;
@@ -172,8 +230,6 @@ Value Checker::check_helper_call(NodeId node, uint32_t index) {
     given[next] = true;
     ++next;
   }
-  size_t positional = 0;
-  for (NodeId argument : children.subspan(1)) positional += ast_.kind(argument) == NodeKind::KeywordArgument ? 0 : 1;
   size_t required = 0;
   for (NodeId parameter : parameters) required += ast_.child(parameter, 1).valid() ? 0 : 1;
   for (size_t i = 0; i < parameters.size(); ++i) {
@@ -181,6 +237,7 @@ Value Checker::check_helper_call(NodeId node, uint32_t index) {
     NodeId default_value = ast_.child(parameters[i], 1);
     if (!default_value.valid()) {
       ok = false;
+      miscounted = true;
       continue;
     }
     bound[i] = default_value;  // a constant (check_function requires it): typed in the callee
@@ -188,7 +245,7 @@ Value Checker::check_helper_call(NodeId node, uint32_t index) {
     if (auto c = constants_.find(default_value.index); c != constants_.end()) values[i].constant = c->second;
   }
   if (!ok) {
-    if (std::any_of(given.begin(), given.end(), [](bool g) { return !g; }) || positional > parameters.size()) {
+    if (miscounted) {
       std::string expected = required == parameters.size()
                                  ? std::to_string(required)
                                  : std::to_string(required) + " to " + std::to_string(parameters.size());

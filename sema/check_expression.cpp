@@ -140,6 +140,11 @@ void Checker::check_operand_constants(const Value& lhs, NodeId lhs_node, const V
   check_constant_fits(rhs_node, rhs, result);
 }
 
+bool Checker::same_tensor_kind(TypeId from, TypeId to) {
+  if (!in_device() || types_.kind(from) != TypeKind::Tensor || types_.kind(to) != TypeKind::Tensor) return true;
+  return types_.with_mut(from, false) == types_.with_mut(to, false);
+}
+
 void Checker::finalize_bare_shared(IdentifierId name, TypeId element) {
   auto it = locals_.find(name.index);
   if (it == locals_.end() || !it->second.bare_shared || !types_.is_error(it->second.type)) return;
@@ -433,6 +438,8 @@ Value Checker::resolve_attribute(NodeId node) {
         if (member == "Tensor") return Value{types_.dtype(types_.dynamic()), std::nullopt, false, true};
         if (member == "pi") return Value{types_.untyped_float(), Constant{true, 0, M_PI}};
         if (member == "e") return Value{types_.untyped_float(), Constant{true, 0, M_E}};
+        if (member == "inf") return Value{types_.untyped_float(), Constant{true, 0, HUGE_VAL}};
+        if (member == "nan") return Value{types_.untyped_float(), Constant{true, 0, std::nan("")}};
         if (member == "precision_policy" || member == "kernel" || member == "jit") return Value{types_.dynamic()};
       }
       std::vector<std::string> candidates;

@@ -986,7 +986,7 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
       if (local.bare_shared && types_.kind(value.type) == TypeKind::Tensor) {
         local.type = value.type;  // s0, s1 = s1, s0 swaps shared buffers
       } else if (!types_.is_error(local.type) && !types_.is_error(value.type) &&
-                 !is_assignable(value.type, local.type)) {
+                 (!is_assignable(value.type, local.type) || !same_tensor_kind(value.type, local.type))) {
         diags_.emit<diag::SemaLocalTypeChange>(ast_.range(value_node), name_of(n.payload), types_.to_string(local.type),
                                                types_.to_string(value.type));
       } else {
@@ -1142,9 +1142,12 @@ void Checker::write_tensor_element(NodeId target, TypeId tensor, NodeId root) {
     }
     return;
   }
+  // The note at the declaration carries the fix-it (the write may be far
+  // from it).
   NodeId annotation = ast_.child(parameter, 0);
   auto builder = diags_.emit<diag::SemaWriteToImmutable>(ast_.range(target), name);
-  if (annotation.valid()) builder.fix_it_insert(ast_.range(annotation).begin, "mut ");
+  builder.note<diag::NoteParameterNotMut>(ast_.range(parameter), name);
+  if (annotation.valid()) builder.note_fix_it_insert(ast_.range(annotation).begin, "mut ");
 }
 
 std::unique_ptr<TypedModule> check_module(const Ast& ast, ValueStores& values, DiagnosticEngine& diags) {

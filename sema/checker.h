@@ -150,6 +150,9 @@ class Checker {
   Value check_graph_builtin(BuiltinCall& call);
   void bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
   Value check_helper_call(NodeId call, uint32_t function_index);
+  // The value of `float(argument)` when it is a constant (a string Python's
+  // float() reads, a number).
+  std::optional<Constant> float_constant(NodeId argument);
   // One argument of a helper call against its parameter's type.
   void check_argument(NodeId argument, const Value& value, TypeId parameter, const std::string& parameter_name,
                       const std::string& callee_name);
@@ -168,6 +171,10 @@ class Checker {
   // policy, or a @precision_policy class's `compute` type.
   TypeId element_value_type(TypeId tensor);  // storage floats compute in their accumulation type
   bool is_assignable(TypeId from, TypeId to) const;
+  // In device code a local names one memory of one shape and layout (the
+  // IR has no tensor of several): a tensor local keeps its exact type,
+  // writability aside. True for anything that is not two tensors.
+  bool same_tensor_kind(TypeId from, TypeId to);
   TypeId default_type(TypeId type);  // untyped literals without context: i32, f32
   TypeId default_type(const Value& value);  // the same, i64 for an integer constant that does not fit i32
   // An untyped integer constant converted to `target` (a scalar, or a tensor

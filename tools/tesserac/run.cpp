@@ -274,10 +274,25 @@ class Runner {
       fail("cannot open '" + options_.input + "': " + error.substr(error.find(':') + 1));
     compilation.lex();
     compilation.parse();
-    compilation.check();
+    const sema::TypedModule* typed = compilation.check();
+    // Which kernel runs, from the checked file: only it (and its helpers)
+    // is lowered, so that another kernel of the file that cannot be lowered
+    // does not keep it from running.
+    if (typed && !diags.has_errors()) {
+      std::vector<std::string> kernels;
+      for (const sema::FunctionInfo& f : typed->functions)
+        if (f.kind == sema::FunctionKind::Kernel) kernels.emplace_back(compilation.values().identifiers.name(f.name));
+      std::string names;
+      for (const std::string& k : kernels) names += (names.empty() ? "'" : ", '") + k + "'";
+      if (kernels.empty()) fail("'" + options_.input + "' has no @kernel function");
+      if (options_.kernel.empty() && kernels.size() > 1)
+        fail("'" + options_.input + "' has several kernels (" + names + "): pick one with --kernel");
+      if (!options_.kernel.empty() && std::find(kernels.begin(), kernels.end(), options_.kernel) == kernels.end())
+        fail("no kernel named '" + options_.kernel + "' in '" + options_.input + "' (it has " + names + ")");
+    }
     // The passes the compiler runs before code generation, so a kernel runs
     // with the layouts (on a GPU the tensor-core instructions) tesserac gives it.
-    ir::Operation* module = compilation.lower(options_.opt_level);
+    ir::Operation* module = compilation.lower(options_.opt_level, true, options_.kernel);
     diags.flush();
     if (diags.has_errors() || !module) return kExitUserError;
 
