@@ -183,12 +183,10 @@ Operation* Lowering::function_op(uint32_t index, const std::vector<Type>& argume
       results.push_back(required_type(info.return_type, info.def, "a returned value"));
     }
   }
-  // Specialisations after the first are numbered: h, h.1, h.2, ...
+  // The function as declared is `h`; its specialisations for other memory
+  // `h.1`, `h.2`, ... in the order they are first called.
   std::string symbol = name_of(info.name.index);
-  if (specialized) {
-    unsigned n = specialization_count_[index]++;
-    if (n > 0 || functions_.count(index)) symbol += "." + std::to_string(n + (functions_.count(index) ? 1 : 0));
-  }
+  if (specialized) symbol += "." + std::to_string(++specialization_count_[index]);
   std::vector<NamedAttribute> attributes{{"sym_name", context_.string_attr(symbol)},
                                          {"function_type", context_.type_attr(context_.function_type(inputs, results))}};
   if (info.kind == FunctionKind::Kernel) {

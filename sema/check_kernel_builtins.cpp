@@ -97,6 +97,22 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
       auto a = bc.require_tensor(bound[0], "a", false);
       auto c = bc.require_tensor(bound[1], "b", false);
       if (!a || !c) return Value{types_.error()};
+      // The tensor cores read shared memory (or register tiles). In a helper
+      // a parameter may be given shared memory: the lowering checks it.
+      if (function_ && function_->kind == FunctionKind::Kernel) {
+        bool bad = false;
+        for (auto [operand, name] : {std::pair{bound[0], "a"}, std::pair{bound[1], "b"}}) {
+          TypeId t = operand == bound[0] ? *a : *c;
+          AddressSpace space = types_.info(t).space;
+          if (space != AddressSpace::Shared && space != AddressSpace::Register) {
+            diags_.emit<diag::SemaArgumentType>(ast_.range(operand), name, bc.name,
+                                                "a tile in shared memory (copy it there with tile.cp_async) or a register tile",
+                                                types_.to_string(t));
+            bad = true;
+          }
+        }
+        if (bad) return Value{types_.error()};
+      }
       // The accumulation type: `accum=`, else the operands' @accum (a's
       // first), else f32.
       ScalarType accum = types_.policy(types_.info(*a).policy)
