@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <map>
 
-#include "codegen/host.h"
+#include "codegen/cpu_target.h"
 #include "tessera/tessera_aot.h"
 
 namespace tessera::codegen {

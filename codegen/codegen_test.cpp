@@ -4,8 +4,8 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include "codegen/cpu_target.h"
 #include "codegen/gpu_arch.h"
-#include "codegen/host.h"
 #include "codegen/narrow_float.h"
 
 using namespace tessera::codegen;

@@ -120,7 +120,7 @@ std::optional<std::string> emit_ptx(llvm::Module& module, const PtxOptions& opti
   llvm::buffer_ostream buffered(out);
   llvm::legacy::PassManager passes;
   // No IR verifier in the back end's pipeline (clang's release builds leave
-  // it out too): the emitter verifies every module it makes (llvm_emitter.cpp).
+  // it out too): the emitter verifies every module it makes (emitter/core.cpp).
   if (machine->addPassesToEmitFile(passes, buffered, nullptr, llvm::CodeGenFileType::AssemblyFile,
                                    /*DisableVerify=*/true))
     return std::string("the NVPTX backend cannot emit PTX");

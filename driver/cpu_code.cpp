@@ -4,7 +4,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include "codegen/host.h"
+#include "codegen/cpu_target.h"
 #include "codegen/llvm_emitter.h"
 #include "driver/target_options.h"
 #include "support/diagnostics/internal_error.h"

@@ -10,7 +10,7 @@
 #include "codegen/llvm_emitter.h"
 #include "codegen/nvjitlink.h"
 #include "codegen/nvptx.h"
-#include "codegen/toolkit.h"
+#include "codegen/cuda_tools.h"
 #include "support/diagnostics/internal_error.h"
 
 namespace tessera::driver {

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "codegen/gpu_arch.h"
-#include "codegen/host.h"
+#include "codegen/cpu_target.h"
 #include "codegen/llvm_emitter.h"
 #include "codegen/nvptx.h"
 #include "driver/target_options.h"

@@ -49,7 +49,8 @@ bool contains_kind(const Ast& ast, NodeId node, NodeKind kind) {
 
 Lowering::Lowering(Context& context, const Ast& ast, const ValueStores& values, const sema::TypedModule& typed,
                    DiagnosticEngine& diags)
-    : context_(context), ast_(ast), values_(values), typed_(typed), diags_(diags), builder_(context) {}
+    : context_(context), ast_(ast), values_(values), typed_(typed), diags_(diags), builder_(context),
+      node_types_(&typed.node_types) {}
 
 Location Lowering::location(NodeId node) {
   PresumedLocation p = diags_.sources().presumed(ast_.range(node).begin);
@@ -71,6 +72,8 @@ std::optional<Type> Lowering::ir_type(sema::TypeId type) {
     case SemaKind::Tensor: {
       std::vector<int64_t> shape;
       for (sema::DimId d : typed_.types.dims(type)) shape.push_back(typed_.types.constant_value(d).value_or(kDynamic));
+      // Graph code: a tensor is a value (its kernels' parameters are memrefs).
+      if (graph_ && info.space == sema::AddressSpace::Global) return context_.tensor_type(shape, info.scalar);
       switch (info.space) {
         case sema::AddressSpace::Global: return context_.memref_type(shape, info.scalar, MemorySpace::Global);
         case sema::AddressSpace::Shared: return context_.memref_type(shape, info.scalar, MemorySpace::Shared);
@@ -227,6 +230,21 @@ OwningModule Lowering::run(const std::string& only_kernel) {
     } catch (LoweringFailed&) {
       failed_ = true;
     }
+  }
+  // The graph level: every @jit instance sema made, then the program (not
+  // when one kernel is asked for: `tesserac run --kernel` runs that alone).
+  bool only_kernels = !only_kernel.empty();
+  for (uint32_t i = 0; !only_kernels && i < typed_.instances.size(); ++i) {
+    try {
+      lower_jit_instance(i);
+    } catch (LoweringFailed&) {
+      failed_ = true;
+    }
+  }
+  try {
+    if (!only_kernels) lower_program();
+  } catch (LoweringFailed&) {
+    failed_ = true;
   }
   if (failed_) return nullptr;
   // Helpers follow the kernels in the order they were first called.
@@ -387,7 +405,7 @@ void Lowering::lower_statement(NodeId statement) {
     case NodeKind::AugAssign: lower_aug_assign(statement); return;
     case NodeKind::AnnAssign: {
       if (!children[2].valid()) return;  // a declaration only
-      Type t = required_type(typed_.node_types[children[0].index], children[0], "a variable");
+      Type t = required_type(node_type(children[0]), children[0], "a variable");
       assign(children[0], Bound{value(children[2], t), {}}, statement);
       return;
     }
@@ -423,7 +441,7 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
                                    "') a value of another shape, memory or layout than the one it holds");
           bound.value = convert(bound.value, held);
         }
-        else if (auto t = ir_type(typed_.node_types[target.index]); t && t->is_scalar())
+        else if (auto t = ir_type(node_type(target)); t && t->is_scalar())
           bound.value = convert(bound.value, *t);
       }
       env_[name] = std::move(bound);
@@ -449,7 +467,7 @@ void Lowering::lower_assign(NodeId statement) {
   auto children = ast_.children(statement);
   NodeId value_node = children.back();
   Bound bound;
-  sema::TypeId value_type = typed_.node_types[value_node.index];
+  sema::TypeId value_type = node_type(value_node);
   if (value_type.valid() && typed_.types.kind(value_type) == SemaKind::Builtin &&
       static_cast<sema::BuiltinId>(typed_.types.info(value_type).payload) == sema::BuiltinId::TileAllocShared) {
     // `smem = tshared.alloc`: the whole budget, typed by its first use (sema
@@ -640,7 +658,7 @@ void Lowering::lower_for(NodeId statement) {
   if (contains_kind(ast_, body, NodeKind::Return)) unsupported(statement, "'return' inside a loop");
   if (ast_.kind(target) != NodeKind::Name) unsupported(target, "a loop target that is not a name");
   sema::TypeId callee_type =
-      ast_.kind(iterable) == NodeKind::Call ? typed_.node_types[ast_.child(iterable, 0).index] : sema::TypeId{};
+      ast_.kind(iterable) == NodeKind::Call ? node_type(ast_.child(iterable, 0)) : sema::TypeId{};
   bool is_range = false;
   if (callee_type.valid() && typed_.types.kind(callee_type) == SemaKind::Builtin) {
     auto b = static_cast<sema::BuiltinId>(typed_.types.info(callee_type).payload);

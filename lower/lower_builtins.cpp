@@ -46,7 +46,27 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
     case sema::Signature::MmaArgs: return lower_sync_builtin(call, builtin);
     case sema::Signature::RangeArgs:
     case sema::Signature::TileRangeArgs: unsupported(call, "range() outside a 'for' loop");
-    case sema::Signature::GraphOp: break;
+    case sema::Signature::Activation:
+    case sema::Signature::Reduction:
+    case sema::Signature::MatmulArgs:
+    case sema::Signature::SoftmaxArgs:
+    case sema::Signature::NormArgs:
+    case sema::Signature::AttentionArgs:
+    case sema::Signature::MseArgs:
+    case sema::Signature::WhereArgs:
+    case sema::Signature::ReshapeArgs:
+    case sema::Signature::TransposeArgs:
+    case sema::Signature::ConcatArgs:
+    case sema::Signature::SplitArgs:
+    case sema::Signature::SplitQkvArgs:
+    case sema::Signature::MergeHeadsArgs:
+    case sema::Signature::RandomArgs:
+    case sema::Signature::DropoutArgs:
+    case sema::Signature::FillArgs:
+    case sema::Signature::NpyLoadArgs:
+    case sema::Signature::NpySaveArgs:
+    case sema::Signature::PrintArgs:
+    case sema::Signature::Deferred: break;  // graph level: sema rejects them in kernels
   }
   unsupported(call, "the builtin '" + std::string(sema::builtin_info(builtin).path) + "'");
 }

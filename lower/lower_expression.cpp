@@ -55,7 +55,7 @@ std::optional<int64_t> Lowering::constant_int_value(Value* v) const {
 }
 
 std::optional<Type> Lowering::typed_type(NodeId expression) {
-  sema::TypeId t = typed_.node_types[expression.index];
+  sema::TypeId t = node_type(expression);
   if (!t.valid()) return std::nullopt;
   SemaKind k = typed_.types.kind(t);
   if (k == SemaKind::UntypedInt || k == SemaKind::UntypedFloat) return std::nullopt;
@@ -65,7 +65,7 @@ std::optional<Type> Lowering::typed_type(NodeId expression) {
 // The type two operands of a comparison meet in.
 Type Lowering::common_type(NodeId a, NodeId b) {
   std::optional<Type> ta = typed_type(a), tb = typed_type(b);
-  auto untyped_float = [&](NodeId n) { return typed_.types.kind(typed_.node_types[n.index]) == SemaKind::UntypedFloat; };
+  auto untyped_float = [&](NodeId n) { return typed_.types.kind(node_type(n)) == SemaKind::UntypedFloat; };
   if (ta && !tb) return untyped_float(b) && !float_element(*ta) ? context_.f32_type() : *ta;
   if (tb && !ta) return untyped_float(a) && !float_element(*tb) ? context_.f32_type() : *tb;
   if (!ta && !tb) return untyped_float(a) || untyped_float(b) ? context_.f32_type() : context_.i32_type();
@@ -223,6 +223,7 @@ Value* Lowering::lower_literal(NodeId literal, Type want) {
 }
 
 Value* Lowering::lower_binary(NodeId node) {
+  if (graph_ && is_tensor_node(node)) return graph_binary(node);
   auto op = static_cast<BinaryOperator>(ast_.node(node).op);
   NodeId lhs = ast_.child(node, 0), rhs = ast_.child(node, 1);
   Type result = typed_type(node).value_or(common_type(lhs, rhs));
@@ -369,6 +370,7 @@ Value* Lowering::integer_power(Value* a, Value* b) {
 }
 
 Value* Lowering::lower_compare(NodeId node, Value** rhs_out) {
+  if (graph_ && is_tensor_node(node)) return graph_compare(node);
   auto op = static_cast<CompareOperator>(ast_.node(node).op);
   NodeId lhs = ast_.child(node, 0), rhs = ast_.child(node, 1);
   bool chained = (ast_.node(node).flags & 1) != 0;
@@ -420,6 +422,7 @@ Value* Lowering::lower_bool_op(NodeId node) {
 }
 
 Value* Lowering::lower_unary(NodeId node, Type want) {
+  if (graph_ && is_tensor_node(node)) return graph_unary(node);
   auto op = static_cast<UnaryOperator>(ast_.node(node).op);
   NodeId operand = ast_.child(node, 0);
   // (A negated literal is an untyped constant, made by lower() directly.)
@@ -456,18 +459,28 @@ Value* Lowering::lower_if_expression(NodeId node) {
 
 bool Lowering::is_builtin_call(NodeId node, BuiltinId builtin) const {
   if (ast_.kind(node) != NodeKind::Call) return false;
-  sema::TypeId t = typed_.node_types[ast_.child(node, 0).index];
+  sema::TypeId t = node_type(ast_.child(node, 0));
   return t.valid() && typed_.types.kind(t) == SemaKind::Builtin &&
          static_cast<BuiltinId>(typed_.types.info(t).payload) == builtin;
 }
 
 Bound Lowering::lower_call(NodeId call) {
   NodeId callee = ast_.child(call, 0);
-  sema::TypeId t = typed_.node_types[callee.index];
+  if (graph_) {
+    if (call_instances_ && call_instances_->count(call.index)) return lower_jit_call(call);
+    if (ast_.kind(callee) == NodeKind::Subscript) {
+      sema::TypeId k = node_type(ast_.child(callee, 0));
+      if (k.valid() && typed_.types.kind(k) == SemaKind::Function) return lower_kernel_launch(call);
+    }
+  }
+  sema::TypeId t = node_type(callee);
   // tshared.alloc[f16](...): the callee is a subscript of the builtin.
-  if (ast_.kind(callee) == NodeKind::Subscript) t = typed_.node_types[ast_.child(callee, 0).index];
-  if (t.valid() && typed_.types.kind(t) == SemaKind::Builtin)
-    return lower_builtin_call(call, static_cast<BuiltinId>(typed_.types.info(t).payload));
+  if (ast_.kind(callee) == NodeKind::Subscript) t = node_type(ast_.child(callee, 0));
+  if (t.valid() && typed_.types.kind(t) == SemaKind::Builtin) {
+    auto builtin = static_cast<BuiltinId>(typed_.types.info(t).payload);
+    if (graph_) return lower_graph_builtin(call, builtin);
+    return lower_builtin_call(call, builtin);
+  }
   if (t.valid() && typed_.types.kind(t) == SemaKind::Function) {
     std::vector<Value*> results = lower_user_call(call, typed_.types.info(t).payload);
     if (results.size() == 1) return Bound{results[0], {}};
@@ -553,7 +566,7 @@ Place Lowering::place_of(NodeId subscript, bool element_access) {
   // Slice lengths: from sema's type of the subscript (its dims are the
   // sliced dimensions, in order).
   std::vector<int64_t> slice_lengths;
-  if (auto t = typed_.node_types[subscript.index]; t.valid() && typed_.types.kind(t) == SemaKind::Tensor)
+  if (auto t = node_type(subscript); t.valid() && typed_.types.kind(t) == SemaKind::Tensor)
     for (sema::DimId d : typed_.types.dims(t)) slice_lengths.push_back(typed_.types.constant_value(d).value_or(kDynamic));
   size_t next_slice = 0;
   Place place;
@@ -622,6 +635,7 @@ Value* Lowering::view_of(const Place& place, NodeId where) {
 
 Bound Lowering::lower_subscript(NodeId node) {
   NodeId object = ast_.child(node, 0);
+  if (graph_ && is_tensor_node(object)) return Bound{graph_subscript(node), {}};
   // A list element: `smem[stage]`.
   if (ast_.kind(object) == NodeKind::Name) {
     auto it = env_.find(ast_.node(object).payload);

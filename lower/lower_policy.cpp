@@ -27,7 +27,7 @@ bool changes_values(const sema::Policy& p) {
 }  // namespace
 
 std::optional<sema::Policy> Lowering::policy_of(NodeId node) const {
-  sema::TypeId t = typed_.node_types[node.index];
+  sema::TypeId t = node_type(node);
   if (!t.valid()) return std::nullopt;
   SemaKind k = typed_.types.kind(t);
   if (k != SemaKind::Scalar && k != SemaKind::Tensor) return std::nullopt;
@@ -39,7 +39,7 @@ std::optional<sema::Policy> Lowering::policy_of(NodeId node) const {
 void Lowering::require_policy(NodeId where, PolicyUse use) {
   std::optional<sema::Policy> policy = policy_of(where);
   if (!policy) return;
-  sema::TypeId t = typed_.node_types[where.index];
+  sema::TypeId t = node_type(where);
   std::string type = "'" + typed_.types.to_string(t) + "'";
   bool tensor = typed_.types.kind(t) == SemaKind::Tensor;
   auto reject = [&](std::string_view what) {
@@ -134,11 +134,11 @@ Value* Lowering::convert_for_store(Value* v, NodeId target, const Place& place) 
   if (from.is_scalar() && !sema::is_float(from.scalar())) {
     if (directed && sema::scalar_info(from.scalar()).bits > 16)
       unsupported(target, "storing a " + std::string(sema::scalar_info(from.scalar()).name) + " value with a rounding policy (" +
-                              typed_.types.to_string(typed_.node_types[target.index]) + ")");
+                              typed_.types.to_string(node_type(target)) + ")");
   } else if (from.is_scalar() && from.scalar() == ScalarType::F64 && element.scalar() != ScalarType::F64) {
     if (directed)
       unsupported(target, "storing an f64 value with a rounding policy (" +
-                              typed_.types.to_string(typed_.node_types[target.index]) + "), which would round twice,");
+                              typed_.types.to_string(node_type(target)) + "), which would round twice,");
   }
   Value* x = (from.is_scalar() && from.scalar() == ScalarType::F64) ? v : convert(v, f32);
   if (policy->loss_scale != 0.0) x = emit(OpKind::MulF, {x, builder_.constant_float(policy->loss_scale, x->type())}, x->type());
@@ -196,7 +196,7 @@ const sema::PolicyClass* Lowering::kernel_policy_class(const sema::FunctionInfo&
 
 const sema::PolicyClass* Lowering::element_policy_class(NodeId subscript) {
   if (ast_.kind(subscript) != NodeKind::Subscript) return nullptr;
-  sema::TypeId t = typed_.node_types[ast_.child(subscript, 0).index];
+  sema::TypeId t = node_type(ast_.child(subscript, 0));
   if (!t.valid() || typed_.types.kind(t) != SemaKind::Tensor) return nullptr;
   sema::Policy policy = typed_.types.policy(typed_.types.info(t).policy);
   if (!policy.custom.valid()) return nullptr;

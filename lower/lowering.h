@@ -191,6 +191,36 @@ class Lowering {
   // `v` quantized for a store at `target`: a call of `quantize` with the scale.
   Value* quantize_element(Value* v, NodeId target, const sema::PolicyClass& custom);
 
+  // The sema type of a node of the function being lowered (a @jit instance
+  // has its own table).
+  sema::TypeId node_type(NodeId node) const { return (*node_types_)[node.index]; }
+
+  // --- the graph level (lower_graph.cpp, lower_graph_builtins.cpp) ---
+  void lower_jit_instance(uint32_t instance);
+  void lower_program();
+  Operation* jit_function_op(uint32_t instance);
+  bool is_tensor_node(NodeId node) const;  // sema typed it as a whole tensor (graph code)
+  // `v` with element type `element`: graph.cast for a tensor (applying a
+  // @loss_scale of its type), a conversion for a scalar.
+  Value* to_element(Value* v, ScalarType element, NodeId where);
+  Value* graph_op(OpKind kind, std::vector<Value*> operands, Type declared, std::vector<NamedAttribute> attributes,
+                  NodeId where);
+  Value* graph_elementwise(std::string_view op, std::vector<Value*> operands, NodeId where);
+  Value* graph_binary(NodeId node);
+  Value* graph_compare(NodeId node);
+  Value* graph_unary(NodeId node);
+  Value* graph_subscript(NodeId node);
+  Value* graph_dim(Value* tensor, int64_t axis);
+  std::vector<Value*> dynamic_dims(Type result, const std::vector<Value*>& extents);
+  Bound lower_graph_builtin(NodeId call, sema::BuiltinId builtin);
+  Bound lower_jit_call(NodeId call);
+  Bound lower_kernel_launch(NodeId call);
+  Value* lower_print(NodeId call);
+  Value* lower_matmul(Value* a, Value* b, Type result, NodeId where);
+  bool is_builtin_keyword_axis(NodeId call) const;
+  ScalarType element_of(NodeId node);  // the element (or scalar) type sema gave a node's value
+  Type graph_type(NodeId node);        // the IR type of a graph value at `node`
+
   Context& context_;
   const Ast& ast_;
   const ValueStores& values_;
@@ -203,6 +233,12 @@ class Lowering {
   std::unordered_map<uint32_t, unsigned> specialization_count_;  // function index -> specialisations made
   std::vector<std::pair<uint32_t, Operation*>> pending_bodies_;
   bool failed_ = false;
+  const std::vector<sema::TypeId>* node_types_ = nullptr;
+  // Lowering a @jit instance or the program: tensors are values (Graph IR),
+  // not memrefs; calls of @jit functions reach the instance sema chose.
+  bool graph_ = false;
+  const std::unordered_map<uint32_t, uint32_t>* call_instances_ = nullptr;
+  std::unordered_map<uint32_t, Operation*> instance_functions_;  // instance -> func.func
 
   // The function being lowered.
   const sema::FunctionInfo* function_ = nullptr;

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc 2>/dev/null || echo 2)" --target frontend_bench tesserac
+cmake --build --preset release -j "$(nproc 2>/dev/null || echo 2)" --target frontend_bench tesserac dist_allreduce_bench
 echo "== bench/frontend: lexer and parser throughput"
 build/release/bench/frontend_bench "$@"
 echo "== bench/cpu: the CPU target against g++ -O3"
@@ -15,3 +15,5 @@ if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
 else
   echo "skipped: no NumPy for /usr/bin/python3 (python3-numpy)"
 fi
+echo "== bench/dist: all_reduce through the runtime against plain MPI"
+bench/dist/run.sh build/release/bench/dist_allreduce_bench

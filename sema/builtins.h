@@ -52,7 +52,29 @@ enum class Signature : uint8_t {
   ShuffleIdxArgs,
   WarpReduceArgs,
   MmaArgs,
-  GraphOp,
+  // Graph level (check_graph_builtins.cpp).
+  Activation,
+  Reduction,
+  MatmulArgs,
+  SoftmaxArgs,
+  NormArgs,
+  AttentionArgs,
+  MseArgs,
+  WhereArgs,
+  ReshapeArgs,
+  TransposeArgs,
+  ConcatArgs,
+  SplitArgs,
+  SplitQkvArgs,
+  MergeHeadsArgs,
+  RandomArgs,
+  DropoutArgs,
+  FillArgs,
+  NpyLoadArgs,
+  NpySaveArgs,
+  PrintArgs,
+  // Checked loosely until their stage (autodiff, distribution) compiles them.
+  Deferred,
 };
 
 struct BuiltinInfo {

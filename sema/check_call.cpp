@@ -18,6 +18,17 @@ Value Checker::check_call(NodeId node) {
   NodeId callee = children[0];
   Arguments args = split_arguments(ast_, values_, children.subspan(1));
 
+  // `kernel[grid](args)` / `kernel[grid, group](args)`: a launch from graph-level code.
+  if (ast_.kind(callee) == NodeKind::Subscript && ast_.kind(ast_.child(callee, 0)) == NodeKind::Name && !in_device()) {
+    auto symbol = module_symbols_.find(ast_.node(ast_.child(callee, 0)).payload);
+    if (symbol != module_symbols_.end() && symbol->second.kind == ModuleSymbol::Kind::Function &&
+        !locals_.count(ast_.node(ast_.child(callee, 0)).payload)) {
+      check_function(symbol->second.function_index);
+      if (out_.functions[symbol->second.function_index].kind == FunctionKind::Kernel)
+        return check_kernel_launch(node, callee, symbol->second.function_index, children.subspan(1));
+    }
+  }
+
   // `tshared.alloc[f16](BM, BK, swizzle="xor")`: the element type as a subscript.
   if (ast_.kind(callee) == NodeKind::Subscript) {
     NodeId alloc = ast_.child(callee, 0);
@@ -86,6 +97,7 @@ Value Checker::check_call(NodeId node) {
       check_function(index);  // for its effect and result type (no-op when done or in progress)
       const FunctionInfo& callee_info = out_.functions[index];
       if (in_device() && callee_info.kind == FunctionKind::Helper) return check_helper_call(node, index);
+      if (callee_info.kind == FunctionKind::Jit && !in_device()) return check_jit_call(node, index, children.subspan(1));
       for (NodeId argument : children.subspan(1)) check_expression(argument);
       if (in_device()) {
         diags_.emit<diag::SemaCallUnknownFunction>(ast_.range(callee), name_of(callee_info.name));
@@ -321,7 +333,8 @@ void Checker::check_argument(NodeId argument, const Value& value, TypeId paramet
 // At a call of a user function, symbolic dimensions of the parameters are
 // bound to the arguments' dimensions: a symbol bound twice must denote the same
 // size, and constant dimensions must match.
-void Checker::bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments) {
+std::unordered_map<uint32_t, DimId> Checker::bind_call_shapes(const FunctionInfo& callee,
+                                                               const std::vector<NodeId>& arguments) {
   std::unordered_map<uint32_t, DimId> bound;  // symbol -> argument dimension
   for (size_t i = 0; i < arguments.size() && i < callee.parameter_types.size(); ++i) {
     TypeId parameter = callee.parameter_types[i];
@@ -354,6 +367,7 @@ void Checker::bind_call_shapes(const FunctionInfo& callee, const std::vector<Nod
                                            types_.to_string(parameter), types_.to_string(argument));
     }
   }
+  return bound;
 }
 
 Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
@@ -423,7 +437,27 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
     case Signature::MinMax:
     case Signature::BinaryNumeric:
     case Signature::CastArgs: return check_math_builtin(bc);
-    case Signature::GraphOp: return check_graph_builtin(bc);
+    case Signature::Activation:
+    case Signature::Reduction:
+    case Signature::MatmulArgs:
+    case Signature::SoftmaxArgs:
+    case Signature::NormArgs:
+    case Signature::AttentionArgs:
+    case Signature::MseArgs:
+    case Signature::WhereArgs:
+    case Signature::ReshapeArgs:
+    case Signature::TransposeArgs:
+    case Signature::ConcatArgs:
+    case Signature::SplitArgs:
+    case Signature::SplitQkvArgs:
+    case Signature::MergeHeadsArgs:
+    case Signature::RandomArgs:
+    case Signature::DropoutArgs:
+    case Signature::FillArgs:
+    case Signature::NpyLoadArgs:
+    case Signature::NpySaveArgs:
+    case Signature::PrintArgs:
+    case Signature::Deferred: return check_graph_builtin(bc);
   }
   return Value{types_.error()};
 }

@@ -1,38 +1,864 @@
-// Sema: the graph-level (@jit) builtins on whole tensors (builtins.def).
+// Sema: the graph-level builtins on whole tensors (builtins.def,
+// docs/language/graph.md). Each builtin's arguments are bound to its
+// parameter names and its result is typed here, shapes included: axes are
+// checked against ranks, dimensions against each other (constants exactly,
+// symbolic names by name), so that what is accepted compiles and what is
+// wrong is an error at the call.
+//
+// Element types follow the kernel rule: arithmetic on a storage float
+// (bf16, f16, fp8, fp6, fp4) computes in its accumulation type (f32 unless
+// @accum says otherwise) and the result is in that type; ts.cast converts
+// back. Integers stay integers, except where a result is a mean or a
+// probability (f32).
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
 #include "sema/builtin_call.h"
+#include "support/npy.h"
 #include "sema/checker.h"
 #include "support/diagnostics/internal_error.h"
 
 namespace tessera::sema {
 
+namespace {
+
+// The leading dims of a shape and its last two, for matmul's rules.
+struct MatmulShape {
+  std::vector<DimId> batch;
+  DimId rows, columns;
+};
+
+}  // namespace
+
+std::optional<ScalarType> Checker::graph_element(TypeId type) {
+  TypeInfo info = types_.info(type);
+  switch (info.kind) {
+    case TypeKind::Tensor: return types_.info(compute_type(types_.element_type(type))).scalar;
+    case TypeKind::Scalar: return types_.info(compute_type(type)).scalar;
+    case TypeKind::UntypedInt: return ScalarType::I32;
+    case TypeKind::UntypedFloat: return ScalarType::F32;
+    default: return std::nullopt;
+  }
+}
+
+TypeId Checker::graph_tensor(ScalarType element, std::span<const DimId> dims) {
+  return types_.tensor(element, {}, dims, AddressSpace::Global, false, false);
+}
+
+std::optional<std::vector<DimId>> Checker::broadcast_dims(NodeId node, std::string_view what, TypeId lhs, TypeId rhs,
+                                                          std::span<const DimId> da, std::span<const DimId> db) {
+  size_t rank = std::max(da.size(), db.size());
+  std::vector<DimId> dims(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    DimId x = i < rank - da.size() ? types_.constant_dim(1) : da[i - (rank - da.size())];
+    DimId y = i < rank - db.size() ? types_.constant_dim(1) : db[i - (rank - db.size())];
+    auto cx = types_.constant_value(x), cy = types_.constant_value(y);
+    if (x == y || (cy && *cy == 1)) {
+      dims[i] = x;
+    } else if (cx && *cx == 1) {
+      dims[i] = y;
+    } else if ((cx && cy) || (types_.dim(x).kind == DimKind::Symbol && types_.dim(y).kind == DimKind::Symbol)) {
+      // Two different constants, or two different names: not the same size.
+      diags_.emit<diag::SemaShapeMismatch>(ast_.range(node), std::string(what), types_.to_string(lhs),
+                                           types_.to_string(rhs));
+      return std::nullopt;
+    } else {
+      dims[i] = types_.constant_value(x) ? y : x;  // one side known only at run time: checked there
+    }
+  }
+  return dims;
+}
+
+std::optional<size_t> Checker::tensor_axis(NodeId where, int64_t axis, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    diags_.emit<diag::SemaTensorAxisOutOfRange>(ast_.range(where), axis, static_cast<unsigned>(rank),
+                                                rank == 0 ? std::string("it has none")
+                                                          : "valid axes are -" + std::to_string(r) + " to " +
+                                                                std::to_string(r - 1));
+    return std::nullopt;
+  }
+  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+}
+
+std::optional<std::vector<size_t>> Checker::tensor_axes(BuiltinCall& bc, NodeId axes, size_t rank) {
+  std::vector<NodeId> nodes;
+  if (ast_.kind(axes) == NodeKind::Tuple || ast_.kind(axes) == NodeKind::List) {
+    nodes.assign(ast_.children(axes).begin(), ast_.children(axes).end());
+    set_type(axes, types_.dynamic());
+  } else {
+    nodes.push_back(axes);
+  }
+  std::vector<size_t> result;
+  bool ok = true;
+  for (NodeId node : nodes) {
+    std::optional<int64_t> axis = bc.require_constant_integer(node, "axis");
+    if (!axis) {
+      ok = false;
+      continue;
+    }
+    std::optional<size_t> normalized = tensor_axis(node, *axis, rank);
+    if (!normalized) {
+      ok = false;
+      continue;
+    }
+    if (std::find(result.begin(), result.end(), *normalized) != result.end()) {
+      diags_.emit<diag::SemaDuplicateAxis>(ast_.range(node), *axis);
+      ok = false;
+      continue;
+    }
+    result.push_back(*normalized);
+  }
+  if (!ok) return std::nullopt;
+  std::sort(result.begin(), result.end());
+  return result;
+}
+
+DimId Checker::dim_of_expression(NodeId node) {
+  Value v = check_expression(node);
+  if (v.constant && !v.constant->is_float) return types_.constant_dim(v.constant->integer);
+  if (ast_.kind(node) == NodeKind::Name) {
+    auto it = locals_.find(ast_.node(node).payload);
+    if (it != locals_.end() && it->second.is_dimension) return types_.symbol_dim(IdentifierId{ast_.node(node).payload});
+  }
+  return types_.dynamic_dim();
+}
+
+std::optional<std::vector<DimId>> Checker::shape_argument(BuiltinCall& bc, NodeId shape) {
+  std::vector<DimId> dims;
+  bool ok = true;
+  for (NodeId extent : bc.shape_extents(shape)) {
+    Value v = bc.require_integer(extent, "shape");
+    if (types_.is_error(v.type)) {
+      ok = false;
+      continue;
+    }
+    if (v.constant && !v.constant->is_float && v.constant->integer < 0) {
+      diags_.emit<diag::SemaNegativeExtent>(ast_.range(extent), v.constant->integer);
+      ok = false;
+      continue;
+    }
+    dims.push_back(dim_of_expression(extent));
+  }
+  if (!ok) return std::nullopt;
+  return dims;
+}
+
+// A tensor argument of a graph builtin; scalars are not accepted. Reports.
+std::optional<TypeId> Checker::graph_tensor_argument(BuiltinCall& bc, NodeId argument, const char* parameter) {
+  Value v = bc.value_of(argument);
+  if (types_.kind(v.type) == TypeKind::Tensor) return v.type;
+  if (!types_.is_error(v.type) && types_.kind(v.type) != TypeKind::Dynamic)
+    diags_.emit<diag::SemaArgumentType>(ast_.range(argument), parameter, bc.name, "a tensor", types_.to_string(v.type));
+  return std::nullopt;
+}
+
+std::optional<ScalarType> Checker::float_element(BuiltinCall& bc, NodeId argument, TypeId type, const char* parameter) {
+  std::optional<ScalarType> element = graph_element(type);
+  if (!element || *element == ScalarType::Bool) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(argument), parameter, bc.name, "a tensor of numbers",
+                                        types_.to_string(type));
+    return std::nullopt;
+  }
+  return is_float(*element) ? *element : ScalarType::F32;
+}
+
+std::optional<bool> Checker::constant_bool(BuiltinCall& bc, NodeId argument, const char* parameter) {
+  Value v = bc.value_of(argument);
+  if (types_.is_error(v.type)) return std::nullopt;
+  if (!v.constant || v.constant->is_float) {
+    diags_.emit<diag::SemaNotConstant>(ast_.range(argument),
+                                       "argument '" + std::string(parameter) + "' of '" + std::string(bc.name) + "'");
+    return std::nullopt;
+  }
+  return v.constant->integer != 0;
+}
+
+std::optional<double> Checker::constant_number(BuiltinCall& bc, NodeId argument, const char* parameter) {
+  Value v = bc.value_of(argument);
+  if (types_.is_error(v.type)) return std::nullopt;
+  if (!v.constant) {
+    diags_.emit<diag::SemaNotConstant>(ast_.range(argument),
+                                       "argument '" + std::string(parameter) + "' of '" + std::string(bc.name) + "'");
+    return std::nullopt;
+  }
+  return v.constant->as_double();
+}
+
 Value Checker::check_graph_builtin(BuiltinCall& bc) {
+  TypeId error = types_.error();
+  auto dims_of = [&](TypeId t) { return std::vector<DimId>(types_.dims(t).begin(), types_.dims(t).end()); };
   switch (bc.info.signature) {
-    case Signature::GraphOp: {
-      for (NodeId argument : bc.children.subspan(1)) bc.value_of(argument);
-      if ((bc.id == BuiltinId::Matmul) && bc.args.positional.size() == 2) {
-        Value a = bc.value_of(bc.args.positional[0]), c = bc.value_of(bc.args.positional[1]);
-        if (types_.kind(a.type) == TypeKind::Tensor && types_.kind(c.type) == TypeKind::Tensor) {
-          auto da = types_.dims(a.type), db = types_.dims(c.type);
-          if (da.size() == 2 && db.size() == 2) {
-            bool mismatch = da[1] != db[0] &&
-                            ((types_.constant_value(da[1]) && types_.constant_value(db[0])) ||
-                             (types_.dim(da[1]).kind == DimKind::Symbol && types_.dim(db[0]).kind == DimKind::Symbol));
-            if (mismatch) {
-              diags_.emit<diag::SemaMatmulInnerDim>(bc.where, source_text(bc.args.positional[0]), types_.dim_to_string(da[1]),
-                                                    source_text(bc.args.positional[1]), types_.dim_to_string(db[0]));
-              return Value{types_.error()};
-            }
-            ScalarType element = types_.info(compute_type(types_.element_type(a.type))).scalar;
-            DimId dims[] = {da[0], db[1]};
-            return Value{types_.tensor(element, {}, dims, value_space(), false, false)};
-          }
+    case Signature::Activation: {
+      auto bound = bc.bind({"x"}, 1);
+      if (bound.empty()) return Value{error};
+      Value x = bc.value_of(bound[0]);
+      TypeKind kind = types_.kind(x.type);
+      if (kind == TypeKind::Error || kind == TypeKind::Dynamic) return Value{x.type};
+      std::optional<ScalarType> element = float_element(bc, bound[0], x.type, "x");
+      if (!element) return Value{error};
+      if (kind == TypeKind::Tensor) return Value{graph_tensor(*element, dims_of(x.type))};
+      return Value{types_.scalar(*element)};
+    }
+    case Signature::MinMax:  // max(x) / min(x): reductions, like sum
+    case Signature::Reduction: {
+      auto bound = bc.bind({"x", "axis", "keepdims"}, 1);
+      if (bound.empty()) return Value{error};
+      // A number reduces to itself (NumPy: a 0-d array), in its compute type.
+      if (Value v = bc.value_of(bound[0]); types_.is_numeric_scalar(v.type) && !bound[1].valid()) {
+        if (bound[2].valid()) constant_bool(bc, bound[2], "keepdims");
+        TypeId t = default_type(v.type);
+        if (bc.id == BuiltinId::Mean && !is_float(types_.info(t).scalar)) return Value{types_.scalar(ScalarType::F32)};
+        return Value{types_.kind(t) == TypeKind::Scalar ? compute_type(t) : t};
+      }
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (bound[1].valid()) bc.value_of(bound[1]);
+      if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      std::vector<DimId> dims = dims_of(*x);
+      std::vector<size_t> axes;
+      if (bound[1].valid() && ast_.kind(bound[1]) != NodeKind::NoneLiteral) {
+        auto listed = tensor_axes(bc, bound[1], dims.size());
+        if (!listed) return Value{error};
+        axes = *listed;
+      } else {
+        for (size_t i = 0; i < dims.size(); ++i) axes.push_back(i);
+      }
+      bool keepdims = false;
+      if (bound[2].valid()) {
+        auto k = constant_bool(bc, bound[2], "keepdims");
+        if (!k) return Value{error};
+        keepdims = *k;
+      }
+      std::vector<DimId> result;
+      for (size_t i = 0; i < dims.size(); ++i) {
+        bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
+        if (!reduced) result.push_back(dims[i]);
+        else if (keepdims) result.push_back(types_.constant_dim(1));
+      }
+      std::optional<ScalarType> element = graph_element(*x);
+      if (!element || *element == ScalarType::Bool) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a tensor of numbers",
+                                            types_.to_string(*x));
+        return Value{error};
+      }
+      if (bc.id == BuiltinId::Mean && !is_float(*element)) element = ScalarType::F32;
+      return Value{graph_tensor(*element, result)};
+    }
+    case Signature::MatmulArgs: {
+      auto bound = bc.bind({"a", "b"}, 2);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> a = graph_tensor_argument(bc, bound[0], "a");
+      std::optional<TypeId> b = graph_tensor_argument(bc, bound[1], "b");
+      if (!a || !b) return Value{(a || b) ? error : types_.dynamic()};
+      return Value{matmul_result(bc.call, bound[0], bound[1], *a, *b)};
+    }
+    case Signature::SoftmaxArgs: {
+      auto bound = bc.bind({"x", "axis"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      std::vector<DimId> dims = dims_of(*x);
+      if (bound[1].valid()) {
+        std::optional<int64_t> axis = bc.require_constant_integer(bound[1], "axis");
+        if (!axis || !tensor_axis(bound[1], *axis, dims.size())) return Value{error};
+      } else if (dims.empty()) {
+        tensor_axis(bound[0], -1, 0);
+        return Value{error};
+      }
+      std::optional<ScalarType> element = float_element(bc, bound[0], *x, "x");
+      if (!element) return Value{error};
+      return Value{graph_tensor(*element, dims)};
+    }
+    case Signature::NormArgs: {
+      bool layer = bc.id == BuiltinId::LayernormSafe;
+      auto bound = layer ? bc.bind({"x", "weight", "bias", "eps"}, 1) : bc.bind({"x", "weight", "eps"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      std::vector<DimId> dims = dims_of(*x);
+      if (dims.empty()) {
+        tensor_axis(bound[0], -1, 0);
+        return Value{error};
+      }
+      std::optional<ScalarType> element = float_element(bc, bound[0], *x, "x");
+      if (!element) return Value{error};
+      // The weight and bias scale the normalised last axis: one value per
+      // element of it (shape [D]).
+      size_t eps_index = layer ? 3 : 2;
+      for (size_t i = 1; i < eps_index; ++i) {
+        if (!bound[i].valid() || ast_.kind(bound[i]) == NodeKind::NoneLiteral) {
+          if (bound[i].valid()) bc.value_of(bound[i]);
+          continue;
+        }
+        const char* parameter = i == 1 ? "weight" : "bias";
+        std::optional<TypeId> w = graph_tensor_argument(bc, bound[i], parameter);
+        if (!w) return Value{error};
+        std::vector<DimId> wd = dims_of(*w);
+        if (wd.size() != 1 || !float_element(bc, bound[i], *w, parameter)) {
+          diags_.emit<diag::SemaShapeMismatch>(ast_.range(bound[i]), std::string(bc.name) + " " + parameter,
+                                               types_.to_string(*w), "a vector over the last axis of " +
+                                                                         types_.to_string(*x));
+          return Value{error};
+        }
+        if (!broadcast_dims(bound[i], std::string(bc.name) + " " + parameter, *w, *x, wd,
+                            std::span<const DimId>(&dims.back(), 1)))
+          return Value{error};
+      }
+      if (bound[eps_index].valid()) {
+        auto eps = constant_number(bc, bound[eps_index], "eps");
+        if (!eps) return Value{error};
+        if (*eps < 0) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[eps_index]), "eps", bc.name,
+                                              "a non-negative constant", std::to_string(*eps));
+          return Value{error};
         }
       }
+      return Value{graph_tensor(*element, dims)};
+    }
+    case Signature::AttentionArgs: {
+      auto bound = bc.bind({"q", "k", "v", "causal", "scale"}, 3);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> q = graph_tensor_argument(bc, bound[0], "q");
+      std::optional<TypeId> k = graph_tensor_argument(bc, bound[1], "k");
+      std::optional<TypeId> v = graph_tensor_argument(bc, bound[2], "v");
+      if (bound[3].valid() && !constant_bool(bc, bound[3], "causal")) return Value{error};
+      if (bound[4].valid() && ast_.kind(bound[4]) != NodeKind::NoneLiteral && !constant_number(bc, bound[4], "scale"))
+        return Value{error};
+      if (!q || !k || !v) return Value{(q || k || v) ? error : types_.dynamic()};
+      return Value{attention_result(bc, bound, *q, *k, *v)};
+    }
+    case Signature::MseArgs: {
+      auto bound = bc.bind({"prediction", "target"}, 2);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> p = graph_tensor_argument(bc, bound[0], "prediction");
+      std::optional<TypeId> t = graph_tensor_argument(bc, bound[1], "target");
+      if (!p || !t) return Value{(p || t) ? error : types_.dynamic()};
+      if (!broadcast_dims(bc.call, bc.name, *p, *t, dims_of(*p), dims_of(*t))) return Value{error};
+      std::optional<ScalarType> element = float_element(bc, bound[0], *p, "prediction");
+      if (!element) return Value{error};
+      return Value{graph_tensor(*element, {})};
+    }
+    case Signature::WhereArgs: {
+      auto bound = bc.bind({"condition", "x", "y"}, 3);
+      if (bound.empty()) return Value{error};
+      Value c = bc.value_of(bound[0]), a = bc.value_of(bound[1]), b = bc.value_of(bound[2]);
+      for (const Value* v : {&c, &a, &b})
+        if (types_.is_error(v->type)) return Value{error};
+      for (const Value* v : {&c, &a, &b})
+        if (types_.kind(v->type) == TypeKind::Dynamic) return Value{types_.dynamic()};
+      std::optional<ScalarType> condition = graph_element(c.type);
+      if (condition != ScalarType::Bool) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "condition", bc.name, "a bool tensor or scalar",
+                                            types_.to_string(c.type));
+        return Value{error};
+      }
+      TypeId chosen = binary_result(bc.call, BinaryUse::builtin(bc.name), a.type, b.type);
+      if (types_.is_error(chosen)) return Value{error};
+      if (types_.kind(c.type) == TypeKind::Tensor) {
+        std::vector<DimId> cd = dims_of(c.type);
+        std::vector<DimId> vd =
+            types_.kind(chosen) == TypeKind::Tensor ? dims_of(chosen) : std::vector<DimId>{};
+        auto dims = broadcast_dims(bc.call, bc.name, c.type, chosen, cd, vd);
+        if (!dims) return Value{error};
+        std::optional<ScalarType> element = graph_element(chosen);
+        if (!element) return Value{error};
+        return Value{graph_tensor(*element, *dims)};
+      }
+      return Value{chosen};
+    }
+    case Signature::ReshapeArgs: {
+      auto bound = bc.bind({"x", "shape"}, 2);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{error};
+      return Value{reshape_result(bc, bound[1], *x)};
+    }
+    case Signature::TransposeArgs: {
+      bool permute = bc.id == BuiltinId::Permute;
+      auto bound = permute ? bc.bind({"x", "dims"}, 2) : bc.bind({"x", "axes"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{error};
+      std::vector<DimId> dims = dims_of(*x);
+      std::vector<size_t> order;
+      if (bound[1].valid() && ast_.kind(bound[1]) != NodeKind::NoneLiteral) {
+        std::vector<NodeId> nodes = bc.shape_extents(bound[1]);
+        for (NodeId node : nodes) {
+          std::optional<int64_t> axis = bc.require_constant_integer(node, permute ? "dims" : "axes");
+          if (!axis) return Value{error};
+          std::optional<size_t> a = tensor_axis(node, *axis, dims.size());
+          if (!a) return Value{error};
+          order.push_back(*a);
+        }
+        std::vector<size_t> sorted = order;
+        std::sort(sorted.begin(), sorted.end());
+        bool is_permutation = sorted.size() == dims.size();
+        for (size_t i = 0; is_permutation && i < sorted.size(); ++i) is_permutation = sorted[i] == i;
+        if (!is_permutation) {
+          diags_.emit<diag::SemaNotPermutation>(ast_.range(bound[1]), source_text(bound[1]),
+                                                static_cast<unsigned>(dims.size()));
+          return Value{error};
+        }
+      } else {
+        for (size_t i = dims.size(); i-- > 0;) order.push_back(i);  // NumPy: reverse the axes
+      }
+      std::vector<DimId> result;
+      for (size_t a : order) result.push_back(dims[a]);
+      return Value{types_.tensor(types_.info(*x).scalar, types_.info(*x).policy, result, AddressSpace::Global, false,
+                                 false)};
+    }
+    case Signature::ConcatArgs: {
+      auto bound = bc.bind({"tensors", "axis"}, 1);
+      if (bound.empty()) return Value{error};
+      return Value{concat_result(bc, bound)};
+    }
+    case Signature::SplitArgs: {
+      auto bound = bc.bind({"x", "sections", "axis"}, 2);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{error};
+      return Value{split_result(bc, bound, *x)};
+    }
+    case Signature::SplitQkvArgs: {
+      auto bound = bc.bind({"qkv", "heads"}, 2);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "qkv");
+      std::optional<int64_t> heads = bc.require_constant_integer(bound[1], "heads");
+      if (!x || !heads) return Value{error};
+      std::vector<DimId> dims = dims_of(*x);
+      std::optional<int64_t> width = dims.empty() ? std::nullopt : types_.constant_value(dims.back());
+      if (dims.size() < 2 || *heads <= 0 || !width || *width % (3 * *heads) != 0) {
+        diags_.emit<diag::SemaSplitUneven>(ast_.range(bc.call), types_.to_string(*x),
+                                           "q, k and v of " + std::to_string(*heads) +
+                                               " heads each (the last axis must be a constant multiple of 3 x heads)");
+        return Value{error};
+      }
+      // [..., S, 3*H*Dh] -> 3 x [..., H, S, Dh]
+      std::vector<DimId> out(dims.begin(), dims.end() - 2);
+      out.push_back(types_.constant_dim(*heads));
+      out.push_back(dims[dims.size() - 2]);
+      out.push_back(types_.constant_dim(*width / (3 * *heads)));
+      TypeId part = types_.tensor(types_.info(*x).scalar, types_.info(*x).policy, out, AddressSpace::Global, false,
+                                  false);
+      TypeId parts[] = {part, part, part};
+      return Value{types_.tuple(parts)};
+    }
+    case Signature::MergeHeadsArgs: {
+      auto bound = bc.bind({"x"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{error};
+      std::vector<DimId> dims = dims_of(*x);
+      if (dims.size() < 3) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a tensor [..., H, S, D]",
+                                            types_.to_string(*x));
+        return Value{error};
+      }
+      // [..., H, S, Dh] -> [..., S, H*Dh]
+      std::vector<DimId> out(dims.begin(), dims.end() - 3);
+      out.push_back(dims[dims.size() - 2]);
+      out.push_back(types_.binary_dim(DimKind::Mul, dims[dims.size() - 3], dims.back()));
+      return Value{
+          types_.tensor(types_.info(*x).scalar, types_.info(*x).policy, out, AddressSpace::Global, false, false)};
+    }
+    case Signature::RandomArgs:
+    case Signature::FillArgs: {
+      bool full = bc.id == BuiltinId::Full;
+      bool random = bc.info.signature == Signature::RandomArgs;
+      auto bound = random ? bc.bind({"shape", "seed", "dtype"}, 1)
+                   : full ? bc.bind({"shape", "value", "dtype"}, 2)
+                          : bc.bind({"shape", "dtype"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<std::vector<DimId>> dims = shape_argument(bc, bound[0]);
+      size_t dtype_index = bound.size() - 1;
+      ScalarType element = ScalarType::F32;
+      if (bound[dtype_index].valid()) {
+        std::optional<ScalarType> dtype = bc.require_dtype(bound[dtype_index], "dtype");
+        if (!dtype) return Value{error};
+        element = *dtype;
+      }
+      if (random) {
+        if (bound[1].valid()) bc.require_integer(bound[1], "seed");
+        if (!is_float(element)) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[dtype_index]), "dtype", bc.name, "a float dtype",
+                                              std::string(scalar_info(element).name));
+          return Value{error};
+        }
+      }
+      if (full) {
+        Value value = bc.value_of(bound[1]);
+        if (!types_.is_error(value.type) && !types_.is_numeric_scalar(value.type)) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "value", bc.name, "a number",
+                                              types_.to_string(value.type));
+          return Value{error};
+        }
+      }
+      if (!dims) return Value{error};
+      return Value{graph_tensor(element, *dims)};
+    }
+    case Signature::DropoutArgs: {
+      auto bound = bc.bind({"x", "p", "seed"}, 2);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      std::optional<double> p = constant_number(bc, bound[1], "p");
+      if (bound[2].valid()) bc.require_integer(bound[2], "seed");
+      if (!x || !p) return Value{error};
+      if (*p < 0 || *p >= 1) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "p", bc.name, "a probability in [0, 1)",
+                                            source_text(bound[1]));
+        return Value{error};
+      }
+      std::optional<ScalarType> element = float_element(bc, bound[0], *x, "x");
+      if (!element) return Value{error};
+      return Value{graph_tensor(*element, dims_of(*x))};
+    }
+    case Signature::NpyLoadArgs: {
+      auto bound = bc.bind({"path", "dtype", "shape"}, 1);
+      if (bound.empty()) return Value{error};
+      return Value{npy_load_result(bc, bound)};
+    }
+    case Signature::NpySaveArgs: {
+      auto bound = bc.bind({"path", "tensor"}, 2);
+      if (bound.empty()) return Value{types_.none()};
+      Value path = bc.value_of(bound[0]);
+      if (!types_.is_error(path.type) && types_.kind(path.type) != TypeKind::String)
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "path", bc.name, "a string",
+                                            types_.to_string(path.type));
+      graph_tensor_argument(bc, bound[1], "tensor");
+      return Value{types_.none()};
+    }
+    case Signature::PrintArgs: {
+      for (auto& [keyword, value] : bc.args.keywords) {
+        diags_.emit<diag::SemaUnknownKeyword>(ast_.range(value), bc.name, keyword);
+        bc.value_of(value);
+      }
+      for (NodeId argument : bc.args.positional) {
+        Value v = bc.value_of(argument);
+        TypeKind kind = types_.kind(v.type);
+        if (kind != TypeKind::Tensor && kind != TypeKind::String && kind != TypeKind::Error &&
+            kind != TypeKind::Dynamic && !types_.is_numeric_scalar(v.type))
+          diags_.emit<diag::SemaArgumentType>(ast_.range(argument), "values", bc.name,
+                                              "tensors, numbers or strings", types_.to_string(v.type));
+      }
+      out_.call_arguments[bc.call.index] = bc.args.positional;
+      return Value{types_.none()};
+    }
+    case Signature::Deferred: {
+      // Not compiled yet (autodiff, distribution): arguments are checked as
+      // expressions; lowering reports lower.unsupported for the call.
+      bc.check_all_arguments();
+      if (bc.id == BuiltinId::Matmul) return Value{types_.dynamic()};
       return Value{types_.dynamic()};
     }
     default: break;
   }
   internal_error("sema", "check_graph_builtin called for another family's builtin");
+}
+
+TypeId Checker::matmul_result(NodeId call, NodeId a_node, NodeId b_node, TypeId a, TypeId b) {
+  std::vector<DimId> da(types_.dims(a).begin(), types_.dims(a).end());
+  std::vector<DimId> db(types_.dims(b).begin(), types_.dims(b).end());
+  if (da.empty() || db.empty()) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(da.empty() ? a_node : b_node), da.empty() ? "a" : "b", "matmul",
+                                        "a tensor of rank 1 or more", types_.to_string(da.empty() ? a : b));
+    return types_.error();
+  }
+  // NumPy: a vector operand gains an axis (a: in front, b: behind) that the
+  // result then drops.
+  bool a_vector = da.size() == 1, b_vector = db.size() == 1;
+  if (a_vector) da.insert(da.begin(), types_.constant_dim(1));
+  if (b_vector) db.push_back(types_.constant_dim(1));
+  DimId k1 = da.back(), k2 = db[db.size() - 2];
+  auto c1 = types_.constant_value(k1), c2 = types_.constant_value(k2);
+  bool mismatch =
+      k1 != k2 && ((c1 && c2) || (types_.dim(k1).kind == DimKind::Symbol && types_.dim(k2).kind == DimKind::Symbol));
+  if (mismatch) {
+    diags_.emit<diag::SemaMatmulInnerDim>(ast_.range(call), source_text(a_node), types_.dim_to_string(k1),
+                                          source_text(b_node), types_.dim_to_string(k2));
+    return types_.error();
+  }
+  std::vector<DimId> batch_a(da.begin(), da.end() - 2), batch_b(db.begin(), db.end() - 2);
+  auto batch = broadcast_dims(call, "matmul (batch dimensions)", a, b, batch_a, batch_b);
+  if (!batch) return types_.error();
+  std::vector<DimId> dims = *batch;
+  if (!a_vector) dims.push_back(da[da.size() - 2]);
+  if (!b_vector) dims.push_back(db.back());
+  // The accumulation type: the operands' @accum (a's first), else their
+  // compute types promoted as by `*`.
+  Policy pa = types_.policy(types_.info(a).policy), pb = types_.policy(types_.info(b).policy);
+  ScalarType element;
+  if (pa.accum || pb.accum) {
+    element = pa.accum.value_or(*pb.accum);
+  } else {
+    TypeId e = binary_result(call, BinaryUse::of(BinaryOperator::Mul), compute_type(types_.element_type(a)),
+                             compute_type(types_.element_type(b)));
+    if (types_.is_error(e)) return e;
+    element = types_.info(e).scalar;
+  }
+  if (element == ScalarType::Bool) {
+    diags_.emit<diag::SemaInvalidOperands>(ast_.range(call), "matmul", types_.to_string(a), types_.to_string(b));
+    return types_.error();
+  }
+  return graph_tensor(element, dims);
+}
+
+TypeId Checker::attention_result(BuiltinCall& bc, const std::vector<NodeId>& bound, TypeId q, TypeId k, TypeId v) {
+  std::vector<DimId> dq(types_.dims(q).begin(), types_.dims(q).end());
+  std::vector<DimId> dk(types_.dims(k).begin(), types_.dims(k).end());
+  std::vector<DimId> dv(types_.dims(v).begin(), types_.dims(v).end());
+  for (auto [dims, node, name] : {std::tuple{&dq, bound[0], "q"}, std::tuple{&dk, bound[1], "k"},
+                                  std::tuple{&dv, bound[2], "v"}}) {
+    if (dims->size() < 2) {
+      diags_.emit<diag::SemaArgumentType>(ast_.range(node), name, bc.name, "a tensor [..., S, D]",
+                                          types_.to_string(name[0] == 'q' ? q : name[0] == 'k' ? k : v));
+      return types_.error();
+    }
+  }
+  for (TypeId t : {q, k, v}) {
+    if (!float_element(bc, bound[0], t, "q")) return types_.error();
+  }
+  // q [..., Sq, D] . k [..., Sk, D]^T -> [..., Sq, Sk]; . v [..., Sk, Dv].
+  auto same = [&](DimId x, DimId y) {
+    auto cx = types_.constant_value(x), cy = types_.constant_value(y);
+    return !(x != y && ((cx && cy) || (types_.dim(x).kind == DimKind::Symbol && types_.dim(y).kind == DimKind::Symbol)));
+  };
+  if (!same(dq.back(), dk.back())) {
+    diags_.emit<diag::SemaShapeMismatch>(bc.where, "flash_attention (q and k must have the same head size)",
+                                         types_.to_string(q), types_.to_string(k));
+    return types_.error();
+  }
+  if (!same(dk[dk.size() - 2], dv[dv.size() - 2])) {
+    diags_.emit<diag::SemaShapeMismatch>(bc.where, "flash_attention (k and v must have the same sequence length)",
+                                         types_.to_string(k), types_.to_string(v));
+    return types_.error();
+  }
+  std::vector<DimId> bq(dq.begin(), dq.end() - 2), bk(dk.begin(), dk.end() - 2), bv(dv.begin(), dv.end() - 2);
+  auto batch = broadcast_dims(bc.call, "flash_attention (batch dimensions)", q, k, bq, bk);
+  if (!batch) return types_.error();
+  batch = broadcast_dims(bc.call, "flash_attention (batch dimensions)", q, v, *batch, bv);
+  if (!batch) return types_.error();
+  std::vector<DimId> dims = *batch;
+  dims.push_back(dq[dq.size() - 2]);
+  dims.push_back(dv.back());
+  return graph_tensor(*float_element(bc, bound[0], q, "q"), dims);
+}
+
+TypeId Checker::reshape_result(BuiltinCall& bc, NodeId shape, TypeId x) {
+  std::vector<NodeId> extents = bc.shape_extents(shape);
+  std::vector<DimId> dims;
+  std::optional<size_t> inferred;
+  int64_t known = 1;
+  bool all_known = true;
+  for (size_t i = 0; i < extents.size(); ++i) {
+    Value v = bc.require_integer(extents[i], "shape");
+    if (types_.is_error(v.type)) return types_.error();
+    if (v.constant && !v.constant->is_float && v.constant->integer == -1) {
+      if (inferred) {
+        diags_.emit<diag::SemaReshape>(ast_.range(extents[i]), types_.to_string(x), source_text(shape),
+                                       "only one extent may be -1");
+        return types_.error();
+      }
+      inferred = i;
+      dims.push_back(types_.dynamic_dim());
+      continue;
+    }
+    if (v.constant && !v.constant->is_float && v.constant->integer < 0) {
+      diags_.emit<diag::SemaNegativeExtent>(ast_.range(extents[i]), v.constant->integer);
+      return types_.error();
+    }
+    DimId d = dim_of_expression(extents[i]);
+    if (auto c = types_.constant_value(d)) known *= *c;
+    else all_known = false;
+    dims.push_back(d);
+  }
+  // Element counts must agree where they are known.
+  std::optional<int64_t> total = 1;
+  for (DimId d : types_.dims(x)) {
+    auto c = types_.constant_value(d);
+    if (!c) {
+      total.reset();
+      break;
+    }
+    *total *= *c;
+  }
+  if (total && inferred && all_known) {
+    if (known == 0 || *total % known != 0) {
+      diags_.emit<diag::SemaReshape>(ast_.range(shape), types_.to_string(x), source_text(shape),
+                                     std::to_string(*total) + " elements do not divide into it");
+      return types_.error();
+    }
+    dims[*inferred] = types_.constant_dim(*total / known);
+  } else if (total && !inferred && all_known && known != *total) {
+    diags_.emit<diag::SemaReshape>(ast_.range(shape), types_.to_string(x), source_text(shape),
+                                   std::to_string(*total) + " elements cannot become " + std::to_string(known));
+    return types_.error();
+  }
+  return types_.tensor(types_.info(x).scalar, types_.info(x).policy, dims, AddressSpace::Global, false, false);
+}
+
+TypeId Checker::concat_result(BuiltinCall& bc, const std::vector<NodeId>& bound) {
+  NodeId list = bound[0];
+  if (ast_.kind(list) != NodeKind::Tuple && ast_.kind(list) != NodeKind::List) {
+    Value v = bc.value_of(list);
+    if (!types_.is_error(v.type))
+      diags_.emit<diag::SemaArgumentType>(ast_.range(list), "tensors", bc.name, "a list or tuple of tensors",
+                                          types_.to_string(v.type));
+    return types_.error();
+  }
+  set_type(list, types_.dynamic());
+  std::vector<TypeId> parts;
+  for (NodeId element : ast_.children(list)) {
+    std::optional<TypeId> t = graph_tensor_argument(bc, element, "tensors");
+    if (!t) return types_.error();
+    parts.push_back(*t);
+  }
+  if (parts.empty()) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(list), "tensors", bc.name, "at least one tensor", "an empty list");
+    return types_.error();
+  }
+  size_t rank = types_.dims(parts[0]).size();
+  int64_t axis_value = 0;
+  if (bound[1].valid()) {
+    std::optional<int64_t> a = bc.require_constant_integer(bound[1], "axis");
+    if (!a) return types_.error();
+    axis_value = *a;
+  }
+  std::optional<size_t> axis = tensor_axis(bound[1].valid() ? bound[1] : list, axis_value, rank);
+  if (!axis) return types_.error();
+  std::vector<DimId> dims(types_.dims(parts[0]).begin(), types_.dims(parts[0]).end());
+  ScalarType element = *graph_element(parts[0]);
+  TypeId promoted = types_.scalar(element);
+  for (size_t p = 1; p < parts.size(); ++p) {
+    std::vector<DimId> d(types_.dims(parts[p]).begin(), types_.dims(parts[p]).end());
+    bool ok = d.size() == rank;
+    for (size_t i = 0; ok && i < rank; ++i) {
+      if (i == *axis) continue;
+      auto cx = types_.constant_value(dims[i]), cy = types_.constant_value(d[i]);
+      ok = !(dims[i] != d[i] && ((cx && cy) || (types_.dim(dims[i]).kind == DimKind::Symbol &&
+                                                types_.dim(d[i]).kind == DimKind::Symbol)));
+    }
+    if (!ok) {
+      diags_.emit<diag::SemaShapeMismatch>(ast_.range(ast_.children(list)[p]), std::string(bc.name),
+                                           types_.to_string(parts[0]), types_.to_string(parts[p]));
+      return types_.error();
+    }
+    dims[*axis] = types_.binary_dim(DimKind::Add, dims[*axis], d[*axis]);
+    promoted = binary_result(bc.call, BinaryUse::builtin(bc.name), promoted, types_.scalar(*graph_element(parts[p])));
+    if (types_.is_error(promoted)) return promoted;
+  }
+  // Storage floats keep their type when all parts share it (a copy computes nothing).
+  bool same = std::all_of(parts.begin(), parts.end(),
+                          [&](TypeId t) { return types_.info(t).scalar == types_.info(parts[0]).scalar; });
+  ScalarType result = same ? types_.info(parts[0]).scalar : types_.info(promoted).scalar;
+  return graph_tensor(result, dims);
+}
+
+TypeId Checker::split_result(BuiltinCall& bc, const std::vector<NodeId>& bound, TypeId x) {
+  std::vector<DimId> dims(types_.dims(x).begin(), types_.dims(x).end());
+  int64_t axis_value = 0;
+  if (bound[2].valid()) {
+    std::optional<int64_t> a = bc.require_constant_integer(bound[2], "axis");
+    if (!a) return types_.error();
+    axis_value = *a;
+  }
+  std::optional<size_t> axis = tensor_axis(bound[2].valid() ? bound[2] : bound[0], axis_value, dims.size());
+  if (!axis) return types_.error();
+  std::optional<int64_t> extent = types_.constant_value(dims[*axis]);
+  std::vector<int64_t> sizes;
+  NodeId sections = bound[1];
+  if (ast_.kind(sections) == NodeKind::Tuple || ast_.kind(sections) == NodeKind::List) {
+    set_type(sections, types_.dynamic());
+    int64_t sum = 0;
+    for (NodeId s : ast_.children(sections)) {
+      std::optional<int64_t> size = bc.require_constant_integer(s, "sections");
+      if (!size) return types_.error();
+      if (*size < 0) {
+        diags_.emit<diag::SemaNegativeExtent>(ast_.range(s), *size);
+        return types_.error();
+      }
+      sizes.push_back(*size);
+      sum += *size;
+    }
+    if (!extent || sum != *extent) {
+      diags_.emit<diag::SemaSplitUneven>(ast_.range(sections), types_.to_string(x),
+                                         "parts of " + source_text(sections) + " along axis " +
+                                             std::to_string(*axis) + (extent ? "" : " (its size is not constant)"));
+      return types_.error();
+    }
+  } else {
+    std::optional<int64_t> count = bc.require_constant_integer(sections, "sections");
+    if (!count) return types_.error();
+    if (*count <= 0 || !extent || *extent % *count != 0) {
+      diags_.emit<diag::SemaSplitUneven>(ast_.range(sections), types_.to_string(x),
+                                         std::to_string(*count) + " equal parts along axis " + std::to_string(*axis) +
+                                             (extent ? "" : " (its size is not constant)"));
+      return types_.error();
+    }
+    sizes.assign(static_cast<size_t>(*count), *extent / *count);
+  }
+  std::vector<TypeId> parts;
+  for (int64_t size : sizes) {
+    std::vector<DimId> d = dims;
+    d[*axis] = types_.constant_dim(size);
+    parts.push_back(types_.tensor(types_.info(x).scalar, types_.info(x).policy, d, AddressSpace::Global, false, false));
+  }
+  return types_.tuple(parts);
+}
+
+TypeId Checker::npy_load_result(BuiltinCall& bc, const std::vector<NodeId>& bound) {
+  Value path = bc.value_of(bound[0]);
+  if (types_.is_error(path.type)) return types_.error();
+  if (types_.kind(path.type) != TypeKind::String || ast_.kind(bound[0]) != NodeKind::StringLiteral) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "path", bc.name, "a string literal",
+                                        types_.to_string(path.type));
+    return types_.error();
+  }
+  std::optional<ScalarType> dtype;
+  if (bound[1].valid()) {
+    dtype = bc.require_dtype(bound[1], "dtype");
+    if (!dtype) return types_.error();
+  }
+  std::optional<std::vector<DimId>> shape;
+  if (bound[2].valid()) {
+    shape = shape_argument(bc, bound[2]);
+    if (!shape) return types_.error();
+  }
+  if (dtype && shape) return graph_tensor(*dtype, *shape);
+  // Otherwise from the file's header, read now: the types of a program are
+  // fixed when it is compiled (docs/language/graph.md, "Programs").
+  const std::string& file = values_.strings[ast_.node(bound[0]).payload];
+  std::string why;
+  std::optional<NpyHeader> header = read_npy_header(file, why);
+  if (!header) {
+    diags_.emit<diag::SemaNpyHeader>(ast_.range(bound[0]), file, why);
+    return types_.error();
+  }
+  std::vector<DimId> dims;
+  for (int64_t extent : header->shape) dims.push_back(types_.constant_dim(extent));
+  if (dtype && *dtype != header->dtype) {
+    diags_.emit<diag::SemaNpyHeader>(ast_.range(bound[1]), file,
+                                     "it holds " + std::string(scalar_info(header->dtype).name) + ", not " +
+                                         std::string(scalar_info(*dtype).name));
+    return types_.error();
+  }
+  if (shape) dims = *shape;
+  return graph_tensor(header->dtype, dims);
+}
+
+}  // namespace tessera::sema
+
+namespace tessera::sema {
+
+std::optional<NpyHeader> read_npy_header(const std::string& path, std::string& why) {
+  std::optional<npy::Header> header = npy::read_header(path, why);
+  if (!header) return std::nullopt;
+  std::optional<DtypeLookup> dtype = lookup_dtype(npy::tessera_dtype_of(header->descr));
+  if (!dtype) {
+    why = "its dtype '" + header->descr + "' is not one of Tessera's";
+    return std::nullopt;
+  }
+  return NpyHeader{dtype->type, header->shape};
 }
 
 }  // namespace tessera::sema

@@ -26,10 +26,8 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
       return Value{result};
     }
     case Signature::MinMax: {
-      if (bc.args.positional.size() == 1 && !in_device()) {
-        for (NodeId argument : bc.children.subspan(1)) bc.value_of(argument);
-        return Value{types_.dynamic()};  // a reduction over an axis
-      }
+      // max(x) / min(x) of one tensor (with axis= and keepdims=): a reduction.
+      if (bc.args.positional.size() == 1 && !in_device()) return check_graph_builtin(bc);
       auto bound = bc.bind({"a", "b"}, 2);
       if (bound.empty()) return Value{types_.error()};
       Value a = bc.value_of(bound[0]), c = bc.value_of(bound[1]);

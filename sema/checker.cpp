@@ -25,6 +25,7 @@ std::string_view function_kind_name(FunctionKind kind) {
 Checker::Checker(const Ast& ast, ValueStores& values, DiagnosticEngine& diags, TypedModule& out)
     : ast_(ast), values_(values), diags_(diags), out_(out), types_(out.types), constants_(out.constants) {
   out_.node_types.assign(ast_.size(), TypeId{});
+  call_instances_ = &out_.call_instances;
 }
 
 std::string Checker::source_text(NodeId node) const {
@@ -120,6 +121,14 @@ void Checker::run(NodeId module) {
   module_statement_begin_.reset();
   locals_.clear();
   for (uint32_t i = 0; i < out_.functions.size(); ++i) check_function(i);
+  // Generic @jit functions no call instantiated: their bodies are checked
+  // once with their unannotated parameters unknown (names, arity, kernel
+  // rules), so that mistakes are found even in code nothing calls yet.
+  for (uint32_t index : generic_functions_) {
+    bool instantiated = std::any_of(out_.instances.begin(), out_.instances.end(),
+                                    [&](const JitInstance& i) { return i.function == index; });
+    if (!instantiated) check_generic(index);
+  }
   // In source order, for a deterministic order of diagnostics.
   for (NodeId statement : ast_.children(module)) {
     if (ast_.kind(statement) != NodeKind::ClassDef) continue;
@@ -663,6 +672,15 @@ void Checker::read_decorators(FunctionInfo& info, NodeId decorators) {
 void Checker::check_function(uint32_t index) {
   if (checked_[index] != 0) return;
   checked_[index] = 1;
+  check_function_body(out_.functions[index], nullptr, index);
+  checked_[index] = 2;
+}
+
+// The generic check of a function (`given` null: parameter types from the
+// annotations), or one @jit instance's (`given`: the instance's parameter
+// types). A @jit function with an unannotated parameter is generic: its body
+// is checked per instance (check_jit.cpp), and only here when no call made one.
+void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>* given, uint32_t index) {
   // Save the caller's state: checking a call may check its callee first.
   FunctionInfo* saved_function = function_;
   auto saved_locals = std::move(locals_);
@@ -670,12 +688,12 @@ void Checker::check_function(uint32_t index) {
   locals_.clear();
   loop_depth_ = 0;
 
-  FunctionInfo& info = out_.functions[index];
   function_ = &info;
   NodeId def = info.def;
   auto children = ast_.children(def);
   NodeId decorators = children[0], parameters = children[1], returns = children[2], body = children[3];
-  read_decorators(info, decorators);
+  if (!given) read_decorators(info, decorators);
+  info.parameter_types.clear();
   std::string function_name = name_of(info.name);
 
   for (const AutotuneParameter& parameter : info.autotune) {
@@ -698,6 +716,8 @@ void Checker::check_function(uint32_t index) {
     if (device && parameter_kind != ParameterKind::Normal && parameter_kind != ParameterKind::KeywordOnly) {
       diags_.emit<diag::SemaUnsupportedInKernel>(p.range, std::string("a '*' or '**' parameter"));
       type = types_.error();
+    } else if (given && parameter_index < given->size() && !annotation.valid()) {
+      type = (*given)[parameter_index];
     } else if (annotation.valid()) {
       type = resolve_type(annotation);
     } else if (device && p.payload != UINT32_MAX) {
@@ -728,7 +748,10 @@ void Checker::check_function(uint32_t index) {
     }
     set_type(parameter, type);
     info.parameter_types.push_back(type);
-    if (p.payload == UINT32_MAX) continue;
+    if (p.payload == UINT32_MAX) {
+      ++parameter_index;
+      continue;
+    }
     Local local;
     local.type = type;
     local.def = parameter;
@@ -743,10 +766,23 @@ void Checker::check_function(uint32_t index) {
           Local symbol;
           symbol.type = types_.scalar(ScalarType::I32);
           symbol.def = parameter;
+          symbol.is_dimension = true;
           locals_[d.symbol.index] = symbol;
         }
       }
     }
+  }
+
+  // A generic @jit function: each instance checks the body with its types.
+  bool generic = !given && info.kind == FunctionKind::Jit &&
+                 std::any_of(info.parameter_types.begin(), info.parameter_types.end(),
+                             [&](TypeId t) { return types_.kind(t) == TypeKind::Dynamic; });
+  if (generic && !check_generic_bodies_) {
+    generic_functions_.push_back(index);
+    function_ = saved_function;
+    locals_ = std::move(saved_locals);
+    loop_depth_ = saved_loops;
+    return;
   }
 
   info.return_type = types_.none();
@@ -779,7 +815,16 @@ void Checker::check_function(uint32_t index) {
         .note<diag::NoteEffectSource>(info.effect_source, effect);
   }
 
-  checked_[index] = 2;
+  if (!given && info.kind == FunctionKind::Jit && !generic) {
+    // An annotated @jit function is its own (only) instance, typed in the
+    // module's tables.
+    JitInstance instance;
+    instance.function = index;
+    instance.info = info;
+    instance.symbol = name_of(info.name);
+    out_.function_instance[index] = static_cast<uint32_t>(out_.instances.size());
+    out_.instances.push_back(std::move(instance));
+  }
   function_ = saved_function;
   locals_ = std::move(saved_locals);
   loop_depth_ = saved_loops;

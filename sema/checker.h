@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "sema/sema.h"
@@ -30,6 +31,7 @@ struct Local {
   bool written = false;
   std::optional<Constant> constant;
   std::optional<uint32_t> parameter_index;
+  bool is_dimension = false;  // a symbolic dimension of a parameter, readable as an integer
 };
 
 class BuiltinCall;
@@ -58,6 +60,13 @@ struct DivergenceSummary {
   std::string need_name;
   std::optional<DivergenceProblem> problem;
 };
+
+// A .npy file's element type and shape, read when a program is typed.
+struct NpyHeader {
+  ScalarType dtype;
+  std::vector<int64_t> shape;
+};
+std::optional<NpyHeader> read_npy_header(const std::string& path, std::string& why);
 
 // What binary_result types: an operator (`a + b`, or augmented `a += b`), a
 // comparison, the branches of `a if c else b`, or a builtin of two numbers
@@ -148,7 +157,6 @@ class Checker {
   Value check_memory_builtin(BuiltinCall& call);
   Value check_math_builtin(BuiltinCall& call);
   Value check_graph_builtin(BuiltinCall& call);
-  void bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
   Value check_helper_call(NodeId call, uint32_t function_index);
   // The value of `float(argument)` when it is a constant (a string Python's
   // float() reads, a number).
@@ -156,6 +164,33 @@ class Checker {
   // One argument of a helper call against its parameter's type.
   void check_argument(NodeId argument, const Value& value, TypeId parameter, const std::string& parameter_name,
                       const std::string& callee_name);
+
+  // --- graph level (check_graph_builtins.cpp) ---
+  // The element type a tensor's (or scalar's) values compute in; nullopt
+  // for non-numbers.
+  std::optional<ScalarType> graph_element(TypeId type);
+  TypeId graph_tensor(ScalarType element, std::span<const DimId> dims);
+  // NumPy broadcasting of two shapes (a size-1 dimension stretches);
+  // reports a mismatch at `node` naming `what`.
+  std::optional<std::vector<DimId>> broadcast_dims(NodeId node, std::string_view what, TypeId lhs, TypeId rhs,
+                                                   std::span<const DimId> da, std::span<const DimId> db);
+  std::optional<size_t> tensor_axis(NodeId where, int64_t axis, size_t rank);
+  std::optional<std::vector<size_t>> tensor_axes(BuiltinCall& call, NodeId axes, size_t rank);
+  DimId dim_of_expression(NodeId node);
+  std::optional<std::vector<DimId>> shape_argument(BuiltinCall& call, NodeId shape);
+  std::optional<TypeId> graph_tensor_argument(BuiltinCall& call, NodeId argument, const char* parameter);
+  std::optional<ScalarType> float_element(BuiltinCall& call, NodeId argument, TypeId type, const char* parameter);
+  std::optional<bool> constant_bool(BuiltinCall& call, NodeId argument, const char* parameter);
+  std::optional<double> constant_number(BuiltinCall& call, NodeId argument, const char* parameter);
+  TypeId matmul_result(NodeId call, NodeId a_node, NodeId b_node, TypeId a, TypeId b);
+  TypeId attention_result(BuiltinCall& call, const std::vector<NodeId>& bound, TypeId q, TypeId k, TypeId v);
+  TypeId reshape_result(BuiltinCall& call, NodeId shape, TypeId x);
+  TypeId concat_result(BuiltinCall& call, const std::vector<NodeId>& bound);
+  TypeId split_result(BuiltinCall& call, const std::vector<NodeId>& bound, TypeId x);
+  TypeId npy_load_result(BuiltinCall& call, const std::vector<NodeId>& bound);
+  // Binds the callee's symbolic dimensions to the arguments' (reports
+  // mismatches); returns the bindings.
+  std::unordered_map<uint32_t, DimId> bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
   Value check_subscript(NodeId node);
   // A constant index (or slice bound, `is_end` for a slice's end) into axis
   // `axis` of `object`, whose size is `dim`: in device code it must lie
@@ -195,6 +230,19 @@ class Checker {
   void check_class_decorators(NodeId def);
   std::optional<Constant> evaluate_constant(NodeId node) const;
   void check_function(uint32_t function_index);
+  void check_function_body(FunctionInfo& info, const std::vector<TypeId>* given, uint32_t function_index);
+
+  // --- @jit functions and kernel launches (check_jit.cpp) ---
+  Value check_jit_call(NodeId call, uint32_t function_index, std::span<const NodeId> arguments);
+  Value check_kernel_launch(NodeId call, NodeId kernel, uint32_t function_index, std::span<const NodeId> arguments);
+  uint32_t instantiate(uint32_t function_index, const std::vector<TypeId>& parameter_types, NodeId call);
+  // A generic @jit function's body checked once with its unannotated
+  // parameters unknown (names, arity, effects), and the effect it has.
+  void check_generic(uint32_t function_index);
+  Effect generic_effect(uint32_t function_index);
+  // Symbols of `type`'s dimensions replaced by what a call bound them to.
+  TypeId substitute_dims(TypeId type, const std::unordered_map<uint32_t, DimId>& bound);
+  std::unordered_map<uint32_t, DimId>& current_call_bindings() { return call_bindings_; }
   void read_decorators(FunctionInfo& info, NodeId decorators);
   void collect_policy_class(NodeId def);
   void check_policy_class(IdentifierId class_name, PolicyClass& policy);
@@ -246,7 +294,17 @@ class Checker {
   std::vector<uint32_t> checking_stack_;  // function indices, for recursion
   std::vector<uint8_t> checked_;          // per function: 0 not yet, 1 in progress, 2 done
   std::unordered_map<uint32_t, bool> reported_inferred_write_;
-  std::unordered_map<uint32_t, Constant>& constants_;  // out_.constants: NodeId -> value of constant expressions
+  std::unordered_map<uint32_t, Constant>& constants_;
+  // @jit: generic functions whose bodies wait for instances; set once every
+  // call has been seen, to check the rest generically.
+  std::vector<uint32_t> generic_functions_;
+  bool check_generic_bodies_ = false;
+  std::vector<uint32_t> instantiating_;
+  std::unordered_set<uint32_t> generic_checked_;  // functions whose instance is being checked (recursion)
+  // Where calls of @jit functions record their instance: the module's map,
+  // or the map of the instance being checked.
+  std::unordered_map<uint32_t, uint32_t>* call_instances_ = nullptr;
+  std::unordered_map<uint32_t, DimId> call_bindings_;  // out_.constants: NodeId -> value of constant expressions
 };
 
 }  // namespace tessera::sema

@@ -7,6 +7,7 @@
 #include "ir/core/builder.h"
 #include "ir/core/ir.h"
 #include "ir/core/ir_text.h"
+#include "ir/core/tile_attr_kinds.h"
 #include "ir/core/register_tile_layout.h"
 #include "ir/core/verifier.h"
 
@@ -812,6 +813,29 @@ TEST_CASE("shapes that do not split into whole blocks over whole warps have no m
   CHECK_FALSE(mma_accumulator_tiling(24, 64, 128));  // rows not a multiple of 16
   CHECK_FALSE(mma_accumulator_tiling(64, 12, 128));  // columns not a multiple of 8
   CHECK_FALSE(mma_accumulator_tiling(16, 8, 64));    // one block, two warps
+}
+
+TEST_CASE("the tile attribute tables name each enumerator once, in .def order") {
+  CHECK(parse_attr_kind<ShuffleMode>(kShuffleModeNames, "down") == ShuffleMode::Down);
+  CHECK(parse_attr_kind<ShuffleMode>(kShuffleModeNames, "idx") == ShuffleMode::Idx);
+  CHECK_FALSE(parse_attr_kind<ShuffleMode>(kShuffleModeNames, "rotate").has_value());
+  CHECK(parse_attr_kind<WarpReduceKind>(kWarpReduceKindNames, "min") == WarpReduceKind::Min);
+  CHECK(parse_attr_kind<AtomicKind>(kAtomicKindNames, "exch") == AtomicKind::Exch);
+  CHECK(atomic_integers_only(AtomicKind::Xor));
+  CHECK_FALSE(atomic_integers_only(AtomicKind::Add));
+  for (size_t i = 0; i < std::size(kAtomicKindNames); ++i)
+    CHECK(parse_attr_kind<AtomicKind>(kAtomicKindNames, kAtomicKindNames[i]) == static_cast<AtomicKind>(i));
+}
+
+TEST_CASE("a tile attribute outside its table is an internal error after verification") {
+  Context ctx;
+  OwningModule module = create_module();
+  Operation* func = build_mul_add(ctx, module.get());
+  Operation* add = func->region(0).front().front();
+  add->set_attr("mode", ctx.string_attr("rotate"));
+  CHECK_THROWS_AS(shuffle_mode(*add), InternalError);
+  add->set_attr("mode", ctx.string_attr("xor"));
+  CHECK(shuffle_mode(*add) == ShuffleMode::Xor);
 }
 
 }  // namespace

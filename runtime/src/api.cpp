@@ -132,6 +132,11 @@ std::string cuda_unavailable() {
 }
 
 }  // namespace
+
+tessStatus check_stream_for(const char* function, tessStream stream, tessDevice device) {
+  return check_stream_of(function, stream, device);
+}
+
 }  // namespace tessera::rt
 
 using namespace tessera::rt;

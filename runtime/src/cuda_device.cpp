@@ -12,6 +12,7 @@
 #include <string>
 #include <type_traits>
 
+#include "dynamic_library.h"
 #include "runtime_internal.h"
 
 namespace tessera::rt {
@@ -33,6 +34,7 @@ using CUevent = CUevent_st*;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
 constexpr int CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10;
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
@@ -41,39 +43,11 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
-// The driver entry points, resolved once.
+// The driver entry points (cuda_driver_functions.def), resolved once.
 struct Driver {
-  CUresult (*cuInit)(unsigned);
-  CUresult (*cuGetErrorName)(CUresult, const char**);
-  CUresult (*cuGetErrorString)(CUresult, const char**);
-  CUresult (*cuDeviceGetCount)(int*);
-  CUresult (*cuDeviceGet)(CUdevice*, int);
-  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
-  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
-  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
-  CUresult (*cuCtxSetCurrent)(CUcontext);
-  CUresult (*cuCtxSynchronize)();
-  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
-  CUresult (*cuMemFree)(CUdeviceptr);
-  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
-  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
-  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
-  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
-  CUresult (*cuStreamCreate)(CUstream*, unsigned);
-  CUresult (*cuStreamSynchronize)(CUstream);
-  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
-  CUresult (*cuStreamDestroy)(CUstream);
-  CUresult (*cuEventCreate)(CUevent*, unsigned);
-  CUresult (*cuEventRecord)(CUevent, CUstream);
-  CUresult (*cuEventSynchronize)(CUevent);
-  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
-  CUresult (*cuEventDestroy)(CUevent);
-  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
-  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
-  CUresult (*cuModuleUnload)(CUmodule);
-  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             CUstream, void**, void**);
+#define TESS_CUDA_DRIVER_FUNCTION(name, versioned, signature) std::add_pointer_t<signature> name = nullptr;
+#include "cuda_driver_functions.def"
+#undef TESS_CUDA_DRIVER_FUNCTION
 };
 
 // Names of the driver errors the runtime explains, for drivers whose
@@ -94,6 +68,7 @@ const char* known_error_name(CUresult r) {
     case 218: return "CUDA_ERROR_INVALID_PTX";
     case 222: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
     case 500: return "CUDA_ERROR_NOT_FOUND";
+    case 600: return "CUDA_ERROR_NOT_READY";
     case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
     case 701: return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
     case 719: return "CUDA_ERROR_LAUNCH_FAILED";
@@ -135,50 +110,17 @@ const Driver* load_driver(std::string& reason) {
   dlerror();
   void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!library) {
-    const char* error = dlerror();
-    reason = overridden ? fmt::format("TESSERA_LIBCUDA={} could not be loaded: {}", path, error ? error : "dlopen failed")
-                        : fmt::format("libcuda.so.1 not found (the NVIDIA driver is not installed): {}",
-                                      error ? error : "dlopen failed");
+    const std::string error = dl_error();
+    reason = overridden ? fmt::format("TESSERA_LIBCUDA={} could not be loaded: {}", path, error)
+                        : fmt::format("libcuda.so.1 not found (the NVIDIA driver is not installed): {}", error);
     return nullptr;
   }
   auto d = std::make_unique<Driver>();
   std::string missing;
-  auto resolve = [&](auto& fn, const char* name, const char* versioned = nullptr) {
-    void* symbol = versioned ? dlsym(library, versioned) : nullptr;
-    if (!symbol) symbol = dlsym(library, name);
-    if (!symbol) missing += (missing.empty() ? "" : ", ") + std::string(name);
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(symbol);
-  };
-  resolve(d->cuInit, "cuInit");
-  resolve(d->cuGetErrorName, "cuGetErrorName");
-  resolve(d->cuGetErrorString, "cuGetErrorString");
-  resolve(d->cuDeviceGetCount, "cuDeviceGetCount");
-  resolve(d->cuDeviceGet, "cuDeviceGet");
-  resolve(d->cuDeviceGetName, "cuDeviceGetName");
-  resolve(d->cuDeviceGetAttribute, "cuDeviceGetAttribute");
-  resolve(d->cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-  resolve(d->cuCtxSetCurrent, "cuCtxSetCurrent");
-  resolve(d->cuCtxSynchronize, "cuCtxSynchronize");
-  resolve(d->cuMemAlloc, "cuMemAlloc", "cuMemAlloc_v2");
-  resolve(d->cuMemFree, "cuMemFree", "cuMemFree_v2");
-  resolve(d->cuMemcpyHtoD, "cuMemcpyHtoD", "cuMemcpyHtoD_v2");
-  resolve(d->cuMemcpyDtoH, "cuMemcpyDtoH", "cuMemcpyDtoH_v2");
-  resolve(d->cuMemcpyDtoD, "cuMemcpyDtoD", "cuMemcpyDtoD_v2");
-  resolve(d->cuMemsetD8, "cuMemsetD8", "cuMemsetD8_v2");
-  resolve(d->cuStreamCreate, "cuStreamCreate");
-  resolve(d->cuStreamSynchronize, "cuStreamSynchronize");
-  resolve(d->cuStreamWaitEvent, "cuStreamWaitEvent");
-  resolve(d->cuStreamDestroy, "cuStreamDestroy", "cuStreamDestroy_v2");
-  resolve(d->cuEventCreate, "cuEventCreate");
-  resolve(d->cuEventRecord, "cuEventRecord");
-  resolve(d->cuEventSynchronize, "cuEventSynchronize");
-  resolve(d->cuEventElapsedTime, "cuEventElapsedTime");
-  resolve(d->cuEventDestroy, "cuEventDestroy", "cuEventDestroy_v2");
-  resolve(d->cuModuleLoadData, "cuModuleLoadData");
-  resolve(d->cuModuleGetFunction, "cuModuleGetFunction");
-  resolve(d->cuModuleUnload, "cuModuleUnload");
-  resolve(d->cuFuncSetAttribute, "cuFuncSetAttribute");
-  resolve(d->cuLaunchKernel, "cuLaunchKernel");
+#define TESS_CUDA_DRIVER_FUNCTION(name, versioned, signature) \
+  resolve_function(library, d->name, #name, versioned, &missing);
+#include "cuda_driver_functions.def"
+#undef TESS_CUDA_DRIVER_FUNCTION
   if (!d->cuInit) {
     reason = fmt::format("{} is not a CUDA driver: it exports no cuInit", path);
     dlclose(library);
@@ -225,6 +167,8 @@ class CudaDevice : public tessDevice_st {
 
   tessDeviceKind kind() const override { return TESS_DEVICE_CUDA; }
   int cuda_ordinal() const override { return ordinal_; }
+  tessStatus make_current() override { return current(); }
+  void* native_stream(tessStream stream) override { return handle(stream); }
   std::string name() const override {
     char buffer[256] = {};
     if (d_.cuDeviceGetName(buffer, sizeof buffer - 1, device_) != CUDA_SUCCESS) return fmt::format("cuda:{}", ordinal_);
@@ -329,6 +273,12 @@ class CudaDevice : public tessDevice_st {
   tessStatus synchronize_event(tessEvent event) override {
     if (auto s = current(); s) return s;
     return call("cuEventSynchronize", d_.cuEventSynchronize(static_cast<CudaEvent*>(event)->handle));
+  }
+  tessStatus query_event(tessEvent event, bool* complete) override {
+    if (auto s = current(); s) return s;
+    const CUresult r = d_.cuEventQuery(static_cast<CudaEvent*>(event)->handle);
+    *complete = r == CUDA_SUCCESS;
+    return r == CUDA_ERROR_NOT_READY ? ok() : call("cuEventQuery", r);
   }
   tessStatus elapsed(float* ms, tessEvent start, tessEvent end) override {
     if (auto s = current(); s) return s;

@@ -60,6 +60,19 @@ struct tessDevice_st {
   virtual tessStatus attribute(tessDeviceAttribute attribute, int64_t* value) = 0;
   // The driver's ordinal N of a CUDA device ("cuda:N"); -1 for the CPU.
   virtual int cuda_ordinal() const { return -1; }
+  // Makes the device current on the calling thread (a CUDA device's primary
+  // context), for libraries that use the current device (NCCL).
+  virtual tessStatus make_current() { return TESS_SUCCESS; }
+  // The driver's handle of a stream of this device (CUstream; null for the
+  // default stream and on the CPU).
+  virtual void* native_stream(tessStream /*stream*/) { return nullptr; }
+  // Checks that [p, p + bytes) is memory of this device a collective may use
+  // (the CPU device: inside one live allocation); `what` and `role` name the
+  // call and the buffer in the message.
+  virtual tessStatus check_buffer(const char* what, const char* role, tessDevicePtr p, size_t bytes) {
+    (void)what, (void)role, (void)p, (void)bytes;
+    return TESS_SUCCESS;
+  }
 
   virtual tessStatus malloc(size_t bytes, tessDevicePtr* ptr) = 0;
   virtual tessStatus free(tessDevicePtr ptr) = 0;
@@ -78,6 +91,8 @@ struct tessDevice_st {
   virtual tessStatus create_event(tessEvent* event) = 0;
   virtual tessStatus record_event(tessEvent event, tessStream stream) = 0;
   virtual tessStatus synchronize_event(tessEvent event) = 0;
+  // Whether the work recorded before `event` has finished, without waiting.
+  virtual tessStatus query_event(tessEvent event, bool* complete) = 0;
   virtual tessStatus elapsed(float* ms, tessEvent start, tessEvent end) = 0;
   virtual tessStatus destroy_event(tessEvent event) = 0;  // deletes it, even on failure
 
@@ -92,6 +107,9 @@ struct tessDevice_st {
 };
 
 namespace tessera::rt {
+
+// A stream that is null or a live stream of `device` (else an error of `function`).
+tessStatus check_stream_for(const char* function, tessStream stream, tessDevice device);
 
 std::unique_ptr<tessDevice_st> make_cpu_device();
 // The CUDA devices that work, in the driver's order; `reason` says why there

@@ -30,6 +30,8 @@ const char* tessGetErrorName(tessStatus status) {
     case TESS_ERROR_LAUNCH: return "TESS_ERROR_LAUNCH";
     case TESS_ERROR_KERNEL: return "TESS_ERROR_KERNEL";
     case TESS_ERROR_UNSUPPORTED: return "TESS_ERROR_UNSUPPORTED";
+    case TESS_ERROR_LIBRARY_NOT_FOUND: return "TESS_ERROR_LIBRARY_NOT_FOUND";
+    case TESS_ERROR_COLLECTIVE: return "TESS_ERROR_COLLECTIVE";
   }
   return "TESS_ERROR_UNKNOWN";
 }
@@ -47,6 +49,8 @@ const char* tessGetErrorString(tessStatus status) {
     case TESS_ERROR_LAUNCH: return "invalid launch configuration";
     case TESS_ERROR_KERNEL: return "the kernel failed";
     case TESS_ERROR_UNSUPPORTED: return "not supported on this device";
+    case TESS_ERROR_LIBRARY_NOT_FOUND: return "a communication library (MPI or NCCL) could not be loaded";
+    case TESS_ERROR_COLLECTIVE: return "a collective failed";
   }
   return "unknown status";
 }

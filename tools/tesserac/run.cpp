@@ -30,7 +30,7 @@
 #include "support/diagnostics/diagnostics.h"
 #include "tessera/numerics.hpp"
 #include "tessera/tessera_runtime.h"
-#include "tools/tesserac/npy.h"
+#include "support/npy.h"
 #include "tools/tesserac/output_file.h"
 
 namespace tessera {

@@ -7,6 +7,9 @@
 //   x.copy_from(host.data(), n * sizeof(float));
 //   auto module = tessera::rt::Module::from_table(device, table, count);
 //   module.kernel("saxpy").launch({groups}, {256}, x_view, y_view, alpha);  // tessTensor views
+//
+//   tessera::rt::Mesh mesh({"cpu:0", "cpu:1", "cpu:2", "cpu:3"}, {"dp", "tp"}, {2, 2});
+//   mesh.all_reduce("tp", x.address(), x.address(), n, TESS_F32, TESS_REDUCE_SUM);
 #pragma once
 
 #include <cstddef>
@@ -242,6 +245,109 @@ class Module : public Owned<tessModule, tessModuleUnload> {
     tessKernel k = nullptr;
     check(tessModuleGetKernel(get(), name, &k));
     return Kernel(k);
+  }
+};
+
+// --- meshes and collectives (tessera_collectives.h) ---------------------------------
+
+inline int job_rank() {
+  int r = 0;
+  check(tessJobRank(&r));
+  return r;
+}
+inline int job_size() {
+  int n = 1;
+  check(tessJobSize(&n));
+  return n;
+}
+
+// A mesh of the job's ranks (collective: every rank constructs and destroys it).
+// Axis names may be null: the whole mesh.
+class Mesh : public Owned<tessMesh, tessMeshDestroy> {
+ public:
+  Mesh(const std::vector<std::string>& devices, const std::vector<std::string>& axes, const std::vector<int>& shape,
+       unsigned flags = 0)
+      : Owned(create(devices, axes, shape, flags)) {}
+
+  int rank() const { return get_int(tessMeshGetRank); }
+  int size() const { return get_int(tessMeshGetSize); }
+  int axis_count() const { return get_int(tessMeshGetAxisCount); }
+  int axis_size(const char* axis) const {
+    int n = 0;
+    check(tessMeshGetAxisSize(get(), axis, &n));
+    return n;
+  }
+  int axis_rank(const char* axis) const {
+    int r = 0;
+    check(tessMeshGetAxisRank(get(), axis, &r));
+    return r;
+  }
+  std::vector<int> coords(int rank) const {
+    std::vector<int> c(static_cast<size_t>(axis_count()));
+    check(tessMeshGetCoords(get(), rank, c.data(), static_cast<int>(c.size())));
+    return c;
+  }
+  int rank_at(const std::vector<int>& coords) const {
+    int r = 0;
+    check(tessMeshGetRankAt(get(), coords.data(), &r));
+    return r;
+  }
+  Device device() const {
+    tessDevice d = nullptr;
+    check(tessMeshGetDevice(get(), &d));
+    return Device(d);
+  }
+  tessCollectiveBackend backend() const {
+    tessCollectiveBackend b = TESS_COLLECTIVES_LOOPBACK;
+    check(tessMeshGetBackend(get(), &b));
+    return b;
+  }
+
+  void all_reduce(const char* axis, tessDevicePtr send, tessDevicePtr recv, size_t count, tessDtype dtype,
+                  tessReduceOp op, tessStream stream = nullptr) const {
+    check(tessMeshAllReduce(get(), axis, send, recv, count, dtype, op, stream));
+  }
+  void all_gather(const char* axis, tessDevicePtr send, tessDevicePtr recv, size_t count, tessDtype dtype,
+                  tessStream stream = nullptr) const {
+    check(tessMeshAllGather(get(), axis, send, recv, count, dtype, stream));
+  }
+  void reduce_scatter(const char* axis, tessDevicePtr send, tessDevicePtr recv, size_t count, tessDtype dtype,
+                      tessReduceOp op, tessStream stream = nullptr) const {
+    check(tessMeshReduceScatter(get(), axis, send, recv, count, dtype, op, stream));
+  }
+  void broadcast(const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype, int root,
+                 tessStream stream = nullptr) const {
+    check(tessMeshBroadcast(get(), axis, buffer, count, dtype, root, stream));
+  }
+  void send(const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype, int peer,
+            tessStream stream = nullptr) const {
+    check(tessMeshSend(get(), axis, buffer, count, dtype, peer, stream));
+  }
+  void recv(const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype, int peer,
+            tessStream stream = nullptr) const {
+    check(tessMeshRecv(get(), axis, buffer, count, dtype, peer, stream));
+  }
+  void barrier(const char* axis = nullptr) const { check(tessMeshBarrier(get(), axis)); }
+
+ private:
+  static tessMesh create(const std::vector<std::string>& devices, const std::vector<std::string>& axes,
+                         const std::vector<int>& shape, unsigned flags) {
+    if (shape.size() != axes.size())
+      throw Error(TESS_ERROR_INVALID_VALUE, "TESS_ERROR_INVALID_VALUE: tessera::rt::Mesh: " +
+                                                std::to_string(axes.size()) + " axis names but " +
+                                                std::to_string(shape.size()) + " sizes");
+    std::vector<const char*> d, a;
+    for (const auto& s : devices) d.push_back(s.c_str());
+    for (const auto& s : axes) a.push_back(s.c_str());
+    tessMesh m = nullptr;
+    check(tessMeshCreate(d.data(), static_cast<int>(d.size()), a.data(), shape.data(), static_cast<int>(a.size()),
+                         flags, &m));
+    return m;
+  }
+  int get_int(tessStatus (*query)(tessMesh, int*)) const {
+    int v = 0;
+    check(query(get(), &v));
+    return v;
   }
 };
 

@@ -10,7 +10,9 @@
  * Devices: device 0 is always the CPU device; CUDA devices follow when the
  * CUDA driver (libcuda.so.1, loaded with dlopen, so nothing needs the CUDA
  * Toolkit at build time) and a GPU are present. Devices live as long as the
- * process. The runtime is thread-safe: any thread may call any function. */
+ * process. The runtime is thread-safe: any thread may call any function.
+ * Meshes and collectives are declared in tessera_collectives.h (included at
+ * the end). */
 #ifndef TESSERA_RUNTIME_H
 #define TESSERA_RUNTIME_H
 
@@ -32,7 +34,9 @@ typedef enum tessStatus {
   TESS_ERROR_INVALID_MODULE = 7,    /* an image that is not a loadable module */
   TESS_ERROR_LAUNCH = 8,            /* a launch shape or shared-memory size the device cannot run */
   TESS_ERROR_KERNEL = 9,            /* the kernel failed while running (it reported an error) */
-  TESS_ERROR_UNSUPPORTED = 10       /* the operation does not exist on this device */
+  TESS_ERROR_UNSUPPORTED = 10,      /* the operation does not exist on this device */
+  TESS_ERROR_LIBRARY_NOT_FOUND = 11, /* MPI (libtessera_rt_mpi.so, libmpi) or NCCL (libnccl.so.2) could not be loaded */
+  TESS_ERROR_COLLECTIVE = 12        /* MPI or NCCL reported an error (named in the message) */
 } tessStatus;
 
 /* The status's name, e.g. "TESS_ERROR_LAUNCH". */
@@ -205,8 +209,14 @@ tessStatus tessLaunchKernel(tessKernel kernel, const uint32_t grid[3], const uin
 typedef enum tessDtype {
 #define TESSERA_SCALAR(Name, Spelling, Bits, Kind, Runtime, StorageBits) TESS_##Runtime,
 #include "tessera/scalar_type.def"
-  TESS_DTYPE_COUNT
 } tessDtype;
+
+/* The number of dtypes (not a tessDtype, so that switches over one stay exhaustive). */
+enum {
+  TESS_DTYPE_COUNT = 0
+#define TESSERA_SCALAR(Name, Spelling, Bits, Kind, Runtime, StorageBits) +1
+#include "tessera/scalar_type.def"
+};
 
 #define TESS_MAX_RANK 8
 
@@ -241,5 +251,8 @@ tessStatus tessTensorStorageBytes(const tessTensor* tensor, uint64_t* bytes);
 #ifdef __cplusplus
 }
 #endif
+
+/* Meshes and collectives. */
+#include "tessera_collectives.h"
 
 #endif /* TESSERA_RUNTIME_H */

@@ -1,6 +1,8 @@
-// NumPy .npy files (format versions 1.0 to 3.0): the tensors `tesserac run`
-// reads and writes. Little-endian, C order; the dtypes Tessera shares with
-// NumPy (bool, int8..int64, uint8..uint64, float16, float32, float64).
+// NumPy .npy files (format versions 1.0 to 3.0): the tensors `tesserac run`,
+// programs (ts.load / ts.save) and sema (a program's ts.load is typed from the
+// file's header) read and write. Little-endian, C order; the dtypes Tessera
+// shares with NumPy (bool, int8..int64, uint8..uint64, float16, float32,
+// float64). Pure C++, no dependency: the runtime compiles it too.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,13 @@ struct Array {
 std::string tessera_dtype_of(const std::string& descr);
 // The NumPy descr of a Tessera dtype name, or empty when NumPy has none.
 std::string descr_of(const std::string& tessera_dtype);
+
+// The header of a .npy file: its descr and shape, read without the data.
+struct Header {
+  std::string descr;
+  std::vector<int64_t> shape;
+};
+std::optional<Header> read_header(const std::string& path, std::string& error);
 
 // Reads a .npy file; nullopt with `error` (what is wrong, in words) on failure.
 std::optional<Array> read(const std::string& path, std::string& error);

@@ -1,5 +1,5 @@
-// The CPU target's back end (host.h, docs/cpu-target.md).
-#include "codegen/host.h"
+// The CPU target's back end (cpu_target.h, docs/cpu-target.md).
+#include "codegen/cpu_target.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -24,7 +24,8 @@
 namespace tessera::codegen {
 namespace {
 
-// The offsets llvm_emitter.cpp reads (cpu_context).
+// The ABI pinned (docs/abi.md); the emitter reads these fields through
+// offsetof (codegen/emitter/cpu_hooks.h, cpu_context).
 static_assert(offsetof(tessCpuLaunchContext, grid) == 0);
 static_assert(offsetof(tessCpuLaunchContext, group) == 12);
 static_assert(offsetof(tessCpuLaunchContext, group_id) == 24);
@@ -54,7 +55,7 @@ std::string to_string(llvm::Error error) {
 // x86's vcvtneps2bf16 (AVX512-BF16, AVX-NE-CONVERT), which the back end
 // uses for f32 -> bf16 when the CPU has it, flushes subnormals to zero; the
 // GPU (cvt.rn.bf16.f32) and docs/numerics.md do not. Without the features
-// the back end calls the module's exact __truncsfbf2 (llvm_emitter.cpp).
+// the back end calls the module's exact __truncsfbf2 (emitter/cpu_entries.cpp).
 void disable_inexact_bf16(llvm::orc::JITTargetMachineBuilder& builder) {
   if (!builder.getTargetTriple().isX86()) return;
   builder.getFeatures().AddFeature("avx512bf16", false);

@@ -1,7 +1,7 @@
 // .npy reading and writing (npy.h). The format: the magic "\x93NUMPY", a
 // version, the header's length, then a Python dict literal padded to a
 // multiple of 64 bytes, then the raw data.
-#include "tools/tesserac/npy.h"
+#include "support/npy.h"
 
 #include <cstring>
 #include <fstream>
@@ -115,7 +115,10 @@ std::string descr_of(const std::string& tessera_dtype) {
   return "";
 }
 
-std::optional<Array> parse(const std::string& bytes, std::string& error) {
+namespace {
+
+// The header's dict and where the data starts; nullopt with `error` set.
+std::optional<Array> parse_prefix(const std::string& bytes, bool complete, size_t& data, std::string& error) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) {
     error = "not a NumPy .npy file (no \\x93NUMPY magic)";
     return std::nullopt;
@@ -151,15 +154,39 @@ std::optional<Array> parse(const std::string& bytes, std::string& error) {
     error = "unsupported dtype '" + array.descr + "'";
     return std::nullopt;
   }
+  data = offset + header_length;
+  if (!complete) return array;
   size_t expected = static_cast<size_t>(array.element_count()) * array.element_bytes();
-  size_t data = offset + header_length;
   if (bytes.size() - data != expected) {
     error = "the data holds " + std::to_string(bytes.size() - data) + " bytes, the header promises " +
             std::to_string(expected);
     return std::nullopt;
   }
-  array.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data), bytes.end());
   return array;
+}
+
+}  // namespace
+
+std::optional<Array> parse(const std::string& bytes, std::string& error) {
+  size_t data = 0;
+  std::optional<Array> array = parse_prefix(bytes, true, data, error);
+  if (array) array->data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data), bytes.end());
+  return array;
+}
+
+std::optional<Header> read_header(const std::string& path, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string prefix(65536 + 12, '\0');
+  in.read(prefix.data(), static_cast<std::streamsize>(prefix.size()));
+  prefix.resize(static_cast<size_t>(in.gcount()));
+  size_t data = 0;
+  std::optional<Array> array = parse_prefix(prefix, false, data, error);
+  if (!array) return std::nullopt;
+  return Header{array->descr, array->shape};
 }
 
 std::optional<Array> read(const std::string& path, std::string& error) {

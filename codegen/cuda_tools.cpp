@@ -1,4 +1,4 @@
-#include "codegen/toolkit.h"
+#include "codegen/cuda_tools.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# bench/dist: all_reduce bus bandwidth on CPU ranks through the runtime (its
+# MPI backend) against the same operation in a plain MPI C program, side by
+# side: f32 sums from 4 KiB to 64 MiB on NP ranks of this machine.
+#   usage: bench/dist/run.sh [BENCH] [NP] [REPEAT]
+# BENCH is the runtime's benchmark (build/release/bench/dist_allreduce_bench).
+# For each size, the two programs run alternately, REPEAT times each
+# (default 5), so that both meet the same load on a shared machine; each run
+# reports the median time of its iterations, and the best of the runs is
+# compared. Goal: the runtime at >= 0.9x plain MPI.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+bench="${1:-$here/../../build/release/bench/dist_allreduce_bench}"
+np="${2:-2}"
+repeat="${3:-5}"
+if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
+  echo "bench/dist: mpirun or mpicc not found (apt-get install openmpi-bin libopenmpi-dev); skipped"
+  exit 0
+fi
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mpicc -O2 "$here/mpi_allreduce.c" -o "$work/mpi_allreduce"
+flags=(--oversubscribe -np "$np")
+if [ "$(id -u)" = 0 ]; then flags+=(--allow-run-as-root); fi
+for ((i = 0; i < repeat; i++)); do
+  for ((bytes = 4096; bytes <= 64 << 20; bytes *= 4)); do
+    mpirun "${flags[@]}" "$bench" "$bytes" "$bytes" >>"$work/runtime.txt"
+    mpirun "${flags[@]}" "$work/mpi_allreduce" "$bytes" "$bytes" >>"$work/mpi.txt"
+  done
+done
+echo "bench/dist: all_reduce f32 sum, $np ranks, best of $repeat runs each ($(date -u +%Y-%m-%d), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+# Per size and program: the best (highest) and the median bus bandwidth of
+# the runs; the ratio compares the bests.
+sort -k1,1 -k2,2n -k4,4g "$work/runtime.txt" "$work/mpi.txt" | awk '
+  { key = $1 " " $2; v[key, ++n[key]] = $4; if (!($2 in seen)) { seen[$2] = 1; order[m++] = $2 } }
+  END {
+    printf "%10s %22s %22s %8s\n", "bytes", "runtime GB/s best/med", "MPI GB/s best/med", "ratio"
+    # sizes in ascending order (insertion sort: a handful of them)
+    for (i = 1; i < m; i++) for (j = i; j > 0 && order[j - 1] + 0 > order[j] + 0; j--) { t = order[j]; order[j] = order[j - 1]; order[j - 1] = t }
+    for (i = 0; i < m; i++) {
+      s = order[i]; r = "runtime " s; p = "mpi " s
+      rb = v[r, n[r]]; rm = v[r, int((n[r] + 1) / 2)]; pb = v[p, n[p]]; pm = v[p, int((n[p] + 1) / 2)]
+      printf "%10d %13.3f / %6.3f %13.3f / %6.3f %7.2fx\n", s, rb, rm, pb, pm, (pb > 0 ? rb / pb : 0)
+    }
+  }'

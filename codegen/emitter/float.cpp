@@ -1,0 +1,162 @@
+// Floats (emitter.h): conversions between float types and with integers,
+// arith.truncf's numeric policies, the narrow formats (fp8, fp6, fp4: codes
+// in an i8, narrow_float.h) and the math functions. What the targets do
+// differently (bf16 rounding on the CPU, the GPU's hardware conversions,
+// libdevice or libm) is in their hooks (target_hooks.h).
+#include <limits>
+
+#include "codegen/emitter/emitter.h"
+
+namespace tessera::codegen::emitter {
+
+// fp8/fp6/fp4 values are codes in i8s: the lowering converts them to f32
+// before any arithmetic (ir.h); only moves, conversions and comparisons
+// see them.
+void Emitter::reject_narrow_codes(Operation* op) {
+  Type t0 = op->num_operands() > 0 ? op->operand(0)->type() : Type{};
+  if (t0 && (t0.is_scalar() || t0.is_shaped()) && narrow_float_format(t0.scalar()))
+    unsupported(op, "'" + std::string(op->name()) + "' on " + std::string(scalar_info(t0.scalar()).name) +
+                        " values (convert them to f32 first)");
+}
+
+// Conversions between float types (arith.extf / arith.truncf, and the
+// element conversions of tile.mma): through f32 whenever a narrow format
+// (fp8, fp6, fp4) is on either side, decoding and encoding as
+// numerics.hpp says (narrow_float.h). An f64 source is first rounded to
+// f32 (to nearest even), so f64 -> fp8 rounds twice.
+llvm::Value* Emitter::convert_float(llvm::Value* value, ScalarType from, ScalarType to, llvm::Type* to_type) {
+  const numerics::Format* from_format = narrow_float_format(from);
+  const numerics::Format* to_format = narrow_float_format(to);
+  if (!from_format && !to_format) {
+    unsigned from_bits = scalar_info(from).bits, to_bits = scalar_info(to).bits;
+    if (from_bits < to_bits) return builder_.CreateFPExt(value, to_type);
+    if (from_bits > to_bits) return target_->truncate_float(value, to_type);
+    return target_->truncate_float(builder_.CreateFPExt(value, f32_like(value)), to_type);  // f16 <-> bf16
+  }
+  llvm::Value* f32 = value;
+  if (from_format)
+    f32 = decode_narrow(*from_format, value);
+  else if (from == ScalarType::F64)
+    f32 = builder_.CreateFPTrunc(value, f32_like(value));
+  else if (from != ScalarType::F32)
+    f32 = builder_.CreateFPExt(value, f32_like(value));
+  if (to_format) return emit_narrow_encode(builder_, *to_format, f32);
+  if (to == ScalarType::F32) return f32;
+  if (to == ScalarType::F64) return builder_.CreateFPExt(f32, to_type);
+  return target_->truncate_float(f32, to_type);  // f16, bf16: exact (every narrow value is one)
+}
+
+// arith.truncf with a numeric policy ({rounding = ..., saturate}, and the
+// random bits of stochastic rounding as operand 1): the integer sequence
+// of numerics::encode_bits for that rounding and overflow mode, on both
+// targets, bf16 and f16 included (no cvt: the GPU's cvt.rz/rm/rp forms
+// would do for some modes, but one sequence keeps the targets identical).
+// The source is first made f32 exactly (decoded, extended) or, from f64,
+// rounded to nearest even (the lowering rejects f64 sources for the other
+// modes). To f32 (from f64) only `saturate` applies: infinities become the
+// largest finite f32 of their sign.
+llvm::Value* Emitter::truncate_with_policy(Operation* op) {
+  ScalarType from = op->operand(0)->type().scalar(), to = op->result()->type().scalar();
+  std::string_view name = op->string_attr("rounding");
+  numerics::Rounding rounding = numerics::Rounding::NearestEven;
+  if (name == "toward_zero") rounding = numerics::Rounding::TowardZero;
+  else if (name == "down") rounding = numerics::Rounding::TowardNegative;
+  else if (name == "up") rounding = numerics::Rounding::TowardPositive;
+  else if (name == "nearest_away") rounding = numerics::Rounding::NearestAway;
+  else if (name == "stochastic") rounding = numerics::Rounding::Stochastic;
+  numerics::Overflow overflow = op->has_attr("saturate") ? numerics::Overflow::Saturate : numerics::Overflow::Propagate;
+  llvm::Value* value = get(op->operand(0));
+  llvm::Value* f32 = value;
+  if (const numerics::Format* format = narrow_float_format(from))
+    f32 = decode_narrow(*format, value);
+  else if (from == ScalarType::F64)
+    f32 = builder_.CreateFPTrunc(value, f32_like(value));
+  else if (from != ScalarType::F32)
+    f32 = builder_.CreateFPExt(value, f32_like(value));
+  if (to == ScalarType::F32) {
+    if (from != ScalarType::F64 || rounding != numerics::Rounding::NearestEven)
+      unsupported(op, "'arith.truncf' to f32 with a rounding other than nearest_even");
+    if (overflow == numerics::Overflow::Propagate) return f32;
+    llvm::Value* magnitude = builder_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, f32);
+    llvm::Value* is_inf = builder_.CreateFCmpOEQ(magnitude, llvm::ConstantFP::getInfinity(f32->getType()));
+    llvm::Value* max = llvm::ConstantFP::get(f32->getType(), static_cast<double>(std::numeric_limits<float>::max()));
+    return builder_.CreateSelect(is_inf, builder_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, max, f32), f32);
+  }
+  const numerics::Format* format = narrow_float_format(to);
+  if (to == ScalarType::BF16) format = &numerics::bf16;
+  if (to == ScalarType::F16) format = &numerics::f16;
+  if (!format) unsupported(op, "'arith.truncf' with a numeric policy to " + std::string(scalar_info(to).name));
+  llvm::Value* random = op->num_operands() > 1 ? get(op->operand(1)) : nullptr;
+  llvm::Type* to_type = value_type(op->result()->type(), op);
+  // A hardware conversion with exactly these rules where the target has one
+  // (NvptxHooks::encode_fp8_saturating), else the integer sequence.
+  if (rounding == numerics::Rounding::NearestEven && overflow == numerics::Overflow::Saturate &&
+      !f32->getType()->isVectorTy() && (format == &numerics::fp8_e4m3 || format == &numerics::fp8_e5m2))
+    if (llvm::Value* code = target_->encode_fp8_saturating(*format, f32, to_type)) return code;
+  llvm::Value* code = emit_float_encode_bits(builder_, *format, f32, rounding, overflow, random);
+  if (narrow_float_format(to)) return builder_.CreateTrunc(code, to_type);
+  auto* vector = llvm::dyn_cast<llvm::VectorType>(to_type);
+  llvm::Type* i16 = vector ? static_cast<llvm::Type*>(llvm::VectorType::get(builder_.getInt16Ty(), vector->getElementCount()))
+                           : builder_.getInt16Ty();
+  return builder_.CreateBitCast(builder_.CreateTrunc(code, i16), to_type);
+}
+
+// The targets decode alike (narrow_float.h); the GPU takes hardware
+// conversions where they give the same bits (NvptxHooks::decode_narrow).
+llvm::Value* Emitter::decode_narrow(const numerics::Format& format, llvm::Value* code) {
+  return target_->decode_narrow(format, code);
+}
+
+llvm::Value* Emitter::widen_to(llvm::Value* v, ScalarType from, llvm::Type* accum) {
+  if (const numerics::Format* format = narrow_float_format(from)) v = decode_narrow(*format, v);
+  return builder_.CreateFPExt(v, accum);
+}
+
+llvm::Type* Emitter::f32_like(llvm::Value* v) {
+  if (auto* vector = llvm::dyn_cast<llvm::VectorType>(v->getType()))
+    return llvm::VectorType::get(builder_.getFloatTy(), vector->getElementCount());
+  return builder_.getFloatTy();
+}
+
+void Emitter::emit_int_to_float(Operation* op) {
+  // To a narrow format through f32: exact below 2^24, and larger
+  // integers overflow every narrow format either way.
+  llvm::Value* value = get(op->operand(0));
+  const numerics::Format* format = narrow_float_format(op->result()->type().scalar());
+  llvm::Type* to = format ? f32_like(value) : value_type(op->result()->type(), op);
+  llvm::Value* v = op->is(OpKind::SIToFP) ? builder_.CreateSIToFP(value, to) : builder_.CreateUIToFP(value, to);
+  set(op->result(), format ? emit_narrow_encode(builder_, *format, v) : v);
+}
+
+void Emitter::emit_float_to_int(Operation* op) {
+  llvm::Value* v = get(op->operand(0));
+  if (const numerics::Format* format = narrow_float_format(op->operand(0)->type().scalar())) v = decode_narrow(*format, v);
+  llvm::Type* to = value_type(op->result()->type(), op);
+  set(op->result(), op->is(OpKind::FPToSI) ? builder_.CreateFPToSI(v, to) : builder_.CreateFPToUI(v, to));
+}
+
+void Emitter::emit_extend_float(Operation* op) {
+  set(op->result(), convert_float(get(op->operand(0)), op->operand(0)->type().scalar(),
+                                  op->result()->type().scalar(), value_type(op->result()->type(), op)));
+}
+
+void Emitter::emit_truncate_float(Operation* op) {
+  std::string_view rounding = op->string_attr("rounding");
+  if ((rounding.empty() || rounding == "nearest_even") && !op->has_attr("saturate"))
+    return set(op->result(), convert_float(get(op->operand(0)), op->operand(0)->type().scalar(),
+                                           op->result()->type().scalar(), value_type(op->result()->type(), op)));
+  set(op->result(), truncate_with_policy(op));
+}
+
+void Emitter::emit_random_bits(Operation* op) {
+  set(op->result(), codegen::emit_random_bits(builder_, get(op->operand(0)), get(op->operand(1))));
+}
+
+void Emitter::emit_math(Operation* op, MathFunction function) {
+  reject_narrow_codes(op);
+  std::vector<llvm::Value*> args;
+  for (ir::Value* v : op->operands()) args.push_back(get(v));
+  set(op->result(), target_->math(op, function, args));
+}
+
+}  // namespace tessera::codegen::emitter

@@ -1,0 +1,136 @@
+// The rules of the graph operations (Graph IR) (verifier_rules.h; docs/ir/graph.md).
+#include <fmt/format.h>
+
+#include "ir/core/graph_ops.h"
+#include "ir/core/graph_shapes.h"
+#include "ir/core/verifier_rules.h"
+
+namespace tessera::ir::verification {
+
+// Tensor operations: the result's type is what the operands and attributes
+// make it (graph_shapes.h), so one rule serves them all.
+void Verifier::verify_graph_tensor_op(Operation* op) {
+  if (op->num_regions() != 0) return void(error(op, fmt::format("expects 0 regions, got {}", op->num_regions())));
+  switch (op->kind()) {
+    case OpKind::GraphElementwise:
+      if (!string_choice(op, "op", elementwise_op_names())) return;
+      break;
+    case OpKind::GraphReduce:
+      if (!string_choice(op, "kind", {"sum", "mean", "max", "min", "prod"})) return;
+      if (!int_array_attr(op, "axes")) return;
+      break;
+    case OpKind::GraphSoftmax:
+      if (!attr(op, "axis", AttributeKind::Integer)) return;
+      break;
+    case OpKind::GraphNorm:
+      if (!string_choice(op, "kind", {"rms", "layer"})) return;
+      if (!attr(op, "eps", AttributeKind::Float)) return;
+      break;
+    case OpKind::GraphRandom:
+      if (!string_choice(op, "distribution", {"normal", "uniform"})) return;
+      break;
+    case OpKind::GraphConstant: {
+      Attribute v = op->attr("value");
+      if (!v || !(v.is(AttributeKind::Float) || v.is(AttributeKind::Integer) || v.is(AttributeKind::Bool)))
+        return void(error(op, "requires a scalar attribute 'value' (splatted over the tensor)"));
+      break;
+    }
+    case OpKind::GraphLaunch: {
+      Attribute kernel = attr(op, "kernel", AttributeKind::Symbol);
+      if (!kernel) return;
+      Operation* module = op->enclosing(OpKind::Module);
+      Operation* callee = module ? lookup_function(module, kernel.string_value()) : nullptr;
+      if (module && (!callee || !callee->has_attr("kernel")))
+        return void(error(op, fmt::format("launches '@{}', which is not a kernel of the module", kernel.string_value())));
+      break;
+    }
+    case OpKind::GraphLoad:
+    case OpKind::GraphSave:
+      if (!attr(op, "path", AttributeKind::String)) return;
+      if (op->is(OpKind::GraphSave)) {
+        if (!shape(op, 1, 0)) return;
+        if (!op->operand(0)->type().is(TypeKind::Tensor)) error(op, "operand must be a tensor");
+        return;
+      }
+      break;
+    default: break;
+  }
+  if (op->is(OpKind::GraphLaunch)) {
+    Attribute mut = op->attr("mut_operands");
+    size_t expected = mut ? mut.size() : 0;
+    if (op->num_results() != expected)
+      return void(error(op, fmt::format("has {} results, one per 'mut_operands' entry ({})", op->num_results(), expected)));
+  } else if (!results(op, 1)) {
+    return;
+  }
+  for (unsigned i = 0; i < op->num_results(); ++i) {
+    std::string why;
+    std::optional<GraphResult> expected = infer_graph_result(op, i, why);
+    if (!expected) return void(error(op, why));
+    Type actual = op->result(i)->type();
+    if (!graph_type_matches(*expected, actual))
+      return void(error(op, fmt::format("result must be {}, not {}", graph_result_text(*expected), actual.str())));
+  }
+}
+
+// 'graph.grad'
+void Verifier::verify_graph_grad(Operation* op) {
+  if (!results(op, 1)) return;
+  Attribute of = attr(op, "of", AttributeKind::Symbol);
+  Operation* module = op->enclosing(OpKind::Module);
+  if (of && module && !lookup_function(module, of.string_value()))
+    error(op, fmt::format("differentiates unknown function '@{}'", of.string_value()));
+}
+
+// 'graph.mesh'
+void Verifier::verify_graph_mesh(Operation* op) {
+  if (!shape(op, 0, 1)) return;
+  Attribute dims = int_array_attr(op, "shape");
+  Attribute axes = attr(op, "axes", AttributeKind::Array);
+  if (dims && axes && dims.size() != axes.size())
+    error(op, "needs one axis name per mesh dimension");
+  if (!op->result()->type().is(TypeKind::Opaque) || op->result()->type().opaque_name() != "mesh")
+    error(op, "result must be opaque<\"mesh\">");
+}
+
+// 'graph.shard'
+void Verifier::verify_graph_shard(Operation* op) {
+  if (!shape(op, 2, 1)) return;
+  if (!op->operand(1)->type().is(TypeKind::Opaque)) return void(error(op, "operand #1 must be a mesh"));
+  Attribute spec = attr(op, "spec", AttributeKind::Array);
+  if (spec && spec.size() != op->operand(0)->type().rank())
+    error(op, fmt::format("the sharding spec names {} dimensions for a rank-{} tensor", spec.size(),
+                          op->operand(0)->type().rank()));
+}
+
+// 'graph.all_reduce', 'graph.reduce_scatter'
+void Verifier::verify_graph_reduction_collective(Operation* op) {
+  if (!shape(op, 1, 1)) return;
+  string_choice(op, "op", {"sum", "max", "min", "mean"});
+  attr(op, "axis", AttributeKind::String);
+}
+
+// 'graph.all_gather', 'graph.broadcast'
+void Verifier::verify_graph_axis_collective(Operation* op) {
+  if (!shape(op, 1, 1)) return;
+  attr(op, "axis", AttributeKind::String);
+}
+
+// 'graph.send'
+void Verifier::verify_graph_send(Operation* op) {
+  if (!shape(op, 1, 0)) return;
+  attr(op, "peer", AttributeKind::Integer);
+}
+
+// 'graph.recv'
+void Verifier::verify_graph_recv(Operation* op) {
+  if (!shape(op, 0, 1)) return;
+  attr(op, "peer", AttributeKind::Integer);
+}
+
+// 'graph.print'
+void Verifier::verify_graph_print(Operation* op) {
+  results(op, 0);
+}
+
+}  // namespace tessera::ir::verification

@@ -1,0 +1,125 @@
+// The rules of the host operations: the code around kernels in @jit
+// functions and programs after bufferization (verifier_rules.h;
+// docs/ir/host.md). Buffers are memrefs in global memory.
+#include <fmt/format.h>
+
+#include "ir/core/verifier_rules.h"
+
+namespace tessera::ir::verification {
+
+namespace {
+
+bool is_buffer(Type t) { return t.is(TypeKind::MemRef) && t.space() == MemorySpace::Global; }
+
+size_t dynamic_dims(Type t) {
+  size_t n = 0;
+  for (int64_t d : t.shape()) n += d == kDynamic ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+// 'host.alloc': a new contiguous row-major buffer; one index operand per `?`.
+void Verifier::verify_host_alloc(Operation* op) {
+  if (!results(op, 1)) return;
+  Type t = op->result()->type();
+  if (!is_buffer(t)) return void(error(op, "result must be a memref in global memory"));
+  if (op->num_operands() != dynamic_dims(t))
+    return void(error(op, fmt::format("takes one index operand per '?' of its result ({}), got {}", dynamic_dims(t),
+                                      op->num_operands())));
+  for (Value* v : op->operands())
+    if (!v->type().is_index()) return void(error(op, "its operands must be index values"));
+}
+
+// 'host.free': gives a buffer of host.alloc back.
+void Verifier::verify_host_free(Operation* op) {
+  if (!shape(op, 1, 0)) return;
+  if (!is_buffer(op->operand(0)->type())) error(op, "operand must be a memref in global memory");
+}
+
+// 'host.view %m, %offset, %sizes..., %strides...': a view of %m's memory
+// starting `offset` elements after its first element, with these sizes and
+// strides (in elements); the result's static dims must equal the sizes given.
+void Verifier::verify_host_view(Operation* op) {
+  if (!results(op, 1) || !min_operands(op, 2)) return;
+  Type source = op->operand(0)->type(), t = op->result()->type();
+  if (!is_buffer(source) || !is_buffer(t)) return void(error(op, "views a memref in global memory as another"));
+  if (source.scalar() != t.scalar()) return void(error(op, "cannot change the element type"));
+  if (op->num_operands() != 2 + 2 * t.rank())
+    return void(error(op, fmt::format("takes the memref, an offset, then {} sizes and {} strides", t.rank(), t.rank())));
+  for (unsigned i = 1; i < op->num_operands(); ++i)
+    if (!op->operand(i)->type().is_index()) return void(error(op, "its offset, sizes and strides must be index values"));
+}
+
+// 'host.stride': a memref's stride along `axis`, in elements.
+void Verifier::verify_host_stride(Operation* op) {
+  if (!shape(op, 1, 1)) return;
+  if (!op->operand(0)->type().is(TypeKind::MemRef)) return void(error(op, "operand must be a memref"));
+  axis_attr(op, static_cast<int64_t>(op->operand(0)->type().rank()));
+  if (!op->result()->type().is_index()) error(op, "result must be index");
+}
+
+// 'host.launch %g0, %g1, %g2, args... {kernel = @k}': runs kernel @k over
+// the grid with the arguments in its parameter order.
+void Verifier::verify_host_launch(Operation* op) {
+  if (!results(op, 0) || !min_operands(op, 3)) return;
+  for (unsigned i = 0; i < 3; ++i)
+    if (!op->operand(i)->type().is_index()) return void(error(op, "the grid sizes must be index values"));
+  Attribute kernel = attr(op, "kernel", AttributeKind::Symbol);
+  if (!kernel) return;
+  Operation* module = op->enclosing(OpKind::Module);
+  Operation* callee = module ? lookup_function(module, kernel.string_value()) : nullptr;
+  if (!module) return;
+  if (!callee || !callee->has_attr("kernel"))
+    return void(error(op, fmt::format("launches '@{}', which is not a kernel of the module", kernel.string_value())));
+  Type fn = callee->attr("function_type").type();
+  if (fn.num_inputs() != op->num_operands() - 3)
+    return void(error(op, fmt::format("passes {} arguments to '@{}', which takes {}", op->num_operands() - 3,
+                                      kernel.string_value(), fn.num_inputs())));
+  for (unsigned i = 0; i < fn.num_inputs(); ++i) {
+    Type want = fn.input(i), got = op->operand(3 + i)->type();
+    bool ok = want.is(TypeKind::MemRef) ? got.is(TypeKind::MemRef) && got.scalar() == want.scalar() &&
+                                              got.rank() == want.rank()
+                                        : got == want;
+    if (!ok)
+      return void(error(op, fmt::format("argument #{} of '@{}' is {}, expected {}", i, kernel.string_value(),
+                                        got.str(), want.str())));
+  }
+}
+
+// 'host.print': writes `text[0]`, operand 0, `text[1]`, ..., then a newline.
+void Verifier::verify_host_print(Operation* op) {
+  if (!results(op, 0)) return;
+  Attribute text = attr(op, "text", AttributeKind::Array);
+  if (text && text.size() != op->num_operands() + 1)
+    return void(error(op, fmt::format("needs {} 'text' strings around its {} operands", op->num_operands() + 1,
+                                      op->num_operands())));
+  for (Value* v : op->operands())
+    if (!is_buffer(v->type()) && !v->type().is_scalar() && !v->type().is_index())
+      return void(error(op, fmt::format("prints buffers and scalars, not {}", v->type().str())));
+}
+
+// 'host.save': writes a buffer to a .npy file.
+void Verifier::verify_host_save(Operation* op) {
+  if (!shape(op, 1, 0)) return;
+  attr(op, "path", AttributeKind::String);
+  if (!is_buffer(op->operand(0)->type())) error(op, "operand must be a memref in global memory");
+}
+
+// 'host.load': a new buffer with a .npy file's contents, checked against the
+// result's element type and static dims.
+void Verifier::verify_host_load(Operation* op) {
+  if (!shape(op, 0, 1)) return;
+  attr(op, "path", AttributeKind::String);
+  if (!is_buffer(op->result()->type())) error(op, "result must be a memref in global memory");
+}
+
+// 'host.check %condition {message}': fails the program with `message` when
+// the condition is false (shapes known only at run time).
+void Verifier::verify_host_check(Operation* op) {
+  if (!shape(op, 1, 0)) return;
+  attr(op, "message", AttributeKind::String);
+  if (!op->operand(0)->type().is_bool()) error(op, "operand must be a bool");
+}
+
+}  // namespace tessera::ir::verification

@@ -1,0 +1,419 @@
+// Lowering of the graph level: @jit instances and the program to Graph IR
+// (docs/ir/lowering.md, "The graph level").
+//
+// A @jit instance becomes a `func.func` with the `jit` attribute whose
+// tensor parameters and results are `tensor<...>` values; the module's
+// top-level statements become `func.func @__tessera_program` with the
+// `program` attribute. Statements and control flow lower as in kernels (the
+// same SSA construction); what differs is that a tensor-typed expression is
+// a graph operation on whole tensors: arithmetic and comparisons are
+// graph.elementwise with NumPy broadcasting, after converting the operands to
+// the element type sema computed (narrow floats compute in their
+// accumulation type), and subscripts are slices and reshapes.
+#include <algorithm>
+
+#include "ir/core/graph_ops.h"
+#include "ir/core/graph_shapes.h"
+#include "lower/lowering.h"
+#include "support/diagnostics/internal_error.h"
+
+namespace tessera::ir {
+
+using sema::BuiltinId;
+using SemaKind = sema::TypeKind;
+
+namespace {
+
+// The type two element types meet in, as sema promotes them.
+ScalarType promote(ScalarType a, ScalarType b) {
+  if (a == b) return a;
+  bool fa = is_float(a), fb = is_float(b);
+  if (fa != fb) return fa ? a : b;
+  if (a == ScalarType::Bool) return b;
+  if (b == ScalarType::Bool) return a;
+  return scalar_info(a).bits >= scalar_info(b).bits ? a : b;
+}
+
+}  // namespace
+
+bool Lowering::is_tensor_node(NodeId node) const {
+  sema::TypeId t = node_type(node);
+  if (!t.valid()) return false;
+  sema::TypeInfo info = typed_.types.info(t);
+  return info.kind == SemaKind::Tensor && info.space == sema::AddressSpace::Global;
+}
+
+ScalarType Lowering::element_of(NodeId node) {
+  sema::TypeId t = node_type(node);
+  if (!t.valid()) return ScalarType::F32;
+  sema::TypeInfo info = typed_.types.info(t);
+  switch (info.kind) {
+    case SemaKind::Tensor:
+    case SemaKind::Scalar: return info.scalar;
+    case SemaKind::UntypedInt: return ScalarType::I32;
+    default: return ScalarType::F32;
+  }
+}
+
+Type Lowering::graph_type(NodeId node) { return required_type(node_type(node), node, "a value"); }
+
+Operation* Lowering::jit_function_op(uint32_t index) {
+  if (auto it = instance_functions_.find(index); it != instance_functions_.end()) return it->second;
+  const sema::JitInstance& instance = typed_.instances[index];
+  const sema::FunctionInfo& info = instance.info;
+  NodeId parameters = ast_.child(info.def, 1);
+  bool saved_graph = graph_;
+  graph_ = true;
+  std::vector<Type> inputs;
+  for (size_t i = 0; i < info.parameter_types.size(); ++i) {
+    NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
+    inputs.push_back(required_type(info.parameter_types[i], parameter,
+                                   "parameter '" + name_of(ast_.node(parameter).payload) + "'"));
+  }
+  std::vector<Type> results;
+  if (info.return_type.valid()) {
+    sema::TypeInfo r = typed_.types.info(info.return_type);
+    if (r.kind == SemaKind::Tuple) {
+      std::vector<sema::TypeId> elements(typed_.types.tuple_elements(info.return_type).begin(),
+                                         typed_.types.tuple_elements(info.return_type).end());
+      for (sema::TypeId e : elements) results.push_back(required_type(e, info.def, "a returned value"));
+    } else if (r.kind != SemaKind::None) {
+      results.push_back(required_type(info.return_type, info.def, "a returned value"));
+    }
+  }
+  graph_ = saved_graph;
+  std::vector<Attribute> names;
+  for (size_t i = 0; i < info.parameter_types.size(); ++i)
+    names.push_back(context_.string_attr(name_of(ast_.node(ast_.children(parameters)[info.first_parameter + i]).payload)));
+  std::vector<NamedAttribute> attributes{{"sym_name", context_.string_attr(instance.symbol)},
+                                         {"function_type", context_.type_attr(context_.function_type(inputs, results))},
+                                         {"jit", context_.unit_attr()},
+                                         {"arg_names", context_.array_attr(names)}};
+  Operation* func = Operation::create(OpKind::Func, location(info.def), {}, {}, std::move(attributes), 1);
+  Block* entry = func->region(0).add_block();
+  for (Type t : inputs) entry->add_argument(t);
+  module_->region(0).front().push_back(func);
+  instance_functions_[index] = func;
+  return func;
+}
+
+void Lowering::lower_jit_instance(uint32_t index) {
+  const sema::JitInstance& instance = typed_.instances[index];
+  Operation* func = jit_function_op(index);
+  const sema::FunctionInfo& info = instance.info;
+  graph_ = true;
+  node_types_ = instance.node_types.empty() ? &typed_.node_types : &instance.node_types;
+  call_instances_ = instance.node_types.empty() ? &typed_.call_instances : &instance.call_instances;
+  function_ = &info;
+  entry_ = &func->region(0).front();
+  prologue_end_ = nullptr;
+  env_.clear();
+  dim_sources_.clear();
+  dim_values_.clear();
+  locals_.clear();
+  assigned_names(ast_, ast_.child(info.def, 3), locals_);
+  Type fn = func->attr("function_type").type();
+  result_types_.clear();
+  for (size_t i = 0; i < fn.num_results(); ++i) result_types_.push_back(fn.result(i));
+  NodeId parameters = ast_.child(info.def, 1);
+  builder_.set_insertion_point_to_end(entry_);
+  builder_.set_location(location(info.def));
+  for (size_t i = 0; i < info.parameter_types.size(); ++i) {
+    NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
+    Value* arg = entry_->argument(static_cast<unsigned>(i));
+    env_[ast_.node(parameter).payload] = Bound{arg, {}};
+    // Symbolic dimensions read as integers: graph.dim of the first tensor
+    // that has them.
+    if (typed_.types.kind(info.parameter_types[i]) != SemaKind::Tensor) continue;
+    auto dims = typed_.types.dims(info.parameter_types[i]);
+    for (size_t axis = 0; axis < dims.size(); ++axis) {
+      sema::Dim d = typed_.types.dim(dims[axis]);
+      if (d.kind == sema::DimKind::Symbol && !dim_values_.count(d.symbol.index))
+        dim_values_[d.symbol.index] = convert(graph_dim(arg, static_cast<int64_t>(axis)), context_.i32_type());
+    }
+  }
+  lower_rest({Segment{ast_.child(info.def, 3), 0}}, false, nullptr);
+  function_ = nullptr;
+  graph_ = false;
+  node_types_ = &typed_.node_types;
+  call_instances_ = nullptr;
+}
+
+// The module's top-level statements, in order: the program `tesserac run`
+// runs. Definitions, imports and type aliases are not statements of it; a
+// module with no other statement has no program.
+void Lowering::lower_program() {
+  std::vector<NodeId> statements;
+  for (NodeId statement : ast_.children(ast_.root())) {
+    NodeKind kind = ast_.kind(statement);
+    if (kind == NodeKind::FunctionDef || kind == NodeKind::ClassDef || kind == NodeKind::Import ||
+        kind == NodeKind::ImportFrom || kind == NodeKind::TypeAlias || kind == NodeKind::Pass)
+      continue;
+    if (kind == NodeKind::ExprStmt && ast_.kind(ast_.child(statement, 0)) == NodeKind::StringLiteral) continue;
+    // Module constants and dtype aliases are compile-time names, not code.
+    if (kind == NodeKind::Assign && ast_.children(statement).size() == 2 &&
+        ast_.kind(ast_.child(statement, 0)) == NodeKind::Name) {
+      sema::TypeId t = node_type(ast_.child(statement, 1));
+      if (!t.valid() || typed_.types.kind(t) == SemaKind::Dtype || typed_.constants.count(ast_.child(statement, 1).index))
+        continue;
+    }
+    statements.push_back(statement);
+  }
+  if (statements.empty()) return;
+  std::vector<NamedAttribute> attributes{
+      {"sym_name", context_.string_attr("__tessera_program")},
+      {"function_type", context_.type_attr(context_.function_type({}, {}))},
+      {"program", context_.unit_attr()}};
+  Operation* func = Operation::create(OpKind::Func, location(ast_.root()), {}, {}, std::move(attributes), 1);
+  func->region(0).add_block();
+  module_->region(0).front().push_back(func);
+  graph_ = true;
+  node_types_ = &typed_.node_types;
+  call_instances_ = &typed_.call_instances;
+  static const sema::FunctionInfo program_info{};
+  function_ = &program_info;
+  entry_ = &func->region(0).front();
+  prologue_end_ = nullptr;
+  env_.clear();
+  dim_sources_.clear();
+  dim_values_.clear();
+  locals_.clear();
+  for (NodeId statement : statements) assigned_names(ast_, statement, locals_);
+  result_types_.clear();
+  builder_.set_insertion_point_to_end(entry_);
+  for (NodeId statement : statements) {
+    builder_.set_location(location(statement));
+    lower_statement(statement);
+  }
+  builder_.set_location(location(ast_.root()));
+  builder_.create(OpKind::Return, {}, {});
+  function_ = nullptr;
+  graph_ = false;
+  call_instances_ = nullptr;
+}
+
+Value* Lowering::graph_dim(Value* tensor, int64_t axis) {
+  return emit(OpKind::GraphDim, {tensor}, context_.index_type(), {{"axis", context_.int_attr(axis)}});
+}
+
+Value* Lowering::graph_op(OpKind kind, std::vector<Value*> operands, Type declared,
+                          std::vector<NamedAttribute> attributes, NodeId where) {
+  Operation* op = builder_.create(kind, std::span<Value* const>(operands), std::span<const Type>(&declared, 1),
+                                  std::move(attributes));
+  // The result is what the operands make it (static dims where sema had
+  // names); a mismatch is a bug of this lowering.
+  std::string why;
+  std::optional<GraphResult> inferred = infer_graph_result(op, 0, why);
+  if (!inferred) internal_error("lower", "'" + std::string(op->name()) + "' at " + std::string(location(where).str()) + ": " + why);
+  op->result()->set_type(inferred->type(context_));
+  return op->result();
+}
+
+Value* Lowering::graph_elementwise(std::string_view fn, std::vector<Value*> operands, NodeId where) {
+  Type declared = context_.tensor_type({}, ScalarType::F32);  // replaced by the inferred type
+  return graph_op(OpKind::GraphElementwise, std::move(operands), declared, {{"op", context_.string_attr(fn)}}, where);
+}
+
+Value* Lowering::to_element(Value* v, ScalarType element, NodeId where) {
+  Type t = v->type();
+  if (t.is(TypeKind::Tensor)) {
+    if (t.scalar() == element) return v;
+    std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
+    return graph_op(OpKind::GraphCast, {v}, context_.tensor_type(dims, element), {}, where);
+  }
+  return convert(v, context_.scalar_type(element));
+}
+
+// `a op b` with a tensor result: both operands in the result's element type
+// (`/` of integers computes in f32), then one elementwise operation.
+Value* Lowering::graph_binary(NodeId node) {
+  auto op = static_cast<BinaryOperator>(ast_.node(node).op);
+  NodeId lhs = ast_.child(node, 0), rhs = ast_.child(node, 1);
+  if (op == BinaryOperator::MatMul) {
+    Type result = graph_type(node);
+    Value* a = value(lhs);
+    Value* b = value(rhs);
+    return lower_matmul(a, b, result, node);
+  }
+  ScalarType element = graph_type(node).scalar();
+  Value* a = to_element(value(lhs, is_tensor_node(lhs) ? Type{} : context_.scalar_type(element)), element, lhs);
+  Value* b = to_element(value(rhs, is_tensor_node(rhs) ? Type{} : context_.scalar_type(element)), element, rhs);
+  const char* fn = nullptr;
+  switch (op) {
+    case BinaryOperator::Add: fn = "add"; break;
+    case BinaryOperator::Sub: fn = "sub"; break;
+    case BinaryOperator::Mul: fn = "mul"; break;
+    case BinaryOperator::Div: fn = "div"; break;
+    case BinaryOperator::FloorDiv: fn = "floordiv"; break;
+    case BinaryOperator::Mod: fn = "mod"; break;
+    case BinaryOperator::Pow: fn = "pow"; break;
+    case BinaryOperator::BitAnd: fn = "and"; break;
+    case BinaryOperator::BitOr: fn = "or"; break;
+    case BinaryOperator::BitXor: fn = "xor"; break;
+    case BinaryOperator::LShift:
+    case BinaryOperator::RShift:
+    case BinaryOperator::MatMul: unsupported(node, "the operator '" + std::string(operator_spelling(op)) + "' on tensors");
+  }
+  return graph_elementwise(fn, {a, b}, node);
+}
+
+Value* Lowering::graph_compare(NodeId node) {
+  auto op = static_cast<CompareOperator>(ast_.node(node).op);
+  if (ast_.node(node).flags & 1) unsupported(node, "a chained comparison of tensors");
+  NodeId lhs = ast_.child(node, 0), rhs = ast_.child(node, 1);
+  ScalarType element = promote(element_of(lhs), element_of(rhs));
+  if (is_storage_float(element)) element = ScalarType::F32;
+  Value* a = to_element(value(lhs, is_tensor_node(lhs) ? Type{} : context_.scalar_type(element)), element, lhs);
+  Value* b = to_element(value(rhs, is_tensor_node(rhs) ? Type{} : context_.scalar_type(element)), element, rhs);
+  const char* fn = nullptr;
+  switch (op) {
+    case CompareOperator::Lt: fn = "lt"; break;
+    case CompareOperator::Le: fn = "le"; break;
+    case CompareOperator::Gt: fn = "gt"; break;
+    case CompareOperator::Ge: fn = "ge"; break;
+    case CompareOperator::Eq: fn = "eq"; break;
+    case CompareOperator::Ne: fn = "ne"; break;
+    default: unsupported(node, "the comparison '" + std::string(operator_spelling(op)) + "' on tensors");
+  }
+  return graph_elementwise(fn, {a, b}, node);
+}
+
+Value* Lowering::graph_unary(NodeId node) {
+  auto op = static_cast<UnaryOperator>(ast_.node(node).op);
+  ScalarType element = graph_type(node).scalar();
+  Value* v = to_element(value(ast_.child(node, 0)), element, node);
+  switch (op) {
+    case UnaryOperator::Pos: return v;
+    case UnaryOperator::Neg: return graph_elementwise("neg", {v}, node);
+    case UnaryOperator::Not:
+    case UnaryOperator::Invert: return graph_elementwise("not", {v}, node);
+  }
+  unsupported(node, "this unary operator on tensors");
+}
+
+// `x[...]` of a tensor: integers, slices with constant bounds, None and
+// `...`; a graph.slice of the sliced and indexed dimensions, then a reshape
+// that drops the indexed ones and inserts the new axes.
+Value* Lowering::graph_subscript(NodeId node) {
+  NodeId object = ast_.child(node, 0), index = ast_.child(node, 1);
+  Value* x = value(object);
+  Type t = x->type();
+  std::vector<NodeId> indices;
+  if (ast_.kind(index) == NodeKind::Tuple && !(ast_.node(index).flags & 1))
+    indices.assign(ast_.children(index).begin(), ast_.children(index).end());
+  else
+    indices.push_back(index);
+  size_t consuming = 0;
+  for (NodeId i : indices)
+    if (ast_.kind(i) != NodeKind::NoneLiteral && ast_.kind(i) != NodeKind::EllipsisLiteral) ++consuming;
+  std::vector<int64_t> starts, limits, steps;
+  std::vector<int64_t> out_dims;  // after indexing, with new axes
+  std::vector<Value*> out_extents;  // the sizes of the `?` ones
+  // A kept dimension's limit: its size, or -1 (the whole dimension) when
+  // that is known only at run time.
+  auto whole = [&](size_t a) { return t.shape()[a] == kDynamic ? int64_t{-1} : t.shape()[a]; };
+  auto keep = [&](size_t a) {
+    out_dims.push_back(t.shape()[a]);
+    out_extents.push_back(t.shape()[a] == kDynamic ? graph_dim(x, static_cast<int64_t>(a)) : nullptr);
+  };
+  bool sliced = false;
+  size_t axis = 0;
+  auto constant = [&](NodeId n, const char* what) -> int64_t {
+    std::optional<int64_t> c = constant_of(n);
+    if (!c) unsupported(n, std::string("a tensor ") + what + " that is not a compile-time constant");
+    return *c;
+  };
+  for (NodeId i : indices) {
+    NodeKind k = ast_.kind(i);
+    if (k == NodeKind::NoneLiteral) {
+      out_dims.push_back(1);
+      out_extents.push_back(nullptr);
+      continue;
+    }
+    if (k == NodeKind::EllipsisLiteral) {
+      size_t skip = t.rank() - consuming;
+      for (size_t s = 0; s < skip; ++s, ++axis) {
+        starts.push_back(0);
+        limits.push_back(whole(axis));
+        steps.push_back(1);
+        keep(axis);
+      }
+      continue;
+    }
+    int64_t extent = t.shape()[axis];
+    if (k == NodeKind::Slice) {
+      NodeId lo = ast_.child(i, 0), hi = ast_.child(i, 1), step = ast_.child(i, 2);
+      if (!lo.valid() && !hi.valid() && !step.valid()) {
+        starts.push_back(0);
+        limits.push_back(whole(axis));
+        steps.push_back(1);
+        keep(axis);
+        ++axis;
+        continue;
+      }
+      if (extent == kDynamic) unsupported(i, "slicing a dimension whose size is known only at run time");
+      int64_t s = step.valid() ? constant(step, "slice step") : 1;
+      if (s <= 0) unsupported(step, "a slice step that is not positive");
+      auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + extent : v, 0, extent); };
+      int64_t a = lo.valid() ? clamp(constant(lo, "slice bound")) : 0;
+      int64_t b = hi.valid() ? clamp(constant(hi, "slice bound")) : extent;
+      if (b < a) b = a;
+      starts.push_back(a);
+      limits.push_back(b);
+      steps.push_back(s);
+      out_dims.push_back((b - a + s - 1) / s);
+      out_extents.push_back(nullptr);
+      sliced = true;
+      ++axis;
+      continue;
+    }
+    // An integer: that element of the axis, which the result drops.
+    if (extent == kDynamic) unsupported(i, "indexing a dimension whose size is known only at run time");
+    int64_t at = constant(i, "index");
+    if (at < 0) at += extent;
+    if (at < 0 || at >= extent) unsupported(i, "a tensor index out of range");
+    starts.push_back(at);
+    limits.push_back(at + 1);
+    steps.push_back(1);
+    sliced = true;
+    ++axis;
+  }
+  for (; axis < t.rank(); ++axis) {
+    starts.push_back(0);
+    limits.push_back(whole(axis));
+    steps.push_back(1);
+    keep(axis);
+  }
+  Value* result = x;
+  if (sliced) {
+    std::vector<int64_t> dims;
+    for (size_t d = 0; d < starts.size(); ++d)
+      dims.push_back(limits[d] == -1 ? kDynamic : (limits[d] - starts[d] + steps[d] - 1) / steps[d]);
+    result = graph_op(OpKind::GraphSlice, {x}, context_.tensor_type(dims, t.scalar()),
+                      {{"starts", context_.int_array_attr(starts)},
+                       {"limits", context_.int_array_attr(limits)},
+                       {"steps", context_.int_array_attr(steps)}},
+                      node);
+  }
+  Type want = context_.tensor_type(out_dims, t.scalar());
+  if (result->type() != want) {
+    std::vector<Value*> operands{result};
+    for (Value* d : dynamic_dims(want, out_extents)) operands.push_back(d);
+    result = graph_op(OpKind::GraphReshape, operands, want, {}, node);
+  }
+  return result;
+}
+
+// The index values of `result`'s `?` dimensions, in order, from `extents`
+// (one per dimension, null where static).
+std::vector<Value*> Lowering::dynamic_dims(Type result, const std::vector<Value*>& extents) {
+  std::vector<Value*> dims;
+  for (size_t d = 0; d < result.rank(); ++d)
+    if (result.shape()[d] == kDynamic) {
+      if (d >= extents.size() || !extents[d]) internal_error("lower", "a dynamic dimension without its size");
+      dims.push_back(to_index(extents[d]));
+    }
+  return dims;
+}
+
+}  // namespace tessera::ir

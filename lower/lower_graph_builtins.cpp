@@ -1,0 +1,596 @@
+// Lowering of the graph level's builtins, @jit calls and kernel launches
+// (lower_graph.cpp; docs/ir/lowering.md, "The graph level"). Composite
+// operations that have no op of their own are written with the ops that
+// have (mse is a mean of squares, dropout a select on uniform numbers,
+// split_qkv a reshape, slices and transposes), so that autodiff and fusion
+// see only the primitive set.
+#include <cmath>
+
+#include "ir/core/graph_ops.h"
+#include "ir/core/graph_shapes.h"
+#include "lower/lowering.h"
+
+namespace tessera::ir {
+
+using sema::BuiltinId;
+using SemaKind = sema::TypeKind;
+
+namespace {
+
+// An int or tuple argument of axes, normalised against `rank`, in order
+// (sema checked them).
+std::vector<int64_t> normalized_axes(const std::vector<int64_t>& axes, size_t rank) {
+  std::vector<int64_t> out;
+  for (int64_t a : axes) out.push_back(a < 0 ? a + static_cast<int64_t>(rank) : a);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+Value* Lowering::lower_matmul(Value* a, Value* b, Type result, NodeId where) {
+  ScalarType element = result.scalar();
+  // Operands stored narrow with an @accum are multiplied as stored (the
+  // kernel widens them); anything else converts to the result type first.
+  auto operand = [&](Value* v) {
+    if (is_storage_float(v->type().scalar()) && is_float(element)) return v;
+    return to_element(v, element, where);
+  };
+  a = operand(a);
+  b = operand(b);
+  // NumPy's vector operands: a gains a leading axis, b a trailing one; the
+  // result drops them again.
+  bool a_vector = a->type().rank() == 1, b_vector = b->type().rank() == 1;
+  auto expand = [&](Value* v, bool front) {
+    Type t = v->type();
+    std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
+    dims.insert(front ? dims.begin() : dims.end(), 1);
+    Type want = context_.tensor_type(dims, t.scalar());
+    std::vector<Value*> extents;
+    for (size_t d = 0; d < dims.size(); ++d) extents.push_back(nullptr);
+    std::vector<Value*> operands{v};
+    if (t.shape()[0] == kDynamic) operands.push_back(graph_dim(v, 0));
+    return graph_op(OpKind::GraphReshape, operands, want, {}, where);
+  };
+  if (a_vector) a = expand(a, true);
+  if (b_vector) b = expand(b, false);
+  std::vector<int64_t> dims(result.shape().begin(), result.shape().end());
+  if (a_vector) dims.insert(dims.end() - (b_vector ? 0 : 1), 1);
+  if (b_vector) dims.push_back(1);
+  Value* product = graph_op(OpKind::GraphMatmul, {a, b}, context_.tensor_type(dims, element), {}, where);
+  if (!a_vector && !b_vector) return product;
+  std::vector<Value*> operands{product};
+  Type r = product->type();
+  std::vector<int64_t> out;
+  std::vector<Value*> extents;
+  for (size_t d = 0; d < r.rank(); ++d) {
+    bool dropped = (a_vector && d == r.rank() - 2) || (b_vector && d == r.rank() - 1);
+    if (dropped) continue;
+    out.push_back(r.shape()[d]);
+    extents.push_back(r.shape()[d] == kDynamic ? graph_dim(product, static_cast<int64_t>(d)) : nullptr);
+  }
+  Type want = context_.tensor_type(out, element);
+  for (Value* d : dynamic_dims(want, extents)) operands.push_back(d);
+  return graph_op(OpKind::GraphReshape, operands, want, {}, where);
+}
+
+Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
+  auto arg = [&](size_t i) { return call_argument(call, i); };
+  const sema::BuiltinInfo& info = sema::builtin_info(builtin);
+  bool tensor_result = is_tensor_node(call);
+  // Scalar math in graph code is scalar code, as in kernels.
+  switch (info.signature) {
+    case sema::Signature::UnaryFloat:
+    case sema::Signature::UnaryNumeric:
+    case sema::Signature::BinaryNumeric:
+    case sema::Signature::CastArgs:
+      if (!tensor_result) return lower_builtin_call(call, builtin);
+      break;
+    case sema::Signature::MinMax:
+      if (!tensor_result && !arg(1).valid()) {  // max(x) of a number is the number
+        if (!is_tensor_node(arg(0))) return Bound{value(arg(0), graph_type(call)), {}};
+      }
+      if (!tensor_result) return lower_builtin_call(call, builtin);
+      break;
+    default: break;
+  }
+  Type result = tensor_result ? graph_type(call) : Type{};
+  ScalarType element = tensor_result ? result.scalar() : ScalarType::F32;
+  auto tensor = [&](size_t i) { return value(arg(i)); };
+  auto as_element = [&](size_t i) {
+    return to_element(value(arg(i), is_tensor_node(arg(i)) ? Type{} : context_.scalar_type(element)), element, arg(i));
+  };
+  auto unary = [&](std::string_view fn) { return Bound{graph_elementwise(fn, {as_element(0)}, call), {}}; };
+  auto reduce = [&](Value* x, std::string_view kind, std::vector<int64_t> axes, bool keepdims) {
+    std::vector<NamedAttribute> attributes{{"kind", context_.string_attr(kind)},
+                                           {"axes", context_.int_array_attr(normalized_axes(axes, x->type().rank()))}};
+    if (keepdims) attributes.push_back({"keepdims", context_.unit_attr()});
+    return graph_op(OpKind::GraphReduce, {x}, context_.tensor_type({}, x->type().scalar()), std::move(attributes), call);
+  };
+  auto all_axes = [&](Value* x) {
+    std::vector<int64_t> axes;
+    for (size_t d = 0; d < x->type().rank(); ++d) axes.push_back(static_cast<int64_t>(d));
+    return axes;
+  };
+  auto axes_argument = [&](NodeId node, Value* x) {
+    if (!node.valid() || ast_.kind(node) == NodeKind::NoneLiteral) return all_axes(x);
+    std::vector<int64_t> axes;
+    if (ast_.kind(node) == NodeKind::Tuple || ast_.kind(node) == NodeKind::List) {
+      for (NodeId a : ast_.children(node)) axes.push_back(*constant_of(a));
+    } else {
+      axes.push_back(*constant_of(node));
+    }
+    return axes;
+  };
+  auto bool_argument = [&](NodeId node) {
+    if (!node.valid()) return false;
+    auto it = typed_.constants.find(node.index);
+    if (it != typed_.constants.end()) return it->second.integer != 0;
+    return ast_.kind(node) == NodeKind::BoolLiteral && (ast_.node(node).flags & 1);
+  };
+  auto number_argument = [&](NodeId node, double otherwise) {
+    if (!node.valid() || ast_.kind(node) == NodeKind::NoneLiteral) return otherwise;
+    auto it = typed_.constants.find(node.index);
+    if (it != typed_.constants.end()) return it->second.as_double();
+    unsupported(node, "an argument that is not a compile-time constant");
+  };
+  auto shape_operands = [&](NodeId shape, Type t) {
+    std::vector<Value*> extents;
+    std::vector<NodeId> nodes;
+    if (ast_.kind(shape) == NodeKind::Tuple || ast_.kind(shape) == NodeKind::List)
+      nodes.assign(ast_.children(shape).begin(), ast_.children(shape).end());
+    else
+      nodes.push_back(shape);
+    for (size_t d = 0; d < nodes.size(); ++d)
+      extents.push_back(d < t.rank() && t.shape()[d] == kDynamic ? value(nodes[d], context_.i64_type()) : nullptr);
+    return dynamic_dims(t, extents);
+  };
+
+  switch (info.signature) {
+    case sema::Signature::UnaryFloat:
+    case sema::Signature::UnaryNumeric: {
+      switch (builtin) {
+        case BuiltinId::Exp: return unary("exp");
+        case BuiltinId::Log: return unary("log");
+        case BuiltinId::Sqrt: return unary("sqrt");
+        case BuiltinId::Rsqrt: return unary("rsqrt");
+        case BuiltinId::Tanh: return unary("tanh");
+        case BuiltinId::Sin: return unary("sin");
+        case BuiltinId::Cos: return unary("cos");
+        case BuiltinId::Floor: return unary("floor");
+        case BuiltinId::Ceil: return unary("ceil");
+        case BuiltinId::Round: return unary("round");
+        case BuiltinId::Abs: return unary("abs");
+        default: break;
+      }
+      break;
+    }
+    case sema::Signature::Activation:
+      switch (builtin) {
+        case BuiltinId::Relu: return unary("relu");
+        case BuiltinId::Gelu: return unary("gelu");
+        case BuiltinId::Silu: return unary("silu");
+        case BuiltinId::Sigmoid: return unary("sigmoid");
+        default: break;
+      }
+      break;
+    case sema::Signature::BinaryNumeric:  // pow
+      return Bound{graph_elementwise("pow", {as_element(0), as_element(1)}, call), {}};
+    case sema::Signature::CastArgs: {
+      Value* x = tensor(0);
+      return Bound{to_element(x, element, call), {}};
+    }
+    case sema::Signature::MinMax:
+    case sema::Signature::Reduction: {
+      bool is_max = builtin == BuiltinId::Max;
+      if ((builtin == BuiltinId::Max || builtin == BuiltinId::Min) && arg(1).valid() &&
+          !is_builtin_keyword_axis(call)) {
+        // max(a, b): elementwise.
+        return Bound{graph_elementwise(is_max ? "max" : "min", {as_element(0), as_element(1)}, call), {}};
+      }
+      Value* x = to_element(tensor(0), element, arg(0));
+      std::string_view kind = builtin == BuiltinId::Sum    ? "sum"
+                              : builtin == BuiltinId::Mean ? "mean"
+                              : builtin == BuiltinId::Prod ? "prod"
+                              : is_max                     ? "max"
+                                                           : "min";
+      return Bound{reduce(x, kind, axes_argument(arg(1), x), bool_argument(arg(2))), {}};
+    }
+    case sema::Signature::MatmulArgs: return Bound{lower_matmul(tensor(0), tensor(1), result, call), {}};
+    case sema::Signature::SoftmaxArgs: {
+      Value* x = to_element(tensor(0), element, arg(0));
+      int64_t axis = arg(1).valid() ? *constant_of(arg(1)) : -1;
+      if (axis < 0) axis += static_cast<int64_t>(x->type().rank());
+      std::vector<NamedAttribute> attributes{{"axis", context_.int_attr(axis)}};
+      if (builtin == BuiltinId::LogSoftmax) attributes.push_back({"log", context_.unit_attr()});
+      return Bound{graph_op(OpKind::GraphSoftmax, {x}, x->type(), std::move(attributes), call), {}};
+    }
+    case sema::Signature::NormArgs: {
+      bool layer = builtin == BuiltinId::LayernormSafe;
+      Value* x = to_element(tensor(0), element, arg(0));
+      std::vector<Value*> operands{x};
+      size_t eps_index = layer ? 3 : 2;
+      NodeId weight = arg(1), bias = layer ? arg(2) : NodeId{};
+      auto present = [&](NodeId n) { return n.valid() && ast_.kind(n) != NodeKind::NoneLiteral; };
+      if (present(weight) || present(bias)) {
+        if (present(weight)) {
+          operands.push_back(to_element(value(weight), element, weight));
+        } else {  // a bias without a weight: a weight of ones
+          int64_t last = x->type().shape().back();
+          Type ones = context_.tensor_type(std::span<const int64_t>(&last, 1), element);
+          std::vector<Value*> sizes;
+          if (x->type().shape().back() == kDynamic)
+            sizes.push_back(graph_dim(x, static_cast<int64_t>(x->type().rank()) - 1));
+          operands.push_back(graph_op(OpKind::GraphConstant, sizes, ones, {{"value", context_.float_attr(1.0)}}, call));
+        }
+        if (present(bias)) operands.push_back(to_element(value(bias), element, bias));
+      }
+      double eps = number_argument(arg(eps_index), 1e-5);
+      return Bound{graph_op(OpKind::GraphNorm, operands, x->type(),
+                            {{"kind", context_.string_attr(layer ? "layer" : "rms")},
+                             {"eps", context_.float_attr(eps)}},
+                            call),
+                   {}};
+    }
+    case sema::Signature::AttentionArgs: {
+      Value* q = to_element(tensor(0), element, arg(0));
+      Value* k = to_element(tensor(1), element, arg(1));
+      Value* v = to_element(tensor(2), element, arg(2));
+      std::vector<NamedAttribute> attributes;
+      if (bool_argument(arg(3))) attributes.push_back({"causal", context_.unit_attr()});
+      // The default scale 1/sqrt(D) is the op's when no `scale` attribute is given.
+      if (arg(4).valid() && ast_.kind(arg(4)) != NodeKind::NoneLiteral)
+        attributes.push_back({"scale", context_.float_attr(number_argument(arg(4), 1.0))});
+      return Bound{graph_op(OpKind::GraphAttention, {q, k, v}, result, std::move(attributes), call), {}};
+    }
+    case sema::Signature::MseArgs: {
+      Value* p = to_element(tensor(0), element, arg(0));
+      Value* t = to_element(tensor(1), element, arg(1));
+      Value* d = graph_elementwise("sub", {p, t}, call);
+      Value* sq = graph_elementwise("mul", {d, d}, call);
+      return Bound{reduce(sq, "mean", all_axes(sq), false), {}};
+    }
+    case sema::Signature::WhereArgs: {
+      Value* c = value(arg(0));
+      return Bound{graph_elementwise("select", {c, as_element(1), as_element(2)}, call), {}};
+    }
+    case sema::Signature::ReshapeArgs: {
+      Value* x = tensor(0);
+      // A `-1` extent known only at run time: the element count over the others.
+      std::vector<NodeId> nodes;
+      NodeId shape = arg(1);
+      if (ast_.kind(shape) == NodeKind::Tuple || ast_.kind(shape) == NodeKind::List)
+        nodes.assign(ast_.children(shape).begin(), ast_.children(shape).end());
+      else
+        nodes.push_back(shape);
+      std::vector<Value*> extents;
+      for (size_t d = 0; d < nodes.size(); ++d) {
+        if (result.shape()[d] != kDynamic) {
+          extents.push_back(nullptr);
+          continue;
+        }
+        if (auto c = constant_of(nodes[d]); c && *c == -1) {
+          Value* total = builder_.constant_index(1);
+          for (size_t a = 0; a < x->type().rank(); ++a)
+            total = emit(OpKind::MulI, {total, x->type().shape()[a] == kDynamic ? graph_dim(x, static_cast<int64_t>(a))
+                                                                                 : builder_.constant_index(x->type().shape()[a])},
+                         context_.index_type());
+          Value* others = builder_.constant_index(1);
+          for (size_t o = 0; o < nodes.size(); ++o)
+            if (o != d) others = emit(OpKind::MulI, {others, to_index(value(nodes[o], context_.i64_type()))}, context_.index_type());
+          extents.push_back(emit(OpKind::DivSI, {total, others}, context_.index_type()));
+          continue;
+        }
+        extents.push_back(value(nodes[d], context_.i64_type()));
+      }
+      std::vector<Value*> operands{x};
+      for (Value* v : dynamic_dims(result, extents)) operands.push_back(v);
+      return Bound{graph_op(OpKind::GraphReshape, operands, result, {}, call), {}};
+    }
+    case sema::Signature::TransposeArgs: {
+      Value* x = tensor(0);
+      size_t rank = x->type().rank();
+      std::vector<int64_t> perm;
+      NodeId order = arg(1);
+      if (order.valid() && ast_.kind(order) != NodeKind::NoneLiteral) {
+        std::vector<NodeId> nodes;
+        if (ast_.kind(order) == NodeKind::Tuple || ast_.kind(order) == NodeKind::List)
+          nodes.assign(ast_.children(order).begin(), ast_.children(order).end());
+        else
+          nodes.push_back(order);
+        for (NodeId n : nodes) {
+          int64_t a = *constant_of(n);
+          perm.push_back(a < 0 ? a + static_cast<int64_t>(rank) : a);
+        }
+      } else {
+        for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+      }
+      return Bound{graph_op(OpKind::GraphTranspose, {x}, result, {{"perm", context_.int_array_attr(perm)}}, call), {}};
+    }
+    case sema::Signature::ConcatArgs: {
+      std::vector<Value*> parts;
+      for (NodeId element_node : ast_.children(arg(0))) parts.push_back(to_element(value(element_node), element, element_node));
+      int64_t axis = arg(1).valid() ? *constant_of(arg(1)) : 0;
+      if (axis < 0) axis += static_cast<int64_t>(parts[0]->type().rank());
+      return Bound{graph_op(OpKind::GraphConcat, parts, result, {{"axis", context_.int_attr(axis)}}, call), {}};
+    }
+    case sema::Signature::SplitArgs: {
+      Value* x = tensor(0);
+      Type t = x->type();
+      int64_t axis = arg(2).valid() ? *constant_of(arg(2)) : 0;
+      if (axis < 0) axis += static_cast<int64_t>(t.rank());
+      sema::TypeId parts_type = node_type(call);
+      Bound out;
+      int64_t start = 0;
+      for (sema::TypeId part : std::vector<sema::TypeId>(typed_.types.tuple_elements(parts_type).begin(),
+                                                          typed_.types.tuple_elements(parts_type).end())) {
+        int64_t size = *typed_.types.constant_value(typed_.types.dims(part)[static_cast<size_t>(axis)]);
+        std::vector<int64_t> starts(t.rank(), 0), limits, steps(t.rank(), 1);
+        for (size_t d = 0; d < t.rank(); ++d) limits.push_back(t.shape()[d] == kDynamic ? -1 : t.shape()[d]);
+        starts[static_cast<size_t>(axis)] = start;
+        limits[static_cast<size_t>(axis)] = start + size;
+        start += size;
+        out.elements.push_back(graph_op(OpKind::GraphSlice, {x}, required_type(part, call, "a part"),
+                                        {{"starts", context_.int_array_attr(starts)},
+                                         {"limits", context_.int_array_attr(limits)},
+                                         {"steps", context_.int_array_attr(steps)}},
+                                        call));
+      }
+      return out;
+    }
+    case sema::Signature::SplitQkvArgs: {
+      // [..., S, 3*H*Dh] -> [..., S, 3, H, Dh], then each third becomes
+      // [..., H, S, Dh].
+      Value* x = tensor(0);
+      Type t = x->type();
+      int64_t heads = *constant_of(arg(1));
+      size_t rank = t.rank();
+      int64_t width = t.shape().back();
+      int64_t head_size = width / (3 * heads);
+      std::vector<int64_t> split_dims(t.shape().begin(), t.shape().end() - 1);
+      split_dims.push_back(3);
+      split_dims.push_back(heads);
+      split_dims.push_back(head_size);
+      std::vector<Value*> extents;
+      for (size_t d = 0; d < rank - 1; ++d)
+        extents.push_back(t.shape()[d] == kDynamic ? graph_dim(x, static_cast<int64_t>(d)) : nullptr);
+      extents.insert(extents.end(), {nullptr, nullptr, nullptr});
+      Type split_type = context_.tensor_type(split_dims, t.scalar());
+      std::vector<Value*> operands{x};
+      for (Value* d : dynamic_dims(split_type, extents)) operands.push_back(d);
+      Value* split = graph_op(OpKind::GraphReshape, operands, split_type, {}, call);
+      Bound out;
+      for (int64_t which = 0; which < 3; ++which) {
+        std::vector<int64_t> starts(split_dims.size(), 0), steps(split_dims.size(), 1), limits;
+        for (int64_t d : split_dims) limits.push_back(d == kDynamic ? -1 : d);
+        starts[rank - 1] = which;
+        limits[rank - 1] = which + 1;
+        std::vector<int64_t> part_dims = split_dims;
+        part_dims[rank - 1] = 1;
+        Value* part = graph_op(OpKind::GraphSlice, {split}, context_.tensor_type(part_dims, t.scalar()),
+                               {{"starts", context_.int_array_attr(starts)},
+                                {"limits", context_.int_array_attr(limits)},
+                                {"steps", context_.int_array_attr(steps)}},
+                               call);
+        // Drop the unit axis: [..., S, H, Dh].
+        std::vector<int64_t> squeezed(split_dims.begin(), split_dims.begin() + static_cast<long>(rank) - 1);
+        squeezed.push_back(heads);
+        squeezed.push_back(head_size);
+        std::vector<Value*> sq_extents(extents.begin(), extents.begin() + static_cast<long>(rank) - 1);
+        sq_extents.insert(sq_extents.end(), {nullptr, nullptr});
+        Type sq_type = context_.tensor_type(squeezed, t.scalar());
+        std::vector<Value*> sq_operands{part};
+        for (Value* d : dynamic_dims(sq_type, sq_extents)) sq_operands.push_back(d);
+        Value* squeezed_part = graph_op(OpKind::GraphReshape, sq_operands, sq_type, {}, call);
+        // [..., S, H, Dh] -> [..., H, S, Dh]
+        std::vector<int64_t> perm;
+        for (size_t d = 0; d + 3 < squeezed.size(); ++d) perm.push_back(static_cast<int64_t>(d));
+        int64_t base = static_cast<int64_t>(squeezed.size()) - 3;
+        perm.insert(perm.end(), {base + 1, base, base + 2});
+        out.elements.push_back(graph_op(OpKind::GraphTranspose, {squeezed_part}, sq_type,
+                                        {{"perm", context_.int_array_attr(perm)}}, call));
+      }
+      return out;
+    }
+    case sema::Signature::MergeHeadsArgs: {
+      // [..., H, S, Dh] -> [..., S, H, Dh] -> [..., S, H*Dh]
+      Value* x = tensor(0);
+      Type t = x->type();
+      size_t rank = t.rank();
+      std::vector<int64_t> perm;
+      for (size_t d = 0; d + 3 < rank; ++d) perm.push_back(static_cast<int64_t>(d));
+      int64_t base = static_cast<int64_t>(rank) - 3;
+      perm.insert(perm.end(), {base + 1, base, base + 2});
+      std::vector<int64_t> tdims;
+      for (int64_t p : perm) tdims.push_back(t.shape()[static_cast<size_t>(p)]);
+      Value* moved = graph_op(OpKind::GraphTranspose, {x}, context_.tensor_type(tdims, t.scalar()),
+                              {{"perm", context_.int_array_attr(perm)}}, call);
+      std::vector<Value*> extents;
+      for (size_t d = 0; d < result.rank(); ++d) {
+        if (result.shape()[d] != kDynamic) {
+          extents.push_back(nullptr);
+        } else if (d + 1 < result.rank()) {
+          extents.push_back(graph_dim(moved, static_cast<int64_t>(d)));
+        } else {
+          extents.push_back(emit(OpKind::MulI, {graph_dim(moved, static_cast<int64_t>(rank) - 2),
+                                                graph_dim(moved, static_cast<int64_t>(rank) - 1)},
+                                 context_.index_type()));
+        }
+      }
+      std::vector<Value*> operands{moved};
+      for (Value* d : dynamic_dims(result, extents)) operands.push_back(d);
+      return Bound{graph_op(OpKind::GraphReshape, operands, result, {}, call), {}};
+    }
+    case sema::Signature::RandomArgs: {
+      Value* seed = arg(1).valid() ? value(arg(1), context_.i64_type()) : builder_.constant_int(0, context_.i64_type());
+      std::vector<Value*> operands{seed};
+      for (Value* d : shape_operands(arg(0), result)) operands.push_back(d);
+      return Bound{graph_op(OpKind::GraphRandom, operands, result,
+                            {{"distribution", context_.string_attr(builtin == BuiltinId::Randn ? "normal" : "uniform")}},
+                            call),
+                   {}};
+    }
+    case sema::Signature::FillArgs: {
+      double v = builtin == BuiltinId::Ones ? 1.0 : 0.0;
+      if (builtin == BuiltinId::Full) v = number_argument(arg(1), 0.0);
+      Attribute constant = is_float(element) ? context_.float_attr(v)
+                           : element == ScalarType::Bool ? context_.bool_attr(v != 0.0)
+                                                         : context_.int_attr(static_cast<int64_t>(v));
+      return Bound{graph_op(OpKind::GraphConstant, shape_operands(arg(0), result), result, {{"value", constant}}, call),
+                   {}};
+    }
+    case sema::Signature::DropoutArgs: {
+      Value* x = to_element(tensor(0), element, arg(0));
+      double p = number_argument(arg(1), 0.0);
+      Value* seed = arg(2).valid() ? value(arg(2), context_.i64_type()) : builder_.constant_int(0, context_.i64_type());
+      std::vector<Value*> operands{seed};
+      std::vector<Value*> extents;
+      for (size_t d = 0; d < x->type().rank(); ++d)
+        extents.push_back(x->type().shape()[d] == kDynamic ? graph_dim(x, static_cast<int64_t>(d)) : nullptr);
+      Type uniform_type = context_.tensor_type(x->type().shape(), ScalarType::F32);
+      for (Value* d : dynamic_dims(uniform_type, extents)) operands.push_back(d);
+      Value* u = graph_op(OpKind::GraphRandom, operands, uniform_type, {{"distribution", context_.string_attr("uniform")}},
+                          call);
+      Value* keep = graph_elementwise("ge", {u, builder_.constant_float(p, context_.f32_type())}, call);
+      Value* scaled = graph_elementwise("mul", {x, builder_.constant_float(1.0 / (1.0 - p), context_.scalar_type(element))}, call);
+      Value* zero = builder_.constant_float(0.0, context_.scalar_type(element));
+      return Bound{graph_elementwise("select", {keep, scaled, zero}, call), {}};
+    }
+    case sema::Signature::NpyLoadArgs: {
+      const std::string& path = values_.strings[ast_.node(arg(0)).payload];
+      Operation* op = builder_.create(OpKind::GraphLoad, {}, {result}, {{"path", context_.string_attr(path)}});
+      return Bound{op->result(), {}};
+    }
+    case sema::Signature::NpySaveArgs: {
+      if (ast_.kind(arg(0)) != NodeKind::StringLiteral) unsupported(arg(0), "a ts.save path that is not a string literal");
+      const std::string& path = values_.strings[ast_.node(arg(0)).payload];
+      builder_.create(OpKind::GraphSave, {value(arg(1))}, {}, {{"path", context_.string_attr(path)}});
+      return {};
+    }
+    case sema::Signature::PrintArgs: lower_print(call); return {};
+    default: break;
+  }
+  unsupported(call, "the graph-level builtin '" + std::string(info.path) + "'");
+}
+
+bool Lowering::is_builtin_keyword_axis(NodeId call) const {
+  for (NodeId a : ast_.children(call).subspan(1))
+    if (ast_.kind(a) == NodeKind::KeywordArgument) return true;
+  return false;
+}
+
+// print(a, "text", t, ...): graph.print with its text pieces around the
+// values, separated by spaces as Python's print does.
+Value* Lowering::lower_print(NodeId call) {
+  std::vector<Value*> operands;
+  std::vector<Attribute> text{context_.string_attr("")};
+  bool first = true;
+  for (NodeId a : ast_.children(call).subspan(1)) {
+    std::string separator = first ? "" : " ";
+    first = false;
+    if (ast_.kind(a) == NodeKind::StringLiteral) {
+      std::string previous(text.back().string_value());
+      text.back() = context_.string_attr(previous + separator + values_.strings[ast_.node(a).payload]);
+      continue;
+    }
+    std::string previous(text.back().string_value());
+    text.back() = context_.string_attr(previous + separator);
+    Value* v = value(a);
+    if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar() && !v->type().is_index())
+      unsupported(a, "printing this value");
+    operands.push_back(v);
+    text.push_back(context_.string_attr(""));
+  }
+  builder_.create(OpKind::GraphPrint, std::span<Value* const>(operands), std::span<const Type>{},
+                  {{"text", context_.array_attr(text)}});
+  return nullptr;
+}
+
+Bound Lowering::lower_jit_call(NodeId call) {
+  uint32_t instance = call_instances_->at(call.index);
+  Operation* callee = jit_function_op(instance);
+  Type fn = callee->attr("function_type").type();
+  auto arguments = ast_.children(call).subspan(1);
+  std::vector<Value*> operands;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    Type want = fn.input(i);
+    Value* v = value(arguments[i], want.is_scalar() ? want : Type{});
+    if (v->type() != want && want.is(TypeKind::Tensor)) {
+      if (v->type().scalar() != want.scalar()) unsupported(arguments[i], "an argument of another element type");
+      // Static dims where the callee has `?`: pass as they are (the verifier
+      // of func.call compares types exactly, so reshape to the callee's view).
+      std::vector<Value*> extents;
+      for (size_t d = 0; d < want.rank(); ++d)
+        extents.push_back(want.shape()[d] == kDynamic ? graph_dim(v, static_cast<int64_t>(d)) : nullptr);
+      std::vector<Value*> reshape{v};
+      for (Value* d : dynamic_dims(want, extents)) reshape.push_back(d);
+      Operation* op = builder_.create(OpKind::GraphReshape, std::span<Value* const>(reshape), std::span<const Type>(&want, 1));
+      v = op->result();
+    }
+    operands.push_back(convert(v, want));
+  }
+  std::vector<Type> results;
+  for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
+  Operation* op = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
+                                  {{"callee", context_.symbol_attr(callee->symbol_name())}});
+  std::vector<Value*> values = op->results();
+  // The call's type (dims the caller knows) may be more precise than the
+  // callee's result: reshape to it where they differ.
+  Type typed = graph_type(call);
+  if (values.size() == 1) return Bound{values[0], {}};
+  (void)typed;
+  return Bound{nullptr, values};
+}
+
+// kernel[grid](args) / kernel[grid, group](args): graph.launch over the
+// grid; each `mut` tensor argument's variable is rebound to the launch's
+// result for it (the kernel updated it in place).
+Bound Lowering::lower_kernel_launch(NodeId call) {
+  NodeId subscript = ast_.child(call, 0);
+  sema::TypeId k = node_type(ast_.child(subscript, 0));
+  uint32_t index = typed_.types.info(k).payload;
+  const sema::FunctionInfo& kernel = typed_.functions[index];
+  Operation* callee = functions_.at(index);
+  NodeId configuration = ast_.child(subscript, 1);
+  NodeId grid_node = configuration;
+  if (ast_.kind(configuration) == NodeKind::Tuple && !(ast_.node(configuration).flags & 1))
+    grid_node = ast_.children(configuration)[0];
+  std::vector<Value*> grid;
+  if (ast_.kind(grid_node) == NodeKind::Tuple || ast_.kind(grid_node) == NodeKind::List) {
+    for (NodeId g : ast_.children(grid_node)) grid.push_back(to_index(value(g, context_.i64_type())));
+  } else {
+    grid.push_back(to_index(value(grid_node, context_.i64_type())));
+  }
+  while (grid.size() < 3) grid.push_back(builder_.constant_index(1));
+  Type fn = callee->attr("function_type").type();
+  auto arguments = ast_.children(call).subspan(1);
+  std::vector<Value*> operands = grid;
+  std::vector<int64_t> mut;
+  std::vector<Type> results;
+  std::vector<NodeId> mut_nodes;
+  size_t input = 0;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    sema::TypeInfo p = typed_.types.info(kernel.parameter_types[i]);
+    Type want = fn.input(input++);
+    if (p.kind == SemaKind::Tensor) {
+      Value* v = value(arguments[i]);
+      if (p.mut) {
+        mut.push_back(static_cast<int64_t>(operands.size()));
+        results.push_back(v->type());
+        mut_nodes.push_back(arguments[i]);
+      }
+      operands.push_back(v);
+      if (kernel_policy_class(kernel, i)) unsupported(arguments[i], "launching a kernel with a @precision_policy tensor from graph code");
+    } else {
+      operands.push_back(convert(value(arguments[i], want), want));
+    }
+  }
+  Operation* op = builder_.create(OpKind::GraphLaunch, std::span<Value* const>(operands),
+                                  std::span<const Type>(results),
+                                  {{"kernel", context_.symbol_attr(callee->symbol_name())},
+                                   {"mut_operands", context_.int_array_attr(mut)}});
+  for (size_t r = 0; r < mut_nodes.size(); ++r) env_[ast_.node(mut_nodes[r]).payload] = Bound{op->result(static_cast<unsigned>(r)), {}};
+  return {};
+}
+
+}  // namespace tessera::ir
