@@ -154,7 +154,10 @@ void Lowering::lower_program() {
     if (kind == NodeKind::Assign && ast_.children(statement).size() == 2 &&
         ast_.kind(ast_.child(statement, 0)) == NodeKind::Name) {
       sema::TypeId t = node_type(ast_.child(statement, 1));
-      if (!t.valid() || typed_.types.kind(t) == SemaKind::Dtype || typed_.constants.count(ast_.child(statement, 1).index))
+      // (A dtype alias `T = bf16`: sema typed its value as a type and its
+      // target not at all.)
+      if (!t.valid() || typed_.types.kind(t) == SemaKind::Dtype || typed_.constants.count(ast_.child(statement, 1).index) ||
+          !node_type(ast_.child(statement, 0)).valid())
         continue;
     }
     statements.push_back(statement);
