@@ -83,13 +83,13 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
       if (bound.empty()) return Value{types_.error()};
       Value v = bc.value_of(bound[0]);
       bc.require_integer(bound[1], idx ? "lane" : "offset");
-      return Value{default_type(v.type)};
+      return Value{default_type(v)};
     }
     case Signature::WarpReduceArgs: {
       auto bound = bc.bind({"value"}, 1);
       if (bound.empty()) return Value{types_.error()};
       // A storage float reduces in its accumulation type (default f32).
-      return Value{compute_type(default_type(bc.value_of(bound[0]).type))};
+      return Value{compute_type(default_type(bc.value_of(bound[0])))};
     }
     case Signature::MmaArgs: {
       auto bound = bc.bind({"a", "b", "accum"}, 2);
