@@ -54,10 +54,11 @@ const sema::TypedModule* Compilation::check() {
   return diags_.has_errors() ? nullptr : typed_.get();
 }
 
-ir::Operation* Compilation::lower(int opt_level, bool run_passes, ir::PipelineStage stage) {
+ir::Operation* Compilation::lower(int opt_level, bool run_passes, ir::PipelineStage stage,
+                                  const std::string& only_kernel) {
   if (!typed_ || diags_.has_errors()) return nullptr;
   enter("lower");
-  module_ = ir::lower_to_tile_ir(context_, ast_, values_, *typed_, diags_);
+  module_ = ir::lower_to_tile_ir(context_, ast_, values_, *typed_, diags_, only_kernel);
   if (!module_) return nullptr;
   return run_passes ? run_pipeline(opt_level, stage) : module_.get();
 }

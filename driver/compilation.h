@@ -51,7 +51,11 @@ class Compilation {
   // IR exactly as lowering makes it (for printing only: code generation
   // needs the pipeline's layouts).
   // `stage` stops the pipeline early (--emit=graph-ir, schedule-ir).
-  ir::Operation* lower(int opt_level, bool run_pipeline = true, ir::PipelineStage stage = ir::PipelineStage::Tile);
+  // With `only_kernel`, that kernel and the helpers it calls alone (what
+  // `tesserac run --kernel` runs: another kernel of the file that cannot
+  // be lowered does not stop it).
+  ir::Operation* lower(int opt_level, bool run_pipeline = true, ir::PipelineStage stage = ir::PipelineStage::Tile,
+                       const std::string& only_kernel = {});
 
   // The loaded file as IR text (what tesserac --emit=tile-ir or tesserac-opt
   // print), verified, with the pipeline at `opt_level` run on it: IR from

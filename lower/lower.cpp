@@ -17,50 +17,6 @@ namespace tessera::ir {
 using sema::FunctionKind;
 using SemaKind = sema::TypeKind;
 
-void assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out) {
-  if (!node.valid()) return;
-  auto add_target = [&](auto& self, NodeId target) -> void {
-    if (!target.valid()) return;
-    switch (ast.kind(target)) {
-      case NodeKind::Name:
-        if (std::find(out.begin(), out.end(), ast.node(target).payload) == out.end())
-          out.push_back(ast.node(target).payload);
-        return;
-      case NodeKind::Tuple:
-      case NodeKind::List:
-        for (NodeId element : ast.children(target)) self(self, element);
-        return;
-      default: return;  // subscripts write memory, not names
-    }
-  };
-  auto children = ast.children(node);
-  switch (ast.kind(node)) {
-    case NodeKind::Suite:
-      for (NodeId statement : children) assigned_names(ast, statement, out);
-      return;
-    case NodeKind::Assign:
-      for (size_t i = 0; i + 1 < children.size(); ++i) add_target(add_target, children[i]);
-      return;
-    case NodeKind::AugAssign:
-    case NodeKind::AnnAssign: add_target(add_target, children[0]); return;
-    case NodeKind::For:
-      add_target(add_target, children[0]);
-      assigned_names(ast, children[2], out);
-      return;
-    case NodeKind::While: assigned_names(ast, children[1], out); return;
-    case NodeKind::If:
-      assigned_names(ast, children[1], out);
-      assigned_names(ast, children[2], out);
-      return;
-    case NodeKind::With:
-      for (NodeId item : children) {
-        add_target(add_target, ast.child(item, 1));
-      }
-      return;
-    default: return;
-  }
-}
-
 bool contains_loop_exit(const Ast& ast, NodeId node) {
   if (!node.valid()) return false;
   NodeKind k = ast.kind(node);
@@ -122,6 +78,10 @@ std::optional<Type> Lowering::ir_type(sema::TypeId type) {
         case sema::AddressSpace::Global: return context_.memref_type(shape, info.scalar, MemorySpace::Global);
         case sema::AddressSpace::Shared: return context_.memref_type(shape, info.scalar, MemorySpace::Shared);
         case sema::AddressSpace::Local:
+          for (int64_t d : shape)
+            if (d == kDynamic) return std::nullopt;
+          return context_.memref_type(shape, info.scalar, MemorySpace::Local);
+        case sema::AddressSpace::Register:
           for (int64_t d : shape)
             if (d == kDynamic) return std::nullopt;
           return context_.tile_type(shape, info.scalar);
@@ -190,13 +150,24 @@ std::vector<NamedAttribute> Lowering::kernel_signature_attributes(const sema::Fu
   return attributes;
 }
 
-Operation* Lowering::function_op(uint32_t index) {
-  if (auto it = functions_.find(index); it != functions_.end()) return it->second;
+Operation* Lowering::function_op(uint32_t index, const std::vector<Type>& argument_types) {
+  std::string key = std::to_string(index);
+  for (Type t : argument_types) key += "|" + std::string(t ? t.str() : "");
+  bool specialized = std::any_of(argument_types.begin(), argument_types.end(), [](Type t) { return bool(t); });
+  if (!specialized) {
+    if (auto it = functions_.find(index); it != functions_.end()) return it->second;
+  } else if (auto it = specializations_.find(key); it != specializations_.end()) {
+    return it->second;
+  }
   const sema::FunctionInfo& info = typed_.functions[index];
   NodeId parameters = ast_.child(info.def, 1);
   std::vector<Type> inputs;
   for (size_t i = 0; i < info.parameter_types.size(); ++i) {
     NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
+    if (i < argument_types.size() && argument_types[i]) {
+      inputs.push_back(argument_types[i]);
+      continue;
+    }
     inputs.push_back(required_type(info.parameter_types[i], parameter,
                                    "parameter '" + name_of(ast_.node(parameter).payload) + "'"));
     // A kernel tensor of a @precision_policy class: its per-tensor scale
@@ -215,7 +186,11 @@ Operation* Lowering::function_op(uint32_t index) {
       results.push_back(required_type(info.return_type, info.def, "a returned value"));
     }
   }
-  std::vector<NamedAttribute> attributes{{"sym_name", context_.string_attr(name_of(info.name.index))},
+  // The function as declared is `h`; its specialisations for other memory
+  // `h.1`, `h.2`, ... in the order they are first called.
+  std::string symbol = name_of(info.name.index);
+  if (specialized) symbol += "." + std::to_string(++specialization_count_[index]);
+  std::vector<NamedAttribute> attributes{{"sym_name", context_.string_attr(symbol)},
                                          {"function_type", context_.type_attr(context_.function_type(inputs, results))}};
   if (info.kind == FunctionKind::Kernel) {
     for (NamedAttribute& a : kernel_signature_attributes(info)) attributes.push_back(std::move(a));
@@ -229,16 +204,20 @@ Operation* Lowering::function_op(uint32_t index) {
   Block* entry = func->region(0).add_block();
   for (Type t : inputs) entry->add_argument(t);
   module_->region(0).front().push_back(func);
-  functions_[index] = func;
-  pending_bodies_.push_back(index);
+  if (specialized)
+    specializations_[key] = func;
+  else
+    functions_[index] = func;
+  pending_bodies_.push_back({index, func});
   return func;
 }
 
-OwningModule Lowering::run() {
+OwningModule Lowering::run(const std::string& only_kernel) {
   module_ = create_module(location(ast_.root()));
   // Kernels in source order; the helpers they call are lowered as they are reached.
   for (uint32_t i = 0; i < typed_.functions.size(); ++i) {
     if (typed_.functions[i].kind != FunctionKind::Kernel) continue;
+    if (!only_kernel.empty() && name_of(typed_.functions[i].name.index) != only_kernel) continue;
     try {
       function_op(i);
     } catch (LoweringFailed&) {
@@ -247,13 +226,15 @@ OwningModule Lowering::run() {
   }
   for (size_t next = 0; next < pending_bodies_.size(); ++next) {
     try {
-      lower_function(pending_bodies_[next]);
+      lower_function(pending_bodies_[next].first, pending_bodies_[next].second);
     } catch (LoweringFailed&) {
       failed_ = true;
     }
   }
-  // The graph level: every @jit instance sema made, then the program.
-  for (uint32_t i = 0; i < typed_.instances.size(); ++i) {
+  // The graph level: every @jit instance sema made, then the program (not
+  // when one kernel is asked for: `tesserac run --kernel` runs that alone).
+  bool only_kernels = !only_kernel.empty();
+  for (uint32_t i = 0; !only_kernels && i < typed_.instances.size(); ++i) {
     try {
       lower_jit_instance(i);
     } catch (LoweringFailed&) {
@@ -261,7 +242,7 @@ OwningModule Lowering::run() {
     }
   }
   try {
-    lower_program();
+    if (!only_kernels) lower_program();
   } catch (LoweringFailed&) {
     failed_ = true;
   }
@@ -275,19 +256,18 @@ OwningModule Lowering::run() {
   return std::move(module_);
 }
 
-void Lowering::lower_function(uint32_t index) {
+void Lowering::lower_function(uint32_t index, Operation* func) {
   const sema::FunctionInfo& info = typed_.functions[index];
-  Operation* func = function_op(index);
   function_ = &info;
   entry_ = &func->region(0).front();
   prologue_end_ = nullptr;
   env_.clear();
   dim_sources_.clear();
   dim_values_.clear();
-  scoped_out_.clear();
   locals_.clear();
   assigned_names(ast_, ast_.child(info.def, 3), locals_);
   pending_tokens_.clear();
+  vector_buffers_.clear();
   Type fn = func->attr("function_type").type();
   result_types_.clear();
   for (size_t i = 0; i < fn.num_results(); ++i) result_types_.push_back(fn.result(i));
@@ -456,8 +436,9 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
           Type held = it->second.value->type();
           if (held != bound.value->type() && !(held.is_scalar() && bound.value->type().is_scalar()) &&
               !(held.is(TypeKind::Tile) && bound.value->type().is_scalar()))
-            unsupported(where, "assigning a value of type " + std::string(bound.value->type().str()) + " to '" + name_of(name) +
-                                   "', which holds " + std::string(held.str()));
+            unsupported(where, "giving '" + name_of(name) + "' (of type '" +
+                                   typed_.types.to_string(typed_.node_types[target.index]) +
+                                   "') a value of another shape, memory or layout than the one it holds");
           bound.value = convert(bound.value, held);
         }
         else if (auto t = ir_type(node_type(target)); t && t->is_scalar())
@@ -497,6 +478,19 @@ void Lowering::lower_assign(NodeId statement) {
     Value* m = builder_.create(OpKind::AllocShared, {}, {*t}, {{"alignment", context_.int_attr(16)}})->result();
     for (size_t i = 0; i + 1 < children.size(); ++i) assign(children[i], Bound{m, {}}, statement);
     return;
+  }
+  // `t[a:b] = tensor`: copied element by element (lower_slices.cpp); a
+  // register tile is stored by tile.store_tile below.
+  if (children.size() == 2 && ast_.kind(children[0]) == NodeKind::Subscript) {
+    sema::TypeId target_type = typed_.node_types[children[0].index];
+    sema::TypeId source_type = typed_.node_types[value_node.index];
+    if (target_type.valid() && typed_.types.kind(target_type) == SemaKind::Tensor && source_type.valid() &&
+        typed_.types.kind(source_type) == SemaKind::Tensor &&
+        !(typed_.types.info(source_type).space == sema::AddressSpace::Register &&
+          typed_.types.dims(source_type).size() == 2)) {
+      store_slice(children[0], value_node, nullptr);
+      return;
+    }
   }
   if (ast_.kind(value_node) == NodeKind::Tuple) {
     // All values first: `a, b = b, a` swaps.
@@ -584,22 +578,19 @@ std::vector<uint32_t> Lowering::carried_names(std::span<const NodeId> bodies, st
 }
 
 // Leaves a branch or loop body: names it defined that did not exist before
-// are out of scope now (reading one later is reported by lower_name).
-void Lowering::restore_env(std::unordered_map<uint32_t, Bound> saved, NodeId construct, std::string_view what) {
-  for (auto& [name, bound] : env_)
-    if (!saved.count(name) && !scoped_out_.count(name)) scoped_out_[name] = {construct, std::string(what)};
-  env_ = std::move(saved);
-}
+// are out of scope now (sema's definite assignment rejects reading one).
+void Lowering::restore_env(std::unordered_map<uint32_t, Bound> saved) { env_ = std::move(saved); }
 
 void Lowering::lower_if(NodeId statement) {
   NodeId then_suite = ast_.child(statement, 1), else_node = ast_.child(statement, 2);
   Value* condition = value(ast_.child(statement, 0), context_.bool_type());
   NodeId bodies[] = {then_suite, else_node};
   std::vector<uint32_t> carried = carried_names(bodies, "an 'if'", statement);
-  // Names both branches assign (and none before): defined after the `if` too.
+  // Names both branches assign on every path (and none before): defined
+  // after the `if` too, as sema's definite assignment has it.
   std::vector<uint32_t> in_then, in_else;
-  assigned_names(ast_, then_suite, in_then);
-  assigned_names(ast_, else_node, in_else);
+  sema::definitely_assigned_names(ast_, then_suite, in_then);
+  if (else_node.valid()) sema::definitely_assigned_names(ast_, else_node, in_else);
   for (uint32_t name : in_then)
     if (!env_.count(name) && std::find(in_else.begin(), in_else.end(), name) != in_else.end()) carried.push_back(name);
 
@@ -609,7 +600,7 @@ void Lowering::lower_if(NodeId statement) {
   std::vector<std::vector<Value*>> yielded(2);
   std::vector<Block*> blocks;
   for (unsigned r = 0; r < 2; ++r) {
-    if (r == 1) restore_env(saved_env, statement, "'if'");
+    if (r == 1) restore_env(saved_env);
     pending_tokens_.clear();
     // No else and nothing to yield: the else-region stays empty.
     if (r == 1 && !else_node.valid() && carried.empty()) break;
@@ -625,7 +616,7 @@ void Lowering::lower_if(NodeId statement) {
     }
     for (uint32_t name : carried) yielded[r].push_back(env_.at(name).value);
   }
-  restore_env(saved_env, statement, "'if'");
+  restore_env(saved_env);
   pending_tokens_ = saved_tokens;
   // Result types: the type the name had before, else the then-branch's.
   for (size_t i = 0; i < carried.size(); ++i) {
@@ -767,7 +758,7 @@ void Lowering::lower_for(NodeId statement) {
     results = op->results();
     builder_.set_insertion_point_to_end(op->block());
   }
-  restore_env(saved_env, statement, "loop");
+  restore_env(saved_env);
   pending_tokens_ = saved_tokens;
   for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{results[i], {}};
 }
@@ -824,15 +815,15 @@ void Lowering::lower_while(NodeId statement) {
   builder_.set_insertion_point_to_end(after);
   lower_rest({Segment{body, 0}}, true, &exit);
 
-  restore_env(saved_env, statement, "loop");
+  restore_env(saved_env);
   pending_tokens_ = saved_tokens;
   builder_.set_insertion_point_to_end(op->block());
   for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{op->result(static_cast<unsigned>(i + first)), {}};
 }
 
 OwningModule lower_to_tile_ir(Context& context, const Ast& ast, const ValueStores& values,
-                              const sema::TypedModule& typed, DiagnosticEngine& diags) {
-  return Lowering(context, ast, values, typed, diags).run();
+                              const sema::TypedModule& typed, DiagnosticEngine& diags, const std::string& only_kernel) {
+  return Lowering(context, ast, values, typed, diags).run(only_kernel);
 }
 
 }  // namespace tessera::ir

@@ -19,7 +19,10 @@ namespace tessera::ir {
 // Returns null when a construct cannot be lowered (diagnosed as lower.*
 // errors). The result is verified: a verifier failure is a bug in tesserac,
 // thrown as an InternalError (phase "lower"; the driver exits with code 3).
+// With `only_kernel`, only the kernel of that name (if there is one) and the
+// helpers it calls.
 OwningModule lower_to_tile_ir(Context& context, const Ast& ast, const ValueStores& values,
-                              const sema::TypedModule& typed, DiagnosticEngine& diags);
+                              const sema::TypedModule& typed, DiagnosticEngine& diags,
+                              const std::string& only_kernel = {});
 
 }  // namespace tessera::ir

@@ -36,14 +36,14 @@ std::optional<int64_t> Lowering::constant_of(NodeId node) const {
     return std::nullopt;
   if (k == NodeKind::Name && is_local(ast_.node(node).payload)) return std::nullopt;  // may change
   auto it = typed_.constants.find(node.index);
-  if (it == typed_.constants.end() || it->second.is_float) return std::nullopt;
+  if (it == typed_.constants.end() || !it->second.as_int64()) return std::nullopt;
   // Expressions over locals may hold stale values (sema.h): only trust
   // literals, module constants and arithmetic on them.
   if (k == NodeKind::UnaryOp || k == NodeKind::BinaryOp) {
     for (NodeId child : ast_.children(node))
       if (!constant_of(child)) return std::nullopt;
   }
-  return it->second.integer;
+  return it->second.as_int64();
 }
 
 std::optional<int64_t> Lowering::constant_int_value(Value* v) const {
@@ -118,10 +118,34 @@ Value* Lowering::value(NodeId expression, Type want) {
   return want ? convert(b.value, want) : b.value;
 }
 
+Value* Lowering::constant_value(const sema::Constant& c, Type want) {
+  Type t = want;
+  if (!t || !t.is_scalar()) {
+    bool fits_i32 = c.is_float || sema::integer_range(sema::ScalarType::I32).contains(c.integer);
+    t = c.is_float ? context_.f32_type() : fits_i32 ? context_.i32_type() : context_.i64_type();
+  }
+  if (t.is_bool()) return builder_.constant_bool(c.as_double() != 0.0);
+  if (float_element(t)) return builder_.constant_float(c.as_double(), t);
+  if (c.is_float) return builder_.constant_float(c.real, context_.f32_type());  // sema reported the narrowing
+  // Sema checked that the value fits `t`; an unsigned 64-bit value keeps its bits.
+  return builder_.constant_int(static_cast<int64_t>(static_cast<uint64_t>(c.integer)), t);
+}
+
 Bound Lowering::lower(NodeId e, Type want) {
   Location saved = builder_.location();
   builder_.set_location(location(e));
   Bound result;
+  // An untyped constant expression (`2**40 // 2**20`, `-0.001`, `ts.pi`,
+  // a module constant) is its exact value, which sema folded: made in the
+  // type the context wants, never computed in it (where it could wrap).
+  if (sema::TypeId t = typed_.node_types[e.index]; t.valid() && (typed_.types.kind(t) == SemaKind::UntypedInt ||
+                                                                 typed_.types.kind(t) == SemaKind::UntypedFloat)) {
+    if (auto c = typed_.constants.find(e.index); c != typed_.constants.end() && !c->second.from_local) {
+      result.value = constant_value(c->second, want);
+      builder_.set_location(saved);
+      return result;
+    }
+  }
   switch (ast_.kind(e)) {
     case NodeKind::Name: result.value = lower_name(e, want); break;
     case NodeKind::IntLiteral:
@@ -180,20 +204,8 @@ Value* Lowering::lower_name(NodeId name, Type want) {
     return it->second.value;
   }
   if (dim_sources_.count(id)) return symbol_dim(id);
-  if (auto it = typed_.constants.find(name.index); it != typed_.constants.end() && !is_local(id)) {
-    const sema::Constant& c = it->second;
-    Type t = want && want.is_scalar() ? want
-                                      : typed_type(name).value_or(c.is_float ? context_.f32_type() : context_.i32_type());
-    if (t.is_bool()) return builder_.constant_bool(c.as_double() != 0.0);
-    if (float_element(t)) return builder_.constant_float(c.as_double(), t);
-    if (c.is_float) return builder_.constant_float(c.real, context_.f32_type());
-    return builder_.constant_int(c.integer, t);
-  }
-  if (auto it = scoped_out_.find(id); it != scoped_out_.end()) {
-    diags_.emit<diag::LowerAssignedOnlyInside>(ast_.range(name), name_of(id), it->second.second)
-        .note<diag::LowerAssignedHereNote>(ast_.range(it->second.first), name_of(id), it->second.second);
-    throw LoweringFailed{};
-  }
+  if (auto it = typed_.constants.find(name.index); it != typed_.constants.end() && !is_local(id))
+    return constant_value(it->second, want && want.is_scalar() ? want : typed_type(name).value_or(Type{}));
   unsupported(name, "using '" + name_of(id) + "' as a value");
 }
 
@@ -205,10 +217,9 @@ Value* Lowering::lower_literal(NodeId literal, Type want) {
     if (!t || !float_element(t)) t = context_.f32_type();
     return builder_.constant_float(values_.reals[n.payload], t);
   }
-  auto integer = static_cast<int64_t>(values_.integers[n.payload]);
-  if (t && float_element(t)) return builder_.constant_float(static_cast<double>(integer), t);
-  if (!t || t.is_bool()) t = context_.i32_type();
-  return builder_.constant_int(integer, t);
+  sema::Constant c;
+  c.integer = static_cast<sema::ConstantInt>(values_.integers[n.payload]);
+  return constant_value(c, t && t.is_bool() ? Type{} : t);
 }
 
 Value* Lowering::lower_binary(NodeId node) {
@@ -268,37 +279,94 @@ Value* Lowering::emit_binary(BinaryOperator op, Value* a, Value* b, NodeId where
       Value* fix = emit(OpKind::AndI, {nonzero, differ}, flag);
       return emit(OpKind::Select, {fix, emit(OpKind::AddI, {r, b}, t), r}, t);
     }
-    case BinaryOperator::Pow: {
-      // Integer powers stay integers (sema); a negative exponent gives 1.
-      if (auto e = constant_int_value(b); e && *e >= 0 && *e <= 64) {
-        // Square and multiply, unrolled.
-        Value* result = builder_.constant_int(1, t);
-        Value* square = a;
-        for (int64_t k = *e; k > 0; k >>= 1) {
-          if (k & 1) result = emit(OpKind::MulI, {result, square}, t);
-          if (k > 1) square = emit(OpKind::MulI, {square, square}, t);
-        }
-        return result;
-      }
-      Value* one = builder_.constant_int(1, t);
-      Value* zero = builder_.constant_int(0, t);
-      Operation* loop = builder_.create(OpKind::For, {zero, b, one, one}, {t}, {}, 1);
-      Block* body = loop->region(0).add_block();
-      body->add_argument(t);
-      Value* product = body->add_argument(t);
-      Block* saved = builder_.insertion_block();
-      builder_.set_insertion_point_to_end(body);
-      builder_.create(OpKind::Yield, {emit(OpKind::MulI, {product, a}, t)}, {});
-      builder_.set_insertion_point_to_end(saved);
-      return loop->result();
-    }
-    case BinaryOperator::LShift: return emit(OpKind::ShLI, {a, b}, t);
-    case BinaryOperator::RShift: return emit(u ? OpKind::ShRUI : OpKind::ShRSI, {a, b}, t);
+    case BinaryOperator::Pow: return integer_power(a, b);
+    case BinaryOperator::LShift:
+    case BinaryOperator::RShift: return shift(op, a, b);
     case BinaryOperator::BitAnd: return emit(OpKind::AndI, {a, b}, t);
     case BinaryOperator::BitOr: return emit(OpKind::OrI, {a, b}, t);
     case BinaryOperator::BitXor: return emit(OpKind::XOrI, {a, b}, t);
     default: unsupported(where, "the operator '" + std::string(operator_spelling(op)) + "' on integers");
   }
+}
+
+// `a << b` and `a >> b` (docs/language/types.md, "Integer arithmetic"):
+// a * 2**b wrapped to the type, and floor(a / 2**b). A count of the width
+// or more (or a negative one, at run time; sema rejects a negative
+// constant) shifts every bit out: 0, or -1 for `>>` of a negative signed
+// value. The IR leaves such counts unspecified, so they never reach it.
+Value* Lowering::shift(BinaryOperator op, Value* a, Value* b) {
+  Type t = a->type();
+  bool left = op == BinaryOperator::LShift;
+  OpKind kind = left ? OpKind::ShLI : is_unsigned(t) ? OpKind::ShRUI : OpKind::ShRSI;
+  auto width = static_cast<int64_t>(bits(t));
+  if (auto count = constant_int_value(b); count && *count >= 0 && *count < width) return emit(kind, {a, b}, t);
+  Type flag = context_.bool_type();
+  Value* in_range = emit(OpKind::CmpI, {b, builder_.constant_int(width, t)}, flag, {{"predicate", context_.string_attr("ult")}});
+  Value* count = emit(OpKind::Select, {in_range, b, builder_.constant_int(0, t)}, t);
+  Value* shifted = emit(kind, {a, count}, t);
+  Value* out = kind == OpKind::ShRSI ? emit(OpKind::ShRSI, {a, builder_.constant_int(width - 1, t)}, t)
+                                     : builder_.constant_int(0, t);
+  return emit(OpKind::Select, {in_range, shifted, out}, t);
+}
+
+// `a ** b` on integers (docs/language/types.md, "Integer arithmetic"): the
+// product of b factors, wrapping as multiplication does; for a negative b
+// (only at run time: sema rejects a negative constant) the real result
+// truncated toward zero: 1 for a == 1, ±1 for a == -1, else 0 (0 ** -k
+// included). The same IR for every target, so that they agree.
+Value* Lowering::integer_power(Value* a, Value* b) {
+  Type t = a->type();
+  Type flag = context_.bool_type();
+  auto compare = [&](const char* predicate, Value* x, Value* y) {
+    return emit(OpKind::CmpI, {x, y}, flag, {{"predicate", context_.string_attr(predicate)}});
+  };
+  std::optional<int64_t> constant_exponent = constant_int_value(b);
+  Value* power = nullptr;
+  Value* one = builder_.constant_int(1, t);
+  if (constant_exponent && *constant_exponent >= 0 && *constant_exponent <= 64) {
+    // Square and multiply, unrolled.
+    power = one;
+    Value* square = a;
+    for (int64_t k = *constant_exponent; k > 0; k >>= 1) {
+      if (k & 1) power = emit(OpKind::MulI, {power, square}, t);
+      if (k > 1) square = emit(OpKind::MulI, {square, square}, t);
+    }
+    return power;
+  }
+  // Square and multiply in a loop over the exponent's bits: (power, square,
+  // exponent) while exponent != 0. A negative exponent runs no iteration.
+  bool is_signed = !is_unsigned(t);
+  Value* zero = builder_.constant_int(0, t);
+  Value* exponent = is_signed ? emit(OpKind::Select, {compare("slt", b, zero), zero, b}, t) : b;
+  std::vector<Type> types{t, t, t};
+  std::vector<Value*> inits{one, a, exponent};
+  Operation* loop = builder_.create(OpKind::While, std::span<Value* const>(inits), std::span<const Type>(types), {}, 2);
+  Block* saved = builder_.insertion_block();
+  Block* before = loop->region(0).add_block();
+  for (Type type : types) before->add_argument(type);
+  builder_.set_insertion_point_to_end(before);
+  std::vector<Value*> forwarded{compare("ne", before->argument(2), zero)};
+  for (Value* v : before->arguments()) forwarded.push_back(v);
+  builder_.create(OpKind::Condition, std::span<Value* const>(forwarded), std::span<const Type>{});
+  Block* after = loop->region(1).add_block();
+  for (Type type : types) after->add_argument(type);
+  builder_.set_insertion_point_to_end(after);
+  Value* odd = compare("ne", emit(OpKind::AndI, {after->argument(2), one}, t), zero);
+  Value* next_power =
+      emit(OpKind::Select, {odd, emit(OpKind::MulI, {after->argument(0), after->argument(1)}, t), after->argument(0)}, t);
+  Value* next_square = emit(OpKind::MulI, {after->argument(1), after->argument(1)}, t);
+  Value* next_exponent = emit(OpKind::ShRUI, {after->argument(2), one}, t);
+  builder_.create(OpKind::Yield, {next_power, next_square, next_exponent}, {});
+  builder_.set_insertion_point_to_end(saved);
+  power = loop->result(0);
+  if (!is_signed) return power;
+  Value* minus_one = builder_.constant_int(-1, t);
+  Value* odd_exponent = compare("ne", emit(OpKind::AndI, {b, one}, t), zero);
+  Value* of_minus_one = emit(OpKind::Select, {odd_exponent, minus_one, one}, t);
+  Value* negative_power = emit(OpKind::Select, {compare("eq", a, one), one,
+                                                emit(OpKind::Select, {compare("eq", a, minus_one), of_minus_one, zero}, t)},
+                               t);
+  return emit(OpKind::Select, {compare("slt", b, zero), negative_power, power}, t);
 }
 
 Value* Lowering::lower_compare(NodeId node, Value** rhs_out) {
@@ -357,17 +425,8 @@ Value* Lowering::lower_unary(NodeId node, Type want) {
   if (graph_ && is_tensor_node(node)) return graph_unary(node);
   auto op = static_cast<UnaryOperator>(ast_.node(node).op);
   NodeId operand = ast_.child(node, 0);
-  Type t = typed_type(node).value_or(Type{});
-  // A negated literal is a literal: untyped until the context gives it a
-  // type (`d * -0.001` with d: f64 is the f64 nearest -0.001, not an f32
-  // widened), so the operation happens in the wanted type.
-  NodeId inner = operand;
-  while (ast_.kind(inner) == NodeKind::UnaryOp) inner = ast_.child(inner, 0);
-  NodeKind literal = ast_.kind(inner);
-  if (want && want.is_scalar() && op != UnaryOperator::Not &&
-      (literal == NodeKind::IntLiteral || literal == NodeKind::FloatLiteral || literal == NodeKind::SizeLiteral) &&
-      !(literal == NodeKind::FloatLiteral && !float_element(want)))
-    t = want;
+  // (A negated literal is an untyped constant, made by lower() directly.)
+  Type t = typed_type(node).value_or(want && want.is_scalar() ? want : Type{});
   if (op == UnaryOperator::Not) {
     Value* v = value(operand, context_.bool_type());
     return emit(OpKind::XOrI, {v, builder_.constant_bool(true)}, context_.bool_type());
@@ -433,22 +492,39 @@ Bound Lowering::lower_call(NodeId call) {
 std::vector<Value*> Lowering::lower_user_call(NodeId call, uint32_t function_index) {
   const sema::FunctionInfo& info = typed_.functions[function_index];
   if (info.kind != sema::FunctionKind::Helper) unsupported(call, "calling a kernel or @jit function");
-  Operation* callee = function_op(function_index);
-  Type fn = callee->attr("function_type").type();
-  auto arguments = ast_.children(call).subspan(1);
-  if (arguments.size() != fn.num_inputs()) unsupported(call, "keyword or default arguments in a helper call");
+  // The arguments sema bound to the parameters (positional, keyword, the
+  // parameters' defaults), in the parameters' order.
+  auto bound = typed_.call_arguments.find(call.index);
+  std::vector<NodeId> arguments;
+  if (bound != typed_.call_arguments.end()) {
+    arguments = bound->second;
+  } else {
+    for (NodeId a : ast_.children(call).subspan(1)) arguments.push_back(a);
+  }
+  if (arguments.size() != info.parameter_types.size()) unsupported(call, "this helper call");
+  NodeId parameters = ast_.child(info.def, 1);
   std::vector<Value*> operands;
+  std::vector<Type> specialization(arguments.size());
   for (size_t i = 0; i < arguments.size(); ++i) {
-    if (ast_.kind(arguments[i]) != NodeKind::Name && ast_.kind(arguments[i]) == NodeKind::KeywordArgument)
-      unsupported(arguments[i], "keyword arguments in a helper call");
-    Value* v = value(arguments[i], fn.input(i).is_scalar() ? fn.input(i) : Type{});
-    if (v->type() != fn.input(i)) {
-      if (v->type().is(TypeKind::MemRef) && fn.input(i).is(TypeKind::MemRef))
-        unsupported(arguments[i], "passing " + std::string(v->type().str()) + " where the helper takes " + std::string(fn.input(i).str()));
-      v = convert(v, fn.input(i));
+    NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
+    Type declared = required_type(info.parameter_types[i], parameter,
+                                  "parameter '" + name_of(ast_.node(parameter).payload) + "'");
+    if (declared.is_scalar()) {
+      operands.push_back(convert(value(arguments[i], declared), declared));
+      continue;
     }
+    // A tensor: the helper is specialised for the memory it is given
+    // (shared, local, a static shape, a layout) or for a vector.
+    Value* v = memref_of(arguments[i], true);
+    if (v->type() != declared) specialization[i] = v->type();
     operands.push_back(v);
   }
+  Operation* callee = function_op(function_index, specialization);
+  // A tensor with a numeric policy cannot be passed (reported once the
+  // callee is declared, so that its body reports what it does with it too).
+  for (size_t i = 0; i < arguments.size(); ++i)
+    if (!operands[i]->type().is_scalar()) require_policy(arguments[i], PolicyUse::Other);
+  Type fn = callee->attr("function_type").type();
   std::vector<Type> results;
   for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
   Operation* op = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
@@ -478,7 +554,9 @@ Place Lowering::place_of(NodeId subscript, bool element_access) {
   if (!element_access) require_policy(subscript, PolicyUse::Other);
   Value* memref = memref_of(object, true);
   Type m = memref->type();
-  if (!m.is(TypeKind::MemRef)) unsupported(subscript, "indexing a value of type " + std::string(m.str()));
+  // (Messages name types as the language does: sema's, never the IR's.)
+  if (!m.is(TypeKind::MemRef))
+    unsupported(subscript, "indexing a value of type '" + typed_.types.to_string(typed_.node_types[object.index]) + "'");
   std::vector<NodeId> indices;
   if (ast_.kind(index) == NodeKind::Tuple && !(ast_.node(index).flags & 1))
     indices.assign(ast_.children(index).begin(), ast_.children(index).end());
@@ -567,6 +645,22 @@ Bound Lowering::lower_subscript(NodeId node) {
       return Bound{select_element(elements, index, node), {}};
     }
   }
+  // An element of a vector (a tile.load_vector result): `v[1]`, `v[i]`.
+  // (Also a helper's tensor parameter given a vector: its type is the IR's.)
+  Value* vector = nullptr;
+  if (ast_.kind(object) == NodeKind::Name) {
+    auto it = env_.find(ast_.node(object).payload);
+    if (it != env_.end() && it->second.is_value() && it->second.value->type().is(TypeKind::Vector))
+      vector = it->second.value;
+  } else if (sema::TypeId t = typed_.node_types[object.index];
+             t.valid() && typed_.types.kind(t) == SemaKind::Tensor &&
+             typed_.types.info(t).space == sema::AddressSpace::Register && typed_.types.dims(t).size() == 1) {
+    vector = value(object);
+  }
+  if (vector && vector->type().is(TypeKind::Vector)) {
+    if (ast_.kind(ast_.child(node, 1)) == NodeKind::Slice) unsupported(node, "a slice of a vector");
+    return Bound{vector_element(vector, to_index(value(ast_.child(node, 1), context_.i32_type()))), {}};
+  }
   Place place = place_of(node, true);
   if (place.has_slice) return Bound{view_of(place, node), {}};  // checked by the user of the view
   require_policy(node, PolicyUse::ElementLoad);
@@ -583,7 +677,7 @@ void Lowering::emit_store(NodeId target, Value* v) {
   Place place = place_of(target, true);
   require_policy(target, place.has_slice ? PolicyUse::Other : PolicyUse::ElementStore);
   if (place.has_slice) {
-    if (!v->type().is(TypeKind::Tile)) unsupported(target, "storing a scalar into a tensor slice");
+    if (!v->type().is(TypeKind::Tile)) return store_slice(target, NodeId{}, v);  // a fill or a copy
     Value* view = view_of(place, target);
     builder_.create(OpKind::StoreTile, {v, view}, {});
     return;

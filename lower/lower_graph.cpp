@@ -110,7 +110,6 @@ void Lowering::lower_jit_instance(uint32_t index) {
   env_.clear();
   dim_sources_.clear();
   dim_values_.clear();
-  scoped_out_.clear();
   locals_.clear();
   assigned_names(ast_, ast_.child(info.def, 3), locals_);
   Type fn = func->attr("function_type").type();
@@ -156,7 +155,10 @@ void Lowering::lower_program() {
     if (kind == NodeKind::Assign && ast_.children(statement).size() == 2 &&
         ast_.kind(ast_.child(statement, 0)) == NodeKind::Name) {
       sema::TypeId t = node_type(ast_.child(statement, 1));
-      if (!t.valid() || typed_.types.kind(t) == SemaKind::Dtype || typed_.constants.count(ast_.child(statement, 1).index))
+      // (A dtype alias `T = bf16`: sema typed its value as a type and its
+      // target not at all.)
+      if (!t.valid() || typed_.types.kind(t) == SemaKind::Dtype || typed_.constants.count(ast_.child(statement, 1).index) ||
+          !node_type(ast_.child(statement, 0)).valid())
         continue;
     }
     statements.push_back(statement);
@@ -179,7 +181,6 @@ void Lowering::lower_program() {
   env_.clear();
   dim_sources_.clear();
   dim_values_.clear();
-  scoped_out_.clear();
   locals_.clear();
   for (NodeId statement : statements) assigned_names(ast_, statement, locals_);
   result_types_.clear();

@@ -35,12 +35,10 @@ Bound Lowering::lower_memory_builtin(NodeId call, BuiltinId builtin) {
       return Bound{emit(OpKind::AllocShared, {}, m, {{"alignment", context_.int_attr(alignment)}}), {}};
     }
     case BuiltinId::TileAllocLocal: {
-      // Sema types it as a tensor in local space (the space of register
-      // tiles too); here it is a memref in local memory.
-      if (!result || !result->is(TypeKind::Tile))
+      // A memref in local memory (sema's local space).
+      if (!result || !result->is(TypeKind::MemRef))
         diags_.emit<diag::LowerNotStatic>(ast_.range(call), "a local-memory allocation"), throw LoweringFailed{};
-      Type m = context_.memref_type(result->shape(), result->scalar(), MemorySpace::Local);
-      return Bound{emit(OpKind::AllocLocal, {}, m), {}};
+      return Bound{emit(OpKind::AllocLocal, {}, *result), {}};
     }
     case BuiltinId::TileAllocRegister: {
       // A register value: zero until assigned (its initial value is unspecified).

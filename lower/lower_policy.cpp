@@ -144,7 +144,7 @@ Value* Lowering::convert_for_store(Value* v, NodeId target, const Place& place) 
   // even (an f64 or a wide integer would be rounded twice).
   if (from.is_scalar() && !sema::is_float(from.scalar())) {
     if (directed && sema::scalar_info(from.scalar()).bits > 16)
-      unsupported(target, "storing a " + std::string(from.str()) + " value with a rounding policy (" +
+      unsupported(target, "storing a " + std::string(sema::scalar_info(from.scalar()).name) + " value with a rounding policy (" +
                               typed_.types.to_string(node_type(target)) + ")");
   } else if (from.is_scalar() && from.scalar() == ScalarType::F64 && element.scalar() != ScalarType::F64) {
     if (directed)

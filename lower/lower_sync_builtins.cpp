@@ -74,6 +74,10 @@ Bound Lowering::lower_sync_builtin(NodeId call, BuiltinId builtin) {
       require_policy(arg(1), PolicyUse::AccumOnly);
       Value* a = memref_of(arg(0), true);
       Value* b = memref_of(arg(1), true);
+      // A helper's parameter given global memory (sema checks kernels).
+      for (auto [operand, node] : {std::pair{a, arg(0)}, std::pair{b, arg(1)}})
+        if (operand->type().is(TypeKind::MemRef) && operand->type().space() != MemorySpace::Shared)
+          unsupported(node, "tile.mma on a tensor that is not in shared memory (copy it there with tile.cp_async)");
       if (!result || !result->is(TypeKind::Tile)) unsupported(call, "an MMA whose result shape is not static");
       return Bound{emit(OpKind::Mma, {a, b}, *result), {}};
     }

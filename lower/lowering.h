@@ -12,6 +12,7 @@
 
 #include "ir/core/builder.h"
 #include "lower/lower.h"
+#include "sema/definite_assignment.h"
 
 namespace tessera::ir {
 
@@ -49,10 +50,15 @@ class Lowering {
  public:
   Lowering(Context& context, const Ast& ast, const ValueStores& values, const sema::TypedModule& typed,
            DiagnosticEngine& diags);
-  OwningModule run();
+  OwningModule run(const std::string& only_kernel);
 
   // --- module and functions (lower.cpp) ---
-  Operation* function_op(uint32_t function_index);  // declared on first use, body lowered later
+  // The func.func of a function, declared on first use (its body is lowered
+  // later). A helper is specialised by the types of the memory it is given
+  // (docs/ir/lowering.md, "Helpers"): `argument_types` gives, per
+  // parameter, the type of the argument where it differs from the
+  // parameter's own (a shared buffer for an `f32[32]` parameter), else null.
+  Operation* function_op(uint32_t function_index, const std::vector<Type>& argument_types = {});
   std::vector<NamedAttribute> kernel_signature_attributes(const sema::FunctionInfo& function);
   std::optional<Type> ir_type(sema::TypeId type);
   Type required_type(sema::TypeId type, NodeId where, std::string_view what);
@@ -67,7 +73,7 @@ class Lowering {
     NodeId node;  // a Suite, or a single statement (an `elif`)
     size_t next = 0;
   };
-  void lower_function(uint32_t function_index);
+  void lower_function(uint32_t function_index, Operation* func);
   // How each path of a loop body ends: the values the loop carries, in order
   // (the next induction variable of a `for` lowered as scf.while, the
   // running flag of a loop with `break`, then the carried names).
@@ -92,7 +98,7 @@ class Lowering {
   void lower_assign(NodeId statement);
   void lower_aug_assign(NodeId statement);
   std::vector<uint32_t> carried_names(std::span<const NodeId> bodies, std::string_view construct, NodeId where);
-  void restore_env(std::unordered_map<uint32_t, Bound> saved, NodeId construct, std::string_view what);
+  void restore_env(std::unordered_map<uint32_t, Bound> saved);
 
   // --- expressions (lower_expression.cpp) ---
   Bound lower(NodeId expression, Type want = {});
@@ -102,8 +108,12 @@ class Lowering {
   Type common_type(NodeId a, NodeId b);
   Value* lower_name(NodeId name, Type want);
   Value* lower_literal(NodeId literal, Type want);
+  // A constant in `want` (a scalar type), or without one in f32, i32 or i64.
+  Value* constant_value(const sema::Constant& c, Type want);
   Value* lower_binary(NodeId node);
   Value* emit_binary(BinaryOperator op, Value* a, Value* b, NodeId where);
+  Value* integer_power(Value* a, Value* b);
+  Value* shift(BinaryOperator op, Value* a, Value* b);
   Value* lower_compare(NodeId node, Value** rhs_out);
   Value* lower_bool_op(NodeId node);
   Value* lower_unary(NodeId node, Type want = Type{});
@@ -134,6 +144,17 @@ class Lowering {
   std::optional<int64_t> constant_int_value(Value* v) const;
   Value* emit(OpKind kind, std::initializer_list<Value*> operands, Type result, std::vector<NamedAttribute> attributes = {});
   void emit_store(NodeId target, Value* v);
+
+  // --- slice assignments and vector elements (lower_slices.cpp) ---
+  // `target` (a subscript with slices) = the value of `value_node`, or the
+  // already lowered `lowered` (a scalar, a vector or a memref) when given.
+  void store_slice(NodeId target, NodeId value_node, Value* lowered);
+  // Per axis of the slice (the axes not indexed by an integer), its length.
+  std::vector<Value*> slice_extents(NodeId subscript, const Place& place);
+  bool is_list_element(NodeId subscript) const;  // `bufs[stage]` of a list of buffers
+  Value* vector_buffer(Type vector);             // the local buffer a vector of this type is read through
+  Value* spill_vector(Value* vector);            // stores it into that buffer
+  Value* vector_element(Value* vector, Value* index);
 
   // --- numeric policies (lower_policy.cpp) ---
   enum class PolicyUse : uint8_t {
@@ -208,7 +229,9 @@ class Lowering {
   Builder builder_;
   OwningModule module_;
   std::unordered_map<uint32_t, Operation*> functions_;  // function index -> func.func
-  std::vector<uint32_t> pending_bodies_;
+  std::unordered_map<std::string, Operation*> specializations_;  // function index + argument types -> func.func
+  std::unordered_map<uint32_t, unsigned> specialization_count_;  // function index -> specialisations made
+  std::vector<std::pair<uint32_t, Operation*>> pending_bodies_;
   bool failed_ = false;
   const std::vector<sema::TypeId>* node_types_ = nullptr;
   // Lowering a @jit instance or the program: tensors are values (Graph IR),
@@ -231,12 +254,11 @@ class Lowering {
   std::unordered_map<uint32_t, Value*> dim_values_;
   std::unordered_map<uint32_t, Value*> policy_scales_;  // kernel tensor parameter -> its @precision_policy scale
   std::vector<Type> result_types_;
-  std::unordered_map<uint32_t, std::pair<NodeId, std::string>> scoped_out_;  // name -> construct that defined it
   std::vector<Value*> pending_tokens_;  // async copies since the last commit, in this block
+  std::unordered_map<std::string, Value*> vector_buffers_;  // vector type -> its local buffer (per function)
 };
 
-// The names a statement subtree assigns, in order of first assignment.
-void assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out);
+using sema::assigned_names;
 bool contains_kind(const Ast& ast, NodeId node, NodeKind kind);
 // A `break` or `continue` of this loop level (not of a nested loop).
 bool contains_loop_exit(const Ast& ast, NodeId node);

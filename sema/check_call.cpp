@@ -1,5 +1,8 @@
 // Sema: calls of user functions and builtins (the signatures of builtins.def).
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "sema/builtin_call.h"
@@ -16,7 +19,7 @@ Value Checker::check_call(NodeId node) {
   Arguments args = split_arguments(ast_, values_, children.subspan(1));
 
   // `kernel[grid](args)` / `kernel[grid, group](args)`: a launch from graph-level code.
-  if (ast_.kind(callee) == NodeKind::Subscript && ast_.kind(ast_.child(callee, 0)) == NodeKind::Name && !in_kernel()) {
+  if (ast_.kind(callee) == NodeKind::Subscript && ast_.kind(ast_.child(callee, 0)) == NodeKind::Name && !in_device()) {
     auto symbol = module_symbols_.find(ast_.node(ast_.child(callee, 0)).payload);
     if (symbol != module_symbols_.end() && symbol->second.kind == ModuleSymbol::Kind::Function &&
         !locals_.count(ast_.node(ast_.child(callee, 0)).payload)) {
@@ -69,6 +72,21 @@ Value Checker::check_call(NodeId node) {
     // Anything else: reported as an unknown member below.
   }
 
+  // `float("inf")`, `float("-inf")`, `float("nan")` (and any other float
+  // Python reads from a string), `float(2)`: a float constant, as Python
+  // computes it (docs/language/types.md, "Infinity and NaN").
+  if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "float" &&
+      !locals_.count(ast_.node(callee).payload) && !module_symbols_.count(ast_.node(callee).payload) &&
+      args.positional.size() == 1 && args.keywords.empty()) {
+    set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
+    if (auto c = float_constant(args.positional[0])) return Value{types_.untyped_float(), c};
+    if (in_device()) {
+      diags_.emit<diag::SemaFloatConversion>(ast_.range(node), source_text(args.positional[0]));
+      return Value{types_.error()};
+    }
+    return Value{types_.dynamic()};
+  }
+
   Value target = check_expression(callee);
   const TypeInfo& info = types_.info(target.type);
   switch (info.kind) {
@@ -78,10 +96,16 @@ Value Checker::check_call(NodeId node) {
       uint32_t index = info.payload;
       check_function(index);  // for its effect and result type (no-op when done or in progress)
       const FunctionInfo& callee_info = out_.functions[index];
-      if (callee_info.kind == FunctionKind::Jit && !in_kernel()) return check_jit_call(node, index, children.subspan(1));
+      if (in_device() && callee_info.kind == FunctionKind::Helper) return check_helper_call(node, index);
+      if (callee_info.kind == FunctionKind::Jit && !in_device()) return check_jit_call(node, index, children.subspan(1));
       for (NodeId argument : children.subspan(1)) check_expression(argument);
-      if (in_kernel() && callee_info.kind != FunctionKind::Helper) {
+      if (in_device()) {
         diags_.emit<diag::SemaCallUnknownFunction>(ast_.range(callee), name_of(callee_info.name));
+        return Value{types_.error()};
+      }
+      if (callee_info.uses_kernel_builtins) {
+        diags_.emit<diag::SemaDeviceHelperOnHost>(ast_.range(callee), name_of(callee_info.name))
+            .note<diag::NoteKernelBuiltinUse>(callee_info.kernel_builtin, name_of(callee_info.name));
         return Value{types_.error()};
       }
       size_t expected = callee_info.parameter_types.size();
@@ -105,7 +129,7 @@ Value Checker::check_call(NodeId node) {
     case TypeKind::Object:
     case TypeKind::Dynamic:
       for (NodeId argument : children.subspan(1)) check_expression(argument);
-      if (in_kernel()) {
+      if (in_device()) {
         diags_.emit<diag::SemaCallUnknownFunction>(ast_.range(callee), source_text(callee));
         return Value{types_.error()};
       }
@@ -118,6 +142,192 @@ Value Checker::check_call(NodeId node) {
       diags_.emit<diag::SemaNotCallable>(ast_.range(callee), types_.to_string(target.type));
       return Value{types_.error()};
   }
+}
+
+std::optional<Constant> Checker::float_constant(NodeId argument) {
+  if (ast_.kind(argument) == NodeKind::StringLiteral) {
+    set_type(argument, types_.string());
+    std::string text = values_.strings[ast_.node(argument).payload];
+    // Python's float(str): surrounding whitespace, a sign, digits or
+    // inf/infinity/nan in any case.
+    size_t first = text.find_first_not_of(" \t\n\r"), last = text.find_last_not_of(" \t\n\r");
+    if (first == std::string::npos) return std::nullopt;
+    text = text.substr(first, last - first + 1);
+    std::string lower;
+    for (char ch : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string_view body = lower;
+    double sign = 1.0;
+    if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+      sign = body[0] == '-' ? -1.0 : 1.0;
+      body.remove_prefix(1);
+    }
+    if (body == "inf" || body == "infinity") return Constant{true, 0, sign * HUGE_VAL};
+    if (body == "nan") return Constant{true, 0, std::copysign(std::nan(""), sign)};
+    if (body.empty() || lower.find_first_not_of("0123456789.e+-_") != std::string::npos) return std::nullopt;
+    char* end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size()) return std::nullopt;
+    return Constant{true, 0, v};
+  }
+  Value v = check_expression(argument);
+  if (v.constant && !v.constant->from_local) return Constant{true, 0, v.constant->as_double()};
+  return std::nullopt;
+}
+
+// A call of a helper from device code: its arguments bound to the
+// parameters (by position, then keyword, then the parameters' constant
+// defaults), recorded for lowering in TypedModule::call_arguments, and each
+// checked against its parameter as a store into it would be: no silent
+// narrowing, constants that fit, tensors of the parameter's element type and
+// rank (of any memory: global, shared or local), and a `mut` parameter only
+// given a writable tensor.
+Value Checker::check_helper_call(NodeId node, uint32_t index) {
+  auto children = ast_.children(node);
+  const FunctionInfo& callee = out_.functions[index];
+  std::string callee_name = name_of(callee.name);
+  auto parameters = ast_.children(ast_.child(callee.def, 1)).subspan(callee.first_parameter);
+  for (NodeId parameter : parameters) {
+    auto kind = static_cast<ParameterKind>(ast_.node(parameter).op);
+    if (kind != ParameterKind::Normal && kind != ParameterKind::KeywordOnly) {
+      // Reported at the parameter (check_function).
+      for (NodeId argument : children.subspan(1)) check_expression(argument);
+      return Value{types_.error()};
+    }
+  }
+  std::vector<NodeId> bound(parameters.size());
+  std::vector<Value> values(parameters.size());
+  std::vector<bool> given(parameters.size());
+  bool ok = true;
+  bool miscounted = false;  // too many positional arguments, or a parameter without a value
+  size_t next = 0;
+  for (NodeId argument : children.subspan(1)) {
+    NodeKind kind = ast_.kind(argument);
+    if (kind == NodeKind::StarArgument || kind == NodeKind::DoubleStarArgument) {
+      check_expression(argument);
+      diags_.emit<diag::SemaUnsupportedInKernel>(ast_.range(argument), std::string("unpacking arguments with * or **"));
+      ok = false;
+      continue;
+    }
+    size_t slot = parameters.size();
+    if (kind == NodeKind::KeywordArgument) {
+      for (size_t i = 0; i < parameters.size(); ++i)
+        if (ast_.node(parameters[i]).payload == ast_.node(argument).payload) slot = i;
+      Value v = check_expression(ast_.child(argument, 0));
+      if (slot == parameters.size()) {
+        diags_.emit<diag::SemaUnknownKeyword>(ast_.range(argument), callee_name, name_of(ast_.node(argument).payload));
+        ok = false;
+        continue;
+      }
+      if (given[slot]) {
+        diags_.emit<diag::SemaDuplicateArgument>(ast_.range(argument), callee_name, name_of(ast_.node(argument).payload));
+        ok = false;
+        continue;
+      }
+      bound[slot] = ast_.child(argument, 0);
+      values[slot] = v;
+      given[slot] = true;
+      continue;
+    }
+    Value v = check_expression(argument);
+    while (next < parameters.size() &&
+           static_cast<ParameterKind>(ast_.node(parameters[next]).op) != ParameterKind::Normal)
+      ++next;
+    if (next >= parameters.size()) {
+      ok = false;
+      miscounted = true;
+      continue;
+    }
+    bound[next] = argument;
+    values[next] = v;
+    given[next] = true;
+    ++next;
+  }
+  size_t required = 0;
+  for (NodeId parameter : parameters) required += ast_.child(parameter, 1).valid() ? 0 : 1;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (given[i]) continue;
+    NodeId default_value = ast_.child(parameters[i], 1);
+    if (!default_value.valid()) {
+      ok = false;
+      miscounted = true;
+      continue;
+    }
+    bound[i] = default_value;  // a constant (check_function requires it): typed in the callee
+    values[i] = Value{out_.node_types[default_value.index]};
+    if (auto c = constants_.find(default_value.index); c != constants_.end()) values[i].constant = c->second;
+  }
+  if (!ok) {
+    if (miscounted) {
+      std::string expected = required == parameters.size()
+                                 ? std::to_string(required)
+                                 : std::to_string(required) + " to " + std::to_string(parameters.size());
+      expected += parameters.size() == 1 && required == 1 ? " argument" : " arguments";
+      diags_.emit<diag::SemaArgumentCount>(ast_.range(node), callee_name, expected,
+                                           static_cast<unsigned>(children.size() - 1));
+    }
+    return Value{types_.error()};
+  }
+  for (size_t i = 0; i < parameters.size() && i < callee.parameter_types.size(); ++i) {
+    if (!given[i]) continue;
+    check_argument(bound[i], values[i], callee.parameter_types[i], name_of(ast_.node(parameters[i]).payload),
+                   callee_name);
+  }
+  out_.call_arguments[node.index] = bound;
+  bind_call_shapes(callee, bound);
+  raise_effect(callee.effect, ast_.range(node));
+  if (callee.uses_kernel_builtins && function_ && function_->kind == FunctionKind::Helper) {
+    function_->uses_kernel_builtins = true;
+    if (function_->kernel_builtin.begin == 0) function_->kernel_builtin = ast_.range(node);
+  }
+  return Value{callee.return_type.valid() ? callee.return_type : types_.dynamic()};
+}
+
+void Checker::check_argument(NodeId argument, const Value& value, TypeId parameter, const std::string& parameter_name,
+                             const std::string& callee_name) {
+  if (types_.is_error(value.type) || types_.is_error(parameter)) return;
+  TypeInfo want = types_.info(parameter);
+  TypeInfo have = types_.info(value.type);
+  auto mismatch = [&] {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(argument), parameter_name, callee_name,
+                                        "'" + types_.to_string(parameter) + "'", types_.to_string(value.type));
+  };
+  if (want.kind == TypeKind::Tensor) {
+    if (have.kind != TypeKind::Tensor || have.scalar != want.scalar ||
+        types_.dims(value.type).size() != types_.dims(parameter).size()) {
+      mismatch();
+      return;
+    }
+    if (have.space == AddressSpace::Register && types_.dims(value.type).size() != 1) {
+      // A register tile is spread over the lanes of a warp (tile.mma's
+      // layout): it is no memory a helper could index.
+      diags_.emit<diag::SemaRegisterTileArgument>(ast_.range(argument), parameter_name, callee_name);
+      return;
+    }
+    // Writing through a `mut` parameter writes the argument.
+    if (want.mut && have.space == AddressSpace::Global && !have.mut) {
+      NodeId root = argument;
+      while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
+      write_tensor_element(argument, value.type, root);
+    }
+    return;
+  }
+  if (want.kind != TypeKind::Scalar) return;
+  if (have.kind == TypeKind::Tensor) {
+    mismatch();
+    return;
+  }
+  if (!is_assignable(value.type, parameter)) {
+    bool narrowing = (have.kind == TypeKind::Scalar && is_float(have.scalar) && is_integer(want.scalar)) ||
+                     (have.kind == TypeKind::UntypedFloat && !is_float(want.scalar));
+    if (narrowing) {
+      diags_.emit<diag::SemaNarrowingConversion>(ast_.range(argument), types_.to_string(value.type),
+                                                 std::string(scalar_info(want.scalar).name));
+    } else {
+      mismatch();
+    }
+    return;
+  }
+  check_constant_fits(argument, value, parameter);
 }
 
 // At a call of a user function, symbolic dimensions of the parameters are
@@ -162,12 +372,36 @@ std::unordered_map<uint32_t, DimId> Checker::bind_call_shapes(const FunctionInfo
 
 Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
   BuiltinCall bc(*this, call, builtin);
-  if (bc.info.context == CallContext::Kernel && !in_kernel()) {
+  if (bc.info.context == CallContext::Kernel && !in_device()) {
     bc.check_all_arguments();
     diags_.emit<diag::SemaKernelOnlyBuiltin>(ast_.range(bc.children[0]), bc.name);
     return Value{types_.error()};
   }
-  if (bc.info.context == CallContext::Host && in_kernel()) {
+  if (bc.info.context == CallContext::Kernel && function_ && function_->kind == FunctionKind::Helper) {
+    // What a helper may not do (docs/language/kernels.md, "Helper
+    // functions"): shared memory is allocated, and async copies grouped, by
+    // the kernel, whose budget and commit groups they are.
+    const char* reason = nullptr;
+    switch (builtin) {
+      case BuiltinId::TileAllocShared:
+        reason = "shared memory is allocated by the kernel (its budget counts it); pass the buffer to the helper";
+        break;
+      case BuiltinId::TileCpAsync:
+      case BuiltinId::TileCpCommitGroup:
+      case BuiltinId::TileCpWaitGroup:
+        reason = "async copies and their commit groups belong to the kernel; issue them there";
+        break;
+      default: break;
+    }
+    function_->uses_kernel_builtins = true;
+    if (function_->kernel_builtin.begin == 0) function_->kernel_builtin = bc.where;
+    if (reason) {
+      bc.check_all_arguments();
+      diags_.emit<diag::SemaNotInHelper>(ast_.range(bc.children[0]), bc.name, std::string(reason));
+      return Value{types_.error()};
+    }
+  }
+  if (bc.info.context == CallContext::Host && in_device()) {
     bc.check_all_arguments();
     diags_.emit<diag::SemaHostOnlyBuiltin>(ast_.range(bc.children[0]), bc.name);
     return Value{types_.error()};

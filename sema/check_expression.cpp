@@ -109,6 +109,42 @@ bool Checker::is_assignable(TypeId from, TypeId to) const {
   return false;
 }
 
+TypeId Checker::default_type(const Value& value) {
+  // An integer constant without context is i32, or i64 when its exact value
+  // does not fit i32 (an error later if it fits neither: check_constant_fits).
+  if (types_.kind(value.type) == TypeKind::UntypedInt && value.constant && !value.constant->is_float &&
+      !integer_range(ScalarType::I32).contains(value.constant->integer))
+    return types_.scalar(ScalarType::I64);
+  return default_type(value.type);
+}
+
+bool Checker::check_constant_fits(NodeId where, const Value& value, TypeId target) {
+  if (!value.constant || value.constant->from_local || value.constant->is_float) return true;
+  // Typed constants (a bool) have their type already; untyped ones take it here.
+  if (types_.kind(value.type) != TypeKind::UntypedInt || !target.valid()) return true;
+  TypeInfo t = types_.info(target);
+  if (t.kind == TypeKind::Tensor) t = types_.info(types_.element_type(target));  // a slice filled with it
+  if (t.kind != TypeKind::Scalar || !is_integer(t.scalar)) return true;  // to a float: a conversion
+  IntegerRange range = integer_range(t.scalar);
+  if (range.contains(value.constant->integer)) return true;
+  diags_.emit<diag::SemaConstantOutOfRange>(ast_.range(where), to_string(value.constant->integer),
+                                            std::string(scalar_info(t.scalar).name), to_string(range.min),
+                                            to_string(range.max));
+  return false;
+}
+
+void Checker::check_operand_constants(const Value& lhs, NodeId lhs_node, const Value& rhs, NodeId rhs_node,
+                                      TypeId result) {
+  if (!result.valid() || types_.kind(result) != TypeKind::Scalar) return;
+  check_constant_fits(lhs_node, lhs, result);
+  check_constant_fits(rhs_node, rhs, result);
+}
+
+bool Checker::same_tensor_kind(TypeId from, TypeId to) {
+  if (!in_device() || types_.kind(from) != TypeKind::Tensor || types_.kind(to) != TypeKind::Tensor) return true;
+  return types_.with_mut(from, false) == types_.with_mut(to, false);
+}
+
 void Checker::finalize_bare_shared(IdentifierId name, TypeId element) {
   auto it = locals_.find(name.index);
   if (it == locals_.end() || !it->second.bare_shared || !types_.is_error(it->second.type)) return;
@@ -137,7 +173,7 @@ Value Checker::check_expression(NodeId node) {
   switch (n.kind) {
     case NodeKind::IntLiteral:
     case NodeKind::SizeLiteral:
-      value = Value{types_.untyped_int(), Constant{false, static_cast<int64_t>(values_.integers[n.payload])}};
+      value = Value{types_.untyped_int(), Constant{false, static_cast<ConstantInt>(values_.integers[n.payload])}};
       break;
     case NodeKind::FloatLiteral:
       value = Value{types_.untyped_float(), Constant{true, 0, values_.reals[n.payload]}};
@@ -186,7 +222,7 @@ Value Checker::check_expression(NodeId node) {
       const TypeInfo& t = types_.info(operand.type);
       bool numeric = t.kind == TypeKind::UntypedInt || t.kind == TypeKind::UntypedFloat ||
                      (t.kind == TypeKind::Scalar && t.scalar != ScalarType::Bool) || t.kind == TypeKind::Dynamic ||
-                     (t.kind == TypeKind::Tensor && !in_kernel());
+                     (t.kind == TypeKind::Tensor && !in_device());
       bool integral = t.kind == TypeKind::UntypedInt || (t.kind == TypeKind::Scalar && is_integer(t.scalar)) ||
                       t.kind == TypeKind::Dynamic;
       if (t.kind == TypeKind::Error) break;
@@ -199,13 +235,19 @@ Value Checker::check_expression(NodeId node) {
       value.global_id = operand.global_id;
       if (operand.constant) {
         Constant c = *operand.constant;
+        bool exact = true;
         if (op == UnaryOperator::Neg) {
-          c.integer = -c.integer;
           c.real = -c.real;
+          if (!c.is_float) exact = fold_integer(BinaryOperator::Sub, 0, operand.constant->integer, c.integer) == FoldError::None;
         } else if (op == UnaryOperator::Invert) {
           c.integer = ~c.integer;
         }
-        value.constant = c;
+        if (exact) {
+          value.constant = c;
+        } else if (!c.from_local) {
+          diags_.emit<diag::SemaConstantTooLarge>(n.range);
+          value = Value{types_.error()};
+        }
       }
       break;
     }
@@ -228,9 +270,13 @@ Value Checker::check_expression(NodeId node) {
       auto op = static_cast<CompareOperator>(n.op);
       bool identity = op == CompareOperator::Is || op == CompareOperator::IsNot || op == CompareOperator::In ||
                       op == CompareOperator::NotIn;
-      if (!identity) binary_result(node, BinaryUse::compare(op), left_type, rhs.type);
+      if (!identity) {
+        TypeId common = binary_result(node, BinaryUse::compare(op), left_type, rhs.type);
+        // A constant compared with a typed value converts to its type.
+        if (!(n.flags & 1)) check_operand_constants(lhs, lhs_node, rhs, ast_.child(node, 1), common);
+      }
       bool tensor = types_.kind(left_type) == TypeKind::Tensor || types_.kind(rhs.type) == TypeKind::Tensor;
-      value = Value{tensor && !in_kernel() ? types_.dynamic() : types_.scalar(ScalarType::Bool)};
+      value = Value{tensor && !in_device() ? types_.dynamic() : types_.scalar(ScalarType::Bool)};
       break;
     }
     case NodeKind::IfExp: {
@@ -271,13 +317,13 @@ Value Checker::check_expression(NodeId node) {
         check_expression(ast_.child(entry, 0));
         check_expression(ast_.child(entry, 1));
       }
-      if (in_kernel()) diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a dict literal"));
+      if (in_device()) diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a dict literal"));
       value = Value{types_.object(values_.identifiers.intern("dict"))};
       break;
     case NodeKind::ListComp:
     case NodeKind::GeneratorExp:
     case NodeKind::Lambda:
-      if (in_kernel()) {
+      if (in_device()) {
         diags_.emit<diag::SemaUnsupportedInKernel>(
             n.range, std::string(n.kind == NodeKind::Lambda ? "a lambda" : "a comprehension"));
         value = Value{types_.error()};
@@ -320,7 +366,9 @@ Value Checker::resolve_name(NodeId node) {
       if (!assigning_) diags_.emit<diag::SemaBareAllocNeedsType>(ast_.range(node), std::string(name));
       return Value{types_.error()};
     }
-    return Value{local.type, local.constant, local.global_id};
+    Value value{local.type, local.constant, local.global_id};
+    if (value.constant) value.constant->from_local = true;
+    return value;
   }
   if (auto it = module_symbols_.find(id); it != module_symbols_.end() && module_symbol_bound(id)) {
     const ModuleSymbol& symbol = it->second;
@@ -390,6 +438,8 @@ Value Checker::resolve_attribute(NodeId node) {
         if (member == "Tensor") return Value{types_.dtype(types_.dynamic()), std::nullopt, false, true};
         if (member == "pi") return Value{types_.untyped_float(), Constant{true, 0, M_PI}};
         if (member == "e") return Value{types_.untyped_float(), Constant{true, 0, M_E}};
+        if (member == "inf") return Value{types_.untyped_float(), Constant{true, 0, HUGE_VAL}};
+        if (member == "nan") return Value{types_.untyped_float(), Constant{true, 0, std::nan("")}};
         if (member == "precision_policy" || member == "kernel" || member == "jit") return Value{types_.dynamic()};
       }
       std::vector<std::string> candidates;
@@ -411,13 +461,13 @@ Value Checker::resolve_attribute(NodeId node) {
     case TypeKind::Error:
       return Value{types_.error()};
     case TypeKind::Tensor:
-      if (!in_kernel()) return Value{types_.dynamic()};
+      if (!in_device()) return Value{types_.dynamic()};
       break;
     case TypeKind::Dynamic:
     case TypeKind::Object:
     case TypeKind::Function:
     case TypeKind::Builtin:
-      if (!in_kernel()) return Value{types_.dynamic()};
+      if (!in_device()) return Value{types_.dynamic()};
       break;
     default:
       break;
@@ -441,7 +491,7 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
 
   // Tensors: elementwise with broadcasting, graph-level code only.
   if (a.kind == TypeKind::Tensor || b.kind == TypeKind::Tensor) {
-    if (in_kernel() && !(a.kind == TypeKind::Tensor && a.space == AddressSpace::Local)) return invalid();
+    if (in_device() && !(a.kind == TypeKind::Tensor && a.space == AddressSpace::Register)) return invalid();
     if (a.kind == TypeKind::Tensor && b.kind == TypeKind::Tensor) {
       auto da = types_.dims(lhs), db = types_.dims(rhs);
       size_t rank = std::max(da.size(), db.size());
@@ -538,7 +588,7 @@ Value Checker::check_binary(NodeId node) {
 
   // Matrix product of two tensors: inner dimensions must agree.
   if (op == BinaryOperator::MatMul && types_.kind(lhs.type) == TypeKind::Tensor &&
-      types_.kind(rhs.type) == TypeKind::Tensor && !in_kernel()) {
+      types_.kind(rhs.type) == TypeKind::Tensor && !in_device()) {
     auto da = types_.dims(lhs.type), db = types_.dims(rhs.type);
     if (da.size() >= 2 && db.size() >= 2) {
       DimId k1 = da.back(), k2 = db[db.size() - 2];
@@ -561,75 +611,111 @@ Value Checker::check_binary(NodeId node) {
 
   Value result{binary_result(node, BinaryUse::of(op), lhs.type, rhs.type)};
   result.global_id = (lhs.global_id || rhs.global_id) && (op == BinaryOperator::Add || op == BinaryOperator::Sub);
-  if (lhs.constant && rhs.constant && !types_.is_error(result.type)) {
-    Constant a = *lhs.constant, b = *rhs.constant;
-    bool real = a.is_float || b.is_float || op == BinaryOperator::Div;
-    Constant c{real};
+  if (types_.is_error(result.type)) return result;
+  NodeId lhs_node = ast_.child(node, 0), rhs_node = ast_.child(node, 1);
+  auto exact = [](const Value& v) { return v.constant && !v.constant->from_local; };
+  auto integral = [&](TypeId t) {
+    const TypeInfo& info = types_.info(t);
+    return info.kind == TypeKind::UntypedInt || (info.kind == TypeKind::Scalar && is_integer(info.scalar));
+  };
+  // An integer to a negative constant power has no integer result (NumPy
+  // refuses it too); a float base says what is meant. pow() is float.
+  if (op == BinaryOperator::Pow && integral(lhs.type) && integral(rhs.type) && exact(rhs) && !rhs.constant->is_float &&
+      rhs.constant->integer < 0) {
+    std::string base = source_text(lhs_node);
+    std::string fixed = ast_.kind(lhs_node) == NodeKind::IntLiteral ? base + ".0" : "cast(" + base + ", f32)";
+    diags_.emit<diag::SemaNegativeIntegerPower>(n.range, to_string(rhs.constant->integer), fixed)
+        .fix_it_replace(ast_.range(lhs_node), fixed);
+    return Value{types_.error()};
+  }
+  // Untyped constants take the type of the other operand: their exact value
+  // must fit it (`x + 3000000000` with x: i32).
+  check_operand_constants(lhs, lhs_node, rhs, rhs_node, result.type);
+  if (!lhs.constant || !rhs.constant) return result;
+  Constant a = *lhs.constant, b = *rhs.constant;
+  bool real = a.is_float || b.is_float || op == BinaryOperator::Div;
+  Constant c;
+  c.is_float = real;
+  c.from_local = a.from_local || b.from_local;
+  bool both_exact = !c.from_local;
+  if (real) {
     double x = a.as_double(), y = b.as_double();
-    int64_t i = a.integer, j = b.integer;
-    bool ok = true;
-    switch (op) {
-      case BinaryOperator::Add:
-        c.real = x + y;
-        c.integer = i + j;
-        break;
-      case BinaryOperator::Sub:
-        c.real = x - y;
-        c.integer = i - j;
-        break;
-      case BinaryOperator::Mul:
-        c.real = x * y;
-        c.integer = i * j;
-        break;
-      case BinaryOperator::Div:
-        ok = y != 0;
-        c.real = ok ? x / y : 0;
-        break;
-      case BinaryOperator::FloorDiv:
-        ok = y != 0;
-        if (ok) {
-          c.real = std::floor(x / y);
-          c.integer = i / j - ((i % j != 0) && ((i < 0) != (j < 0)) ? 1 : 0);
-        }
-        break;
-      case BinaryOperator::Mod:
-        ok = y != 0;
-        if (ok) {
-          c.real = x - std::floor(x / y) * y;
-          c.integer = ((i % j) + j) % j;
-        }
-        break;
-      case BinaryOperator::Pow:
-        c.real = std::pow(x, y);
-        if (!real && j >= 0) {
-          c.integer = 1;
-          for (int64_t k = 0; k < j && k < 64; ++k) c.integer *= i;
-        } else {
-          c.is_float = true;
-        }
-        break;
-      case BinaryOperator::LShift:
-        c.integer = (j >= 0 && j < 64) ? i << j : 0;
-        break;
-      case BinaryOperator::RShift:
-        c.integer = (j >= 0 && j < 64) ? i >> j : 0;
-        break;
-      case BinaryOperator::BitAnd:
-        c.integer = i & j;
-        break;
-      case BinaryOperator::BitOr:
-        c.integer = i | j;
-        break;
-      case BinaryOperator::BitXor:
-        c.integer = i ^ j;
-        break;
-      case BinaryOperator::MatMul:
-        ok = false;
-        break;
+    bool divides = op == BinaryOperator::Div || op == BinaryOperator::FloorDiv || op == BinaryOperator::Mod;
+    if (divides && y == 0) {
+      // Python raises ZeroDivisionError; a kernel would compute inf or NaN.
+      if (both_exact) {
+        diags_.emit<diag::SemaDivisionByZero>(n.range, std::string(operator_spelling(op)));
+        return Value{types_.error()};
+      }
+      return result;
     }
-    if (ok) result.constant = c;
+    switch (op) {
+      case BinaryOperator::Add: c.real = x + y; break;
+      case BinaryOperator::Sub: c.real = x - y; break;
+      case BinaryOperator::Mul: c.real = x * y; break;
+      case BinaryOperator::Div: c.real = x / y; break;
+      case BinaryOperator::FloorDiv: c.real = std::floor(x / y); break;
+      case BinaryOperator::Mod: c.real = x - std::floor(x / y) * y; break;
+      case BinaryOperator::Pow: c.real = std::pow(x, y); break;
+      case BinaryOperator::LShift:
+      case BinaryOperator::RShift:
+      case BinaryOperator::BitAnd:
+      case BinaryOperator::BitOr:
+      case BinaryOperator::BitXor:
+      case BinaryOperator::MatMul: return result;  // not float operations (reported by binary_result)
+    }
+    result.constant = c;
+    return result;
+  }
+  switch (fold_integer(op, a.integer, b.integer, c.integer)) {
+    case FoldError::None:
+      result.constant = c;
+      break;
+    case FoldError::DivisionByZero:
+      if (both_exact) {
+        diags_.emit<diag::SemaDivisionByZero>(n.range, std::string(operator_spelling(op)));
+        return Value{types_.error()};
+      }
+      break;
+    case FoldError::NegativeShift:
+      if (both_exact) {
+        diags_.emit<diag::SemaNegativeShift>(n.range, to_string(b.integer));
+        return Value{types_.error()};
+      }
+      break;
+    case FoldError::TooLarge:
+      if (both_exact) {
+        diags_.emit<diag::SemaConstantTooLarge>(n.range);
+        return Value{types_.error()};
+      }
+      break;
+    case FoldError::NegativeExponent:  // a stale local's value: the run-time rule applies
+      break;
   }
   return result;
+}
+
+bool Checker::check_constant_index(NodeId index, const Value& value, DimId dim, size_t axis, NodeId object,
+                                   std::string_view what, bool is_end) {
+  // Kernels index memory: a constant index must lie inside the axis, and a
+  // negative one does not count from the end (graph-level code follows
+  // NumPy, where it does).
+  if (!in_device() || !value.constant || value.constant->from_local || value.constant->is_float) return true;
+  ConstantInt k = value.constant->integer;
+  std::optional<int64_t> size = types_.constant_value(dim);
+  if (k < 0) {
+    std::string size_text = size ? std::to_string(*size) : types_.dim_to_string(dim);
+    std::string fixed = size && *size + k >= 0 ? to_string(*size + k) : size_text + " - " + to_string(-k);
+    diags_.emit<diag::SemaNegativeIndex>(ast_.range(index), std::string(what), to_string(k), fixed)
+        .fix_it_replace(ast_.range(index), fixed);
+    return false;
+  }
+  if (size && (is_end ? k > *size : k >= *size)) {
+    diags_.emit<diag::SemaIndexOutOfRange>(ast_.range(index), std::string(what), to_string(k),
+                                           static_cast<unsigned>(axis), source_text(object), std::to_string(*size));
+    return false;
+  }
+  return true;
 }
 
 Value Checker::check_subscript(NodeId node) {
@@ -663,10 +749,8 @@ Value Checker::check_subscript(NodeId node) {
     case TypeKind::Tuple: {
       Value i = check_expression(index);
       auto elements = types_.tuple_elements(base.type);
-      if (i.constant && !i.constant->is_float && i.constant->integer >= 0 &&
-          static_cast<size_t>(i.constant->integer) < elements.size()) {
-        return Value{elements[static_cast<size_t>(i.constant->integer)]};
-      }
+      std::optional<int64_t> k = i.constant ? i.constant->as_int64() : std::nullopt;
+      if (k && *k >= 0 && static_cast<size_t>(*k) < elements.size()) return Value{elements[static_cast<size_t>(*k)]};
       return Value{types_.dynamic()};
     }
     case TypeKind::Tensor:
@@ -677,6 +761,20 @@ Value Checker::check_subscript(NodeId node) {
       return Value{types_.error()};
   }
 
+  if (info.space == AddressSpace::Register && in_device()) {
+    // Register values: a vector's elements can be read (and not written);
+    // a register tile lives spread over a warp's lanes, no lane holds it.
+    if (types_.dims(base.type).size() != 1) {
+      for (NodeId i : indices) check_expression(i);
+      diags_.emit<diag::SemaIndexRegisterTile>(ast_.range(node), source_text(object));
+      return Value{types_.error()};
+    }
+    if (ast_.kind(index) == NodeKind::Slice) {
+      check_expression(index);
+      diags_.emit<diag::SemaUnsupportedInKernel>(ast_.range(index), std::string("a slice of a vector"));
+      return Value{types_.error()};
+    }
+  }
   // A copy: checking the indices below may create types.
   std::vector<DimId> dims(types_.dims(base.type).begin(), types_.dims(base.type).end());
   size_t consumed = 0;
@@ -707,24 +805,27 @@ Value Checker::check_subscript(NodeId node) {
         }
         if (part == lower) lo = v.constant;
         if (part == upper) hi = v.constant;
+        if (part != step && !check_constant_index(part, v, dims[consumed], consumed, object,
+                                                  part == lower ? "slice start" : "slice end", part == upper))
+          error = true;
       }
       set_type(i, types_.dynamic());
       DimId length;
       if (!lower.valid() && !upper.valid()) {
         length = dims[consumed];
-      } else if (!lower.valid() && hi && !hi->is_float) {
-        length = types_.constant_dim(hi->integer);
-      } else if (lo && hi && !lo->is_float && !hi->is_float) {
-        length = types_.constant_dim(hi->integer - lo->integer);
+      } else if (!lower.valid() && hi && hi->as_int64()) {
+        length = types_.constant_dim(*hi->as_int64());
+      } else if (lo && hi && lo->as_int64() && hi->as_int64()) {
+        length = types_.constant_dim(*hi->as_int64() - *lo->as_int64());
       } else if (upper.valid() && ast_.kind(upper) == NodeKind::BinaryOp &&
                  static_cast<BinaryOperator>(ast_.node(upper).op) == BinaryOperator::Add && lower.valid() &&
                  same_tree(ast_, ast_.child(upper, 0), lower)) {
         // Already checked as part of `upper`: read its constant, do not re-check.
         auto extent = constants_.find(ast_.child(upper, 1).index);
-        length = extent != constants_.end() && !extent->second.is_float ? types_.constant_dim(extent->second.integer)
-                                                                         : types_.dynamic_dim();
-      } else if (!upper.valid() && lo && !lo->is_float && types_.constant_value(dims[consumed])) {
-        length = types_.constant_dim(*types_.constant_value(dims[consumed]) - lo->integer);
+        length = extent != constants_.end() && extent->second.as_int64() ? types_.constant_dim(*extent->second.as_int64())
+                                                                          : types_.dynamic_dim();
+      } else if (!upper.valid() && lo && lo->as_int64() && types_.constant_value(dims[consumed])) {
+        length = types_.constant_dim(*types_.constant_value(dims[consumed]) - *lo->as_int64());
       } else {
         length = types_.dynamic_dim();
       }
@@ -739,6 +840,8 @@ Value Checker::check_subscript(NodeId node) {
     if (ti.kind != TypeKind::Error && ti.kind != TypeKind::Dynamic &&
         !(ti.kind == TypeKind::Scalar && is_integer(ti.scalar))) {
       diags_.emit<diag::SemaIndexNotInteger>(ast_.range(i), types_.to_string(v.type));
+      error = true;
+    } else if (!check_constant_index(i, v, dims[consumed], consumed, object, "index", false)) {
       error = true;
     }
     if (v.global_id && info.space == AddressSpace::Shared) {

@@ -71,6 +71,9 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
                                             types_.to_string(slot.type));
         return Value{types_.error()};
       }
+      // The operands are stored into the element: no silent narrowing (a
+      // float added to an integer element), constants that fit its type.
+      for (size_t i = 1; i < bound.size(); ++i) check_store(ref, slot.type, bc.value_of(bound[i]), bound[i]);
       return Value{slot.type};
     }
     case Signature::ShuffleArgs:
@@ -80,13 +83,13 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
       if (bound.empty()) return Value{types_.error()};
       Value v = bc.value_of(bound[0]);
       bc.require_integer(bound[1], idx ? "lane" : "offset");
-      return Value{default_type(v.type)};
+      return Value{default_type(v)};
     }
     case Signature::WarpReduceArgs: {
       auto bound = bc.bind({"value"}, 1);
       if (bound.empty()) return Value{types_.error()};
       // A storage float reduces in its accumulation type (default f32).
-      return Value{compute_type(default_type(bc.value_of(bound[0]).type))};
+      return Value{compute_type(default_type(bc.value_of(bound[0])))};
     }
     case Signature::MmaArgs: {
       auto bound = bc.bind({"a", "b", "accum"}, 2);
@@ -94,6 +97,22 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
       auto a = bc.require_tensor(bound[0], "a", false);
       auto c = bc.require_tensor(bound[1], "b", false);
       if (!a || !c) return Value{types_.error()};
+      // The tensor cores read shared memory (or register tiles). In a helper
+      // a parameter may be given shared memory: the lowering checks it.
+      if (function_ && function_->kind == FunctionKind::Kernel) {
+        bool bad = false;
+        for (auto [operand, name] : {std::pair{bound[0], "a"}, std::pair{bound[1], "b"}}) {
+          TypeId t = operand == bound[0] ? *a : *c;
+          AddressSpace space = types_.info(t).space;
+          if (space != AddressSpace::Shared && space != AddressSpace::Register) {
+            diags_.emit<diag::SemaArgumentType>(ast_.range(operand), name, bc.name,
+                                                "a tile in shared memory (copy it there with tile.cp_async) or a register tile",
+                                                types_.to_string(t));
+            bad = true;
+          }
+        }
+        if (bad) return Value{types_.error()};
+      }
       // The accumulation type: `accum=`, else the operands' @accum (a's
       // first), else f32.
       ScalarType accum = types_.policy(types_.info(*a).policy)
@@ -110,7 +129,7 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
         return Value{types_.error()};
       }
       DimId dims[] = {da[0], db[1]};
-      return Value{types_.tensor(accum, {}, dims, AddressSpace::Local, true, false)};
+      return Value{types_.tensor(accum, {}, dims, AddressSpace::Register, true, false)};
     }
     default: break;
   }

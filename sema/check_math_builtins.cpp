@@ -14,7 +14,7 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
       Value x = bc.value_of(bound[0]);
       const TypeInfo& t = types_.info(x.type);
       if (t.kind == TypeKind::Error || t.kind == TypeKind::Dynamic) return Value{x.type};
-      if (t.kind == TypeKind::Tensor && !in_kernel()) return Value{x.type};
+      if (t.kind == TypeKind::Tensor && !in_device()) return Value{x.type};
       if (!types_.is_numeric_scalar(x.type)) {
         diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a number", types_.to_string(x.type));
         return Value{types_.error()};
@@ -27,7 +27,7 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
     }
     case Signature::MinMax: {
       // max(x) / min(x) of one tensor (with axis= and keepdims=): a reduction.
-      if (bc.args.positional.size() == 1 && !in_kernel()) return check_graph_builtin(bc);
+      if (bc.args.positional.size() == 1 && !in_device()) return check_graph_builtin(bc);
       auto bound = bc.bind({"a", "b"}, 2);
       if (bound.empty()) return Value{types_.error()};
       Value a = bc.value_of(bound[0]), c = bc.value_of(bound[1]);

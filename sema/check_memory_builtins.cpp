@@ -111,15 +111,8 @@ Value Checker::check_memory_builtin(BuiltinCall& bc) {
       Value v = bc.value_of(bound[2]);
       if (tensor) {
         write_tensor_element(bc.call, *tensor, bound[0]);
-        // As for `t[i] = v`: floats into integer tensors need a cast.
-        TypeInfo element = types_.info(types_.element_type(*tensor));
-        TypeInfo value = types_.info(v.type);
-        bool float_value =
-            value.kind == TypeKind::UntypedFloat || (value.kind == TypeKind::Scalar && is_float(value.scalar));
-        if (float_value && is_integer(element.scalar)) {
-          diags_.emit<diag::SemaNarrowingConversion>(ast_.range(bound[2]), types_.to_string(v.type),
-                                                     std::string(scalar_info(element.scalar).name));
-        }
+        // As for `t[i] = v`: no silent narrowing, constants that fit.
+        check_store(bound[0], element_value_type(*tensor), v, bound[2]);
       }
       return Value{types_.none()};
     }
@@ -133,7 +126,7 @@ Value Checker::check_memory_builtin(BuiltinCall& bc) {
       if (t.kind == TypeKind::Error) return Value{types_.error()};
       ScalarType element = t.kind == TypeKind::Tensor || t.kind == TypeKind::Scalar ? t.scalar : ScalarType::F32;
       DimId dims[] = {types_.constant_dim(width)};
-      return Value{types_.tensor(element, t.policy, dims, AddressSpace::Local, false, false)};
+      return Value{types_.tensor(element, t.policy, dims, AddressSpace::Register, false, false)};
     }
     case Signature::StoreVectorArgs: {
       auto bound = bc.bind({"destination", "value"}, 2);

@@ -92,6 +92,9 @@ SourceRange Checker::function_name_range(NodeId def, std::string_view keyword) c
 
 void Checker::run(NodeId module) {
   collect_module_symbols(module);
+  mark_device_functions();
+  for (NodeId statement : ast_.children(module))
+    if (ast_.kind(statement) == NodeKind::ClassDef) check_class_decorators(statement);
   checked_.assign(out_.functions.size(), 0);
   // Module-level statements other than definitions, in order (host code and
   // seed fragments): typed like a function body without a function.
@@ -141,7 +144,7 @@ std::optional<Constant> Checker::evaluate_constant(NodeId node) const {
   switch (n.kind) {
     case NodeKind::IntLiteral:
     case NodeKind::SizeLiteral:
-      return Constant{false, static_cast<int64_t>(values_.integers[n.payload])};
+      return Constant{false, static_cast<ConstantInt>(values_.integers[n.payload])};
     case NodeKind::FloatLiteral:
       return Constant{true, 0, values_.reals[n.payload]};
     case NodeKind::Name: {
@@ -152,28 +155,96 @@ std::optional<Constant> Checker::evaluate_constant(NodeId node) const {
     case NodeKind::UnaryOp: {
       auto operand = evaluate_constant(ast_.child(node, 0));
       if (!operand || static_cast<UnaryOperator>(n.op) != UnaryOperator::Neg) return std::nullopt;
-      return Constant{operand->is_float, -operand->integer, -operand->real};
+      Constant c = *operand;
+      c.real = -c.real;
+      if (!c.is_float && fold_integer(BinaryOperator::Sub, 0, operand->integer, c.integer) != FoldError::None)
+        return std::nullopt;
+      return c;
     }
     case NodeKind::BinaryOp: {
       auto a = evaluate_constant(ast_.child(node, 0));
       auto b = evaluate_constant(ast_.child(node, 1));
-      if (!a || !b || a->is_float || b->is_float) return std::nullopt;
-      switch (static_cast<BinaryOperator>(n.op)) {
-        case BinaryOperator::Add:
-          return Constant{false, a->integer + b->integer};
-        case BinaryOperator::Sub:
-          return Constant{false, a->integer - b->integer};
-        case BinaryOperator::Mul:
-          return Constant{false, a->integer * b->integer};
-        case BinaryOperator::FloorDiv:
-          if (b->integer == 0) return std::nullopt;
-          return Constant{false, a->integer / b->integer};
-        default:
-          return std::nullopt;
-      }
+      auto op = static_cast<BinaryOperator>(n.op);
+      if (!a || !b || a->is_float || b->is_float || op == BinaryOperator::Div) return std::nullopt;
+      // Exact, as check_binary folds it; no diagnostics here (the statement
+      // is checked later and reports what is wrong with it).
+      Constant c;
+      if (fold_integer(op, a->integer, b->integer, c.integer) != FoldError::None) return std::nullopt;
+      return c;
     }
     default:
       return std::nullopt;
+  }
+}
+
+namespace {
+
+// What a function's decorators make it, read without diagnostics
+// (read_decorators reports what is wrong with them).
+FunctionKind declared_kind(const Ast& ast, const ValueStores& values, NodeId def) {
+  FunctionKind kind = FunctionKind::Helper;
+  for (NodeId decorator : ast.children(ast.child(def, 0))) {
+    NodeId head = ast.child(decorator, 0);
+    NodeId callee = ast.kind(head) == NodeKind::Call ? ast.child(head, 0) : head;
+    switch (lookup_decorator(dotted_path_of(ast, values, callee)).value_or(Decorator::PrecisionPolicy)) {
+      case Decorator::Kernel:
+      case Decorator::KernelAutotune: return FunctionKind::Kernel;
+      case Decorator::Jit:
+      case Decorator::Autodiff:
+      case Decorator::CustomVjp: kind = FunctionKind::Jit; break;
+      case Decorator::PrecisionPolicy: break;
+    }
+  }
+  return kind;
+}
+
+// The names of module functions that `node` calls (as `f(...)`).
+void called_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out) {
+  if (!node.valid()) return;
+  if (ast.kind(node) == NodeKind::Call) {
+    NodeId callee = ast.child(node, 0);
+    if (ast.kind(callee) == NodeKind::Name) out.push_back(ast.node(callee).payload);
+  }
+  for (NodeId child : ast.children(node)) called_names(ast, child, out);
+}
+
+}  // namespace
+
+void Checker::mark_device_functions() {
+  std::vector<uint32_t> work;
+  for (uint32_t i = 0; i < out_.functions.size(); ++i)
+    if (declared_kind(ast_, values_, out_.functions[i].def) == FunctionKind::Kernel) work.push_back(i);
+  std::vector<bool> seen(out_.functions.size());
+  for (uint32_t i : work) seen[i] = true;
+  while (!work.empty()) {
+    uint32_t index = work.back();
+    work.pop_back();
+    std::vector<uint32_t> names;
+    called_names(ast_, ast_.child(out_.functions[index].def, 3), names);
+    for (uint32_t name : names) {
+      auto it = module_symbols_.find(name);
+      if (it == module_symbols_.end() || it->second.kind != ModuleSymbol::Kind::Function) continue;
+      uint32_t callee = it->second.function_index;
+      if (seen[callee] || declared_kind(ast_, values_, out_.functions[callee].def) != FunctionKind::Helper) continue;
+      seen[callee] = true;
+      out_.functions[callee].device = true;
+      work.push_back(callee);
+    }
+  }
+}
+
+void Checker::check_class_decorators(NodeId def) {
+  for (NodeId decorator : ast_.children(ast_.child(def, 0))) {
+    NodeId head = ast_.child(decorator, 0);
+    NodeId callee = ast_.kind(head) == NodeKind::Call ? ast_.child(head, 0) : head;
+    std::string path = dotted_path_of(ast_, values_, callee);
+    std::optional<Decorator> kind = lookup_decorator(path);
+    if (kind == Decorator::PrecisionPolicy) continue;
+    if (!kind) {
+      diags_.emit<diag::SemaUnknownDecorator>(ast_.range(head), path.empty() ? source_text(head) : path);
+      continue;
+    }
+    diags_.emit<diag::SemaDecoratorOnClass>(ast_.range(head), path, name_of(ast_.node(def).payload));
   }
 }
 
@@ -413,33 +484,52 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
     std::vector<int64_t> shape;
     for (NodeId axis : axes) {
       Value v = check_expression(axis);
-      if (!v.constant || v.constant->is_float || v.constant->integer <= 0) {
+      std::optional<int64_t> extent = v.constant ? v.constant->as_int64() : std::nullopt;
+      if (!extent || *extent <= 0) {
         shape.clear();
         break;
       }
-      shape.push_back(v.constant->integer);
+      shape.push_back(*extent);
     }
     if (shape.empty() || shape.size() > 3) {
       diags_.emit<diag::SemaInvalidGroupShape>(ast_.range(value));
+      return;
+    }
+    // The hardware's limits (CUDA's, which the CPU target keeps too): at
+    // most 1024 lanes per group, and at most 64 along the third axis.
+    uint64_t lanes = 1;
+    std::string written;
+    for (int64_t extent : shape) {
+      lanes = std::min<uint64_t>(lanes * static_cast<uint64_t>(extent), uint64_t{1} << 40);
+      written += (written.empty() ? "" : " x ") + std::to_string(extent);
+    }
+    if (lanes > kMaxGroupLanes) {
+      diags_.emit<diag::SemaGroupTooLarge>(ast_.range(value), written, lanes, kMaxGroupLanes);
+      return;
+    }
+    if (shape.size() == 3 && shape[2] > kMaxGroupAxis2) {
+      diags_.emit<diag::SemaGroupAxisTooLarge>(ast_.range(axes[2]), shape[2], kMaxGroupAxis2);
       return;
     }
     info.group_shape = shape;
   };
   auto grid_rank = [&](NodeId value) {
     Value v = check_expression(value);
-    if (!v.constant || v.constant->is_float || v.constant->integer < 1 || v.constant->integer > 3) {
+    std::optional<int64_t> rank = v.constant ? v.constant->as_int64() : std::nullopt;
+    if (!rank || *rank < 1 || *rank > 3) {
       diags_.emit<diag::SemaInvalidGridRank>(ast_.range(value));
       return;
     }
-    info.grid_rank = static_cast<int>(v.constant->integer);
+    info.grid_rank = static_cast<int>(*rank);
   };
   auto shared_budget = [&](NodeId value) {
     Value v = check_expression(value);
-    if (!v.constant || v.constant->is_float || v.constant->integer < 0) {
+    std::optional<int64_t> budget = v.constant ? v.constant->as_int64() : std::nullopt;
+    if (!budget || *budget < 0) {
       diags_.emit<diag::SemaInvalidSharedBudget>(ast_.range(value));
       return;
     }
-    info.shared_budget = static_cast<uint64_t>(v.constant->integer);
+    info.shared_budget = static_cast<uint64_t>(*budget);
   };
   auto autotune_space = [&](NodeId value) {
     // dict(NAME=[...]) or {"NAME": [...]}
@@ -478,13 +568,14 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
       }
       for (NodeId candidate : ast_.children(list)) {
         Value v = check_expression(candidate);
-        if (!v.constant || v.constant->is_float) {
+        std::optional<int64_t> candidate_value = v.constant ? v.constant->as_int64() : std::nullopt;
+        if (!candidate_value || !integer_range(ScalarType::I32).contains(*candidate_value)) {
           diags_.emit<diag::SemaInvalidAutotuneSpace>(ast_.range(candidate),
-                                                      "'" + name_of(name) + "' values must be integer constants");
+                                                      "'" + name_of(name) + "' values must be integer constants of i32");
           parameter.candidates.clear();
           break;
         }
-        parameter.candidates.push_back(v.constant->integer);
+        parameter.candidates.push_back(*candidate_value);
       }
       if (!parameter.candidates.empty()) info.autotune.push_back(parameter);
     }
@@ -611,6 +702,7 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
     local.type = types_.scalar(ScalarType::I32);
     local.def = decorators;
     local.constant = Constant{false, *std::max_element(parameter.candidates.begin(), parameter.candidates.end())};
+    local.constant->from_local = true;  // one of several values: not exact enough to reject a program with
     locals_[parameter.name.index] = local;
   }
 
@@ -620,17 +712,41 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
     NodeId annotation = ast_.child(parameter, 0);
     NodeId default_value = ast_.child(parameter, 1);
     TypeId type;
-    if (given && parameter_index < given->size() && !annotation.valid()) {
+    auto parameter_kind = static_cast<ParameterKind>(p.op);
+    bool device = info.kind == FunctionKind::Kernel || info.device;
+    if (device && parameter_kind != ParameterKind::Normal && parameter_kind != ParameterKind::KeywordOnly) {
+      diags_.emit<diag::SemaUnsupportedInKernel>(p.range, std::string("a '*' or '**' parameter"));
+      type = types_.error();
+    } else if (given && parameter_index < given->size() && !annotation.valid()) {
       type = (*given)[parameter_index];
     } else if (annotation.valid()) {
       type = resolve_type(annotation);
-    } else if (info.kind == FunctionKind::Kernel && p.payload != UINT32_MAX) {
-      diags_.emit<diag::SemaMissingParameterType>(p.range, name_of(p.payload), function_name);
+    } else if (device && p.payload != UINT32_MAX) {
+      diags_.emit<diag::SemaMissingParameterType>(
+          p.range, name_of(p.payload), (info.kind == FunctionKind::Kernel ? "kernel '" : "helper '") + function_name + "'");
       type = types_.error();
     } else {
       type = types_.dynamic();
     }
-    if (default_value.valid()) check_expression(default_value);
+    if (default_value.valid()) {
+      Value v = check_expression(default_value);
+      if (info.kind == FunctionKind::Kernel) {
+        // `tesserac run`, the AOT header and the runtime pass every argument:
+        // a default would be silently ignored.
+        auto builder =
+            diags_.emit<diag::SemaKernelParameterDefault>(ast_.range(default_value), name_of(p.payload), function_name);
+        if (annotation.valid()) builder.fix_it_replace({ast_.range(annotation).end, ast_.range(default_value).end}, "");
+      } else if (device && !types_.is_error(v.type)) {
+        // A device helper's default is used at each call that omits it: a
+        // compile-time constant of the parameter's type.
+        if (!v.constant || v.constant->from_local) {
+          diags_.emit<diag::SemaNotConstant>(ast_.range(default_value),
+                                             "the default value of parameter '" + name_of(p.payload) + "'");
+        } else if (!types_.is_error(type)) {
+          check_store(default_value, type, v, default_value);
+        }
+      }
+    }
     set_type(parameter, type);
     info.parameter_types.push_back(type);
     if (p.payload == UINT32_MAX) {
@@ -682,7 +798,10 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
   }
 
   check_statements(body);
-  if (info.kind == FunctionKind::Kernel) check_uniformity(info);
+  if (info.kind == FunctionKind::Kernel || info.device) {
+    check_definite_assignment(info);
+    check_uniformity(info);
+  }
 
   uint64_t limit = kDefaultSharedLimitBytes;
   if (info.kind == FunctionKind::Kernel && info.shared_budget && info.shared_bytes > *info.shared_budget) {
@@ -741,6 +860,8 @@ void Checker::check_statement(NodeId statement) {
         if (!is_assignable(value.type, declared) && !types_.is_error(value.type) && !types_.is_error(declared)) {
           diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(children[2]), types_.to_string(value.type),
                                                     source_text(target), types_.to_string(declared));
+        } else {
+          check_constant_fits(children[2], value, declared);
         }
       }
       if (ast_.kind(target) == NodeKind::Name) {
@@ -761,6 +882,7 @@ void Checker::check_statement(NodeId statement) {
       TypeId result =
           binary_result(statement, BinaryUse::of(static_cast<BinaryOperator>(n.op), true), current.type, value.type);
       if (types_.is_error(result) || types_.is_error(current.type)) return;
+      check_operand_constants(current, target, value, children[1], result);
       if (ast_.kind(target) == NodeKind::Name) {
         auto it = locals_.find(ast_.node(target).payload);
         if (it == locals_.end()) return;  // undefined: already reported
@@ -775,6 +897,10 @@ void Checker::check_statement(NodeId statement) {
         while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
         TypeId object = out_.node_types[ast_.child(target, 0).index];
         if (object.valid() && types_.kind(object) == TypeKind::Tensor) {
+          if (types_.info(object).space == AddressSpace::Register) {
+            diags_.emit<diag::SemaWriteRegisterValue>(ast_.range(target), source_text(ast_.child(target, 0)));
+            return;
+          }
           write_tensor_element(target, object, root);
         }
       }
@@ -782,7 +908,7 @@ void Checker::check_statement(NodeId statement) {
     }
     case NodeKind::If: {
       Value condition = check_expression(children[0]);
-      if (types_.kind(condition.type) == TypeKind::Tensor && in_kernel()) {
+      if (types_.kind(condition.type) == TypeKind::Tensor && in_device()) {
         diags_.emit<diag::SemaConditionType>(ast_.range(children[0]), types_.to_string(condition.type));
       }
       check_statements(children[1]);
@@ -797,7 +923,7 @@ void Checker::check_statement(NodeId statement) {
     }
     case NodeKind::While: {
       Value condition = check_expression(children[0]);
-      if (types_.kind(condition.type) == TypeKind::Tensor && in_kernel()) {
+      if (types_.kind(condition.type) == TypeKind::Tensor && in_device()) {
         diags_.emit<diag::SemaConditionType>(ast_.range(children[0]), types_.to_string(condition.type));
       }
       ++loop_depth_;
@@ -815,7 +941,7 @@ void Checker::check_statement(NodeId statement) {
         element.type = TypeId{types_.info(iterable.type).payload};
       } else if (kind == TypeKind::Error) {
         element.type = types_.error();
-      } else if (in_kernel()) {
+      } else if (in_device()) {
         diags_.emit<diag::SemaNotIterable>(ast_.range(children[1]), types_.to_string(iterable.type));
         element.type = types_.error();
       }
@@ -847,6 +973,8 @@ void Checker::check_statement(NodeId statement) {
                  !is_assignable(value.type, function_->return_type)) {
         diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(children[0]), types_.to_string(value.type), "the result",
                                                   types_.to_string(function_->return_type));
+      } else {
+        check_constant_fits(children[0], value, function_->return_type);
       }
       return;
     }
@@ -863,7 +991,7 @@ void Checker::check_statement(NodeId statement) {
       return;
     case NodeKind::FunctionDef:
     case NodeKind::ClassDef:
-      if (in_kernel()) diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a nested definition"));
+      if (in_device()) diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a nested definition"));
       return;
     case NodeKind::Pass:
     case NodeKind::TypeAlias:
@@ -883,7 +1011,8 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
       auto it = locals_.find(n.payload);
       if (it == locals_.end()) {
         Local local;
-        local.type = default_type(value.type);
+        local.type = default_type(value);
+        check_constant_fits(value_node, value, local.type);
         local.def = target;
         local.global_id = value.global_id;
         local.constant = value.constant;
@@ -903,9 +1032,11 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
       if (local.bare_shared && types_.kind(value.type) == TypeKind::Tensor) {
         local.type = value.type;  // s0, s1 = s1, s0 swaps shared buffers
       } else if (!types_.is_error(local.type) && !types_.is_error(value.type) &&
-                 !is_assignable(value.type, local.type)) {
+                 (!is_assignable(value.type, local.type) || !same_tensor_kind(value.type, local.type))) {
         diags_.emit<diag::SemaLocalTypeChange>(ast_.range(value_node), name_of(n.payload), types_.to_string(local.type),
                                                types_.to_string(value.type));
+      } else {
+        check_constant_fits(value_node, value, local.type);
       }
       set_type(target, local.type);
       return;
@@ -962,24 +1093,13 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
       NodeId object = ast_.child(target, 0);
       TypeId object_type = out_.node_types[object.index];
       if (object_type.valid() && types_.kind(object_type) == TypeKind::Tensor) {
+        if (types_.info(object_type).space == AddressSpace::Register && !types_.is_error(slot.type)) {
+          diags_.emit<diag::SemaWriteRegisterValue>(ast_.range(target), source_text(object));
+          return;
+        }
         write_tensor_element(target, object_type, root);
       }
-      // A store into a narrower float tensor rounds by the tensor's policy.
-      bool policy_store = types_.kind(slot.type) == TypeKind::Scalar && is_float(types_.info(slot.type).scalar) &&
-                          types_.kind(value.type) == TypeKind::Scalar && is_float(types_.info(value.type).scalar);
-      if (!policy_store && !types_.is_error(slot.type) && !types_.is_error(value.type) &&
-          types_.kind(slot.type) == TypeKind::Scalar && !is_assignable(value.type, slot.type)) {
-        const TypeInfo& to = types_.info(slot.type);
-        const TypeInfo& from = types_.info(value.type);
-        bool narrowing_to_int = from.kind == TypeKind::Scalar && is_float(from.scalar) && is_integer(to.scalar);
-        if (narrowing_to_int || from.kind == TypeKind::UntypedFloat) {
-          diags_.emit<diag::SemaNarrowingConversion>(ast_.range(value_node), types_.to_string(value.type),
-                                                     std::string(scalar_info(to.scalar).name));
-        } else {
-          diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(value_node), types_.to_string(value.type),
-                                                    source_text(target), types_.to_string(slot.type));
-        }
-      }
+      check_store(target, slot.type, value, value_node);
       return;
     }
     case NodeKind::Attribute:
@@ -991,12 +1111,59 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
   }
 }
 
+void Checker::check_store(NodeId target, TypeId slot, const Value& value, NodeId value_node) {
+  if (types_.is_error(slot) || types_.is_error(value.type)) return;
+  TypeInfo to = types_.info(slot);
+  TypeInfo from = types_.info(value.type);
+  if (to.kind == TypeKind::Tensor && in_device()) {
+    // A slice store (docs/language/kernels.md, "Slice assignment"): a
+    // tensor of the same shape is copied element by element, a scalar
+    // fills the slice. Either way each element is stored as `t[i] = v` is.
+    TypeId element = types_.element_type(slot);
+    if (from.kind == TypeKind::Tensor) {
+      std::vector<DimId> want(types_.dims(slot).begin(), types_.dims(slot).end());
+      std::vector<DimId> have(types_.dims(value.type).begin(), types_.dims(value.type).end());
+      bool mismatch = want.size() != have.size();
+      for (size_t d = 0; !mismatch && d < want.size(); ++d) {
+        auto a = types_.constant_value(want[d]), b = types_.constant_value(have[d]);
+        mismatch = a && b && *a != *b;
+      }
+      if (mismatch) {
+        diags_.emit<diag::SemaShapeMismatch>(ast_.range(value_node), "slice assignment", types_.to_string(slot),
+                                             types_.to_string(value.type));
+        return;
+      }
+      Value each{types_.element_type(value.type)};
+      check_store(target, compute_type(element), each, value_node);
+      return;
+    }
+    check_store(target, element_value_type(slot), value, value_node);
+    return;
+  }
+  if (to.kind != TypeKind::Scalar) return;
+  // A store into a narrower float tensor rounds by the tensor's policy.
+  bool policy_store = is_float(to.scalar) && from.kind == TypeKind::Scalar && is_float(from.scalar);
+  if (policy_store) return;
+  if (!is_assignable(value.type, slot)) {
+    bool narrowing_to_int = from.kind == TypeKind::Scalar && is_float(from.scalar) && is_integer(to.scalar);
+    if (narrowing_to_int || from.kind == TypeKind::UntypedFloat) {
+      diags_.emit<diag::SemaNarrowingConversion>(ast_.range(value_node), types_.to_string(value.type),
+                                                 std::string(scalar_info(to.scalar).name));
+    } else {
+      diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(value_node), types_.to_string(value.type),
+                                                source_text(target), types_.to_string(slot));
+    }
+    return;
+  }
+  check_constant_fits(value_node, value, slot);
+}
+
 void Checker::write_tensor_element(NodeId target, TypeId tensor, NodeId root) {
   raise_effect(Effect::State, ast_.range(target));
   const TypeInfo& info = types_.info(tensor);
   // A kernel stores one element of a @precision_policy tensor with the
   // per-element quantize (the one that takes the tensor's scale).
-  if (Policy policy = types_.policy(info.policy); in_kernel() && policy.custom.valid()) {
+  if (Policy policy = types_.policy(info.policy); in_device() && policy.custom.valid()) {
     const PolicyClass* custom = out_.policy_class(policy.custom);
     if (custom && custom->quantize != UINT32_MAX && !has_element_quantize(*custom)) {
       diags_.emit<diag::SemaPolicyStoreNeedsScale>(ast_.range(target), name_of(policy.custom),
@@ -1021,9 +1188,12 @@ void Checker::write_tensor_element(NodeId target, TypeId tensor, NodeId root) {
     }
     return;
   }
+  // The note at the declaration carries the fix-it (the write may be far
+  // from it).
   NodeId annotation = ast_.child(parameter, 0);
   auto builder = diags_.emit<diag::SemaWriteToImmutable>(ast_.range(target), name);
-  if (annotation.valid()) builder.fix_it_insert(ast_.range(annotation).begin, "mut ");
+  builder.note<diag::NoteParameterNotMut>(ast_.range(parameter), name);
+  if (annotation.valid()) builder.note_fix_it_insert(ast_.range(annotation).begin, "mut ");
 }
 
 std::unique_ptr<TypedModule> check_module(const Ast& ast, ValueStores& values, DiagnosticEngine& diags) {

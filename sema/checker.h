@@ -36,6 +36,31 @@ struct Local {
 
 class BuiltinCall;
 
+// Lane divergence (lane_divergence.cpp): how much a value varies. Uniform
+// over the group; the same within each warp; varying between lanes.
+enum class DivergenceLevel : uint8_t { Uniform, Warp, Lane };
+
+// A collective operation that some lanes may not reach: the operation (or
+// the call that reaches it), the control it needs, the condition that
+// varies more (invalid after a divergent return or loop exit).
+struct DivergenceProblem {
+  NodeId op;
+  DivergenceLevel need = DivergenceLevel::Uniform;
+  NodeId condition;
+};
+
+// What a helper does, given its arguments' levels: how much its result
+// varies, the strictest control any collective it reaches needs (and that
+// collective), and the first collective its own control flow keeps from
+// some lanes.
+struct DivergenceSummary {
+  DivergenceLevel result = DivergenceLevel::Uniform;
+  std::optional<DivergenceLevel> need;
+  NodeId need_node;
+  std::string need_name;
+  std::optional<DivergenceProblem> problem;
+};
+
 // A .npy file's element type and shape, read when a program is typed.
 struct NpyHeader {
   ScalarType dtype;
@@ -97,10 +122,12 @@ class Checker {
   std::optional<std::string> closest_name(std::string_view name, const std::vector<std::string>& candidates) const;
   uint32_t module_id(const std::string& path);
   const std::string& module_path(uint32_t id) const { return module_paths_[id]; }
-  bool in_kernel() const { return function_ != nullptr && function_->kind == FunctionKind::Kernel; }
+  // Device code: a kernel, or a helper that kernels call (sema.h,
+  // FunctionInfo::device); the kernel rules apply to both.
+  bool in_device() const { return function_ != nullptr && (function_->kind == FunctionKind::Kernel || function_->device); }
   // Where computed tensor values live: registers in kernels, device memory
   // (global) in graph-level code.
-  AddressSpace value_space() const { return in_kernel() ? AddressSpace::Local : AddressSpace::Global; }
+  AddressSpace value_space() const { return in_device() ? AddressSpace::Register : AddressSpace::Global; }
   // The `def NAME` part of a function, for diagnostics about the function.
   SourceRange function_name_range(NodeId def, std::string_view keyword = "def") const;
 
@@ -130,6 +157,13 @@ class Checker {
   Value check_memory_builtin(BuiltinCall& call);
   Value check_math_builtin(BuiltinCall& call);
   Value check_graph_builtin(BuiltinCall& call);
+  Value check_helper_call(NodeId call, uint32_t function_index);
+  // The value of `float(argument)` when it is a constant (a string Python's
+  // float() reads, a number).
+  std::optional<Constant> float_constant(NodeId argument);
+  // One argument of a helper call against its parameter's type.
+  void check_argument(NodeId argument, const Value& value, TypeId parameter, const std::string& parameter_name,
+                      const std::string& callee_name);
 
   // --- graph level (check_graph_builtins.cpp) ---
   // The element type a tensor's (or scalar's) values compute in; nullopt
@@ -158,6 +192,11 @@ class Checker {
   // mismatches); returns the bindings.
   std::unordered_map<uint32_t, DimId> bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
   Value check_subscript(NodeId node);
+  // A constant index (or slice bound, `is_end` for a slice's end) into axis
+  // `axis` of `object`, whose size is `dim`: in device code it must lie
+  // inside the axis (sema.index-out-of-range, sema.negative-index).
+  bool check_constant_index(NodeId index, const Value& value, DimId dim, size_t axis, NodeId object,
+                            std::string_view what, bool is_end);
   Value check_binary(NodeId node);
   Value resolve_name(NodeId node);
   Value resolve_attribute(NodeId node);
@@ -167,11 +206,28 @@ class Checker {
   // policy, or a @precision_policy class's `compute` type.
   TypeId element_value_type(TypeId tensor);  // storage floats compute in their accumulation type
   bool is_assignable(TypeId from, TypeId to) const;
-  TypeId default_type(TypeId type);  // untyped literals without context
+  // In device code a local names one memory of one shape and layout (the
+  // IR has no tensor of several): a tensor local keeps its exact type,
+  // writability aside. True for anything that is not two tensors.
+  bool same_tensor_kind(TypeId from, TypeId to);
+  TypeId default_type(TypeId type);  // untyped literals without context: i32, f32
+  TypeId default_type(const Value& value);  // the same, i64 for an integer constant that does not fit i32
+  // An untyped integer constant converted to `target` (a scalar, or a tensor
+  // filled with it): reports sema.constant-out-of-range at `where` when its
+  // exact value is not one of the target's. Values read from locals are not
+  // checked (constant.h). False after a report.
+  bool check_constant_fits(NodeId where, const Value& value, TypeId target);
+  // Both operands of an operation typed `result`.
+  void check_operand_constants(const Value& lhs, NodeId lhs_node, const Value& rhs, NodeId rhs_node, TypeId result);
   void finalize_bare_shared(IdentifierId name, TypeId element);
 
   // --- statements and declarations (checker.cpp) ---
   void collect_module_symbols(NodeId module);
+  // Marks the helpers that kernels call, directly or through other helpers,
+  // as device functions (FunctionInfo::device), before any body is checked.
+  void mark_device_functions();
+  // Decorators on classes: only @precision_policy (sema.decorator-on-class).
+  void check_class_decorators(NodeId def);
   std::optional<Constant> evaluate_constant(NodeId node) const;
   void check_function(uint32_t function_index);
   void check_function_body(FunctionInfo& info, const std::vector<TypeId>* given, uint32_t function_index);
@@ -199,9 +255,18 @@ class Checker {
   void check_statement(NodeId statement);
   void assign_to(NodeId target, const Value& value, NodeId value_node);
   void write_tensor_element(NodeId target, TypeId tensor, NodeId root_name);
+  // `value` stored at `target`, whose type is `slot` (an element's value
+  // type, or a tensor for a slice store): no silent narrowing, constants
+  // that fit, shapes that match.
+  void check_store(NodeId target, TypeId slot, const Value& value, NodeId value_node);
 
   // --- lane divergence (lane_divergence.cpp) ---
   void check_uniformity(const FunctionInfo& info);
+  // --- definite assignment (definite_assignment.cpp) ---
+  void check_definite_assignment(const FunctionInfo& info);
+  // A helper's summary for arguments of these levels (cached).
+  DivergenceSummary helper_divergence(uint32_t function_index, const std::vector<DivergenceLevel>& arguments);
+  std::unordered_map<std::string, DivergenceSummary> divergence_summaries_;
 
   const Ast& ast_;
   ValueStores& values_;

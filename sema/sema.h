@@ -21,6 +21,7 @@
 #include "frontend/ast/ast.h"
 #include "support/diagnostics/diagnostics.h"
 #include "sema/builtins.h"
+#include "sema/constant.h"
 #include "sema/types.h"
 
 namespace tessera::sema {
@@ -53,6 +54,14 @@ struct FunctionInfo {
   // parameter (first_parameter = 1; parameter_types start after it).
   IdentifierId policy_class;
   uint32_t first_parameter = 0;
+  // A helper that a kernel calls, directly or through other helpers: a
+  // device function, checked under the kernel rules and compiled with the
+  // kernel (docs/language/kernels.md, "Helper functions").
+  bool device = false;
+  // It (or a helper it calls) calls a kernel-only builtin: only device code
+  // may call it. Where it first does, for a note.
+  bool uses_kernel_builtins = false;
+  SourceRange kernel_builtin;
 };
 
 // A `@precision_policy` class (docs/numerics.md, "Precision policy
@@ -72,14 +81,6 @@ struct PolicyClass {
   // that kernel stores use (the seed's quantize(self, x) -> (storage, scale)
   // computes its own scale: graph-level only).
   bool element_quantize = false;
-};
-
-// A compile-time constant value.
-struct Constant {
-  bool is_float = false;
-  int64_t integer = 0;
-  double real = 0.0;
-  double as_double() const { return is_float ? real : static_cast<double>(integer); }
 };
 
 // One specialisation of a @jit function: its parameters' types at a call
@@ -129,6 +130,10 @@ struct TypedModule {
   }
 };
 
+// The most lanes a group may have, and the most along its third axis
+// (CUDA's limits; the CPU target keeps them so that a program runs on both).
+inline constexpr uint64_t kMaxGroupLanes = 1024;
+inline constexpr int64_t kMaxGroupAxis2 = 64;
 // Default shared-memory limit of one group (the portable static limit).
 inline constexpr uint64_t kDefaultSharedLimitBytes = 48 * 1024;
 // Shared memory a bare `tshared.alloc` may use when the kernel names no budget.

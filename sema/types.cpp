@@ -358,6 +358,7 @@ std::string TypeStore::to_string(TypeId id) const {
       if (t.mut && t.space == AddressSpace::Global) out += "mut ";
       if (t.space == AddressSpace::Shared) out += "shared ";
       if (t.space == AddressSpace::Local) out += "local ";
+      if (t.space == AddressSpace::Register) out += "register ";
       out += scalar_info(t.scalar).name;
       out += "[";
       auto d = dims(id);

@@ -76,7 +76,11 @@ struct Policy {
   IdentifierId custom;      // a @precision_policy class
 };
 
-enum class AddressSpace : uint8_t { Global, Shared, Local };
+// Where a tensor lives: device memory (parameters), a group's shared memory
+// (tile.alloc_shared), a lane's private local memory (tile.alloc_local), or
+// registers: values, not memory (tile.mma results and arithmetic on them,
+// which are 2-D register tiles, and tile.load_vector results, 1-D vectors).
+enum class AddressSpace : uint8_t { Global, Shared, Local, Register };
 
 enum class TypeKind : uint8_t {
   Error,         // after a reported error: silences follow-on errors

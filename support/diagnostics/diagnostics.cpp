@@ -1,4 +1,5 @@
 #include "support/diagnostics/diagnostics.h"
+#include "support/source/escape.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -109,14 +110,6 @@ constexpr const char* kMagenta = "\033[1;35m";
 constexpr const char* kCyan = "\033[1;36m";
 constexpr const char* kGreen = "\033[1;32m";
 
-// Display text of a source line: tabs become single spaces so that columns
-// counted in code points line up with the caret line.
-std::string display_line(std::string_view line) {
-  std::string out(line);
-  std::replace(out.begin(), out.end(), '\t', ' ');
-  return out;
-}
-
 }  // namespace
 
 std::string TextDiagnosticPrinter::render(const Diagnostic& diagnostic) const {
@@ -158,7 +151,7 @@ void TextDiagnosticPrinter::render_one(std::string& out, const Diagnostic& d) co
   }
   std::string id(diagnostic_info(d.kind).id);
   if (d.promoted) id += ", -Werror";
-  paint(kBold, d.message);
+  paint(kBold, display_text(d.message));
   out += " [" + id + "]\n";
   if (!located) return;
 
@@ -166,16 +159,19 @@ void TextDiagnosticPrinter::render_one(std::string& out, const Diagnostic& d) co
   std::string_view line = sources_.line_text(d.range.begin);
   SourceOffset line_begin = sources_.line_start(loc.file, loc.line);
   SourceOffset line_end = line_begin + static_cast<SourceOffset>(line.size());
-  out += display_line(line);
+  out += display_text(line);
   out += "\n";
 
-  // Caret at the start, tildes over the rest of the range on this line.
-  std::string marker(loc.column - 1, ' ');
+  // Caret at the start, tildes over the rest of the range on this line,
+  // counted in the columns of the line as displayed (an invalid byte shown
+  // as <XX> takes four).
+  std::string_view before(sources_.pointer(line_begin), std::min(d.range.begin, line_end) - line_begin);
+  std::string marker(display_width(before), ' ');
   marker += '^';
   SourceOffset underline_end = std::min(std::max(d.range.end, d.range.begin), line_end);
   if (underline_end > d.range.begin + 1) {
     std::string_view covered(sources_.pointer(d.range.begin), underline_end - d.range.begin);
-    uint32_t width = count_code_points(covered);
+    uint32_t width = display_width(covered);
     if (width > 1) marker += std::string(width - 1, '~');
   }
   paint(kGreen, marker);
@@ -187,9 +183,9 @@ void TextDiagnosticPrinter::render_one(std::string& out, const Diagnostic& d) co
     // Multi-line and whitespace-only replacements would print as nothing useful.
     if (fix.replacement.find('\n') != std::string::npos) continue;
     if (fix.replacement.find_first_not_of(" \t") == std::string::npos) continue;
-    std::string_view before(sources_.pointer(line_begin), fix.range.begin - line_begin);
-    std::string text(count_code_points(before), ' ');
-    text += fix.replacement;
+    std::string_view prefix(sources_.pointer(line_begin), fix.range.begin - line_begin);
+    std::string text(display_width(prefix), ' ');
+    text += display_text(fix.replacement);
     paint(kGreen, text);
     out += "\n";
   }

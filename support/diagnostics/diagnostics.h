@@ -112,6 +112,11 @@ class DiagnosticBuilder {
     diagnostic_.fix_its.push_back({range, std::move(replacement)});
     return *this;
   }
+  // A fix-it of the last note added (shown under the note's line).
+  DiagnosticBuilder& note_fix_it_insert(SourceOffset offset, std::string text) {
+    if (!diagnostic_.notes.empty()) diagnostic_.notes.back().fix_its.push_back({SourceRange::at(offset), std::move(text)});
+    return *this;
+  }
   DiagnosticBuilder& fix_it_insert(SourceOffset offset, std::string text) {
     return fix_it_replace(SourceRange::at(offset), std::move(text));
   }

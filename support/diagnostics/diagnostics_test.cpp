@@ -5,6 +5,7 @@
 #include <set>
 
 #include "support/diagnostics/verify.h"
+#include "support/source/escape.h"
 
 namespace tessera {
 namespace {
@@ -506,6 +507,18 @@ TEST_CASE("-verify: malformed directives are reported at their comment") {
 TEST_CASE("-verify: a directive must start a word") {
   Verify v("# see parse.unexpected-indent or x_expected-error {{a}}\n# expected-no-diagnostics\n");
   CHECK(v.run({}).ok);
+}
+
+TEST_CASE("display text: invalid UTF-8 bytes as <XX>, tabs as spaces, widths in displayed columns") {
+  CHECK(display_text("caf\xc3\xa9") == "caf\xc3\xa9");  // valid UTF-8 passes through
+  CHECK(display_text("a\tb") == "a b");
+  CHECK(display_text("caf\xe9 \xff") == "caf<E9> <FF>");
+  CHECK(display_text("\xc0\xaf") == "<C0><AF>");          // an overlong '/'
+  CHECK(display_text("\xed\xa0\x80") == "<ED><A0><80>");  // a surrogate
+  CHECK(display_text("\xe2\x82") == "<E2><82>");          // truncated
+  CHECK(display_width("caf\xc3\xa9") == 4);
+  CHECK(display_width("caf\xe9 \xff") == 12);
+  CHECK(display_width("\xf0\x9f\x98\x80x") == 2);
 }
 
 }  // namespace

@@ -286,17 +286,32 @@ class Runner {
     }
     compilation.lex();
     compilation.parse();
-    compilation.check();
-    // The passes the compiler runs before code generation, so a kernel runs
-    // with the layouts (on a GPU the tensor-core instructions) tesserac gives it.
-    ir::Operation* module = compilation.lower(options_.opt_level);
-    diags.flush();
-    if (diags.has_errors() || !module) return kExitUserError;
-
+    const sema::TypedModule* typed = compilation.check();
     // What runs: --func's @jit function, --kernel (or --grid) a kernel, else
     // the module's program, else its one kernel.
     bool kernel_mode = !options_.kernel.empty() || !options_.grid.empty();
     if (!options_.func.empty() && kernel_mode) fail("--func runs a @jit function; --kernel and --grid are for kernels");
+    // Which kernel runs, from the checked file: only it (and its helpers)
+    // is lowered, so that another kernel of the file that cannot be lowered
+    // does not keep it from running.
+    if (kernel_mode && typed && !diags.has_errors()) {
+      std::vector<std::string> kernels;
+      for (const sema::FunctionInfo& f : typed->functions)
+        if (f.kind == sema::FunctionKind::Kernel) kernels.emplace_back(compilation.values().identifiers.name(f.name));
+      std::string names;
+      for (const std::string& k : kernels) names += (names.empty() ? "'" : ", '") + k + "'";
+      if (kernels.empty()) fail("'" + options_.input + "' has no @kernel function");
+      if (options_.kernel.empty() && kernels.size() > 1)
+        fail("'" + options_.input + "' has several kernels (" + names + "): pick one with --kernel");
+      if (!options_.kernel.empty() && std::find(kernels.begin(), kernels.end(), options_.kernel) == kernels.end())
+        fail("no kernel named '" + options_.kernel + "' in '" + options_.input + "' (it has " + names + ")");
+    }
+    // The passes the compiler runs before code generation, so a kernel runs
+    // with the layouts (on a GPU the tensor-core instructions) tesserac gives it.
+    ir::Operation* module = compilation.lower(options_.opt_level, true, ir::PipelineStage::Tile, options_.kernel);
+    diags.flush();
+    if (diags.has_errors() || !module) return kExitUserError;
+
     if (!options_.func.empty()) return run_host(module, find_function(module), compilation);
     if (!kernel_mode && ir::lookup_function(module, "__tessera_program")) {
       if (!options_.args.empty() || !options_.outs.empty() || !options_.prints.empty())

@@ -1,0 +1,25 @@
+// Which names a piece of code assigns: anywhere (the locals of a function,
+// the values a loop carries), and on every path (what is defined after an
+// `if`). Sema's definite-assignment check and the lowering's merging of
+// control flow both use these, so that what sema accepts lowers.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "frontend/ast/ast.h"
+
+namespace tessera::sema {
+
+// The names a statement subtree assigns anywhere, in order of first
+// assignment (nested function bodies excluded).
+void assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out);
+
+// The names that every path through a statement or suite assigns before
+// it ends normally, added to `out` (a path that returns, breaks or
+// continues never ends normally, so it constrains nothing). A loop's body
+// may not run: a loop assigns nothing for certain. Returns false when no
+// path ends normally.
+bool definitely_assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out);
+
+}  // namespace tessera::sema
