@@ -20,6 +20,11 @@ std::optional<FileId> Compilation::load(const std::string& path, std::string& er
   return file;
 }
 
+FileId Compilation::load_text(std::string name, std::string text) {
+  file_ = sources_.add_file(std::move(name), std::move(text));
+  return file_;
+}
+
 const TokenizedBuffer& Compilation::lex() {
   internal_check(file_.valid() && !tokens_, "driver", "lex() without a loaded file, or twice");
   enter("lex");

@@ -33,6 +33,8 @@ class Compilation {
   // Loads the input ("-" reads standard input); nullopt with `error` set
   // when it cannot be read (the tool words the diagnostic).
   std::optional<FileId> load(const std::string& path, std::string& error);
+  // Or the input's text itself, named `name` in diagnostics (the fuzzers).
+  FileId load_text(std::string name, std::string text);
 
   // Each phase runs once, on the loaded file, after the one before it.
   const TokenizedBuffer& lex();

@@ -74,6 +74,12 @@ Bound Lowering::lower_sync_builtin(NodeId call, BuiltinId builtin) {
       require_policy(arg(1), PolicyUse::AccumOnly);
       Value* a = memref_of(arg(0), true);
       Value* b = memref_of(arg(1), true);
+      // The operands are shared memory or register tiles (the IR's rule):
+      // a tensor in global memory is copied into shared memory first.
+      for (auto [operand, node] : {std::pair{a, arg(0)}, std::pair{b, arg(1)}})
+        if (operand->type().is(TypeKind::MemRef) && operand->type().space() != MemorySpace::Shared)
+          unsupported(node, "'tile.mma' on an operand in global memory (copy it into shared memory with "
+                            "tile.cp_async first)");
       if (!result || !result->is(TypeKind::Tile)) unsupported(call, "an MMA whose result shape is not static");
       return Bound{emit(OpKind::Mma, {a, b}, *result), {}};
     }
