@@ -15,6 +15,17 @@ Value Checker::check_call(NodeId node) {
   NodeId callee = children[0];
   Arguments args = split_arguments(ast_, values_, children.subspan(1));
 
+  // `kernel[grid](args)` / `kernel[grid, group](args)`: a launch from graph-level code.
+  if (ast_.kind(callee) == NodeKind::Subscript && ast_.kind(ast_.child(callee, 0)) == NodeKind::Name && !in_kernel()) {
+    auto symbol = module_symbols_.find(ast_.node(ast_.child(callee, 0)).payload);
+    if (symbol != module_symbols_.end() && symbol->second.kind == ModuleSymbol::Kind::Function &&
+        !locals_.count(ast_.node(ast_.child(callee, 0)).payload)) {
+      check_function(symbol->second.function_index);
+      if (out_.functions[symbol->second.function_index].kind == FunctionKind::Kernel)
+        return check_kernel_launch(node, callee, symbol->second.function_index, children.subspan(1));
+    }
+  }
+
   // `tshared.alloc[f16](BM, BK, swizzle="xor")`: the element type as a subscript.
   if (ast_.kind(callee) == NodeKind::Subscript) {
     NodeId alloc = ast_.child(callee, 0);
@@ -67,6 +78,7 @@ Value Checker::check_call(NodeId node) {
       uint32_t index = info.payload;
       check_function(index);  // for its effect and result type (no-op when done or in progress)
       const FunctionInfo& callee_info = out_.functions[index];
+      if (callee_info.kind == FunctionKind::Jit && !in_kernel()) return check_jit_call(node, index, children.subspan(1));
       for (NodeId argument : children.subspan(1)) check_expression(argument);
       if (in_kernel() && callee_info.kind != FunctionKind::Helper) {
         diags_.emit<diag::SemaCallUnknownFunction>(ast_.range(callee), name_of(callee_info.name));
@@ -111,7 +123,8 @@ Value Checker::check_call(NodeId node) {
 // At a call of a user function, symbolic dimensions of the parameters are
 // bound to the arguments' dimensions: a symbol bound twice must denote the same
 // size, and constant dimensions must match.
-void Checker::bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments) {
+std::unordered_map<uint32_t, DimId> Checker::bind_call_shapes(const FunctionInfo& callee,
+                                                               const std::vector<NodeId>& arguments) {
   std::unordered_map<uint32_t, DimId> bound;  // symbol -> argument dimension
   for (size_t i = 0; i < arguments.size() && i < callee.parameter_types.size(); ++i) {
     TypeId parameter = callee.parameter_types[i];
@@ -144,6 +157,7 @@ void Checker::bind_call_shapes(const FunctionInfo& callee, const std::vector<Nod
                                            types_.to_string(parameter), types_.to_string(argument));
     }
   }
+  return bound;
 }
 
 Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {

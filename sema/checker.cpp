@@ -25,6 +25,7 @@ std::string_view function_kind_name(FunctionKind kind) {
 Checker::Checker(const Ast& ast, ValueStores& values, DiagnosticEngine& diags, TypedModule& out)
     : ast_(ast), values_(values), diags_(diags), out_(out), types_(out.types), constants_(out.constants) {
   out_.node_types.assign(ast_.size(), TypeId{});
+  call_instances_ = &out_.call_instances;
 }
 
 std::string Checker::source_text(NodeId node) const {
@@ -117,6 +118,19 @@ void Checker::run(NodeId module) {
   module_statement_begin_.reset();
   locals_.clear();
   for (uint32_t i = 0; i < out_.functions.size(); ++i) check_function(i);
+  // Generic @jit functions no call instantiated: their bodies are checked
+  // once with their unannotated parameters unknown (names, arity, kernel
+  // rules), so that mistakes are found even in code nothing calls yet.
+  check_generic_bodies_ = true;
+  for (uint32_t index : generic_functions_) {
+    bool instantiated = std::any_of(out_.instances.begin(), out_.instances.end(),
+                                    [&](const JitInstance& i) { return i.function == index; });
+    if (!instantiated) {
+      FunctionInfo copy = out_.functions[index];
+      check_function_body(copy, nullptr, index);
+      out_.functions[index].effect = copy.effect;
+    }
+  }
   // In source order, for a deterministic order of diagnostics.
   for (NodeId statement : ast_.children(module)) {
     if (ast_.kind(statement) != NodeKind::ClassDef) continue;
@@ -572,6 +586,15 @@ void Checker::read_decorators(FunctionInfo& info, NodeId decorators) {
 void Checker::check_function(uint32_t index) {
   if (checked_[index] != 0) return;
   checked_[index] = 1;
+  check_function_body(out_.functions[index], nullptr, index);
+  checked_[index] = 2;
+}
+
+// The generic check of a function (`given` null: parameter types from the
+// annotations), or one @jit instance's (`given`: the instance's parameter
+// types). A @jit function with an unannotated parameter is generic: its body
+// is checked per instance (check_jit.cpp), and only here when no call made one.
+void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>* given, uint32_t index) {
   // Save the caller's state: checking a call may check its callee first.
   FunctionInfo* saved_function = function_;
   auto saved_locals = std::move(locals_);
@@ -579,12 +602,12 @@ void Checker::check_function(uint32_t index) {
   locals_.clear();
   loop_depth_ = 0;
 
-  FunctionInfo& info = out_.functions[index];
   function_ = &info;
   NodeId def = info.def;
   auto children = ast_.children(def);
   NodeId decorators = children[0], parameters = children[1], returns = children[2], body = children[3];
-  read_decorators(info, decorators);
+  if (!given) read_decorators(info, decorators);
+  info.parameter_types.clear();
   std::string function_name = name_of(info.name);
 
   for (const AutotuneParameter& parameter : info.autotune) {
@@ -601,7 +624,9 @@ void Checker::check_function(uint32_t index) {
     NodeId annotation = ast_.child(parameter, 0);
     NodeId default_value = ast_.child(parameter, 1);
     TypeId type;
-    if (annotation.valid()) {
+    if (given && parameter_index < given->size() && !annotation.valid()) {
+      type = (*given)[parameter_index];
+    } else if (annotation.valid()) {
       type = resolve_type(annotation);
     } else if (info.kind == FunctionKind::Kernel && p.payload != UINT32_MAX) {
       diags_.emit<diag::SemaMissingParameterType>(p.range, name_of(p.payload), function_name);
@@ -612,7 +637,10 @@ void Checker::check_function(uint32_t index) {
     if (default_value.valid()) check_expression(default_value);
     set_type(parameter, type);
     info.parameter_types.push_back(type);
-    if (p.payload == UINT32_MAX) continue;
+    if (p.payload == UINT32_MAX) {
+      ++parameter_index;
+      continue;
+    }
     Local local;
     local.type = type;
     local.def = parameter;
@@ -632,6 +660,18 @@ void Checker::check_function(uint32_t index) {
         }
       }
     }
+  }
+
+  // A generic @jit function: each instance checks the body with its types.
+  bool generic = !given && info.kind == FunctionKind::Jit &&
+                 std::any_of(info.parameter_types.begin(), info.parameter_types.end(),
+                             [&](TypeId t) { return types_.kind(t) == TypeKind::Dynamic; });
+  if (generic && !check_generic_bodies_) {
+    generic_functions_.push_back(index);
+    function_ = saved_function;
+    locals_ = std::move(saved_locals);
+    loop_depth_ = saved_loops;
+    return;
   }
 
   info.return_type = types_.none();
@@ -661,7 +701,16 @@ void Checker::check_function(uint32_t index) {
         .note<diag::NoteEffectSource>(info.effect_source, effect);
   }
 
-  checked_[index] = 2;
+  if (!given && info.kind == FunctionKind::Jit && !generic) {
+    // An annotated @jit function is its own (only) instance, typed in the
+    // module's tables.
+    JitInstance instance;
+    instance.function = index;
+    instance.info = info;
+    instance.symbol = name_of(info.name);
+    out_.function_instance[index] = static_cast<uint32_t>(out_.instances.size());
+    out_.instances.push_back(std::move(instance));
+  }
   function_ = saved_function;
   locals_ = std::move(saved_locals);
   loop_depth_ = saved_loops;

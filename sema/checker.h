@@ -153,7 +153,9 @@ class Checker {
   TypeId concat_result(BuiltinCall& call, const std::vector<NodeId>& bound);
   TypeId split_result(BuiltinCall& call, const std::vector<NodeId>& bound, TypeId x);
   TypeId npy_load_result(BuiltinCall& call, const std::vector<NodeId>& bound);
-  void bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
+  // Binds the callee's symbolic dimensions to the arguments' (reports
+  // mismatches); returns the bindings.
+  std::unordered_map<uint32_t, DimId> bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
   Value check_subscript(NodeId node);
   Value check_binary(NodeId node);
   Value resolve_name(NodeId node);
@@ -171,6 +173,15 @@ class Checker {
   void collect_module_symbols(NodeId module);
   std::optional<Constant> evaluate_constant(NodeId node) const;
   void check_function(uint32_t function_index);
+  void check_function_body(FunctionInfo& info, const std::vector<TypeId>* given, uint32_t function_index);
+
+  // --- @jit functions and kernel launches (check_jit.cpp) ---
+  Value check_jit_call(NodeId call, uint32_t function_index, std::span<const NodeId> arguments);
+  Value check_kernel_launch(NodeId call, NodeId kernel, uint32_t function_index, std::span<const NodeId> arguments);
+  uint32_t instantiate(uint32_t function_index, const std::vector<TypeId>& parameter_types, NodeId call);
+  // Symbols of `type`'s dimensions replaced by what a call bound them to.
+  TypeId substitute_dims(TypeId type, const std::unordered_map<uint32_t, DimId>& bound);
+  std::unordered_map<uint32_t, DimId>& current_call_bindings() { return call_bindings_; }
   void read_decorators(FunctionInfo& info, NodeId decorators);
   void collect_policy_class(NodeId def);
   void check_policy_class(IdentifierId class_name, PolicyClass& policy);
@@ -213,7 +224,16 @@ class Checker {
   std::vector<uint32_t> checking_stack_;  // function indices, for recursion
   std::vector<uint8_t> checked_;          // per function: 0 not yet, 1 in progress, 2 done
   std::unordered_map<uint32_t, bool> reported_inferred_write_;
-  std::unordered_map<uint32_t, Constant>& constants_;  // out_.constants: NodeId -> value of constant expressions
+  std::unordered_map<uint32_t, Constant>& constants_;
+  // @jit: generic functions whose bodies wait for instances; set once every
+  // call has been seen, to check the rest generically.
+  std::vector<uint32_t> generic_functions_;
+  bool check_generic_bodies_ = false;
+  std::vector<uint32_t> instantiating_;  // functions whose instance is being checked (recursion)
+  // Where calls of @jit functions record their instance: the module's map,
+  // or the map of the instance being checked.
+  std::unordered_map<uint32_t, uint32_t>* call_instances_ = nullptr;
+  std::unordered_map<uint32_t, DimId> call_bindings_;  // out_.constants: NodeId -> value of constant expressions
 };
 
 }  // namespace tessera::sema

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +81,20 @@ struct Constant {
   double as_double() const { return is_float ? real : static_cast<double>(integer); }
 };
 
+// One specialisation of a @jit function: its parameters' types at a call
+// (unannotated parameters take their types from each call, one instance per
+// distinct signature; docs/language/graph.md). A function whose parameters
+// are all annotated has one instance, checked with its declared types in the
+// module's own tables. Each instance keeps its own typing of the function's
+// nodes and which instance each of its calls of @jit functions reaches.
+struct JitInstance {
+  uint32_t function = 0;         // index into TypedModule::functions
+  FunctionInfo info;             // the function's info with this instance's types
+  std::string symbol;            // its IR name: the function's name, or NAME.N for a second instance
+  std::vector<TypeId> node_types;  // like TypedModule::node_types, for the function's nodes
+  std::unordered_map<uint32_t, uint32_t> call_instances;  // Call NodeId index -> instance
+};
+
 struct TypedModule {
   explicit TypedModule(const IdentifierTable& identifiers) : types(identifiers) {}
   TypeStore types;
@@ -95,6 +110,13 @@ struct TypedModule {
   // the signature's parameters in order (positional, then by keyword), an
   // invalid id for an omitted optional one. Absent when the call had errors.
   std::unordered_map<uint32_t, std::vector<NodeId>> call_arguments;
+  // @jit instances, in the order they were created; and for calls outside
+  // any instance (the program, annotated functions), which instance each
+  // call of a @jit function reaches.
+  std::deque<JitInstance> instances;  // stable: an instance is checked while others are created
+  std::unordered_map<uint32_t, uint32_t> call_instances;
+  // Annotated @jit functions: their instance.
+  std::unordered_map<uint32_t, uint32_t> function_instance;
   // @precision_policy classes, by the index of the class's name.
   std::unordered_map<uint32_t, PolicyClass> policy_classes;
   const PolicyClass* policy_class(IdentifierId name) const {

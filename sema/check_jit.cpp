@@ -1,0 +1,272 @@
+// Sema: calls of @jit functions (with their instances) and kernel launches
+// from graph-level code (docs/language/graph.md).
+//
+// A @jit function whose parameters are all annotated is checked once, like
+// any function; a call binds its symbolic dimensions to the arguments' and
+// its result type is the declared (or inferred) one with those dimensions
+// substituted. A @jit function with an unannotated parameter is generic: each
+// call with a new signature instantiates it, checking the body with the
+// arguments' types (the C++ template model: every instance is typed and its
+// errors reported at compile time). The instance's node types live in its own
+// table, so one AST serves every instance.
+#include <algorithm>
+
+#include "sema/builtin_call.h"
+#include "sema/checker.h"
+
+namespace tessera::sema {
+
+TypeId Checker::substitute_dims(TypeId type, const std::unordered_map<uint32_t, DimId>& bound) {
+  TypeInfo info = types_.info(type);
+  if (info.kind == TypeKind::Tuple) {
+    std::vector<TypeId> elements(types_.tuple_elements(type).begin(), types_.tuple_elements(type).end());
+    for (TypeId& e : elements) e = substitute_dims(e, bound);
+    return types_.tuple(elements);
+  }
+  if (info.kind != TypeKind::Tensor || bound.empty()) return type;
+  std::vector<DimId> dims(types_.dims(type).begin(), types_.dims(type).end());
+  bool changed = false;
+  for (DimId& d : dims) {
+    Dim dim = types_.dim(d);
+    if (dim.kind != DimKind::Symbol) continue;
+    auto it = bound.find(dim.symbol.index);
+    if (it == bound.end()) continue;
+    d = it->second;
+    changed = true;
+  }
+  if (!changed) return type;
+  return types_.tensor(info.scalar, info.policy, dims, info.space, false, info.seed_style);
+}
+
+Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeId> arguments) {
+  const FunctionInfo& generic = out_.functions[index];
+  std::string name = name_of(generic.name);
+  std::vector<NodeId> positional;
+  std::vector<TypeId> argument_types;
+  bool unknown = false;
+  for (NodeId argument : arguments) {
+    if (ast_.kind(argument) != NodeKind::Name && ast_.kind(argument) == NodeKind::KeywordArgument) {
+      check_expression(ast_.child(argument, 0));
+      diags_.emit<diag::SemaUnsupportedCall>(ast_.range(argument), "keyword arguments to a @jit function");
+      unknown = true;
+      continue;
+    }
+    Value v = check_expression(argument);
+    positional.push_back(argument);
+    TypeId t = default_type(v.type);
+    if (types_.kind(t) == TypeKind::Tensor) t = types_.with_mut(t, false);
+    argument_types.push_back(t);
+    TypeKind kind = types_.kind(t);
+    if (kind == TypeKind::Dynamic || kind == TypeKind::Error) unknown = true;
+  }
+  size_t expected = generic.parameter_types.size();
+  if (positional.size() != expected) {
+    diags_.emit<diag::SemaArgumentCount>(ast_.range(call), name,
+                                         std::to_string(expected) + " argument" + (expected == 1 ? "" : "s"),
+                                         static_cast<unsigned>(positional.size()));
+    return Value{types_.error()};
+  }
+  // Annotated parameters take what their annotation says.
+  for (size_t i = 0; i < expected; ++i) {
+    TypeId declared = generic.parameter_types[i];
+    if (types_.kind(declared) == TypeKind::Dynamic || unknown) continue;
+    TypeKind dk = types_.kind(declared), ak = types_.kind(argument_types[i]);
+    bool mismatch = dk != ak && !(dk == TypeKind::Scalar && (ak == TypeKind::UntypedInt || ak == TypeKind::UntypedFloat));
+    if (!mismatch && dk == TypeKind::Tensor) {
+      mismatch = types_.info(declared).scalar != types_.info(argument_types[i]).scalar ||
+                 types_.dims(declared).size() != types_.dims(argument_types[i]).size();
+    }
+    if (!mismatch && dk == TypeKind::Scalar) mismatch = !is_assignable(argument_types[i], declared);
+    if (mismatch) {
+      diags_.emit<diag::SemaCallArgumentType>(ast_.range(positional[i]), static_cast<unsigned>(i + 1), name,
+                                              types_.to_string(declared), types_.to_string(argument_types[i]));
+      return Value{types_.error()};
+    }
+  }
+  std::unordered_map<uint32_t, DimId> bound = bind_call_shapes(generic, positional);
+  auto generic_instance = out_.function_instance.find(index);
+  if (generic_instance != out_.function_instance.end()) {
+    // All parameters annotated: one instance, typed in the module's tables.
+    (*call_instances_)[call.index] = generic_instance->second;
+    const FunctionInfo& info = out_.instances[generic_instance->second].info;
+    raise_effect(info.effect, ast_.range(call));
+    TypeId result = info.return_type.valid() ? info.return_type : types_.none();
+    return Value{substitute_dims(result, bound)};
+  }
+  if (unknown) return Value{types_.dynamic()};
+  std::vector<TypeId> parameter_types = argument_types;
+  for (size_t i = 0; i < expected; ++i)
+    if (types_.kind(generic.parameter_types[i]) != TypeKind::Dynamic) parameter_types[i] = generic.parameter_types[i];
+  uint32_t instance = instantiate(index, parameter_types, call);
+  if (instance == UINT32_MAX) return Value{types_.error()};
+  (*call_instances_)[call.index] = instance;
+  const FunctionInfo& info = out_.instances[instance].info;
+  raise_effect(info.effect, ast_.range(call));
+  TypeId result = info.return_type.valid() ? info.return_type : types_.none();
+  return Value{substitute_dims(result, bound)};
+}
+
+uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& parameter_types, NodeId call) {
+  for (uint32_t i = 0; i < out_.instances.size(); ++i) {
+    const JitInstance& existing = out_.instances[i];
+    if (existing.function == index && existing.info.parameter_types == parameter_types) return i;
+  }
+  const FunctionInfo& generic = out_.functions[index];
+  std::string name = name_of(generic.name);
+  if (std::find(instantiating_.begin(), instantiating_.end(), index) != instantiating_.end()) {
+    diags_.emit<diag::SemaJitRecursion>(ast_.range(call), name);
+    return UINT32_MAX;
+  }
+  size_t earlier = static_cast<size_t>(
+      std::count_if(out_.instances.begin(), out_.instances.end(), [&](const JitInstance& i) { return i.function == index; }));
+  auto id = static_cast<uint32_t>(out_.instances.size());
+  JitInstance instance;
+  instance.function = index;
+  instance.info = generic;
+  instance.info.effect = Effect::Pure;
+  instance.symbol = earlier == 0 ? name : name + "." + std::to_string(earlier);
+  instance.node_types.assign(out_.node_types.size(), TypeId{});
+  out_.instances.push_back(std::move(instance));
+
+  // Check the body with these types, in the instance's tables. The
+  // diagnostics of an instance name it in a note at the call that made it.
+  std::swap(out_.node_types, out_.instances[id].node_types);
+  std::unordered_map<uint32_t, uint32_t>* saved_calls = call_instances_;
+  call_instances_ = &out_.instances[id].call_instances;
+  instantiating_.push_back(index);
+  size_t errors_before = diags_.error_count();
+  check_function_body(out_.instances[id].info, &parameter_types, index);
+  instantiating_.pop_back();
+  call_instances_ = saved_calls;
+  std::swap(out_.node_types, out_.instances[id].node_types);
+  if (diags_.error_count() > errors_before) {
+    std::string signature;
+    for (TypeId t : parameter_types) signature += (signature.empty() ? "" : ", ") + types_.to_string(t);
+    diags_.emit<diag::NoteJitInstance>(ast_.range(call), name, signature);
+  }
+  out_.instances[id].info.parameter_types = parameter_types;
+  return id;
+}
+
+Value Checker::check_kernel_launch(NodeId call, NodeId subscript, uint32_t index, std::span<const NodeId> arguments) {
+  const FunctionInfo& kernel = out_.functions[index];
+  std::string name = name_of(kernel.name);
+  set_type(ast_.child(subscript, 0), types_.function(index));
+  set_type(subscript, types_.dynamic());
+  // The launch configuration: [grid] or [grid, group], each an integer or a
+  // tuple of 1 to 3 integers.
+  NodeId configuration = ast_.child(subscript, 1);
+  std::vector<NodeId> parts;
+  if (ast_.kind(configuration) == NodeKind::Tuple && !(ast_.node(configuration).flags & 1))
+    parts.assign(ast_.children(configuration).begin(), ast_.children(configuration).end());
+  else
+    parts.push_back(configuration);
+  bool ok = true;
+  if (parts.size() > 2) {
+    diags_.emit<diag::SemaKernelLaunchConfig>(ast_.range(configuration), name);
+    ok = false;
+  }
+  auto extents = [&](NodeId shape, bool constant) -> std::optional<std::vector<int64_t>> {
+    std::vector<NodeId> nodes;
+    if (ast_.kind(shape) == NodeKind::Tuple || ast_.kind(shape) == NodeKind::List) {
+      nodes.assign(ast_.children(shape).begin(), ast_.children(shape).end());
+      set_type(shape, types_.dynamic());
+    } else {
+      nodes.push_back(shape);
+    }
+    std::vector<int64_t> values;
+    bool good = !nodes.empty() && nodes.size() <= 3;
+    for (NodeId node : nodes) {
+      Value v = check_expression(node);
+      TypeId t = default_type(v.type);
+      if (types_.is_error(t)) {
+        good = false;
+        continue;
+      }
+      if (types_.kind(t) != TypeKind::Scalar || !is_integer(types_.info(t).scalar) ||
+          (v.constant && v.constant->integer <= 0) || (constant && !v.constant)) {
+        good = false;
+        continue;
+      }
+      values.push_back(v.constant ? v.constant->integer : 0);
+    }
+    if (!good) return std::nullopt;
+    return values;
+  };
+  if (ok && !parts.empty() && !extents(parts[0], false)) {
+    diags_.emit<diag::SemaKernelLaunchConfig>(ast_.range(parts[0]), name);
+    ok = false;
+  }
+  if (ok && parts.size() == 2) {
+    std::optional<std::vector<int64_t>> group = extents(parts[1], true);
+    std::vector<int64_t> declared = kernel.group_shape;
+    if (!group) {
+      diags_.emit<diag::SemaKernelLaunchConfig>(ast_.range(parts[1]), name);
+      ok = false;
+    } else {
+      std::vector<int64_t> padded = *group;
+      while (padded.size() < declared.size()) padded.push_back(1);
+      while (declared.size() < padded.size()) declared.push_back(1);
+      if (padded != declared) {
+        std::string text;
+        for (int64_t d : kernel.group_shape) text += (text.empty() ? "" : ", ") + std::to_string(d);
+        diags_.emit<diag::SemaKernelLaunchGroup>(ast_.range(parts[1]), name, text);
+        ok = false;
+      }
+    }
+  }
+  // Arguments: each as the kernel's parameter wants it; a `mut` tensor must
+  // be a variable, which the launch updates in place.
+  std::vector<NodeId> positional;
+  for (NodeId argument : arguments) {
+    if (ast_.kind(argument) == NodeKind::KeywordArgument) {
+      check_expression(ast_.child(argument, 0));
+      diags_.emit<diag::SemaUnsupportedCall>(ast_.range(argument), "keyword arguments to a kernel launch");
+      ok = false;
+      continue;
+    }
+    positional.push_back(argument);
+  }
+  size_t expected = kernel.parameter_types.size();
+  if (positional.size() != expected) {
+    for (NodeId argument : positional) check_expression(argument);
+    diags_.emit<diag::SemaArgumentCount>(ast_.range(call), name,
+                                         std::to_string(expected) + " argument" + (expected == 1 ? "" : "s"),
+                                         static_cast<unsigned>(positional.size()));
+    return Value{types_.error()};
+  }
+  for (size_t i = 0; i < expected; ++i) {
+    Value v = check_expression(positional[i]);
+    TypeId parameter = kernel.parameter_types[i];
+    if (types_.is_error(v.type) || types_.is_error(parameter)) {
+      ok = false;
+      continue;
+    }
+    TypeInfo p = types_.info(parameter);
+    if (p.kind == TypeKind::Tensor) {
+      bool fits = types_.kind(v.type) == TypeKind::Tensor && types_.info(v.type).scalar == p.scalar &&
+                  types_.dims(v.type).size() == types_.dims(parameter).size();
+      if (!fits) {
+        diags_.emit<diag::SemaCallArgumentType>(ast_.range(positional[i]), static_cast<unsigned>(i + 1), name,
+                                                types_.to_string(parameter), types_.to_string(v.type));
+        ok = false;
+        continue;
+      }
+      if (p.mut && ast_.kind(positional[i]) != NodeKind::Name) {
+        diags_.emit<diag::SemaLaunchMutArgument>(ast_.range(positional[i]), static_cast<unsigned>(i + 1), name);
+        ok = false;
+      }
+    } else if (!is_assignable(v.type, parameter)) {
+      diags_.emit<diag::SemaCallArgumentType>(ast_.range(positional[i]), static_cast<unsigned>(i + 1), name,
+                                              types_.to_string(parameter), types_.to_string(v.type));
+      ok = false;
+    }
+  }
+  if (!ok) return Value{types_.error()};
+  bind_call_shapes(kernel, positional);
+  out_.call_arguments[call.index] = positional;
+  raise_effect(std::max(kernel.effect, Effect::State), ast_.range(call));
+  return Value{types_.none()};
+}
+
+}  // namespace tessera::sema
