@@ -36,19 +36,24 @@ TEST_CASE("a shape whose size wraps around is rejected, not read as empty") {
   // 4611686018427387904 * 4 bytes = 2^64, which wraps to 0: the data (none)
   // would have matched.
   std::string error;
-  CHECK_FALSE(parse(file_with("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,), }", ""), error));
-  CHECK(error == "the shape (4611686018427387904) of 4-byte elements is larger than any file can hold (more than 2^63 bytes)");
+  CHECK_FALSE(
+      parse(file_with("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,), }", ""), error));
+  CHECK(error ==
+        "the shape (4611686018427387904) of 4-byte elements is larger than any file can hold (more than 2^63 bytes)");
   // The same through the extents of several dimensions.
-  CHECK_FALSE(parse(file_with("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", ""), error));
+  CHECK_FALSE(
+      parse(file_with("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", ""), error));
   CHECK(error.find("larger than any file can hold") != std::string::npos);
   // An extent past int64 is reported, not thrown.
-  CHECK_FALSE(parse(file_with("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", ""), error));
+  CHECK_FALSE(
+      parse(file_with("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", ""), error));
   CHECK(error == "the shape's extent 99999999999999999999 is too large");
 }
 
 TEST_CASE("an empty extent makes an empty array whatever the others") {
   std::string error;
-  std::optional<Array> a = parse(file_with("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 1000000), }", ""), error);
+  std::optional<Array> a =
+      parse(file_with("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 1000000), }", ""), error);
   REQUIRE(a);
   CHECK(a->element_count() == 0);
   CHECK_FALSE(parse(file_with("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", ""), error));

@@ -75,7 +75,8 @@ llvm::Value* Emitter::check_bounds(MemRef& m, llvm::ArrayRef<llvm::Value*> indic
     }
     inside = builder_.CreateAnd(inside, builder_.CreateICmpULT(indices[d], size));
   }
-  return report_if_outside(inside, OutOfBounds{op, m, indices, address, source_location(op), nullptr, nullptr, nullptr, span, {}});
+  return report_if_outside(
+      inside, OutOfBounds{op, m, indices, address, source_location(op), nullptr, nullptr, nullptr, span, {}});
 }
 
 std::string Emitter::source_location(Operation* op) {
@@ -113,8 +114,8 @@ void Emitter::check_slice(Operation* op, MemRef& source, llvm::ArrayRef<llvm::Va
     inside = builder_.CreateAnd(inside, builder_.CreateICmpULE(size, source.sizes[d]));
     inside = builder_.CreateAnd(inside, builder_.CreateICmpULE(offsets[d], builder_.CreateSub(source.sizes[d], size)));
   }
-  llvm::Value* harmless =
-      report_if_outside(inside, OutOfBounds{op, source, offsets, nullptr, source_location(op), nullptr, nullptr, nullptr, 1, sizes});
+  llvm::Value* harmless = report_if_outside(
+      inside, OutOfBounds{op, source, offsets, nullptr, source_location(op), nullptr, nullptr, nullptr, 1, sizes});
   if (!harmless) return;
   view.base = builder_.CreateSelect(inside, view.base, harmless);
   llvm::Value* zero = builder_.getInt64(0);
@@ -266,7 +267,6 @@ void Emitter::emit_subview(Operation* op) {
     view->origin[d] = builder_.CreateAdd(source.origin[d], offsets.back());
     view->sizes[d] = builder_.getInt64(sizes[d]);
   }
-
   if (ir::Attribute drop = op->attr("drop")) {
     // A rank-reducing view: each dropped dimension's offset moves into
     // the base pointer. A swizzle needs the row and column of the root,

@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <iterator>
 #include <cstring>
+#include <iterator>
 
 namespace tessera {
 namespace {
@@ -23,16 +23,24 @@ const char* volatile g_kernel_crash_suffix = nullptr;
 struct sigaction g_previous[sizeof kSignals / sizeof kSignals[0]];
 bool g_kernel_handlers_installed = false;
 
-void write_text(const char* text) { (void)!::write(STDERR_FILENO, text, std::strlen(text)); }
+void write_text(const char* text) {
+  (void)!::write(STDERR_FILENO, text, std::strlen(text));
+}
 
 const char* describe(int signal_number) {
   switch (signal_number) {
-    case SIGSEGV: return "SIGSEGV, an invalid memory access";
-    case SIGBUS: return "SIGBUS, an invalid memory access";
-    case SIGFPE: return "SIGFPE, an arithmetic fault";
-    case SIGILL: return "SIGILL, an illegal instruction";
-    case SIGABRT: return "SIGABRT, an abort, such as the C library finding a corrupted heap";
-    default: return "an unexpected signal";
+    case SIGSEGV:
+      return "SIGSEGV, an invalid memory access";
+    case SIGBUS:
+      return "SIGBUS, an invalid memory access";
+    case SIGFPE:
+      return "SIGFPE, an arithmetic fault";
+    case SIGILL:
+      return "SIGILL, an illegal instruction";
+    case SIGABRT:
+      return "SIGABRT, an abort, such as the C library finding a corrupted heap";
+    default:
+      return "an unexpected signal";
   }
 }
 
@@ -101,8 +109,9 @@ void kernel_crash_begin(const std::string& kernel, const std::string& device, bo
                         : "; it was compiled with --no-bounds-check: run without it to have an out-of-bounds access "
                           "reported with its .tsr line\n";
   g_after_prefix = "tesserac run: error: crashed after kernel '" + kernel + "' ran on " + device;
-  g_after_suffix = "; the kernel was compiled with --no-bounds-check and probably wrote out of bounds; run without "
-                   "--no-bounds-check to have the access reported with its .tsr line\n";
+  g_after_suffix =
+      "; the kernel was compiled with --no-bounds-check and probably wrote out of bounds; run without "
+      "--no-bounds-check to have the access reported with its .tsr line\n";
   g_bounds_checked = bounds_checked;
   g_kernel_crash_suffix = g_during_suffix.c_str();
   g_kernel_crash_prefix = g_during_prefix.c_str();

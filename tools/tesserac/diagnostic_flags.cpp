@@ -8,8 +8,8 @@
 
 namespace tessera {
 
-const std::set<std::string, std::less<>> kDiagnosticSingleDashOptions = {
-    "Werror", "ferror-limit", "fcolor-diagnostics", "fno-color-diagnostics"};
+const std::set<std::string, std::less<>> kDiagnosticSingleDashOptions = {"Werror", "ferror-limit", "fcolor-diagnostics",
+                                                                         "fno-color-diagnostics"};
 
 void DiagnosticFlags::add_to(CLI::App& app) {
   app.add_flag("--Werror", warnings_as_errors, "Turn warnings into errors (-Werror)");
