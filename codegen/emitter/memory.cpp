@@ -119,7 +119,9 @@ void Emitter::check_slice(Operation* op, MemRef& source, llvm::ArrayRef<llvm::Va
   if (!harmless) return;
   view.base = builder_.CreateSelect(inside, view.base, harmless);
   llvm::Value* zero = builder_.getInt64(0);
-  for (llvm::Value*& o : view.origin) o = builder_.CreateSelect(inside, o, zero);
+  for (llvm::Value*& o : view.origin)
+    if (!llvm::isa<llvm::ConstantInt>(o) || !llvm::cast<llvm::ConstantInt>(o)->isZero())
+      o = builder_.CreateSelect(inside, o, zero);  // a zero stays a constant (wgmma_operand asks)
   for (llvm::Value*& s : view.strides) s = builder_.CreateSelect(inside, s, zero);
 }
 
