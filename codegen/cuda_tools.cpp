@@ -85,9 +85,18 @@ int wait_for(pid_t pid) {
 
 }  // namespace
 
+std::string tool_path_problem(const std::string& path) {
+  std::error_code ec;
+  fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) return "does not exist";
+  if (fs::is_directory(status)) return "is a directory";
+  if (::access(path.c_str(), X_OK) != 0) return "is not executable";
+  return "";
+}
+
 std::string find_tool(const std::string& name, const std::string& explicit_path, const std::string& cuda_root) {
   std::error_code ec;
-  if (!explicit_path.empty()) return fs::exists(explicit_path, ec) ? explicit_path : std::string();
+  if (!explicit_path.empty()) return tool_path_problem(explicit_path).empty() ? explicit_path : std::string();
   fs::path in_root = fs::path(cuda_root) / "bin" / name;
   if (fs::exists(in_root, ec)) return in_root.string();
   if (const char* path = std::getenv("PATH")) {

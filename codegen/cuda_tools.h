@@ -15,9 +15,13 @@
 
 namespace tessera::codegen {
 
-// `explicit_path` when given, else <cuda_root>/bin/<name>, else <name> on
-// PATH; empty when none exists.
+// `explicit_path` when given (empty when it cannot be run:
+// tool_path_problem), else <cuda_root>/bin/<name>, else <name> on PATH;
+// empty when none exists.
 std::string find_tool(const std::string& name, const std::string& explicit_path, const std::string& cuda_root);
+// Why an explicitly given tool path cannot be run ("does not exist", "is a
+// directory", "is not executable"); empty when it can.
+std::string tool_path_problem(const std::string& path);
 
 struct ToolRun {
   bool started = false;  // false: the program could not be executed

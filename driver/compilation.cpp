@@ -15,9 +15,7 @@ Compilation::Compilation(SourceManager& sources, DiagnosticEngine& diags, PhaseH
 Compilation::~Compilation() = default;
 
 std::optional<FileId> Compilation::load(const std::string& path, std::string& error) {
-  std::optional<FileId> file = sources_.load_file(path, error);
-  if (file) file_ = *file;
-  return file;
+  return load(path, {}, error);
 }
 
 std::optional<FileId> Compilation::load(const std::string& path, const std::vector<Override>& overrides,
@@ -30,6 +28,11 @@ std::optional<FileId> Compilation::load(const std::string& path, const std::vect
   std::optional<std::string> text = apply_overrides(sources_.contents(*file), overrides, error);
   if (!text) return std::nullopt;
   file_ = sources_.add_file(std::string(sources_.file_name(*file)), std::move(*text));
+  return file_;
+}
+
+FileId Compilation::load_text(std::string name, std::string text) {
+  file_ = sources_.add_file(std::move(name), std::move(text));
   return file_;
 }
 

@@ -39,6 +39,8 @@ class Compilation {
   std::optional<FileId> load(const std::string& path, std::string& error);
   // As load, with -D overrides applied to the text (driver/overrides.h).
   std::optional<FileId> load(const std::string& path, const std::vector<Override>& overrides, std::string& error);
+  // Or the input's text itself, named `name` in diagnostics (the fuzzers).
+  FileId load_text(std::string name, std::string text);
 
   // Each phase runs once, on the loaded file, after the one before it.
   const TokenizedBuffer& lex();

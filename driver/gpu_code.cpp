@@ -99,6 +99,9 @@ std::optional<PtxAssembler> choose_assembler(const CodegenOptions& options, cons
                             ? root + "/lib64, /usr/local/cuda/lib64 or the library search path"
                             : "'" + options.toolkit.nvjitlink + "'";
     diags.emit_global<diag::CodegenNvJitLinkNotFound>(output_kind, where, error);
+  } else if (!options.toolkit.ptxas.empty()) {
+    diags.emit_global<diag::CodegenToolPathInvalid>(output_kind, "ptxas", options.toolkit.ptxas,
+                                                    codegen::tool_path_problem(options.toolkit.ptxas));
   } else {
     diags.emit_global<diag::CodegenToolNotFound>(output_kind, "ptxas", root);
   }
@@ -240,6 +243,11 @@ std::optional<std::string> gpu_binary(ir::Operation* module, GpuBinary kind, con
   images.push_back({true, newest, std::move(*newest_ptx)});
   std::string root = cuda_root(options);
   std::string fatbinary = codegen::find_tool("fatbinary", options.toolkit.fatbinary, root);
+  if (fatbinary.empty() && !options.toolkit.fatbinary.empty()) {
+    diags.emit_global<diag::CodegenToolPathInvalid>("fatbin", "fatbinary", options.toolkit.fatbinary,
+                                                    codegen::tool_path_problem(options.toolkit.fatbinary));
+    return std::nullopt;
+  }
   if (fatbinary.empty()) {
     diags.emit_global<diag::CodegenToolNotFound>("fatbin", "fatbinary", root);
     return std::nullopt;

@@ -539,7 +539,11 @@ Value* Lowering::select_element(const std::vector<Value*>& elements, Value* inde
     if (i < 0 || i >= static_cast<int64_t>(elements.size())) unsupported(where, "a list index out of range");
     return elements[static_cast<size_t>(i)];
   }
-  // A run-time index: a chain of selects (the list is small: buffers of a pipeline).
+  // A run-time index: a chain of selects (the list is small: buffers of a
+  // pipeline), which needs one type for every element.
+  for (Value* e : elements)
+    if (e->type() != elements.front()->type())
+      unsupported(where, "indexing a list whose elements differ in type or shape by a run-time index");
   Value* result = elements.back();
   for (size_t i = elements.size() - 1; i-- > 0;) {
     Value* k = builder_.constant_int(static_cast<int64_t>(i), index->type());

@@ -142,6 +142,50 @@ void Lowering::lower_jit_instance(uint32_t index) {
 // The module's top-level statements, in order: the program `tesserac run`
 // runs. Definitions, imports and type aliases are not statements of it; a
 // module with no other statement has no program.
+// A value with no effect and no code: a literal of a Python type the
+// program cannot compute with (string, dict, lambda, comprehension, a list
+// or tuple of those), calling nothing.
+bool Lowering::inert_host_value(NodeId e) const {
+  switch (ast_.kind(e)) {
+    case NodeKind::StringLiteral:
+    case NodeKind::Lambda: return true;
+    case NodeKind::Dict:
+    case NodeKind::ListComp:
+    case NodeKind::GeneratorExp: break;
+    case NodeKind::List:
+    case NodeKind::Tuple: {
+      sema::TypeId t = node_type(e);
+      if (t.valid() && typed_.types.kind(t) == SemaKind::Tensor) return false;
+      bool any_host = false;
+      for (NodeId element : ast_.children(e)) {
+        NodeKind k = ast_.kind(element);
+        if (k == NodeKind::IntLiteral || k == NodeKind::FloatLiteral || k == NodeKind::BoolLiteral) continue;
+        if (k == NodeKind::NoneLiteral || k == NodeKind::EllipsisLiteral) {
+          any_host = true;
+          continue;
+        }
+        if (!inert_host_value(element)) return false;
+        any_host = true;
+      }
+      return any_host || ast_.children(e).empty();
+    }
+    default: return false;
+  }
+  // Nothing in it is called (a comprehension over range(...) or a literal).
+  std::vector<NodeId> pending{e};
+  while (!pending.empty()) {
+    NodeId n = pending.back();
+    pending.pop_back();
+    if (ast_.kind(n) == NodeKind::Call) {
+      NodeId callee = ast_.child(n, 0);
+      if (ast_.kind(callee) != NodeKind::Name || name_of(ast_.node(callee).payload) != "range") return false;
+    }
+    for (NodeId child : ast_.children(n))
+      if (child.valid()) pending.push_back(child);
+  }
+  return true;
+}
+
 void Lowering::lower_program() {
   std::vector<NodeId> statements;
   for (NodeId statement : ast_.children(ast_.root())) {
@@ -154,7 +198,16 @@ void Lowering::lower_program() {
     // Module constants and dtype aliases are compile-time names, not code.
     if (kind == NodeKind::Assign && ast_.children(statement).size() == 2 &&
         ast_.kind(ast_.child(statement, 0)) == NodeKind::Name) {
-      sema::TypeId t = node_type(ast_.child(statement, 1));
+      NodeId value = ast_.child(statement, 1);
+      sema::TypeId t = node_type(value);
+      // A Python value the program only names (a string, a lambda, a dict,
+      // a comprehension): nothing runs for it. A string prints; any other
+      // use in code is reported at the use.
+      if (inert_host_value(value)) {
+        if (ast_.kind(value) == NodeKind::StringLiteral)
+          program_strings_[ast_.node(ast_.child(statement, 0)).payload] = values_.strings[ast_.node(value).payload];
+        continue;
+      }
       // (A dtype alias `T = bf16`: sema typed its value as a type and its
       // target not at all.)
       if (!t.valid() || typed_.types.kind(t) == SemaKind::Dtype || typed_.constants.count(ast_.child(statement, 1).index) ||

@@ -488,9 +488,13 @@ Value* Lowering::lower_print(NodeId call) {
   for (NodeId a : ast_.children(call).subspan(1)) {
     std::string separator = first ? "" : " ";
     first = false;
-    if (ast_.kind(a) == NodeKind::StringLiteral) {
+    const std::string* piece = nullptr;
+    if (ast_.kind(a) == NodeKind::StringLiteral) piece = &values_.strings[ast_.node(a).payload];
+    if (ast_.kind(a) == NodeKind::Name && !env_.count(ast_.node(a).payload))
+      if (auto it = program_strings_.find(ast_.node(a).payload); it != program_strings_.end()) piece = &it->second;
+    if (piece) {
       std::string previous(text.back().string_value());
-      text.back() = context_.string_attr(previous + separator + values_.strings[ast_.node(a).payload]);
+      text.back() = context_.string_attr(previous + separator + *piece);
       continue;
     }
     std::string previous(text.back().string_value());

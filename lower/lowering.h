@@ -198,6 +198,7 @@ class Lowering {
   // --- the graph level (lower_graph.cpp, lower_graph_builtins.cpp) ---
   void lower_jit_instance(uint32_t instance);
   void lower_program();
+  bool inert_host_value(NodeId e) const;
   Operation* jit_function_op(uint32_t instance);
   bool is_tensor_node(NodeId node) const;  // sema typed it as a whole tensor (graph code)
   // `v` with element type `element`: graph.cast for a tensor (applying a
@@ -231,6 +232,8 @@ class Lowering {
   std::unordered_map<uint32_t, Operation*> functions_;  // function index -> func.func
   std::unordered_map<std::string, Operation*> specializations_;  // function index + argument types -> func.func
   std::unordered_map<uint32_t, unsigned> specialization_count_;  // function index -> specialisations made
+  // The program's top-level string variables (printed by print(name)).
+  std::unordered_map<uint32_t, std::string> program_strings_;
   std::vector<std::pair<uint32_t, Operation*>> pending_bodies_;
   bool failed_ = false;
   const std::vector<sema::TypeId>* node_types_ = nullptr;

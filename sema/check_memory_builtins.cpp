@@ -149,11 +149,27 @@ Value Checker::check_memory_builtin(BuiltinCall& bc) {
       if (ast_.kind(destination) == NodeKind::Name && types_.kind(source.type) == TypeKind::Tensor) {
         finalize_bare_shared(IdentifierId{ast_.node(destination).payload}, types_.element_type(source.type));
       }
-      bc.require_tensor(destination, "destination", true);
+      std::optional<TypeId> target = bc.require_tensor(destination, "destination", true);
       if (types_.kind(source.type) != TypeKind::Tensor && !types_.is_error(source.type) &&
           types_.kind(source.type) != TypeKind::Dynamic) {
         diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "source", bc.name, "a tensor slice",
                                             types_.to_string(source.type));
+      } else if (types_.kind(source.type) == TypeKind::Tensor) {
+        // The copy moves elements as they are, from global memory, block
+        // onto block: one element type and one rank.
+        TypeInfo from = types_.info(source.type);
+        std::string wanted;
+        if (from.space != AddressSpace::Global) {
+          wanted = "a slice of a tensor in global memory";
+        } else if (target && types_.info(*target).scalar != from.scalar) {
+          wanted = "a tensor slice of the destination's element type, " +
+                   types_.to_string(types_.element_type(*target));
+        } else if (target && types_.dims(*target).size() != types_.dims(source.type).size()) {
+          wanted = "a tensor slice of the destination's rank, " + std::to_string(types_.dims(*target).size());
+        }
+        if (!wanted.empty())
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "source", bc.name, wanted,
+                                              types_.to_string(source.type));
       }
       return Value{types_.none()};
     }

@@ -3,6 +3,8 @@
 // multiple of 64 bytes, then the raw data.
 #include "support/npy.h"
 
+#include <charconv>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -74,7 +76,11 @@ bool parse_header(const std::string& header, Array& array, bool& fortran, std::s
         size_t start = i;
         while (i < header.size() && header[i] >= '0' && header[i] <= '9') ++i;
         if (start == i) return error = "malformed shape", false;
-        array.shape.push_back(std::stoll(header.substr(start, i - start)));
+        int64_t extent = 0;
+        auto [last, ec] = std::from_chars(header.data() + start, header.data() + i, extent);
+        if (ec != std::errc() || last != header.data() + i)
+          return error = "the shape's extent " + header.substr(start, i - start) + " is too large", false;
+        array.shape.push_back(extent);
         skip_spaces(header, i);
         if (i < header.size() && header[i] == ',') ++i;
       }
@@ -154,9 +160,29 @@ std::optional<Array> parse_prefix(const std::string& bytes, bool complete, size_
     error = "unsupported dtype '" + array.descr + "'";
     return std::nullopt;
   }
+  // The data's size must be representable: a shape such as
+  // (4611686018427387904,) of f32 would wrap around to 0 bytes. As NumPy,
+  // the extents other than 0 must multiply to a size that fits.
+  uint64_t bytes_total = array.element_bytes();
+  bool empty = false;
+  for (int64_t extent : array.shape) {
+    if (extent == 0) {
+      empty = true;
+      continue;
+    }
+    if (bytes_total > static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(extent)) {
+      std::string shape;
+      for (int64_t e : array.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(e);
+      error = "the shape (" + shape + ") of " + std::to_string(array.element_bytes()) +
+              "-byte elements is larger than any file can hold (more than 2^63 bytes)";
+      return std::nullopt;
+    }
+    bytes_total *= static_cast<uint64_t>(extent);
+  }
+  if (empty) bytes_total = 0;
   data = offset + header_length;
   if (!complete) return array;
-  size_t expected = static_cast<size_t>(array.element_count()) * array.element_bytes();
+  const auto expected = static_cast<size_t>(bytes_total);
   if (bytes.size() - data != expected) {
     error = "the data holds " + std::to_string(bytes.size() - data) + " bytes, the header promises " +
             std::to_string(expected);

@@ -99,19 +99,34 @@ void CpuHooks::update_byte_atomically(llvm::Value* address, llvm::Value* clear, 
   builder_.CreateAtomicRMW(B::Or, address, builder_.CreateTrunc(set, i8), llvm::Align(1), relaxed);
 }
 
-// The indices and the shape with the .tsr location through the launch
-// context's report_error (the launch fails with that message); the access
-// goes on with a harmless address, a sink of 256 bytes.
+// The indices (or the slice) and the shape with the .tsr location through
+// the launch context's report_error (the launch fails with that message);
+// the access goes on with a harmless address, a sink of 256 bytes (the
+// widest vector is 64 bytes), and a slice's view with the sink as its base.
 llvm::Value* CpuHooks::report_out_of_bounds(const OutOfBounds& failure) {
   llvm::Type* ptr = builder_.getPtrTy();
   llvm::Function* function = e_.current_function_;
-  std::string format = failure.where + ": out-of-bounds " + std::string(failure.op->name()) + ": index (";
+  const bool slice = !failure.slice_sizes.empty();
+  std::string format = failure.where + ": out-of-bounds " + std::string(failure.op->name()) + ": ";
   std::vector<llvm::Value*> args;
-  for (size_t d = 0; d < failure.indices.size(); ++d) {
-    format += d ? ", %lld" : "%lld";
-    args.push_back(failure.indices[d]);
+  if (slice) {
+    format += "slice [";
+    for (size_t d = 0; d < failure.indices.size(); ++d) {
+      format += d ? ", %lld:%lld" : "%lld:%lld";
+      args.push_back(failure.indices[d]);
+      args.push_back(builder_.CreateAdd(failure.indices[d], builder_.getInt64(failure.slice_sizes[d])));
+    }
+    format += "]";
+  } else {
+    format += "index (";
+    for (size_t d = 0; d < failure.indices.size(); ++d) {
+      format += d ? ", %lld" : "%lld";
+      args.push_back(failure.indices[d]);
+    }
+    format += ")";
+    if (failure.span > 1) format += " of a " + std::to_string(failure.span) + "-element vector";
   }
-  format += ") in a view of shape (";
+  format += " in a view of shape (";
   for (size_t d = 0; d < failure.indices.size(); ++d) {
     format += d ? ", %lld" : "%lld";
     args.push_back(failure.view.sizes[d]);
@@ -135,6 +150,7 @@ llvm::Value* CpuHooks::report_out_of_bounds(const OutOfBounds& failure) {
                                                    llvm::ConstantAggregateZero::get(array), "__tessera_out_of_bounds_sink");
     out_of_bounds_sink_->setAlignment(llvm::Align(64));
   }
+  if (slice) return out_of_bounds_sink_;
   llvm::PHINode* phi = builder_.CreatePHI(ptr, 2);
   phi->addIncoming(failure.address, failure.before);
   phi->addIncoming(out_of_bounds_sink_, failure.fail);

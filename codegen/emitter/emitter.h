@@ -214,10 +214,17 @@ class Emitter {
   void emit_warp_id(Operation* op);
 
   // --- memory.cpp: addresses, bounds checks, loads and stores, buffers, async copies ---
+  // `span`: the elements a vector access covers along the last dimension.
   llvm::Value* element_address(MemRef& m, llvm::ArrayRef<llvm::Value*> indices, Type elem, Operation* op,
-                               llvm::Value** bit = nullptr);
-  llvm::Value* check_bounds(MemRef& m, llvm::ArrayRef<llvm::Value*> indices, llvm::Value* address, Operation* op);
-  llvm::Value* address_of(Operation* op, unsigned memref_operand, unsigned first_index, llvm::Value** bit = nullptr);
+                               llvm::Value** bit = nullptr, int64_t span = 1);
+  llvm::Value* check_bounds(MemRef& m, llvm::ArrayRef<llvm::Value*> indices, llvm::Value* address, Operation* op,
+                            int64_t span);
+  void check_slice(Operation* op, MemRef& source, llvm::ArrayRef<llvm::Value*> offsets, llvm::ArrayRef<int64_t> sizes,
+                   MemRef& view);
+  llvm::Value* report_if_outside(llvm::Value* inside, OutOfBounds failure);
+  static std::string source_location(Operation* op);
+  llvm::Value* address_of(Operation* op, unsigned memref_operand, unsigned first_index, llvm::Value** bit = nullptr,
+                          int64_t span = 1);
   llvm::Value* load_element(llvm::Value* address, Type elem, Operation* op, llvm::Value* bit = nullptr);
   void store_element(llvm::Value* v, llvm::Value* address, Type elem, llvm::Value* bit = nullptr);
   llvm::Value* load_packed(llvm::Value* address, llvm::Value* bit, unsigned w);

@@ -12,7 +12,7 @@ namespace tessera::codegen::emitter {
 // element's first bit, and *bit receives the bit offset in it (i32, < 8);
 // operations that cannot handle packed elements pass no `bit`.
 llvm::Value* Emitter::element_address(MemRef& m, llvm::ArrayRef<llvm::Value*> indices, Type elem, Operation* op,
-                                      llvm::Value** bit) {
+                                      llvm::Value** bit, int64_t span) {
   size_t rank = m.sizes.size();
   std::vector<llvm::Value*> position;
   for (size_t d = 0; d < rank; ++d) position.push_back(builder_.CreateAdd(m.origin[d], indices[d]));
@@ -50,36 +50,87 @@ llvm::Value* Emitter::element_address(MemRef& m, llvm::ArrayRef<llvm::Value*> in
   } else {
     address = builder_.CreateInBoundsGEP(element_type(elem, op), m.base, linear);
   }
-  if (bounds_check_) address = check_bounds(m, indices, address, op);
+  if (bounds_check_) address = check_bounds(m, indices, address, op, span);
   return address;
 }
 
 // --bounds-check: every index must lie in its view (0 <= i < size; one
-// unsigned compare). Out of bounds, the GPU fails the launch through CUDA's
+// unsigned compare), and a vector's `span` elements along the last
+// dimension too. Out of bounds, the GPU fails the launch through CUDA's
 // assert (the driver prints file, line, block and thread); the CPU reports
 // the indices and the shape with the .tsr location and goes on with a
-// harmless address, and the launch fails with that message.
-llvm::Value* Emitter::check_bounds(MemRef& m, llvm::ArrayRef<llvm::Value*> indices, llvm::Value* address, Operation* op) {
+// harmless address, and the launch fails with that message. A view is
+// checked against the view it was sliced from when it is made
+// (check_slice), so an index within a view is within its tensor.
+llvm::Value* Emitter::check_bounds(MemRef& m, llvm::ArrayRef<llvm::Value*> indices, llvm::Value* address, Operation* op,
+                                   int64_t span) {
   llvm::Value* inside = builder_.getTrue();
-  for (size_t d = 0; d < indices.size(); ++d)
-    inside = builder_.CreateAnd(inside, builder_.CreateICmpULT(indices[d], m.sizes[d]));
-  ir::Location loc = op->loc().primary();
-  std::string where = loc.known() ? std::string(loc.file()) + ":" + std::to_string(loc.line()) + ":" +
-                                        std::to_string(loc.column())
-                                  : std::string("<unknown location>");
-  auto* fail = llvm::BasicBlock::Create(context_, "out_of_bounds", current_function_);
-  auto* next = llvm::BasicBlock::Create(context_, "in_bounds", current_function_);
-  llvm::BasicBlock* before = builder_.GetInsertBlock();
-  builder_.CreateCondBr(inside, next, fail);
-  builder_.SetInsertPoint(fail);
-  return target_->report_out_of_bounds(OutOfBounds{op, m, indices, address, where, before, fail, next});
+  for (size_t d = 0; d < indices.size(); ++d) {
+    llvm::Value* size = m.sizes[d];
+    if (span > 1 && d + 1 == indices.size()) {
+      // i + span <= size: span <= size and i <= size - span (unsigned).
+      llvm::Value* room = builder_.CreateICmpULE(builder_.getInt64(span), size);
+      inside = builder_.CreateAnd(inside, room);
+      size = builder_.CreateSub(size, builder_.getInt64(span - 1));
+    }
+    inside = builder_.CreateAnd(inside, builder_.CreateICmpULT(indices[d], size));
+  }
+  return report_if_outside(
+      inside, OutOfBounds{op, m, indices, address, source_location(op), nullptr, nullptr, nullptr, span, {}});
 }
 
-llvm::Value* Emitter::address_of(Operation* op, unsigned memref_operand, unsigned first_index, llvm::Value** bit) {
+std::string Emitter::source_location(Operation* op) {
+  ir::Location loc = op->loc().primary();
+  return loc.known() ? std::string(loc.file()) + ":" + std::to_string(loc.line()) + ":" + std::to_string(loc.column())
+                     : std::string("<unknown location>");
+}
+
+// Branches on `inside` to the target's report (report_out_of_bounds) and
+// returns what it gives; `failure`'s blocks are filled in here. Nothing is
+// emitted when `inside` is known to be true.
+llvm::Value* Emitter::report_if_outside(llvm::Value* inside, OutOfBounds failure) {
+  if (auto* known = llvm::dyn_cast<llvm::ConstantInt>(inside); known && known->isOne()) return failure.address;
+  failure.fail = llvm::BasicBlock::Create(context_, "out_of_bounds", current_function_);
+  failure.next = llvm::BasicBlock::Create(context_, "in_bounds", current_function_);
+  failure.before = builder_.GetInsertBlock();
+  builder_.CreateCondBr(inside, failure.next, failure.fail);
+  builder_.SetInsertPoint(failure.fail);
+  return target_->report_out_of_bounds(failure);
+}
+
+// --bounds-check: a slice (tile.subview) of `sizes` at `offsets` must lie
+// in its source view: size <= extent and offset <= extent - size, per
+// dimension (unsigned). Element checks only compare with the view's own
+// sizes, so without this a slice past the end of its tensor (a
+// tile.cp_async source, a tile.mma operand, a store_tile destination)
+// would reach memory it does not own. On the CPU, a view out of bounds
+// maps every element to the target's harmless address (base there, origin
+// and strides 0) after the report, so no access through it touches memory.
+void Emitter::check_slice(Operation* op, MemRef& source, llvm::ArrayRef<llvm::Value*> offsets,
+                          llvm::ArrayRef<int64_t> sizes, MemRef& view) {
+  llvm::Value* inside = builder_.getTrue();
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    llvm::Value* size = builder_.getInt64(sizes[d]);
+    inside = builder_.CreateAnd(inside, builder_.CreateICmpULE(size, source.sizes[d]));
+    inside = builder_.CreateAnd(inside, builder_.CreateICmpULE(offsets[d], builder_.CreateSub(source.sizes[d], size)));
+  }
+  llvm::Value* harmless = report_if_outside(
+      inside, OutOfBounds{op, source, offsets, nullptr, source_location(op), nullptr, nullptr, nullptr, 1, sizes});
+  if (!harmless) return;
+  view.base = builder_.CreateSelect(inside, view.base, harmless);
+  llvm::Value* zero = builder_.getInt64(0);
+  for (llvm::Value*& o : view.origin)
+    if (!llvm::isa<llvm::ConstantInt>(o) || !llvm::cast<llvm::ConstantInt>(o)->isZero())
+      o = builder_.CreateSelect(inside, o, zero);  // a zero stays a constant (wgmma_operand asks)
+  for (llvm::Value*& s : view.strides) s = builder_.CreateSelect(inside, s, zero);
+}
+
+llvm::Value* Emitter::address_of(Operation* op, unsigned memref_operand, unsigned first_index, llvm::Value** bit,
+                                 int64_t span) {
   MemRef& m = memref(op->operand(memref_operand));
   std::vector<llvm::Value*> indices;
   for (unsigned i = 0; i < m.sizes.size(); ++i) indices.push_back(get(op->operand(first_index + i)));
-  return element_address(m, indices, op->operand(memref_operand)->type(), op, bit);
+  return element_address(m, indices, op->operand(memref_operand)->type(), op, bit, span);
 }
 
 // `bit`: the bit offset of a packed element in the byte at `address`
@@ -212,8 +263,10 @@ void Emitter::emit_subview(Operation* op) {
   MemRef& source = memref(op->operand(0));
   auto view = std::make_shared<MemRef>(source);
   std::vector<int64_t> sizes = op->attr("sizes").int_array();
+  std::vector<llvm::Value*> offsets;
   for (size_t d = 0; d < sizes.size(); ++d) {
-    view->origin[d] = builder_.CreateAdd(source.origin[d], get(op->operand(static_cast<unsigned>(d + 1))));
+    offsets.push_back(get(op->operand(static_cast<unsigned>(d + 1))));
+    view->origin[d] = builder_.CreateAdd(source.origin[d], offsets.back());
     view->sizes[d] = builder_.getInt64(sizes[d]);
   }
   if (ir::Attribute drop = op->attr("drop")) {
@@ -236,6 +289,9 @@ void Emitter::emit_subview(Operation* op) {
       view->strides.erase(view->strides.begin() + at);
     }
   }
+  // After the view is made, so that the CPU's replacement of a view out of
+  // bounds also covers the dropped dimensions' offsets folded into the base.
+  if (bounds_check_) check_slice(op, source, offsets, sizes, *view);
   values_[op->result()] = Lowered{nullptr, view};
 }
 
@@ -253,14 +309,18 @@ void Emitter::emit_store(Operation* op) {
 
 void Emitter::emit_load_vector(Operation* op) {
   llvm::Type* vt = value_type(op->result()->type(), op);
-  auto* load = builder_.CreateLoad(vt, address_of(op, 0, 1));
+  auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(vt);
+  int64_t span = vector ? static_cast<int64_t>(vector->getNumElements()) : 1;
+  auto* load = builder_.CreateLoad(vt, address_of(op, 0, 1, nullptr, span));
   load->setAlignment(target_->vector_alignment(vt));
   set(op->result(), load);
 }
 
 void Emitter::emit_store_vector(Operation* op) {
   llvm::Value* value = get(op->operand(0));
-  auto* store = builder_.CreateStore(value, address_of(op, 1, 2));
+  auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(value->getType());
+  int64_t span = vector ? static_cast<int64_t>(vector->getNumElements()) : 1;
+  auto* store = builder_.CreateStore(value, address_of(op, 1, 2, nullptr, span));
   store->setAlignment(target_->vector_alignment(value->getType()));
 }
 

@@ -216,7 +216,8 @@ llvm::Value* NvptxHooks::report_out_of_bounds(const OutOfBounds& failure) {
   auto* assert_fail = llvm::FunctionType::get(builder_.getVoidTy(),
                                               {ptr, ptr, builder_.getInt32Ty(), ptr, builder_.getInt64Ty()}, false);
   llvm::FunctionCallee callee = e_.module_->getOrInsertFunction("__assertfail", assert_fail);
-  std::string message = "index out of bounds (" + std::string(failure.op->name()) + " at " + failure.where + ")";
+  std::string message = std::string(failure.slice_sizes.empty() ? "index" : "slice") + " out of bounds (" +
+                        std::string(failure.op->name()) + " at " + failure.where + ")";
   builder_.CreateCall(callee, {builder_.CreateGlobalString(message, "", 0), builder_.CreateGlobalString(std::string(loc.known() ? loc.file() : ""), "", 0),
                                builder_.getInt32(loc.known() ? loc.line() : 0),
                                builder_.CreateGlobalString(std::string(e_.current_function_->getName()), "", 0),

@@ -49,16 +49,21 @@ enum class GroupQuantity : uint8_t { LocalId, GroupSize, GroupId, NumGroups };
 // The math functions a target takes from a library (libdevice, libm).
 enum class MathFunction : uint8_t { Exp, Log, Rsqrt, Tanh, Sin, Cos, Pow };
 
-// An index out of its view under --bounds-check (Emitter::check_bounds): the
-// builder is at the start of `fail`, which `before` branches to when an
-// index is out of bounds, else to `next`.
+// An access out of its view under --bounds-check (Emitter::check_bounds,
+// Emitter::check_slice): the builder is at the start of `fail`, which
+// `before` branches to when an index is out of bounds, else to `next`.
+// Either an element (or a vector: `span` elements along the last
+// dimension) at `indices`, or a slice (tile.subview): the block of
+// `slice_sizes` at `indices` must lie in `view`.
 struct OutOfBounds {
   ir::Operation* op;
   const MemRef& view;
   llvm::ArrayRef<llvm::Value*> indices;
-  llvm::Value* address;  // the element's address, valid in bounds
+  llvm::Value* address;  // the element's address, valid in bounds; null for a slice
   std::string where;     // the operation's "file:line:column"
   llvm::BasicBlock *before, *fail, *next;
+  int64_t span = 1;                      // elements a vector access reads or writes
+  llvm::ArrayRef<int64_t> slice_sizes;  // a slice: its extents (else empty)
 };
 
 class TargetHooks {
@@ -118,8 +123,11 @@ class TargetHooks {
   // byte = (byte & ~clear) | set (the low 8 bits of the i32s), atomically as
   // seen by the other bits of the byte (Emitter::store_packed).
   virtual void update_byte_atomically(llvm::Value* address, llvm::Value* clear, llvm::Value* set) = 0;
-  // Fails the launch naming the operation; returns the address the access
-  // goes on with from `next` (the GPU never gets there).
+  // Fails the launch naming the operation; returns what the access goes on
+  // with from `next` (the GPU never gets there): for an element, its
+  // address (in bounds) or a harmless one; for a slice, null, or a harmless
+  // base pointer for the view when it was out of bounds (the CPU: the view
+  // then maps every element there, Emitter::check_slice).
   virtual llvm::Value* report_out_of_bounds(const OutOfBounds& failure) = 0;
   // One element of tile.cp_async as an asynchronous copy of `bytes`; false
   // where the target has none for that size (the emitter then copies).

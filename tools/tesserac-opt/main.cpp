@@ -123,7 +123,7 @@ int run_opt(const Options& options) {
     return result.ok ? kExitOk : kExitUserError;
   }
   if (diags.has_errors()) return kExitUserError;
-  if (!write_output_atomically(options.output, output, error)) {
+  if (!write_output(options.output, output, error)) {
     std::fprintf(stderr, "tesserac-opt: error: cannot write output file '%s': %s\n", options.output.c_str(),
                  error.c_str());
     return kExitUserError;

@@ -30,6 +30,8 @@
 #include "support/diagnostics/diagnostics.h"
 #include "support/diagnostics/internal_error.h"
 #include "support/diagnostics/verify.h"
+#include "tools/tesserac/crash_report.h"
+#include "tools/tesserac/diagnostic_flags.h"
 #include "tools/tesserac/output_file.h"
 #include "tools/tesserac/run.h"
 
@@ -41,25 +43,6 @@ constexpr int kExitUserError = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitInternalError = 3;
 
-// The phase running now, for internal-error and crash reports.
-const char* volatile g_current_phase = "driver";
-
-extern "C" void handle_crash(int signal_number) {
-  // Only async-signal-safe calls here.
-  const char* prefix = "tesserac: error: internal compiler error: crashed in phase '";
-  const char* phase = g_current_phase;
-  (void)!::write(STDERR_FILENO, prefix, std::strlen(prefix));
-  (void)!::write(STDERR_FILENO, phase, std::strlen(phase));
-  const char* suffix = "' (signal ";
-  (void)!::write(STDERR_FILENO, suffix, std::strlen(suffix));
-  char digits[4] = {static_cast<char>('0' + (signal_number / 10) % 10), static_cast<char>('0' + signal_number % 10),
-                    ')', '\n'};
-  (void)!::write(STDERR_FILENO, digits, sizeof digits);
-  const char* report = "please report this bug with the input file that caused it [internal.compiler-error]\n";
-  (void)!::write(STDERR_FILENO, report, std::strlen(report));
-  ::_exit(kExitInternalError);
-}
-
 int report_internal_error(const std::string& phase, const std::string& what);
 
 void report_llvm_fatal_error(const char* message) {
@@ -67,12 +50,9 @@ void report_llvm_fatal_error(const char* message) {
   std::fflush(stderr);
 }
 
-void install_crash_handlers() {
+void install_handlers() {
   codegen::on_llvm_fatal_error(report_llvm_fatal_error, kExitInternalError);
-#if defined(__SANITIZE_ADDRESS__)
-  return;  // the sanitizers' own reports are more useful than ours
-#endif
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, handle_crash);
+  install_crash_handlers();
 }
 
 // A compiler bug: printed through the registry (so that it has a stable id)
@@ -128,10 +108,7 @@ struct Options {
   bool line_info = false;
   bool debug_info = false;
   bool verify = false;
-  bool warnings_as_errors = false;
-  bool no_warnings = false;
-  uint32_t error_limit = 20;
-  std::string color = "auto";
+  DiagnosticFlags diagnostics;  // -w, -Werror, -ferror-limit, --color
   bool list_diagnostics = false;
   std::string debug_internal_error;  // test hook: fail on purpose in this phase
 };
@@ -140,36 +117,8 @@ struct Options {
 // -fsyntax-only, -Werror, -ferror-limit=N). CLI11 wants two dashes for long
 // names, so these are rewritten before parsing.
 const std::set<std::string, std::less<>> kSingleDashLongOptions = {
-    "verify",       "fsyntax-only",       "fparse-only",           "Werror",
-    "ferror-limit", "fcolor-diagnostics", "fno-color-diagnostics", "emit",
-    "arch",         "lineinfo",           "target",
+    "verify", "fsyntax-only", "fparse-only", "emit", "arch", "lineinfo", "target",
 };
-
-std::vector<std::string> normalize_arguments(int argc, char** argv) {
-  std::vector<std::string> args;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-') {
-      std::string_view name(arg);
-      name.remove_prefix(1);
-      name = name.substr(0, name.find('='));
-      if (kSingleDashLongOptions.count(name)) arg.insert(0, "-");
-      // -O0 .. -O3, as in every compiler.
-      if (arg.size() == 3 && arg[1] == 'O' && arg[2] >= '0' && arg[2] <= '3') arg = "--opt-level=" + arg.substr(2);
-    }
-    args.push_back(std::move(arg));
-  }
-  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
-  return args;
-}
-
-bool use_color(const std::string& mode) {
-  if (mode == "always") return true;
-  if (mode == "never") return false;
-  const char* term = std::getenv("TERM");
-  return ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr && term != nullptr &&
-         std::string_view(term) != "dumb";
-}
 
 int list_diagnostics() {
   for (const DiagnosticKindInfo& info : all_diagnostic_kinds()) {
@@ -244,8 +193,12 @@ std::string object_path(const Options& options) {
   return (options.input == "-" ? std::string("stdin") : std::filesystem::path(options.input).stem().string()) + ".o";
 }
 
+// "" when there is none: an object written to a device or a FIFO (-o
+// /dev/null) has no directory for a header beside it (/dev/null.h), so
+// only --header asks for one then.
 std::string header_path(const Options& options, const std::string& object) {
   if (!options.header.empty()) return options.header;
+  if (output_is_stream(object)) return "";
   return std::filesystem::path(object).replace_extension(".h").string();
 }
 
@@ -255,13 +208,14 @@ int write_object_and_header(const Options& options, const std::string& object_fi
   std::string header_file = header_path(options, object_file);
   if (diags.has_errors() || object.empty()) {
     remove_output_file(object_file);
-    remove_output_file(header_file);
+    if (!header_file.empty()) remove_output_file(header_file);
     diags.flush();
     return kExitUserError;
   }
   std::string error;
   for (const auto& [path, contents] : {std::pair{object_file, &object}, std::pair{header_file, &header}}) {
-    if (!write_output_atomically(path, *contents, error)) {
+    if (path.empty()) continue;
+    if (!write_output(path, *contents, error)) {
       remove_output_file(object_file);
       diags.emit_global<diag::DriverCannotWriteOutput>(path, error);
       diags.flush();
@@ -274,11 +228,9 @@ int write_object_and_header(const Options& options, const std::string& object_fi
 int compile(const Options& options) {
   SourceManager sources;
   CollectingDiagnosticConsumer collected;
-  TextDiagnosticPrinter printer(sources, stderr, TextPrinterOptions{use_color(options.color)});
+  TextDiagnosticPrinter printer(sources, stderr, options.diagnostics.printer());
   DiagnosticConsumer& consumer = options.verify ? static_cast<DiagnosticConsumer&>(collected) : printer;
-  DiagnosticEngine diags(
-      sources, consumer,
-      DiagnosticOptions{options.warnings_as_errors, options.no_warnings, options.verify ? 0u : options.error_limit});
+  DiagnosticEngine diags(sources, consumer, options.diagnostics.options(options.verify));
 
   // Names the phase for crash reports; --debug-internal-error=PHASE fails there on purpose.
   auto enter_phase = [&](const char* phase) {
@@ -410,7 +362,7 @@ int compile(const Options& options) {
   // does the same).
   if (emit != Emit::None && !to_stdout && output_path != "-" && diags.has_errors()) remove_output_file(output_path);
   if (emit != Emit::None && (to_stdout || !diags.has_errors())) {
-    if (!write_output_atomically(output_path, output, error)) {
+    if (!write_output(output_path, output, error)) {
       diags.emit_global<diag::DriverCannotWriteOutput>(output_path, error);
       diags.flush();
       return kExitUserError;
@@ -477,21 +429,13 @@ int run(int argc, char** argv) {
                "Print the source location of every operation in IR output (loc(\"file\":line:col))");
   app.add_flag("--verify", options.verify,
                "Check diagnostics against '# expected-error {{...}}' comments in the input (-verify)");
-  app.add_flag("--Werror", options.warnings_as_errors, "Turn warnings into errors (-Werror)");
-  app.add_flag("-w", options.no_warnings, "Suppress all warnings");
-  app.add_option("--ferror-limit", options.error_limit, "Stop after N errors; 0 for no limit (-ferror-limit=N)");
-  app.add_option("--color", options.color, "Colour diagnostics: auto, always, never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
-  bool color_on = false;
-  bool color_off = false;
-  app.add_flag("--fcolor-diagnostics", color_on, "Same as --color=always (-fcolor-diagnostics)");
-  app.add_flag("--fno-color-diagnostics", color_off, "Same as --color=never (-fno-color-diagnostics)");
+  options.diagnostics.add_to(app);
   app.add_flag("--list-diagnostics", options.list_diagnostics, "Print every diagnostic kind and its severity");
   // Hidden: lets the test suite check how internal errors are reported.
   app.add_option("--debug-internal-error", options.debug_internal_error)->group("");
 
   try {
-    std::vector<std::string> args = normalize_arguments(argc, argv);
+    std::vector<std::string> args = normalize_arguments(argc, argv, 1, kSingleDashLongOptions);
     app.parse(args);
   } catch (const CLI::Success& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
@@ -499,8 +443,6 @@ int run(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
-  if (color_on) options.color = "always";
-  if (color_off) options.color = "never";
   if (options.list_diagnostics) return list_diagnostics();
   if (options.input.empty()) {
     std::fprintf(stderr, "tesserac: error: no input file (run 'tesserac --help' for usage)\n");
@@ -552,7 +494,7 @@ int run(int argc, char** argv) {
 }  // namespace tessera
 
 int main(int argc, char** argv) {
-  tessera::install_crash_handlers();
+  tessera::install_handlers();
   try {
     if (argc > 1 && std::strcmp(argv[1], "run") == 0) return tessera::run_command(argc - 1, argv + 1);
     return tessera::run(argc, argv);

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/kernel_signature.h"
@@ -31,6 +32,8 @@
 #include "tessera/numerics.hpp"
 #include "tessera/tessera_runtime.h"
 #include "support/npy.h"
+#include "tools/tesserac/crash_report.h"
+#include "tools/tesserac/diagnostic_flags.h"
 #include "tools/tesserac/output_file.h"
 
 namespace tessera {
@@ -58,6 +61,7 @@ struct RunOptions {
   bool quiet = false;
   bool no_bounds_check = false;
   int repeat = 0;
+  DiagnosticFlags diagnostics;  // -w, -Werror, -ferror-limit, --color: the compiler's
 };
 
 // Thrown for a user error: printed as "tesserac run: error: ..." with exit 1.
@@ -222,15 +226,30 @@ void decode_storage(const numerics::Format& format, const std::vector<char>& sto
   }
 }
 
-void print_tensor(const std::string& name, const npy::Array& a) {
+// One line of the tensor's values, row-major. Narrow floats (f16, bf16, fp8,
+// fp6, fp4) print the values their codes stand for (shortest round-trip
+// decimal of the f32 value; nan and inf as such), whatever the .npy file held.
+void print_tensor(const std::string& name, const std::string& parameter_dtype, const npy::Array& a,
+                  const std::vector<char>& storage) {
   std::string dtype = npy::tessera_dtype_of(a.descr);
+  const numerics::Format* format = numerics::find_format(parameter_dtype);
   std::string text = name + " = [";
   const int64_t n = a.element_count();
   const char* data = a.data.data();
   for (int64_t i = 0; i < n; ++i) {
     if (i) text += ", ";
     char buffer[64];
-    if (dtype == "f32") {
+    if (format) {
+      const auto element = static_cast<uint64_t>(i);
+      uint32_t code = 0;
+      if (format == &numerics::f16)
+        std::memcpy(&code, data + i * 2, 2);  // NumPy's float16: the codes themselves
+      else if (format->bits() < 8)
+        code = numerics::packed_get(reinterpret_cast<const uint8_t*>(storage.data()), element, format->bits());
+      else
+        std::memcpy(&code, storage.data() + element * (format->bits() / 8), format->bits() / 8);
+      std::snprintf(buffer, sizeof buffer, "%.9g", static_cast<double>(numerics::decode(*format, code)));
+    } else if (dtype == "f32") {
       float v;
       std::memcpy(&v, data + i * 4, 4);
       std::snprintf(buffer, sizeof buffer, "%.9g", static_cast<double>(v));
@@ -244,15 +263,15 @@ void print_tensor(const std::string& name, const npy::Array& a) {
       uint64_t v = 0;
       std::memcpy(&v, data + i * static_cast<int64_t>(a.element_bytes()), a.element_bytes());
       std::snprintf(buffer, sizeof buffer, "%" PRIu64, v);
-    } else if (dtype[0] == 'i') {
+    } else {
+      // The signed integers: tensors of every other dtype were refused when
+      // the arguments were bound.
       size_t bytes = a.element_bytes();
       uint64_t raw = 0;
       std::memcpy(&raw, data + i * static_cast<int64_t>(bytes), bytes);
       int64_t v = bytes == 8 ? static_cast<int64_t>(raw)
                              : static_cast<int64_t>(raw << (64 - 8 * bytes)) >> (64 - 8 * bytes);
       std::snprintf(buffer, sizeof buffer, "%" PRId64, v);
-    } else {
-      std::snprintf(buffer, sizeof buffer, "?");
     }
     text += buffer;
   }
@@ -269,9 +288,9 @@ class Runner {
 
   int run() {
     SourceManager sources;
-    TextDiagnosticPrinter printer(sources, stderr);
-    DiagnosticEngine diags(sources, printer, DiagnosticOptions{false, false, 20});
-    driver::Compilation compilation(sources, diags);
+    TextDiagnosticPrinter printer(sources, stderr, options_.diagnostics.printer());
+    DiagnosticEngine diags(sources, printer, options_.diagnostics.options());
+    driver::Compilation compilation(sources, diags, [](const char* phase) { g_current_phase = phase; });
     if (!options_.stdlib_dir.empty()) compilation.set_stdlib_directory(options_.stdlib_dir);
     std::string error;
     std::vector<driver::Override> overrides;
@@ -333,18 +352,25 @@ class Runner {
     tessDevice device = open_device();
     char device_name[128];
     check(tessDeviceGetName(device, device_name, sizeof device_name), "device");
+    g_current_phase = "codegen";
     driver::LoadedModule loaded = driver::load_module(module, device, codegen_options(), diags, error);
+    g_current_phase = "driver";
     if (!error.empty()) fail(error);
     if (!loaded) return kExitUserError;
     tessKernel handle = nullptr;
     check(tessModuleGetKernel(loaded.handle(), kernel_name_.c_str(), &handle), "kernel lookup");
 
     std::vector<void*> pointers = upload(device);
+    // On the CPU the kernel runs in this process: a crash from here on is
+    // the kernel's, not the compiler's (crash_report.h).
+    const bool in_process = std::string_view(device_name).substr(0, 3) == "cpu";
+    if (in_process) kernel_crash_begin(kernel_name_, device_name, !options_.no_bounds_check);
     check(tessLaunchKernel(handle, grid.data(), group.data(), 0, nullptr, pointers.data()),
           "running '" + kernel_name_ + "' on " + device_name);
     check(tessDeviceSynchronize(device), "running '" + kernel_name_ + "' on " + device_name);
     download(device);
     if (options_.repeat > 0) time_launches(device, handle, grid, group, pointers);
+    if (in_process) kernel_crash_end();
     if (!options_.quiet)
       std::fprintf(stderr, "tesserac run: ran '%s' on %s: grid %ux%ux%u, group %ux%ux%u\n", kernel_name_.c_str(),
                    device_name, grid[0], grid[1], grid[2], group[0], group[1], group[2]);
@@ -386,7 +412,9 @@ class Runner {
     char device_name[128];
     check(tessDeviceGetName(device, device_name, sizeof device_name), "device");
     std::string error;
+    g_current_phase = "codegen";
     driver::LoadedModule loaded = driver::load_module(module, device, codegen_options(), compilation.diags(), error);
+    g_current_phase = "driver";
     if (!error.empty()) fail(error);
     if (!loaded) return kExitUserError;
     tessHostFunction entry = loaded.host_function(name);
@@ -412,10 +440,10 @@ class Runner {
       npy::Array array = download_result(device, results[i]);
       for (const auto& [out, path] : outs_)
         if (out == result_names[i]) {
-          if (!write_output_atomically(path, npy::serialize(array), error)) fail("--out " + out + "=" + path + ": " + error);
+          if (!write_output(path, npy::serialize(array), error)) fail("--out " + out + "=" + path + ": " + error);
         }
       for (const std::string& printed : options_.prints)
-        if (printed == result_names[i]) print_tensor(printed, array);
+        if (printed == result_names[i]) print_tensor(printed, "", array, {});
       tessHostFreeTensor(context, &results[i]);
     }
     tessHostContextDestroy(context);
@@ -566,11 +594,16 @@ class Runner {
                (results.size() == 1 ? std::string("one result, 'result'")
                                     : std::to_string(results.size()) + " results, 'result.0' to 'result." +
                                           std::to_string(results.size() - 1) + "'"));
+        std::string error;
+        if (!output_path_usable(path, error)) fail("--out " + name + "=" + path + ": cannot write there: " + error);
         outs_.emplace_back(name, path);
         continue;
       }
       const Parameter& p = parameter(name, "out");
       if (!p.tensor || !p.mut) fail("--out " + name + ": only a mut tensor parameter is written by the kernel ('" + describe(p) + "')");
+      // Before anything runs: a long kernel must not run for nothing.
+      std::string error;
+      if (!output_path_usable(path, error)) fail("--out " + name + "=" + path + ": cannot write there: " + error);
       outs_.emplace_back(name, path);
     }
     for (const std::string& name : options_.prints) {
@@ -645,10 +678,13 @@ class Runner {
   void write_outputs() {
     for (const auto& [name, path] : outs_) {
       std::string error;
-      if (!write_output_atomically(path, npy::serialize(argument(name).array), error))
+      if (!write_output(path, npy::serialize(argument(name).array), error))
         fail("--out " + name + "=" + path + ": " + error);
     }
-    for (const std::string& name : options_.prints) print_tensor(name, argument(name).array);
+    for (const std::string& name : options_.prints) {
+      const Argument& a = argument(name);
+      print_tensor(name, parameter(name, "print").dtype, a.array, a.storage);
+    }
   }
 
   Argument& argument(const std::string& name) {
@@ -694,10 +730,9 @@ int run_command(int argc, char** argv) {
   app.add_option("--time", options.repeat,
                  "After the checked run, launch N more times and print the fastest and median launch times (benchmarks)")
       ->check(CLI::Range(1, 100000));
+  options.diagnostics.add_to(app);
   try {
-    std::vector<std::string> args;
-    for (int i = argc - 1; i >= 1; --i) args.emplace_back(argv[i]);
-    app.parse(args);
+    app.parse(normalize_arguments(argc, argv, 1, {}));
   } catch (const CLI::Success& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   } catch (const CLI::ParseError& e) {

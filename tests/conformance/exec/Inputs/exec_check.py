@@ -8,6 +8,8 @@ A tensor argument is Tensor(dtype, shape, values) (values row-major), a scalar
 is (dtype, value). `expect` maps each mut tensor to its expected values (a
 flat list, or a function of the actual values returning what is wrong or
 None, for results whose order is not fixed), compared exactly for integers and within `rtol`/`atol` for floats.
+`fails="text"` instead expects the run to fail (exit 1) with that text in its
+message (checked on the CPU; on a GPU the exit code only): bounds checks.
 
 Tensors of bf16, fp8_e4m3, fp8_e5m2, fp6_e2m3, fp6_e3m2 and fp4_e2m1 take
 float values: they are encoded here (round to nearest even, overflow as
@@ -243,7 +245,9 @@ class Checker:
         self.failed = False
         self.count = 0
 
-    def run(self, kernel, grid, expect, rtol=1e-5, atol=1e-6, group=None, **arguments):
+    def run(self, kernel, grid, expect, rtol=1e-5, atol=1e-6, group=None, fails=None, **arguments):
+        """`fails`: the run must fail (exit 1) instead, its message containing
+        this text on the CPU (a GPU's device-side assert words it otherwise)."""
         self.count += 1
         command = [self.tesserac, "run", self.source, "--kernel", kernel, "--grid", str(grid), "--quiet"]
         if self.device:
@@ -266,6 +270,14 @@ class Checker:
             outputs[name] = os.path.join(self.workdir, f"case{self.count}_{name}.out.npy")
             command += ["--out", f"{name}={outputs[name]}"]
         result = subprocess.run(command, capture_output=True, text=True)
+        if fails is not None:
+            on_cpu = (self.device or "cpu") == "cpu"
+            if result.returncode != 1 or (on_cpu and fails not in result.stderr):
+                print(f"{kernel}: expected a failure with '{fails}', got exit code {result.returncode}:\n{result.stderr}")
+                self.failed = True
+            else:
+                print(f"{kernel}: fails as expected")
+            return
         if result.returncode != 0:
             print(f"{kernel}: tesserac run failed with exit code {result.returncode}:\n{result.stderr}")
             self.failed = True
