@@ -57,6 +57,10 @@ struct HostTarget {
   // ISA's canonical shared-memory layouts and swizzle.
   enum class EmulatedMma : uint8_t { None, Sync, Wgmma };
   EmulatedMma emulate_mma = EmulatedMma::None;
+  // Every kernel's lanes as fibers, the fallback the CPU target keeps for
+  // kernels its lane loops do not handle (docs/cpu-target.md): for tests
+  // comparing the two (`tesserac run --cpu-lanes=fibers`).
+  bool lanes_as_fibers = false;
 };
 // The CPU's emulation for a --mma value: "sync" and "wgmma" emulate those
 // paths, "auto" (and anything else) takes the SIMT path.

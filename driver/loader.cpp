@@ -63,6 +63,7 @@ LoadedModule load_module(ir::Operation* module, tessDevice device, const Codegen
       return loaded;
     }
     target.emulate_mma = emulated_mma(options.mma);
+    target.lanes_as_fibers = options.cpu_fibers;
     auto context = std::make_unique<llvm::LLVMContext>();
     std::unique_ptr<llvm::Module> llvm_module =
         codegen::emit_host_module(module, *context, target, diags, options.bounds_check);

@@ -4,6 +4,7 @@
 // `tessera_cpu_kernels` and `tessera_cpu_abi_version`; the module's own
 // __truncsfbf2.
 #include "codegen/emitter/cpu_hooks.h"
+#include "codegen/emitter/cpu_lane_loops.h"
 
 namespace tessera::codegen::emitter {
 
@@ -19,7 +20,8 @@ void CpuHooks::finish_module() {
     emit_entry(f, entry);
     auto* name_constant = builder_.CreateGlobalString(name, "__tessera_cpu_name_" + name, 0, e_.module_.get());
     table.push_back(llvm::ConstantStruct::get(
-        table_entry, {name_constant, entry, builder_.getInt64(static_shared_bytes_[f]), builder_.getInt64(0)}));
+        table_entry, {name_constant, entry, builder_.getInt64(static_shared_bytes_[f]),
+                      builder_.getInt64(scratch_bytes_per_lane_[f])}));
   }
   table.push_back(llvm::Constant::getNullValue(table_entry));
   auto* array = llvm::ArrayType::get(table_entry, table.size());
@@ -67,6 +69,21 @@ void CpuHooks::emit_entry(Operation* f, llvm::Function* entry) {
   std::string name(f->symbol_name());
   llvm::Function* lanes = e_.functions_.at(name);
   llvm::Type* ptr = builder_.getPtrTy();
+  LanePlan plan(e_, f);
+  llvm::Function* group = nullptr;
+  if (plan.unsupported_reason().empty() && !target_.lanes_as_fibers) {
+    // The group function: (context, scratch, the lane function's parameters).
+    std::vector<llvm::Type*> params{ptr, ptr};
+    for (unsigned j = 2; j < lanes->arg_size(); ++j) params.push_back(lanes->getArg(j)->getType());
+    group = llvm::Function::Create(llvm::FunctionType::get(builder_.getVoidTy(), params, false),
+                                   llvm::GlobalValue::InternalLinkage, name + ".group", e_.module_.get());
+    group->addFnAttr(llvm::Attribute::AlwaysInline);
+    group->addParamAttr(0, llvm::Attribute::NoAlias);  // the context: nothing the kernel stores changes it
+    group->addParamAttr(1, llvm::Attribute::NoAlias);  // the scratch block: the lanes' slots only
+    LaneLoops loops(e_, *this, f, plan);
+    scratch_bytes_per_lane_[f] = loops.emit(group);
+    static_shared_bytes_[f] = std::max(static_shared_bytes_[f], shared_bytes_);
+  }
   builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", entry));
   builder_.SetCurrentDebugLocation(llvm::DebugLoc());
   launch_context_ = entry->getArg(1);
@@ -81,7 +98,8 @@ void CpuHooks::emit_entry(Operation* f, llvm::Function* entry) {
     builder_.CreateRetVoid();
     builder_.SetInsertPoint(next);
   }
-  if (!synchronises(f)) return run_lanes_in_loop(f, entry, lanes);
+  if (group) return run_group_function(f, entry, group);
+  if (!synchronises(f) && !target_.lanes_as_fibers) return run_lanes_in_loop(f, entry, lanes);
   // A fiber per lane: its body is a trampoline that unpacks the arguments.
   auto* lane_type = llvm::FunctionType::get(builder_.getVoidTy(), {ptr, ptr, builder_.getInt64Ty()}, false);
   auto* fiber = llvm::Function::Create(lane_type, llvm::GlobalValue::InternalLinkage, name + ".fiber", e_.module_.get());
@@ -148,7 +166,24 @@ void CpuHooks::run_lanes_in_loop(Operation* f, llvm::Function* entry, llvm::Func
   // Two versions: one where every tensor's innermost stride is 1 (the
   // usual contiguous case: consecutive lanes touch consecutive
   // elements, so the vectoriser uses plain vector loads), one general.
-  std::vector<llvm::Value*> unit = values;
+  std::vector<llvm::Value*> unit;
+  llvm::Value* contiguous = contiguous_arguments(f, values, unit);
+  auto* unit_block = llvm::BasicBlock::Create(context_, "contiguous", entry);
+  auto* general_block = llvm::BasicBlock::Create(context_, "strided", entry);
+  builder_.CreateCondBr(contiguous, unit_block, general_block);
+  builder_.SetInsertPoint(unit_block);
+  lane_loop(unit, "lanes.contiguous");
+  builder_.SetInsertPoint(general_block);
+  lane_loop(values, "lanes");
+  builder_.SetInsertPoint(exit);
+  builder_.CreateRetVoid();
+}
+
+// Whether every tensor's innermost stride is 1; `unit` gets `values` (the
+// lane function's arguments) with those strides replaced by the constant 1.
+llvm::Value* CpuHooks::contiguous_arguments(Operation* f, const std::vector<llvm::Value*>& values,
+                                            std::vector<llvm::Value*>& unit) {
+  unit = values;
   llvm::Value* contiguous = builder_.getTrue();
   Type fn = f->attr("function_type").type();
   size_t next_argument = 2;
@@ -165,13 +200,27 @@ void CpuHooks::run_lanes_in_loop(Operation* f, llvm::Function* entry, llvm::Func
     }
     next_argument += 1 + 2 * t.rank();
   }
+  return contiguous;
+}
+
+// Lanes as loops (cpu_lane_loops.h): the group function, twice (inlined):
+// for unit innermost strides, and general.
+void CpuHooks::run_group_function(Operation* f, llvm::Function* entry, llvm::Function* group) {
+  llvm::Function* lanes = e_.functions_.at(std::string(f->symbol_name()));
+  std::vector<llvm::Value*> values = unpack_arguments(lanes, entry->getArg(0));
+  values[1] = context_field(cpu_context::kScratch, builder_.getPtrTy());
+  std::vector<llvm::Value*> unit;
+  llvm::Value* contiguous = contiguous_arguments(f, values, unit);
   auto* unit_block = llvm::BasicBlock::Create(context_, "contiguous", entry);
   auto* general_block = llvm::BasicBlock::Create(context_, "strided", entry);
+  auto* exit = llvm::BasicBlock::Create(context_, "done", entry);
   builder_.CreateCondBr(contiguous, unit_block, general_block);
   builder_.SetInsertPoint(unit_block);
-  lane_loop(unit, "lanes.contiguous");
+  builder_.CreateCall(group, unit);
+  builder_.CreateBr(exit);
   builder_.SetInsertPoint(general_block);
-  lane_loop(values, "lanes");
+  builder_.CreateCall(group, values);
+  builder_.CreateBr(exit);
   builder_.SetInsertPoint(exit);
   builder_.CreateRetVoid();
 }

@@ -79,6 +79,8 @@ class Emitter {
   // The hooks build on the emitter's state and helpers.
   friend class NvptxHooks;
   friend class CpuHooks;
+  friend class LanePlan;
+  friend class LaneLoops;
 
   // --- core.cpp: diagnostics, types, values, functions, regions, the dispatch ---
   [[noreturn]] void unsupported(Operation* op, const std::string& what);
@@ -207,6 +209,11 @@ class Emitter {
 
   // --- warp.cpp: barriers, shuffles, warp reductions, atomics ---
   llvm::Value* combine(ir::WarpReduceKind kind, llvm::Value* a, llvm::Value* b, Type t);
+  // The lanes of the group's last warp when it is partial (the kernel's
+  // lane count is not a multiple of 32), else 0.
+  int64_t partial_warp_lanes();
+  // The source lane in the warp (i64, 0..31) of a shuffle by PTX's rules.
+  llvm::Value* shuffle_source(llvm::Value* in_warp, llvm::Value* offset, ir::ShuffleMode mode);
   void emit_barrier(Operation* op);
   void emit_shuffle(Operation* op);
   void emit_warp_reduce(Operation* op);

@@ -238,7 +238,10 @@ bool NvptxHooks::copy_async(llvm::Value* to, llvm::Value* from, unsigned bytes) 
 
 // --- lanes working together ------------------------------------------------------------
 
-// shfl.sync over the whole warp; 64-bit values as two 32-bit halves.
+// shfl.sync over the whole warp; 64-bit values as two 32-bit halves. In a
+// group whose last warp is partial (w < 32 lanes), that warp's shuffles name
+// its w lanes in the member mask (a full mask there is undefined), and a
+// source lane past them gives the lane's own value, as on the CPU.
 llvm::Value* NvptxHooks::shuffle(llvm::Value* v, llvm::Value* offset, ir::ShuffleMode mode) {
   llvm::Type* t = v->getType();
   unsigned bits = t->getPrimitiveSizeInBits();
@@ -273,7 +276,20 @@ llvm::Value* NvptxHooks::shuffle(llvm::Value* v, llvm::Value* offset, ir::Shuffl
       break;
   }
   llvm::Value* lane = builder_.CreateIntCast(offset, builder_.getInt32Ty(), false);
-  llvm::Value* r = e_.intrinsic(id, {builder_.getInt32(0xffffffffu), x, lane, builder_.getInt32(clamp)});
+  llvm::Value* members = builder_.getInt32(0xffffffffu);
+  llvm::Value* in_partial = nullptr;
+  if (int64_t partial = e_.partial_warp_lanes()) {
+    in_partial = builder_.CreateICmpUGE(e_.local_linear(),
+                                        builder_.getInt64(static_cast<uint64_t>(e_.group_size_static() - partial)));
+    members = builder_.CreateSelect(in_partial, builder_.getInt32(static_cast<uint32_t>((uint64_t{1} << partial) - 1)),
+                                    members);
+  }
+  llvm::Value* r = e_.intrinsic(id, {members, x, lane, builder_.getInt32(clamp)});
+  if (in_partial) {
+    llvm::Value* source = e_.shuffle_source(lane_in_warp(), offset, mode);
+    llvm::Value* exists = builder_.CreateICmpULT(source, builder_.getInt64(static_cast<uint64_t>(e_.partial_warp_lanes())));
+    r = builder_.CreateSelect(builder_.CreateOr(builder_.CreateNot(in_partial), exists), r, x);
+  }
   if (f32) return r;
   if (bits < 32) r = builder_.CreateTrunc(r, builder_.getIntNTy(bits));
   return builder_.CreateBitCast(r, t);

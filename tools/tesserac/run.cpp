@@ -51,6 +51,7 @@ struct RunOptions {
   std::string device;
   int opt_level = 3;
   std::string mma = "auto";  // as tesserac's --mma
+  std::string cpu_lanes = "loops";  // the CPU target's lanes: loops (with fibers as the fallback) or fibers
   std::string cuda_path;
   bool quiet = false;
   bool no_bounds_check = false;
@@ -299,6 +300,7 @@ class Runner {
     codegen.mma = options_.mma == "sync"    ? driver::Mma::Sync
                   : options_.mma == "wgmma" ? driver::Mma::Wgmma
                                             : driver::Mma::Auto;
+    codegen.cpu_fibers = options_.cpu_lanes == "fibers";
     codegen.toolkit.cuda_path = options_.cuda_path;
     driver::LoadedModule loaded = driver::load_module(module, device, codegen, diags, error);
     if (!error.empty()) fail(error);
@@ -527,6 +529,10 @@ int run_command(int argc, char** argv) {
   app.add_option("--cuda-path", options.cuda_path, "CUDA Toolkit root for libdevice");
   app.add_option("--mma", options.mma, "Tensor-core instruction for tile.mma: auto, sync, wgmma (sm_90a on a compute capability 9.0 GPU); on the CPU, sync emulates mma.sync")
       ->check(CLI::IsMember({"auto", "sync", "wgmma"}));
+  app.add_option("--cpu-lanes", options.cpu_lanes,
+                 "On the CPU: loops (lanes run as loops between synchronisations, fibers where that is not handled) "
+                 "or fibers (every kernel's lanes as fibers, for comparing the two)")
+      ->check(CLI::IsMember({"loops", "fibers"}));
   app.add_flag("-q,--quiet", options.quiet, "Do not report where the kernel ran");
   app.add_flag("--no-bounds-check", options.no_bounds_check,
                "Compile without index checks (on by default: an out-of-bounds index fails the run with its .tsr location)");
