@@ -6,6 +6,11 @@
 #include "codegen/emitter/cpu_hooks.h"
 #include "codegen/emitter/cpu_lane_loops.h"
 
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <algorithm>
+#include <cstdint>
+
 namespace tessera::codegen::emitter {
 
 void CpuHooks::finish_module() {
@@ -179,44 +184,98 @@ void CpuHooks::run_lanes_in_loop(Operation* f, llvm::Function* entry, llvm::Func
   builder_.CreateRetVoid();
 }
 
-// Whether every tensor's innermost stride is 1; `unit` gets `values` (the
-// lane function's arguments) with those strides replaced by the constant 1.
+// The rule for a kernel's contiguous version (docs/abi.md, "Contiguous
+// variants"; the runtime's tessContiguousVariantApplies for GPU code): every
+// tensor's innermost stride is 1 (or its innermost extent at most 1), its
+// strides are not negative and below 2^31, every non-empty tensor's data is
+// 16-byte aligned, and no tensor the kernel writes shares a byte with
+// another. `unit` gets `values` (the lane function's arguments) with the
+// innermost strides replaced by the constant 1; `pointers` the positions of
+// the tensors' pointers in them.
 llvm::Value* CpuHooks::contiguous_arguments(Operation* f, const std::vector<llvm::Value*>& values,
-                                            std::vector<llvm::Value*>& unit) {
+                                            std::vector<llvm::Value*>& unit, std::vector<unsigned>* pointers) {
   unit = values;
+  llvm::Type* i64 = builder_.getInt64Ty();
   llvm::Value* contiguous = builder_.getTrue();
+  struct Span {
+    llvm::Value *begin, *end;
+    bool written;
+  };
+  std::vector<Span> spans;
+  std::vector<int64_t> mut = f->attr("mut_args") ? f->attr("mut_args").int_array() : std::vector<int64_t>{};
   Type fn = f->attr("function_type").type();
-  size_t next_argument = 2;
+  size_t next = 2;
   for (size_t i = 0; i < fn.num_inputs(); ++i) {
     Type t = fn.input(i);
     if (!t.is(TypeKind::MemRef)) {
-      ++next_argument;
+      ++next;
       continue;
     }
-    size_t innermost = next_argument + 2 * t.rank();
-    if (t.rank() > 0) {
-      contiguous = builder_.CreateAnd(contiguous, builder_.CreateICmpEQ(values[innermost], builder_.getInt64(1)));
-      unit[innermost] = builder_.getInt64(1);
+    size_t rank = t.rank();
+    if (pointers) pointers->push_back(static_cast<unsigned>(next));
+    llvm::Value* begin = builder_.CreatePtrToInt(values[next], i64);
+    llvm::Value* last = builder_.getInt64(0);  // the highest element offset
+    llvm::Value* empty = builder_.getFalse();
+    for (size_t d = 0; d < rank; ++d) {
+      llvm::Value* size = values[next + 1 + d];
+      llvm::Value* stride = values[next + 1 + rank + d];
+      empty = builder_.CreateOr(empty, builder_.CreateICmpSLE(size, builder_.getInt64(0)));
+      contiguous = builder_.CreateAnd(contiguous, builder_.CreateICmpULE(stride, builder_.getInt64(INT32_MAX)));
+      last = builder_.CreateAdd(last, builder_.CreateMul(builder_.CreateSub(size, builder_.getInt64(1)), stride));
     }
-    next_argument += 1 + 2 * t.rank();
+    if (rank > 0) {
+      llvm::Value* size = values[next + rank];
+      llvm::Value* stride = values[next + 2 * rank];
+      llvm::Value* unit_stride = builder_.CreateOr(builder_.CreateICmpEQ(stride, builder_.getInt64(1)),
+                                                   builder_.CreateICmpSLE(size, builder_.getInt64(1)));
+      contiguous = builder_.CreateAnd(contiguous, unit_stride);
+      unit[next + 2 * rank] = builder_.getInt64(1);
+    }
+    auto bits = static_cast<uint64_t>(scalar_info(t.scalar()).bits);
+    if (t.scalar() == ScalarType::Bool) bits = 8;
+    llvm::Value* bytes = builder_.CreateUDiv(builder_.CreateAdd(builder_.CreateMul(builder_.CreateAdd(last, builder_.getInt64(1)),
+                                                                                    builder_.getInt64(bits)),
+                                                                builder_.getInt64(7)),
+                                             builder_.getInt64(8));
+    bytes = builder_.CreateSelect(empty, builder_.getInt64(0), bytes);
+    llvm::Value* aligned = builder_.CreateICmpEQ(builder_.CreateAnd(begin, builder_.getInt64(15)), builder_.getInt64(0));
+    contiguous = builder_.CreateAnd(contiguous, builder_.CreateOr(empty, aligned));
+    bool written = std::find(mut.begin(), mut.end(), static_cast<int64_t>(i)) != mut.end();
+    spans.push_back({begin, builder_.CreateAdd(begin, bytes), written});
+    next += 1 + 2 * rank;
+  }
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (!spans[i].written) continue;
+    for (size_t j = 0; j < spans.size(); ++j) {
+      if (j == i) continue;
+      llvm::Value* overlap = builder_.CreateAnd(builder_.CreateICmpULT(spans[j].begin, spans[i].end),
+                                                builder_.CreateICmpULT(spans[i].begin, spans[j].end));
+      contiguous = builder_.CreateAnd(contiguous, builder_.CreateNot(overlap));
+    }
   }
   return contiguous;
 }
 
-// Lanes as loops (cpu_lane_loops.h): the group function, twice (inlined):
-// for unit innermost strides, and general.
+// Lanes as loops (cpu_lane_loops.h): the group function, inlined twice: a
+// copy for contiguous tensors (unit innermost strides, tensor pointers
+// noalias) and the general one.
 void CpuHooks::run_group_function(Operation* f, llvm::Function* entry, llvm::Function* group) {
   llvm::Function* lanes = e_.functions_.at(std::string(f->symbol_name()));
   std::vector<llvm::Value*> values = unpack_arguments(lanes, entry->getArg(0));
   values[1] = context_field(cpu_context::kScratch, builder_.getPtrTy());
   std::vector<llvm::Value*> unit;
-  llvm::Value* contiguous = contiguous_arguments(f, values, unit);
+  std::vector<unsigned> pointers;
+  llvm::Value* contiguous = contiguous_arguments(f, values, unit, &pointers);
+  llvm::ValueToValueMapTy map;
+  llvm::Function* unit_group = llvm::CloneFunction(group, map);
+  unit_group->setName(group->getName() + ".contiguous");
+  for (unsigned p : pointers) unit_group->addParamAttr(p, llvm::Attribute::NoAlias);
   auto* unit_block = llvm::BasicBlock::Create(context_, "contiguous", entry);
   auto* general_block = llvm::BasicBlock::Create(context_, "strided", entry);
   auto* exit = llvm::BasicBlock::Create(context_, "done", entry);
   builder_.CreateCondBr(contiguous, unit_block, general_block);
   builder_.SetInsertPoint(unit_block);
-  builder_.CreateCall(group, unit);
+  builder_.CreateCall(unit_group, unit);
   builder_.CreateBr(exit);
   builder_.SetInsertPoint(general_block);
   builder_.CreateCall(group, values);

@@ -46,10 +46,13 @@ class CpuHooks final : public TargetHooks {
   unsigned begin_function(Operation* f, llvm::Function* function) override;
   void begin_body(Operation*) override {}  // the kernel's entry checks grid_rank (cpu_entries.cpp)
   void end_function(Operation* f) override { static_shared_bytes_[f] = shared_bytes_; }
+  bool contiguous_variants() override { return false; }
 
   llvm::Value* read_group_quantity(GroupQuantity quantity, int64_t axis) override;
   llvm::Value* lane_in_group() override { return lane_; }
   llvm::Value* lane_in_warp() override;
+  // A constant: lane loops' addresses stay affine in the lane.
+  llvm::Value* linear_id_lanes(llvm::Value* declared) override { return declared; }
 
   unsigned address_space(ir::MemorySpace) override { return 0; }
   llvm::Align vector_alignment(llvm::Type* vector) override;
@@ -103,10 +106,10 @@ class CpuHooks final : public TargetHooks {
   // Lanes as loops between synchronisations (cpu_lane_loops.h): the group
   // function, called with unit innermost strides when every tensor has them.
   void run_group_function(Operation* f, llvm::Function* entry, llvm::Function* group);
-  // Whether every tensor parameter's innermost stride is 1, and `values`
-  // with those strides replaced by the constant 1.
+  // Whether the tensors follow the contiguous variants' rule (docs/abi.md),
+  // and `values` with the innermost strides replaced by the constant 1.
   llvm::Value* contiguous_arguments(Operation* f, const std::vector<llvm::Value*>& values,
-                                    std::vector<llvm::Value*>& unit);
+                                    std::vector<llvm::Value*>& unit, std::vector<unsigned>* pointers = nullptr);
   static std::string grid_rank_message(Operation* f);
   void define_bf16_truncation();
 

@@ -110,7 +110,8 @@ class Emitter {
   Type root_of(ir::Value* v);
 
   void declare(Operation* f);
-  void define(Operation* f);
+  void define(Operation* f, llvm::Function* function, bool contiguous);
+  static bool has_contiguous_variant(Operation* f);
 
   void emit_block(ir::Block& block);
   void set_debug_location(Operation* op);

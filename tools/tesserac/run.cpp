@@ -305,10 +305,10 @@ class Runner {
     driver::LoadedModule loaded = driver::load_module(module, device, codegen, diags, error);
     if (!error.empty()) fail(error);
     if (!loaded) return kExitUserError;
-    tessKernel handle = nullptr;
-    check(tessModuleGetKernel(loaded.handle(), kernel_name_.c_str(), &handle), "kernel lookup");
-
     std::vector<void*> pointers = upload(device);
+    tessKernel handle = nullptr;
+    check(tessModuleGetKernel(loaded.handle(), launched_kernel(device).c_str(), &handle), "kernel lookup");
+
     check(tessLaunchKernel(handle, grid.data(), group.data(), 0, nullptr, pointers.data()),
           "running '" + kernel_name_ + "' on " + device_name);
     check(tessDeviceSynchronize(device), "running '" + kernel_name_ + "' on " + device_name);
@@ -401,6 +401,9 @@ class Runner {
         int64_t spec = p.dims[d];
         int64_t extent = array->shape[d];
         std::string where = p.name + " dimension " + std::to_string(d);
+        if (extent > INT32_MAX)
+          fail("--arg " + p.name + "=" + it->second + ": " + where + " is " + std::to_string(extent) +
+               ", more than 2147483647: kernels index with 32-bit sizes (docs/abi.md, \"Sizes\")");
         if (spec >= 0 && extent != spec)
           fail("--arg " + p.name + "=" + it->second + ": " + where + " is " + std::to_string(extent) + ", the parameter '" +
                describe(p) + "' wants " + std::to_string(spec));
@@ -476,6 +479,25 @@ class Runner {
       pointers.insert(pointers.end(), slots, slots + count);
     }
     return pointers;
+  }
+
+  // On a GPU, the kernel's contiguous variant when the tensors allow it
+  // (docs/abi.md, "Contiguous variants"; the CPU target's kernels pick for
+  // themselves). After upload: the views are the device's.
+  std::string launched_kernel(tessDevice device) {
+    tessDeviceKind kind = TESS_DEVICE_CPU;
+    check(tessDeviceGetKind(device, &kind), "device");
+    if (kind == TESS_DEVICE_CPU) return kernel_name_;
+    std::vector<const tessTensor*> tensors;
+    std::vector<uint8_t> writes;
+    for (size_t i = 0; i < parameters_.size(); ++i)
+      if (parameters_[i].tensor) {
+        tensors.push_back(&arguments_[i].view);
+        writes.push_back(parameters_[i].mut ? 1 : 0);
+      }
+    int applies = 0;
+    check(tessContiguousVariantApplies(tensors.data(), writes.data(), tensors.size(), &applies), "tensors");
+    return applies && !tensors.empty() ? kernel_name_ + TESS_CONTIGUOUS_VARIANT_SUFFIX : kernel_name_;
   }
 
   void download(tessDevice device) {
