@@ -248,8 +248,11 @@ llvm::Value* CpuHooks::contiguous_arguments(Operation* f, const std::vector<llvm
     if (!spans[i].written) continue;
     for (size_t j = 0; j < spans.size(); ++j) {
       if (j == i) continue;
+      // Empty tensors (begin == end) overlap nothing.
       llvm::Value* overlap = builder_.CreateAnd(builder_.CreateICmpULT(spans[j].begin, spans[i].end),
                                                 builder_.CreateICmpULT(spans[i].begin, spans[j].end));
+      overlap = builder_.CreateAnd(overlap, builder_.CreateICmpNE(spans[i].begin, spans[i].end));
+      overlap = builder_.CreateAnd(overlap, builder_.CreateICmpNE(spans[j].begin, spans[j].end));
       contiguous = builder_.CreateAnd(contiguous, builder_.CreateNot(overlap));
     }
   }

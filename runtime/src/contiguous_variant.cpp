@@ -35,7 +35,9 @@ extern "C" tessStatus tessContiguousVariantApplies(const tessTensor* const* tens
   for (size_t i = 0; contiguous && i < count; ++i) {
     if (!writes[i] || ranges[i].begin == ranges[i].end) continue;
     for (size_t j = 0; j < count; ++j)
-      if (j != i && ranges[j].begin < ranges[i].end && ranges[i].begin < ranges[j].end) contiguous = false;
+      if (j != i && ranges[j].begin != ranges[j].end && ranges[j].begin < ranges[i].end &&
+          ranges[i].begin < ranges[j].end)
+        contiguous = false;
   }
   *applies = contiguous ? 1 : 0;
   return ok();
