@@ -57,6 +57,10 @@ struct HostTarget {
   // ISA's canonical shared-memory layouts and swizzle.
   enum class EmulatedMma : uint8_t { None, Sync, Wgmma };
   EmulatedMma emulate_mma = EmulatedMma::None;
+  // Every kernel's lanes as fibers, the fallback the CPU target keeps for
+  // kernels its lane loops do not handle (docs/cpu-target.md): for tests
+  // comparing the two (`tesserac run --cpu-lanes=fibers`).
+  bool lanes_as_fibers = false;
 };
 // The CPU's emulation for a --mma value: "sync" and "wgmma" emulate those
 // paths, "auto" (and anything else) takes the SIMT path.
@@ -65,6 +69,12 @@ inline HostTarget::EmulatedMma emulated_mma(std::string_view mma) {
   if (mma == "wgmma") return HostTarget::EmulatedMma::Wgmma;
   return HostTarget::EmulatedMma::None;
 }
+// The name of a kernel's contiguous variant in GPU code (its tensors'
+// innermost strides 1, pointers 16-byte aligned, no written tensor
+// overlapping another: docs/abi.md, "Contiguous variants"), which launchers
+// pick when tessContiguousVariantApplies says so: "saxpy$contiguous".
+std::string contiguous_variant_name(std::string_view kernel);
+
 std::unique_ptr<llvm::Module> emit_host_module(ir::Operation* module, llvm::LLVMContext& context,
                                                const HostTarget& target, DiagnosticEngine& diags,
                                                bool bounds_check = false);

@@ -33,7 +33,9 @@ std::optional<std::string> cpu_llvm_ir(ir::Operation* module, const CodegenOptio
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvm_module = emit(module, context, options, diags);
   if (!llvm_module) return std::nullopt;
-  if (auto error = codegen::optimize_for_host(*llvm_module, options.opt_level)) internal_error("codegen", *error);
+  if (!host_cpu_known(options, diags)) return std::nullopt;
+  if (auto error = codegen::optimize_for_host(*llvm_module, options.opt_level, options.host_cpu))
+    internal_error("codegen", *error);
   std::string text;
   llvm::raw_string_ostream(text) << *llvm_module;
   return text;

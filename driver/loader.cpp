@@ -69,6 +69,7 @@ std::unique_ptr<codegen::HostJit> load_cpu_code(ir::Operation* module, const Cod
     return nullptr;
   }
   target.emulate_mma = emulated_mma(options.mma);
+  target.lanes_as_fibers = options.cpu_fibers;
   auto context = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> llvm_module = codegen::emit_host_module(module, *context, target, diags, options.bounds_check);
   diags.flush();

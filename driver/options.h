@@ -54,8 +54,9 @@ struct CodegenOptions {
   int opt_level = 3;
   bool bounds_check = false;
   Mma mma = Mma::Auto;
+  bool cpu_fibers = false;  // the CPU target runs every kernel's lanes as fibers (tests)
   DebugLevel debug = DebugLevel::None;  // -g implies -O0 for the GPU code
-  std::string host_cpu = "generic";     // objects: an LLVM CPU name of the host architecture, or "native"
+  std::string host_cpu = "generic";     // CPU code: an LLVM CPU name of the host architecture, or "native"
   Toolkit toolkit;
 };
 

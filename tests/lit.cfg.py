@@ -6,6 +6,7 @@
 #   %tesserac-opt   IR text in, passes, IR text out
 #   FileCheck, not   from LLVM's tools (llvm-22-tools)
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -25,7 +26,11 @@ config.substitutions.append(("%tesserac-opt", config.tesserac_opt_path))
 config.substitutions.append(("%exec", "%s %s --tesserac %s" % (
     sys.executable, os.path.join(os.path.dirname(__file__), "conformance", "exec", "Inputs", "exec_check.py"),
     config.tesserac_path)))
-for name in ("TESSERA_EXEC_DEVICE", "TESSERA_EXEC_MMA"):
+# The host's architecture, for tests of the CPU target's code for a named CPU
+# (--host-cpu=x86-64-v3).
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("x86_64")
+for name in ("TESSERA_EXEC_DEVICE", "TESSERA_EXEC_MMA", "TESSERA_EXEC_CPU_LANES"):
     if name in os.environ:
         config.environment[name] = os.environ[name]
 # A Python with NumPy for the stdlib tests (tests/stdlib/): lit's own, else

@@ -1,9 +1,13 @@
-// bench/cpu baseline: the same two kernels as plain C++ loops (g++ -O3
-// -march=native), split over the same number of threads as the CPU device
-// uses (TESSERA_CPU_THREADS, else the hardware threads). Writes the inputs
-// as .npy for `tesserac run` and prints its own times.
+// bench/cpu baseline: the same kernels as plain C++ loops written as a C++
+// programmer would (g++ -O3 -march=native), split over the same number of
+// threads as the CPU device uses (TESSERA_CPU_THREADS, else the hardware
+// threads): saxpy, a sum (each thread its slice, in order), a blocked
+// transpose (32 x 32 blocks) and a blocked matmul (32 x 32 x 256 blocks, the
+// innermost loop over a row of B and C, which g++ vectorises). Writes the
+// inputs as .npy for `tesserac run` and prints its own times (the best of
+// REPEAT runs each).
 //
-// usage: native DIR N REPEAT
+// usage: native DIR N REPEAT TRANSPOSE_SIZE MATMUL_SIZE
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -16,8 +20,9 @@
 
 namespace {
 
-void write_npy(const std::string& path, const std::vector<float>& data) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(data.size()) + ",), }";
+void write_npy(const std::string& path, const std::vector<float>& data, size_t rows = 0) {
+  std::string shape = rows ? std::to_string(rows) + ", " + std::to_string(data.size() / rows) : std::to_string(data.size()) + ",";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
   header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
   header += '\n';
   FILE* f = std::fopen(path.c_str(), "wb");
@@ -62,8 +67,8 @@ double best_ms(int repeat, F run) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: native DIR N REPEAT\n");
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: native DIR N REPEAT TRANSPOSE_SIZE MATMUL_SIZE\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -101,6 +106,53 @@ int main(int argc, char** argv) {
     for (float v : sums) s += v;
     sink = s;
   });
-  std::printf("native: saxpy min %.6f ms, total min %.6f ms (%u threads, n = %zu)\n", saxpy, total, workers, n);
+
+  // Transpose: 32 x 32 blocks, each thread a band of block rows.
+  const size_t t = std::strtoull(argv[4], nullptr, 10);
+  std::vector<float> a(t * t), at(t * t);
+  for (size_t i = 0; i < t * t; ++i) a[i] = static_cast<float>(i % 977);
+  write_npy(dir + "/a.npy", a, t);
+  write_npy(dir + "/at.npy", at, t);
+  double transpose = best_ms(repeat, [&] {
+    parallel(workers, [&](unsigned w) {
+      size_t blocks = t / 32, begin = blocks * w / workers * 32, end = blocks * (w + 1) / workers * 32;
+      for (size_t i0 = begin; i0 < end; i0 += 32)
+        for (size_t j0 = 0; j0 < t; j0 += 32)
+          for (size_t i = i0; i < i0 + 32; ++i)
+            for (size_t j = j0; j < j0 + 32; ++j) at[j * t + i] = a[i * t + j];
+    });
+  });
+
+  // Matmul C = A @ B: blocks of 32 rows x 32 k x 256 columns, C zeroed first.
+  const size_t m = std::strtoull(argv[5], nullptr, 10);
+  std::vector<float> A(m * m), B(m * m), C(m * m);
+  for (size_t i = 0; i < m * m; ++i) {
+    A[i] = static_cast<float>(i % 13) * 0.25f;
+    B[i] = static_cast<float>(i % 7) * 0.5f;
+  }
+  write_npy(dir + "/A.npy", A, m);
+  write_npy(dir + "/B.npy", B, m);
+  write_npy(dir + "/C.npy", C, m);
+  double matmul = best_ms(repeat, [&] {
+    parallel(workers, [&](unsigned w) {
+      size_t blocks = m / 32, begin = blocks * w / workers * 32, end = blocks * (w + 1) / workers * 32;
+      std::fill(C.begin() + static_cast<std::ptrdiff_t>(begin * m), C.begin() + static_cast<std::ptrdiff_t>(end * m), 0.0f);
+      for (size_t i0 = begin; i0 < end; i0 += 32)
+        for (size_t k0 = 0; k0 < m; k0 += 32)
+          for (size_t j0 = 0; j0 < m; j0 += 256)
+            for (size_t i = i0; i < i0 + 32; ++i)
+              for (size_t k = k0; k < k0 + 32; ++k) {
+                const float aik = A[i * m + k];
+                float* __restrict c = &C[i * m];
+                const float* __restrict b = &B[k * m];
+                const size_t j1 = std::min(j0 + 256, m);
+                for (size_t j = j0; j < j1; ++j) c[j] += aik * b[j];
+              }
+    });
+  });
+  sink = sink + C[m + 1] + at[1];
+  std::printf("native: saxpy min %.6f ms, total min %.6f ms, transpose min %.6f ms, matmul min %.6f ms "
+              "(%u threads, n = %zu, transpose %zu x %zu, matmul %zu^3)\n",
+              saxpy, total, transpose, matmul, workers, n, t, t, m);
   return sink.load() < 0 ? 1 : 0;
 }

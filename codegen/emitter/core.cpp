@@ -10,6 +10,7 @@
 #include "codegen/emitter/emitter.h"
 #include "support/diagnostics/internal_error.h"
 #include "ir/core/ir_text.h"
+#include "tessera/tessera_runtime.h"
 
 namespace tessera::codegen {
 namespace emitter {
@@ -29,8 +30,16 @@ std::unique_ptr<llvm::Module> Emitter::run(TargetHooks& target) {
     if (!target_->host_code()) host.clear();
     for (Operation* f : functions) declare(f);
     for (Operation* f : host) declare_host(f);
-    for (Operation* f : functions) define(f);
+    for (Operation* f : functions) define(f, functions_.at(std::string(f->symbol_name())), false);
     for (Operation* f : host) define_host(f);
+    if (target_->contiguous_variants())
+      for (Operation* f : functions) {
+        if (!has_contiguous_variant(f)) continue;
+        llvm::Function* general = functions_.at(std::string(f->symbol_name()));
+        llvm::Function* variant = target_->create_function(f, general->getFunctionType());
+        variant->setName(contiguous_variant_name(f->symbol_name()));
+        define(f, variant, true);
+      }
     target_->finish_module();
     if (!host.empty()) emit_host_table();
   } catch (Unsupported&) {
@@ -189,14 +198,28 @@ void Emitter::declare(Operation* f) {
       target_->create_function(f, llvm::FunctionType::get(result, params, false));
 }
 
-void Emitter::define(Operation* f) {
-  llvm::Function* function = functions_.at(std::string(f->symbol_name()));
+// A kernel with tensor parameters also gets a variant for contiguous
+// tensors (docs/abi.md, "Contiguous variants"), picked at launch.
+bool Emitter::has_contiguous_variant(Operation* f) {
+  if (!f->has_attr("kernel")) return false;
+  Type fn = f->attr("function_type").type();
+  for (size_t i = 0; i < fn.num_inputs(); ++i)
+    if (fn.input(i).is(TypeKind::MemRef)) return true;
+  return false;
+}
+
+// `contiguous`: the kernel's contiguous variant: every tensor's innermost
+// stride is 1 (the stride passed is not read), its pointer is 16-byte
+// aligned and `noalias` (no tensor the kernel writes overlaps another, which
+// the launcher checks), `readonly` when the kernel does not write it.
+void Emitter::define(Operation* f, llvm::Function* function, bool contiguous) {
   current_function_ = function;
   current_ir_function_ = f;
   host_context_ = nullptr;
   values_.clear();
   auto* entry = llvm::BasicBlock::Create(context_, "entry", function);
   builder_.SetInsertPoint(entry);
+  builder_.SetCurrentDebugLocation(llvm::DebugLoc());  // the previous function's would point at its subprogram
   subprogram_ = nullptr;
   if (dib_) {
     ir::Location loc = f->loc().primary();
@@ -211,10 +234,18 @@ void Emitter::define(Operation* f) {
   ir::Block& body = f->region(0).front();
   unsigned next = target_->begin_function(f, function);
   llvm::Value* zero = builder_.getInt64(0);
+  std::vector<int64_t> mut = f->attr("mut_args") ? f->attr("mut_args").int_array() : std::vector<int64_t>{};
   for (ir::Value* arg : body.arguments()) {
     Type t = arg->type();
     if (t.is(TypeKind::MemRef)) {
       auto m = std::make_shared<MemRef>();
+      if (contiguous) {
+        unsigned p = next;
+        function->addParamAttr(p, llvm::Attribute::NoAlias);
+        function->addParamAttr(p, llvm::Attribute::getWithAlignment(context_, llvm::Align(16)));
+        if (std::find(mut.begin(), mut.end(), static_cast<int64_t>(arg->index())) == mut.end())
+          function->addParamAttr(p, llvm::Attribute::ReadOnly);
+      }
       m->base = function->getArg(next++);
       for (size_t i = 0; i < t.rank(); ++i) m->origin.push_back(zero);
       for (size_t i = 0; i < t.rank(); ++i) {
@@ -222,7 +253,16 @@ void Emitter::define(Operation* f) {
         // A static dimension is a constant in the code, whatever is passed.
         m->sizes.push_back(t.shape()[i] == ir::kDynamic ? size : builder_.getInt64(t.shape()[i]));
       }
-      for (size_t i = 0; i < t.rank(); ++i) m->strides.push_back(function->getArg(next++));
+      for (size_t i = 0; i < t.rank(); ++i) {
+        llvm::Value* stride = function->getArg(next++);
+        // The contiguous variant runs only with strides below 2^31: an
+        // index times a stride is then a widening 32-bit multiply
+        // (mul.wide.s32), as in CUDA code indexing with ints.
+        if (contiguous)
+          stride = builder_.CreateSExt(builder_.CreateTrunc(stride, builder_.getInt32Ty()), builder_.getInt64Ty());
+        m->strides.push_back(stride);
+      }
+      if (contiguous && t.rank() > 0) m->strides.back() = builder_.getInt64(1);
       m->root = t;
       values_[arg] = Lowered{nullptr, m};
     } else {
@@ -508,6 +548,10 @@ void Emitter::emit_call(Operation* op) {
 }
 
 }  // namespace emitter
+
+std::string contiguous_variant_name(std::string_view kernel) {
+  return std::string(kernel) + TESS_CONTIGUOUS_VARIANT_SUFFIX;
+}
 
 std::unique_ptr<llvm::Module> emit_nvptx_module(ir::Operation* module, llvm::LLVMContext& context,
                                                 const GpuArch& arch, DiagnosticEngine& diags, DebugInfo debug,

@@ -4,6 +4,12 @@
 // `tessera_cpu_kernels` and `tessera_cpu_abi_version`; the module's own
 // __truncsfbf2.
 #include "codegen/emitter/cpu_hooks.h"
+#include "codegen/emitter/cpu_lane_loops.h"
+
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <algorithm>
+#include <cstdint>
 
 namespace tessera::codegen::emitter {
 
@@ -19,7 +25,8 @@ void CpuHooks::finish_module() {
     emit_entry(f, entry);
     auto* name_constant = builder_.CreateGlobalString(name, "__tessera_cpu_name_" + name, 0, e_.module_.get());
     table.push_back(llvm::ConstantStruct::get(
-        table_entry, {name_constant, entry, builder_.getInt64(static_shared_bytes_[f]), builder_.getInt64(0)}));
+        table_entry, {name_constant, entry, builder_.getInt64(static_shared_bytes_[f]),
+                      builder_.getInt64(scratch_bytes_per_lane_[f])}));
   }
   table.push_back(llvm::Constant::getNullValue(table_entry));
   auto* array = llvm::ArrayType::get(table_entry, table.size());
@@ -67,6 +74,21 @@ void CpuHooks::emit_entry(Operation* f, llvm::Function* entry) {
   std::string name(f->symbol_name());
   llvm::Function* lanes = e_.functions_.at(name);
   llvm::Type* ptr = builder_.getPtrTy();
+  LanePlan plan(e_, f);
+  llvm::Function* group = nullptr;
+  if (plan.unsupported_reason().empty() && !target_.lanes_as_fibers) {
+    // The group function: (context, scratch, the lane function's parameters).
+    std::vector<llvm::Type*> params{ptr, ptr};
+    for (unsigned j = 2; j < lanes->arg_size(); ++j) params.push_back(lanes->getArg(j)->getType());
+    group = llvm::Function::Create(llvm::FunctionType::get(builder_.getVoidTy(), params, false),
+                                   llvm::GlobalValue::InternalLinkage, name + ".group", e_.module_.get());
+    group->addFnAttr(llvm::Attribute::AlwaysInline);
+    group->addParamAttr(0, llvm::Attribute::NoAlias);  // the context: nothing the kernel stores changes it
+    group->addParamAttr(1, llvm::Attribute::NoAlias);  // the scratch block: the lanes' slots only
+    LaneLoops loops(e_, *this, f, plan);
+    scratch_bytes_per_lane_[f] = loops.emit(group);
+    static_shared_bytes_[f] = std::max(static_shared_bytes_[f], shared_bytes_);
+  }
   builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", entry));
   builder_.SetCurrentDebugLocation(llvm::DebugLoc());
   launch_context_ = entry->getArg(1);
@@ -81,7 +103,8 @@ void CpuHooks::emit_entry(Operation* f, llvm::Function* entry) {
     builder_.CreateRetVoid();
     builder_.SetInsertPoint(next);
   }
-  if (!synchronises(f)) return run_lanes_in_loop(f, entry, lanes);
+  if (group) return run_group_function(f, entry, group);
+  if (!synchronises(f) && !target_.lanes_as_fibers) return run_lanes_in_loop(f, entry, lanes);
   // A fiber per lane: its body is a trampoline that unpacks the arguments.
   auto* lane_type = llvm::FunctionType::get(builder_.getVoidTy(), {ptr, ptr, builder_.getInt64Ty()}, false);
   auto* fiber = llvm::Function::Create(lane_type, llvm::GlobalValue::InternalLinkage, name + ".fiber", e_.module_.get());
@@ -148,23 +171,8 @@ void CpuHooks::run_lanes_in_loop(Operation* f, llvm::Function* entry, llvm::Func
   // Two versions: one where every tensor's innermost stride is 1 (the
   // usual contiguous case: consecutive lanes touch consecutive
   // elements, so the vectoriser uses plain vector loads), one general.
-  std::vector<llvm::Value*> unit = values;
-  llvm::Value* contiguous = builder_.getTrue();
-  Type fn = f->attr("function_type").type();
-  size_t next_argument = 2;
-  for (size_t i = 0; i < fn.num_inputs(); ++i) {
-    Type t = fn.input(i);
-    if (!t.is(TypeKind::MemRef)) {
-      ++next_argument;
-      continue;
-    }
-    size_t innermost = next_argument + 2 * t.rank();
-    if (t.rank() > 0) {
-      contiguous = builder_.CreateAnd(contiguous, builder_.CreateICmpEQ(values[innermost], builder_.getInt64(1)));
-      unit[innermost] = builder_.getInt64(1);
-    }
-    next_argument += 1 + 2 * t.rank();
-  }
+  std::vector<llvm::Value*> unit;
+  llvm::Value* contiguous = contiguous_arguments(f, values, unit);
   auto* unit_block = llvm::BasicBlock::Create(context_, "contiguous", entry);
   auto* general_block = llvm::BasicBlock::Create(context_, "strided", entry);
   builder_.CreateCondBr(contiguous, unit_block, general_block);
@@ -172,6 +180,109 @@ void CpuHooks::run_lanes_in_loop(Operation* f, llvm::Function* entry, llvm::Func
   lane_loop(unit, "lanes.contiguous");
   builder_.SetInsertPoint(general_block);
   lane_loop(values, "lanes");
+  builder_.SetInsertPoint(exit);
+  builder_.CreateRetVoid();
+}
+
+// The rule for a kernel's contiguous version (docs/abi.md, "Contiguous
+// variants"; the runtime's tessContiguousVariantApplies for GPU code): every
+// tensor's innermost stride is 1 (or its innermost extent at most 1), its
+// strides are not negative and below 2^31, every non-empty tensor's data is
+// 16-byte aligned, and no tensor the kernel writes shares a byte with
+// another. `unit` gets `values` (the lane function's arguments) with the
+// innermost strides replaced by the constant 1; `pointers` the positions of
+// the tensors' pointers in them.
+llvm::Value* CpuHooks::contiguous_arguments(Operation* f, const std::vector<llvm::Value*>& values,
+                                            std::vector<llvm::Value*>& unit, std::vector<unsigned>* pointers) {
+  unit = values;
+  llvm::Type* i64 = builder_.getInt64Ty();
+  llvm::Value* contiguous = builder_.getTrue();
+  struct Span {
+    llvm::Value *begin, *end;
+    bool written;
+  };
+  std::vector<Span> spans;
+  std::vector<int64_t> mut = f->attr("mut_args") ? f->attr("mut_args").int_array() : std::vector<int64_t>{};
+  Type fn = f->attr("function_type").type();
+  size_t next = 2;
+  for (size_t i = 0; i < fn.num_inputs(); ++i) {
+    Type t = fn.input(i);
+    if (!t.is(TypeKind::MemRef)) {
+      ++next;
+      continue;
+    }
+    size_t rank = t.rank();
+    if (pointers) pointers->push_back(static_cast<unsigned>(next));
+    llvm::Value* begin = builder_.CreatePtrToInt(values[next], i64);
+    llvm::Value* last = builder_.getInt64(0);  // the highest element offset
+    llvm::Value* empty = builder_.getFalse();
+    for (size_t d = 0; d < rank; ++d) {
+      llvm::Value* size = values[next + 1 + d];
+      llvm::Value* stride = values[next + 1 + rank + d];
+      empty = builder_.CreateOr(empty, builder_.CreateICmpSLE(size, builder_.getInt64(0)));
+      contiguous = builder_.CreateAnd(contiguous, builder_.CreateICmpULE(stride, builder_.getInt64(INT32_MAX)));
+      last = builder_.CreateAdd(last, builder_.CreateMul(builder_.CreateSub(size, builder_.getInt64(1)), stride));
+    }
+    if (rank > 0) {
+      llvm::Value* size = values[next + rank];
+      llvm::Value* stride = values[next + 2 * rank];
+      llvm::Value* unit_stride = builder_.CreateOr(builder_.CreateICmpEQ(stride, builder_.getInt64(1)),
+                                                   builder_.CreateICmpSLE(size, builder_.getInt64(1)));
+      contiguous = builder_.CreateAnd(contiguous, unit_stride);
+      unit[next + 2 * rank] = builder_.getInt64(1);
+    }
+    auto bits = static_cast<uint64_t>(scalar_info(t.scalar()).bits);
+    if (t.scalar() == ScalarType::Bool) bits = 8;
+    llvm::Value* bytes = builder_.CreateUDiv(builder_.CreateAdd(builder_.CreateMul(builder_.CreateAdd(last, builder_.getInt64(1)),
+                                                                                    builder_.getInt64(bits)),
+                                                                builder_.getInt64(7)),
+                                             builder_.getInt64(8));
+    bytes = builder_.CreateSelect(empty, builder_.getInt64(0), bytes);
+    llvm::Value* aligned = builder_.CreateICmpEQ(builder_.CreateAnd(begin, builder_.getInt64(15)), builder_.getInt64(0));
+    contiguous = builder_.CreateAnd(contiguous, builder_.CreateOr(empty, aligned));
+    bool written = std::find(mut.begin(), mut.end(), static_cast<int64_t>(i)) != mut.end();
+    spans.push_back({begin, builder_.CreateAdd(begin, bytes), written});
+    next += 1 + 2 * rank;
+  }
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (!spans[i].written) continue;
+    for (size_t j = 0; j < spans.size(); ++j) {
+      if (j == i) continue;
+      // Empty tensors (begin == end) overlap nothing.
+      llvm::Value* overlap = builder_.CreateAnd(builder_.CreateICmpULT(spans[j].begin, spans[i].end),
+                                                builder_.CreateICmpULT(spans[i].begin, spans[j].end));
+      overlap = builder_.CreateAnd(overlap, builder_.CreateICmpNE(spans[i].begin, spans[i].end));
+      overlap = builder_.CreateAnd(overlap, builder_.CreateICmpNE(spans[j].begin, spans[j].end));
+      contiguous = builder_.CreateAnd(contiguous, builder_.CreateNot(overlap));
+    }
+  }
+  return contiguous;
+}
+
+// Lanes as loops (cpu_lane_loops.h): the group function, inlined twice: a
+// copy for contiguous tensors (unit innermost strides, tensor pointers
+// noalias) and the general one.
+void CpuHooks::run_group_function(Operation* f, llvm::Function* entry, llvm::Function* group) {
+  llvm::Function* lanes = e_.functions_.at(std::string(f->symbol_name()));
+  std::vector<llvm::Value*> values = unpack_arguments(lanes, entry->getArg(0));
+  values[1] = context_field(cpu_context::kScratch, builder_.getPtrTy());
+  std::vector<llvm::Value*> unit;
+  std::vector<unsigned> pointers;
+  llvm::Value* contiguous = contiguous_arguments(f, values, unit, &pointers);
+  llvm::ValueToValueMapTy map;
+  llvm::Function* unit_group = llvm::CloneFunction(group, map);
+  unit_group->setName(group->getName() + ".contiguous");
+  for (unsigned p : pointers) unit_group->addParamAttr(p, llvm::Attribute::NoAlias);
+  auto* unit_block = llvm::BasicBlock::Create(context_, "contiguous", entry);
+  auto* general_block = llvm::BasicBlock::Create(context_, "strided", entry);
+  auto* exit = llvm::BasicBlock::Create(context_, "done", entry);
+  builder_.CreateCondBr(contiguous, unit_block, general_block);
+  builder_.SetInsertPoint(unit_block);
+  builder_.CreateCall(unit_group, unit);
+  builder_.CreateBr(exit);
+  builder_.SetInsertPoint(general_block);
+  builder_.CreateCall(group, values);
+  builder_.CreateBr(exit);
   builder_.SetInsertPoint(exit);
   builder_.CreateRetVoid();
 }

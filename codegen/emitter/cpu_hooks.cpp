@@ -59,6 +59,7 @@ llvm::Value* CpuHooks::read_group_quantity(GroupQuantity quantity, int64_t axis)
     case GroupQuantity::NumGroups: return context_u32(cpu_context::kGrid, axis);
     case GroupQuantity::LocalId: break;
   }
+  if (local_ids_[static_cast<size_t>(axis)]) return local_ids_[static_cast<size_t>(axis)];
   llvm::Value* nx = context_u32(cpu_context::kGroup, 0);
   if (axis == 0) return builder_.CreateURem(lane_, nx);
   llvm::Value* ny = context_u32(cpu_context::kGroup, 1);
@@ -172,25 +173,7 @@ void CpuHooks::barrier() {
 llvm::Value* CpuHooks::shuffle(llvm::Value* v, llvm::Value* offset, ir::ShuffleMode mode) {
   llvm::Type* t = v->getType();
   unsigned bits = static_cast<unsigned>(e_.module_->getDataLayout().getTypeSizeInBits(t));
-  llvm::Value* in_warp = builder_.CreateAnd(lane_, builder_.getInt64(31));
-  llvm::Value* b = builder_.CreateZExt(builder_.CreateIntCast(offset, builder_.getInt32Ty(), false), builder_.getInt64Ty());
-  llvm::Value* source = nullptr;
-  switch (mode) {
-    case ir::ShuffleMode::Up:
-      source = builder_.CreateSelect(builder_.CreateICmpUGE(in_warp, b), builder_.CreateSub(in_warp, b), in_warp);
-      break;
-    case ir::ShuffleMode::Down: {
-      llvm::Value* j = builder_.CreateAdd(in_warp, b);
-      source = builder_.CreateSelect(builder_.CreateICmpULE(j, builder_.getInt64(31)), j, in_warp);
-      break;
-    }
-    case ir::ShuffleMode::Xor: {
-      llvm::Value* j = builder_.CreateXor(in_warp, b);
-      source = builder_.CreateSelect(builder_.CreateICmpULE(j, builder_.getInt64(31)), j, in_warp);
-      break;
-    }
-    case ir::ShuffleMode::Idx: source = builder_.CreateAnd(b, builder_.getInt64(31)); break;
-  }
+  llvm::Value* source = e_.shuffle_source(builder_.CreateAnd(lane_, builder_.getInt64(31)), offset, mode);
   llvm::Value* bits_value = builder_.CreateBitCast(v, builder_.getIntNTy(bits));
   llvm::Value* wide = builder_.CreateZExt(bits_value, builder_.getInt64Ty());
   llvm::Type* ptr = builder_.getPtrTy();

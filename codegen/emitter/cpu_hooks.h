@@ -7,6 +7,7 @@
 // table and the module's bf16 rounding in cpu_entries.cpp.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <unordered_map>
 #include <vector>
@@ -22,11 +23,14 @@ namespace cpu_context {
 constexpr uint64_t kGrid = offsetof(tessCpuLaunchContext, grid), kGroup = offsetof(tessCpuLaunchContext, group),
                    kGroupId = offsetof(tessCpuLaunchContext, group_id),
                    kShared = offsetof(tessCpuLaunchContext, shared),
+                   kScratch = offsetof(tessCpuLaunchContext, scratch),
                    kReportError = offsetof(tessCpuLaunchContext, report_error),
                    kRunLanes = offsetof(tessCpuLaunchContext, run_lanes),
                    kBarrier = offsetof(tessCpuLaunchContext, barrier),
                    kShuffle = offsetof(tessCpuLaunchContext, shuffle), kContextBytes = sizeof(tessCpuLaunchContext);
 }  // namespace cpu_context
+
+class LanePlan;
 
 class CpuHooks final : public TargetHooks {
  public:
@@ -43,10 +47,13 @@ class CpuHooks final : public TargetHooks {
   unsigned begin_function(Operation* f, llvm::Function* function) override;
   void begin_body(Operation*) override {}  // the kernel's entry checks grid_rank (cpu_entries.cpp)
   void end_function(Operation* f) override { static_shared_bytes_[f] = shared_bytes_; }
+  bool contiguous_variants() override { return false; }
 
   llvm::Value* read_group_quantity(GroupQuantity quantity, int64_t axis) override;
   llvm::Value* lane_in_group() override { return lane_; }
   llvm::Value* lane_in_warp() override;
+  // A constant: lane loops' addresses stay affine in the lane.
+  llvm::Value* linear_id_lanes(llvm::Value* declared) override { return declared; }
 
   unsigned address_space(ir::MemorySpace) override { return 0; }
   llvm::Align vector_alignment(llvm::Type* vector) override;
@@ -87,6 +94,7 @@ class CpuHooks final : public TargetHooks {
   llvm::Value* shared_block() { return context_field(cpu_context::kShared, builder_.getPtrTy()); }
 
  private:
+  friend class LaneLoops;
   // A field of the launch context (docs/abi.md), and one u32 of an array of them as i64.
   llvm::Value* context_field(uint64_t offset, llvm::Type* type);
   llvm::Value* context_u32(uint64_t offset, int64_t index);
@@ -96,6 +104,13 @@ class CpuHooks final : public TargetHooks {
   std::vector<llvm::Value*> unpack_arguments(llvm::Function* lane_function, llvm::Value* args);
   void emit_entry(Operation* f, llvm::Function* entry);
   void run_lanes_in_loop(Operation* f, llvm::Function* entry, llvm::Function* lanes);
+  // Lanes as loops between synchronisations (cpu_lane_loops.h): the group
+  // function, called with unit innermost strides when every tensor has them.
+  void run_group_function(Operation* f, llvm::Function* entry, llvm::Function* group);
+  // Whether the tensors follow the contiguous variants' rule (docs/abi.md),
+  // and `values` with the innermost strides replaced by the constant 1.
+  llvm::Value* contiguous_arguments(Operation* f, const std::vector<llvm::Value*>& values,
+                                    std::vector<llvm::Value*>& unit, std::vector<unsigned>* pointers = nullptr);
   static std::string grid_rank_message(Operation* f);
   void define_bf16_truncation();
 
@@ -103,12 +118,14 @@ class CpuHooks final : public TargetHooks {
   llvm::IRBuilder<>& builder_;
   llvm::LLVMContext& context_;
   const HostTarget& target_;
-  // The current function's launch context and lane.
+  // The current function's launch context and lane; in a group function's
+  // lane loops also the lane's local ids (null: computed from the lane).
   llvm::Value* launch_context_ = nullptr;
   llvm::Value* lane_ = nullptr;
+  std::array<llvm::Value*, 3> local_ids_{};
   // The kernels, their shared-memory sizes, which of them synchronise.
   std::vector<Operation*> kernels_;
-  std::unordered_map<Operation*, uint64_t> static_shared_bytes_;
+  std::unordered_map<Operation*, uint64_t> static_shared_bytes_, scratch_bytes_per_lane_;
   std::unordered_map<Operation*, bool> synchronises_;
   uint64_t shared_bytes_ = 0;  // of the current function's allocations so far
   llvm::GlobalVariable* out_of_bounds_sink_ = nullptr;

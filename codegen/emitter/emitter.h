@@ -79,6 +79,8 @@ class Emitter {
   // The hooks build on the emitter's state and helpers.
   friend class NvptxHooks;
   friend class CpuHooks;
+  friend class LanePlan;
+  friend class LaneLoops;
 
   // --- core.cpp: diagnostics, types, values, functions, regions, the dispatch ---
   [[noreturn]] void unsupported(Operation* op, const std::string& what);
@@ -108,7 +110,8 @@ class Emitter {
   Type root_of(ir::Value* v);
 
   void declare(Operation* f);
-  void define(Operation* f);
+  void define(Operation* f, llvm::Function* function, bool contiguous);
+  static bool has_contiguous_variant(Operation* f);
 
   void emit_block(ir::Block& block);
   void set_debug_location(Operation* op);
@@ -250,6 +253,11 @@ class Emitter {
 
   // --- warp.cpp: barriers, shuffles, warp reductions, atomics ---
   llvm::Value* combine(ir::WarpReduceKind kind, llvm::Value* a, llvm::Value* b, Type t);
+  // The lanes of the group's last warp when it is partial (the kernel's
+  // lane count is not a multiple of 32), else 0.
+  int64_t partial_warp_lanes();
+  // The source lane in the warp (i64, 0..31) of a shuffle by PTX's rules.
+  llvm::Value* shuffle_source(llvm::Value* in_warp, llvm::Value* offset, ir::ShuffleMode mode);
   void emit_barrier(Operation* op);
   void emit_shuffle(Operation* op);
   void emit_warp_reduce(Operation* op);

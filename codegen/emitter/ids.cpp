@@ -65,7 +65,7 @@ void Emitter::emit_linear_id(Operation* op) {
   group = builder_.CreateAdd(group, builder_.CreateMul(group_quantity(GroupQuantity::GroupId, 1), groups_x));
   group = builder_.CreateAdd(group, builder_.CreateMul(group_quantity(GroupQuantity::GroupId, 2),
                                                        builder_.CreateMul(groups_x, group_quantity(GroupQuantity::NumGroups, 1))));
-  set(op->result(), builder_.CreateAdd(builder_.CreateMul(group, group_lanes()), local_linear()));
+  set(op->result(), builder_.CreateAdd(builder_.CreateMul(group, target_->linear_id_lanes(group_lanes())), local_linear()));
 }
 
 void Emitter::emit_lane_id(Operation* op) { set(op->result(), target_->lane_in_warp()); }

@@ -33,6 +33,16 @@ class NvptxHooks final : public TargetHooks {
   llvm::Value* read_group_quantity(GroupQuantity quantity, int64_t axis) override;
   llvm::Value* lane_in_group() override;
   llvm::Value* lane_in_warp() override { return sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_laneid); }
+  // %ntid.x for a one-dimensional group (equal to the declared size: a
+  // kernel runs only with it), as CUDA's blockIdx.x * blockDim.x +
+  // threadIdx.x: LLVM keeps `ctaid * ntid + tid` a mad.lo, where a
+  // constant power of two becomes shl and or, which costs ptxas a register
+  // (block_reduce on sm_90: 13 instead of nvcc's 12).
+  llvm::Value* linear_id_lanes(llvm::Value* declared) override {
+    ir::Attribute shape = e_.current_ir_function_ ? e_.current_ir_function_->attr("group_shape") : ir::Attribute{};
+    if (shape && shape.size() == 1) return read_group_quantity(GroupQuantity::GroupSize, 0);
+    return declared;
+  }
 
   unsigned address_space(ir::MemorySpace space) override;
   llvm::Align vector_alignment(llvm::Type* vector) override {
@@ -58,6 +68,7 @@ class NvptxHooks final : public TargetHooks {
   llvm::Value* encode_fp8_saturating(const numerics::Format& format, llvm::Value* f32, llvm::Type* to) override;
   llvm::Value* math(Operation* op, MathFunction function, llvm::ArrayRef<llvm::Value*> args) override;
 
+  bool contiguous_variants() override { return true; }
   bool tensor_cores() override { return true; }
   bool wgmma() override { return arch_.wgmma && arch_.sm == 90 && arch_.arch_specific; }
   std::vector<llvm::Value*> ldmatrix(llvm::Value* row_address, int count, bool transpose) override;
@@ -240,7 +251,10 @@ bool NvptxHooks::copy_async(llvm::Value* to, llvm::Value* from, unsigned bytes) 
 
 // --- lanes working together ------------------------------------------------------------
 
-// shfl.sync over the whole warp; 64-bit values as two 32-bit halves.
+// shfl.sync over the whole warp; 64-bit values as two 32-bit halves. In a
+// group whose last warp is partial (w < 32 lanes), that warp's shuffles name
+// its w lanes in the member mask (a full mask there is undefined), and a
+// source lane past them gives the lane's own value, as on the CPU.
 llvm::Value* NvptxHooks::shuffle(llvm::Value* v, llvm::Value* offset, ir::ShuffleMode mode) {
   llvm::Type* t = v->getType();
   unsigned bits = t->getPrimitiveSizeInBits();
@@ -275,7 +289,20 @@ llvm::Value* NvptxHooks::shuffle(llvm::Value* v, llvm::Value* offset, ir::Shuffl
       break;
   }
   llvm::Value* lane = builder_.CreateIntCast(offset, builder_.getInt32Ty(), false);
-  llvm::Value* r = e_.intrinsic(id, {builder_.getInt32(0xffffffffu), x, lane, builder_.getInt32(clamp)});
+  llvm::Value* members = builder_.getInt32(0xffffffffu);
+  llvm::Value* in_partial = nullptr;
+  if (int64_t partial = e_.partial_warp_lanes()) {
+    in_partial = builder_.CreateICmpUGE(e_.local_linear(),
+                                        builder_.getInt64(static_cast<uint64_t>(e_.group_size_static() - partial)));
+    members = builder_.CreateSelect(in_partial, builder_.getInt32(static_cast<uint32_t>((uint64_t{1} << partial) - 1)),
+                                    members);
+  }
+  llvm::Value* r = e_.intrinsic(id, {members, x, lane, builder_.getInt32(clamp)});
+  if (in_partial) {
+    llvm::Value* source = e_.shuffle_source(lane_in_warp(), offset, mode);
+    llvm::Value* exists = builder_.CreateICmpULT(source, builder_.getInt64(static_cast<uint64_t>(e_.partial_warp_lanes())));
+    r = builder_.CreateSelect(builder_.CreateOr(builder_.CreateNot(in_partial), exists), r, x);
+  }
   if (f32) return r;
   if (bits < 32) r = builder_.CreateTrunc(r, builder_.getIntNTy(bits));
   return builder_.CreateBitCast(r, t);

@@ -95,6 +95,10 @@ class TargetHooks {
   virtual void begin_body(ir::Operation* f) = 0;
   // After the body of `f`.
   virtual void end_function(ir::Operation* f) = 0;
+  // Whether each kernel with tensor parameters also gets its contiguous
+  // variant as a function of its own (NVPTX: the launcher picks the entry;
+  // the CPU's entries pick at run time themselves).
+  virtual bool contiguous_variants() = 0;
 
   // --- lanes and groups ------------------------------------------------------------
   // One axis of a quantity as the hardware or the launch gives it (i64),
@@ -105,6 +109,10 @@ class TargetHooks {
   virtual llvm::Value* lane_in_group() = 0;
   // tile.lane_id: the lane's index in its warp (i64).
   virtual llvm::Value* lane_in_warp() = 0;
+  // The lanes per group tile.linear_id multiplies the group's index by,
+  // given the group's lanes as the emitter knows them (`declared`: a
+  // constant when the kernel declares its shape).
+  virtual llvm::Value* linear_id_lanes(llvm::Value* declared) = 0;
 
   // --- memory ------------------------------------------------------------------------
   // The LLVM address space of pointers into a memory space.

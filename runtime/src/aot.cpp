@@ -6,6 +6,7 @@
 // they can name the kernel's parameters and symbolic dimensions.
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,9 @@ struct LoadedAotModule {
   struct PerDevice {
     tessModule module = nullptr;
     std::vector<tessKernel> kernels;  // by kernel index, null until looked up
+    // Their contiguous variants (GPU modules), null where there is none.
+    std::vector<tessKernel> variants;
+    std::vector<bool> variants_looked_up;
   };
   std::map<tessDevice, PerDevice> devices;
 };
@@ -92,18 +96,47 @@ tessStatus load_on(const tessAotModule* module, tessDevice device, tessModule* l
   return ok();
 }
 
-tessStatus get_kernel(const tessAotModule* module, uint32_t kernel_index, tessDevice device, tessKernel* kernel) {
+// The kernel, or with `contiguous` its contiguous variant when the module
+// has one (GPU code: docs/abi.md, "Contiguous variants"; the CPU code's
+// kernels pick for themselves).
+tessStatus get_kernel(const tessAotModule* module, uint32_t kernel_index, tessDevice device, tessKernel* kernel,
+                      bool contiguous = false) {
   LoadedAotModule& state = state_of(module);
   std::lock_guard lock(state.mutex);
   LoadedAotModule::PerDevice& on = state.devices[device];
   if (!on.module) {
     if (auto s = load_on(module, device, &on.module); s) return s;
     on.kernels.assign(module->kernel_count, nullptr);
+    on.variants.assign(module->kernel_count, nullptr);
+    on.variants_looked_up.assign(module->kernel_count, false);
   }
   tessKernel& cached = on.kernels[kernel_index];
   if (!cached)
     if (auto s = tessModuleGetKernel(on.module, module->kernels[kernel_index].name, &cached); s) return s;
   *kernel = cached;
+  if (!contiguous) return ok();
+  if (!on.variants_looked_up[kernel_index]) {
+    on.variants_looked_up[kernel_index] = true;
+    std::string name = std::string(module->kernels[kernel_index].name) + TESS_CONTIGUOUS_VARIANT_SUFFIX;
+    tessKernel variant = nullptr;
+    if (tessModuleGetKernel(on.module, name.c_str(), &variant) == TESS_SUCCESS) on.variants[kernel_index] = variant;
+  }
+  if (on.variants[kernel_index]) *kernel = on.variants[kernel_index];
+  return ok();
+}
+
+// Whether the launch may run the kernel's contiguous variant.
+tessStatus contiguous_variant_applies(const tessAotKernel& k, const void* const* args, bool& applies) {
+  std::vector<const tessTensor*> tensors;
+  std::vector<uint8_t> writes;
+  for (uint32_t i = 0; i < k.parameter_count; ++i)
+    if (k.parameters[i].is_tensor) {
+      tensors.push_back(static_cast<const tessTensor*>(args[i]));
+      writes.push_back(k.parameters[i].is_mut ? 1 : 0);
+    }
+  int result = 0;
+  if (auto s = tessContiguousVariantApplies(tensors.data(), writes.data(), tensors.size(), &result); s) return s;
+  applies = result != 0;
   return ok();
 }
 
@@ -138,6 +171,10 @@ tessStatus check_arguments(const tessAotModule* module, const tessAotKernel& k, 
     for (int32_t d = 0; d < p.rank; ++d) {
       int64_t want = p.dims[d];
       if (t.shape[d] < 0) return error(fmt::format("dimension {} is negative ({})", d, t.shape[d]));
+      if (t.shape[d] > INT32_MAX)
+        return error(fmt::format("dimension {} is {} (shape {}), more than 2147483647: kernels index with 32-bit "
+                                 "sizes (docs/abi.md, \"Sizes\")",
+                                 d, t.shape[d], shape_text(t)));
       if (want >= 0 && t.shape[d] != want)
         return error(fmt::format("dimension {} is {} (shape {}), the kernel wants {}", d, t.shape[d], shape_text(t), want));
       if (want < 0 && want != TESS_AOT_ANY_DIM) {
@@ -222,8 +259,11 @@ tessStatus tessAotLaunch(const tessAotModule* module, uint32_t kernel_index, tes
   if (auto s = tessDeviceGetKind(device, &kind); s) return s;
   if (auto s = check_arguments(module, k, args); s) return s;
   if (auto s = check_limits(module, k, device, grid, dynamic_shared_bytes); s) return s;
+  bool contiguous = false;
+  if (kind != TESS_DEVICE_CPU)
+    if (auto s = contiguous_variant_applies(k, args, contiguous); s) return s;
   tessKernel kernel = nullptr;
-  if (auto s = get_kernel(module, kernel_index, device, &kernel); s) return s;
+  if (auto s = get_kernel(module, kernel_index, device, &kernel, contiguous); s) return s;
 
   // The flattened kernel arguments (docs/abi.md): a tensor is its address,
   // sizes and strides, pointing into the caller's tessTensor.

@@ -916,6 +916,83 @@ TEST_SUITE("dtypes and tensors") {
   }
 }
 
+TEST_SUITE("contiguous variants") {
+  // The launch-time rule for a kernel's contiguous variant (docs/abi.md).
+  TEST_CASE("contiguous, aligned, written tensors apart: the variant applies") {
+    const int64_t shape[2] = {4, 8};
+    tessTensor x, y, z;
+    REQUIRE(tessTensorMakeContiguous(0x10000, TESS_F32, 2, shape, &x) == TESS_SUCCESS);
+    REQUIRE(tessTensorMakeContiguous(0x20000, TESS_F32, 2, shape, &y) == TESS_SUCCESS);
+    REQUIRE(tessTensorMakeContiguous(0x30000, TESS_F32, 0, nullptr, &z) == TESS_SUCCESS);  // rank 0
+    const tessTensor* tensors[3] = {&x, &y, &z};
+    const uint8_t writes[3] = {0, 1, 0};
+    int applies = -1;
+    REQUIRE(tessContiguousVariantApplies(tensors, writes, 3, &applies) == TESS_SUCCESS);
+    CHECK(applies == 1);
+    REQUIRE(tessContiguousVariantApplies(nullptr, nullptr, 0, &applies) == TESS_SUCCESS);  // no tensors
+    CHECK(applies == 1);
+
+    SUBCASE("an innermost stride other than 1: the general kernel") {
+      x.strides[1] = 2;
+      REQUIRE(tessContiguousVariantApplies(tensors, writes, 3, &applies) == TESS_SUCCESS);
+      CHECK(applies == 0);
+    }
+    SUBCASE("an innermost extent of 1 has no stride to speak of") {
+      x.shape[1] = 1;
+      x.strides[1] = 5;
+      REQUIRE(tessContiguousVariantApplies(tensors, writes, 3, &applies) == TESS_SUCCESS);
+      CHECK(applies == 1);
+    }
+    SUBCASE("a stride of 2^31 or more") {
+      x.strides[0] = int64_t{1} << 31;
+      REQUIRE(tessContiguousVariantApplies(tensors, writes, 3, &applies) == TESS_SUCCESS);
+      CHECK(applies == 0);
+    }
+    SUBCASE("data not 16-byte aligned (a view starting at element 1)") {
+      y.data += 4;
+      REQUIRE(tessContiguousVariantApplies(tensors, writes, 3, &applies) == TESS_SUCCESS);
+      CHECK(applies == 0);
+    }
+    SUBCASE("a written tensor overlapping another") {
+      y.data = x.data + 64;  // y starts in x's third row
+      REQUIRE(tessContiguousVariantApplies(tensors, writes, 3, &applies) == TESS_SUCCESS);
+      CHECK(applies == 0);
+      y.data = x.data + 32 * 4;  // right after x: apart
+      REQUIRE(tessContiguousVariantApplies(tensors, writes, 3, &applies) == TESS_SUCCESS);
+      CHECK(applies == 1);
+    }
+    SUBCASE("read-only tensors may overlap each other") {
+      z = x;
+      z.data = x.data + 16;
+      REQUIRE(tessContiguousVariantApplies(tensors, writes, 3, &applies) == TESS_SUCCESS);
+      CHECK(applies == 1);
+    }
+    SUBCASE("empty tensors touch no memory") {
+      x.shape[0] = 0;
+      x.data = y.data + 4;  // inside y, unaligned: neither matters
+      REQUIRE(tessContiguousVariantApplies(tensors, writes, 3, &applies) == TESS_SUCCESS);
+      CHECK(applies == 1);
+    }
+  }
+
+  TEST_CASE("bad arguments are errors") {
+    int applies = 0;
+    CHECK(tessContiguousVariantApplies(nullptr, nullptr, 0, nullptr) == TESS_ERROR_INVALID_VALUE);
+    CHECK(contains(last_message(), "`applies` is null"));
+    const uint8_t writes[1] = {0};
+    CHECK(tessContiguousVariantApplies(nullptr, writes, 1, &applies) == TESS_ERROR_INVALID_VALUE);
+    const tessTensor* null_tensor[1] = {nullptr};
+    CHECK(tessContiguousVariantApplies(null_tensor, writes, 1, &applies) == TESS_ERROR_INVALID_VALUE);
+    CHECK(contains(last_message(), "tensor 0 is null"));
+    tessTensor negative;
+    const int64_t four = 4;
+    REQUIRE(tessTensorMakeContiguous(0x1000, TESS_F32, 1, &four, &negative) == TESS_SUCCESS);
+    negative.strides[0] = -1;
+    const tessTensor* tensors[1] = {&negative};
+    CHECK(tessContiguousVariantApplies(tensors, writes, 1, &applies) == TESS_ERROR_INVALID_VALUE);
+  }
+}
+
 TEST_SUITE("C++ layer") {
   TEST_CASE("RAII wrappers and check()") {
     using namespace tessera::rt;

@@ -2,7 +2,9 @@
 // functions for every scalar type, tensors of rank 1 to 4 and low-precision
 // element types; the launch stubs' checks (dimension agreement, dtypes,
 // ranks, static sizes, group and shared-memory limits); two objects with a
-// kernel of the same name in one program. Runs on the CPU device.
+// kernel of the same name in one program; the contiguous and general
+// versions of a kernel picked by its tensors' layout; sizes past 2^31 - 1
+// rejected. Runs on the CPU device.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -19,6 +21,7 @@
 #include "signatures.h"
 #include "two_a.h"
 #include "two_b.h"
+#include "variants.h"
 
 namespace {
 
@@ -326,4 +329,87 @@ TEST_CASE("packed fp4/fp6 and fp8 tensors through the generated header") {
   }
   CHECK(codes_out[3] == 0x7c);  // +inf
   CHECK((packed_out.back() >> 4) == 0xe);  // the unused high nibble of the last byte is kept
+}
+
+TEST_CASE("contiguous and general versions give the same results") {
+  // The CPU code checks the contiguous variants' rule at each launch
+  // (docs/abi.md): contiguous tensors run the version with unit strides and
+  // noalias pointers, the others (strided, misaligned, aliased) the
+  // general one. Every case must match the plain computation.
+  Device cpu = Device::cpu();
+  const int64_t n = 1000;
+  std::vector<float> xs(2 * n + 4), ys(2 * n + 4);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    xs[i] = static_cast<float>(i) * 0.5f;
+    ys[i] = 100.0f - static_cast<float>(i);
+  }
+  const tessera::Grid grid(static_cast<uint32_t>((n + 63) / 64));
+  auto expect_scale_add = [&](const std::vector<float>& y_before, const std::vector<float>& x, int64_t x_offset,
+                              int64_t x_stride, int64_t y_offset, const std::vector<float>& y_after) {
+    for (int64_t i = 0; i < n; ++i) {
+      float want = 2.0f * x[x_offset + i * x_stride] + y_before[y_offset + i];
+      if (y_after[y_offset + i] != want) {
+        FAIL_CHECK("element " << i << ": " << y_after[y_offset + i] << " != " << want);
+        return;
+      }
+    }
+  };
+  SUBCASE("contiguous") {
+    Array<float> x(cpu, xs), y(cpu, ys);
+    REQUIRE_MESSAGE(variants::scale_add(cpu.handle(), grid, tessera::TensorView<const float, 1>(x.buffer.address(), {n}),
+                                        tessera::TensorView<float, 1>(y.buffer.address(), {n}), 2.0f) == TESS_SUCCESS,
+                    last_error());
+    expect_scale_add(ys, xs, 0, 1, 0, y.read());
+  }
+  SUBCASE("a strided view: every other element") {
+    Array<float> x(cpu, xs), y(cpu, ys);
+    REQUIRE_MESSAGE(
+        variants::scale_add(cpu.handle(), grid, tessera::TensorView<const float, 1>(x.buffer.address(), {n}, {2}),
+                            tessera::TensorView<float, 1>(y.buffer.address(), {n}), 2.0f) == TESS_SUCCESS,
+        last_error());
+    expect_scale_add(ys, xs, 0, 2, 0, y.read());
+  }
+  SUBCASE("a view starting at element 1: not 16-byte aligned") {
+    Array<float> x(cpu, xs), y(cpu, ys);
+    REQUIRE_MESSAGE(
+        variants::scale_add(cpu.handle(), grid, tessera::TensorView<const float, 1>(x.buffer.address(), {n}),
+                            tessera::TensorView<float, 1>(y.buffer.address() + sizeof(float), {n}), 2.0f) == TESS_SUCCESS,
+        last_error());
+    expect_scale_add(ys, xs, 0, 1, 1, y.read());
+  }
+  SUBCASE("the written tensor is the other one: y = 2 y + y") {
+    Array<float> y(cpu, ys);
+    REQUIRE_MESSAGE(variants::scale_add(cpu.handle(), grid, tessera::TensorView<const float, 1>(y.buffer.address(), {n}),
+                                        tessera::TensorView<float, 1>(y.buffer.address(), {n}), 2.0f) == TESS_SUCCESS,
+                    last_error());
+    expect_scale_add(ys, ys, 0, 1, 0, y.read());
+  }
+  SUBCASE("lanes as loops around a barrier, contiguous and strided") {
+    for (int64_t stride : {1, 2}) {
+      Array<float> x(cpu, xs), y(cpu, std::vector<float>(n, 0.0f));
+      REQUIRE_MESSAGE(
+          variants::reverse_blocks(cpu.handle(), grid, tessera::TensorView<const float, 1>(x.buffer.address(), {n}, {stride}),
+                                   tessera::TensorView<float, 1>(y.buffer.address(), {n})) == TESS_SUCCESS,
+          last_error());
+      std::vector<float> out = y.read();
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t g = i / 64, l = 63 - i % 64, source = g * 64 + l;
+        if (source < n) CHECK_MESSAGE(out[i] == xs[source * stride], "stride " << stride << ", element " << i);
+      }
+    }
+  }
+}
+
+TEST_CASE("a dimension past 2^31 - 1 is rejected before anything runs") {
+  // Kernels read sizes as 32-bit values (docs/abi.md, "Sizes").
+  Device cpu = Device::cpu();
+  Array<float> y(cpu, std::vector<float>(4, 0.0f));
+  const int64_t huge = int64_t{3} << 30;
+  tessStatus s = variants::scale_add(cpu.handle(), tessera::Grid(1), tessera::TensorView<const float, 1>(y.buffer.address(), {huge}),
+                                     tessera::TensorView<float, 1>(y.buffer.address(), {huge}), 2.0f);
+  CHECK(s == TESS_ERROR_INVALID_VALUE);
+  CHECK_MESSAGE(last_error().find("parameter 'x': dimension 0 is 3221225472 (shape (3221225472,)), more than 2147483647") !=
+                    std::string::npos,
+                last_error());
+  CHECK(y.read() == std::vector<float>(4, 0.0f));
 }

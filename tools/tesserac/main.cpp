@@ -94,7 +94,7 @@ struct Options {
   std::string header;           // -c: the header's path (default: the object's with .h)
   std::string name_space;       // -c: the header's namespace (default: the file's stem)
   std::string gpu_code = "auto";
-  std::string host_cpu = "generic";
+  std::string host_cpu;  // empty: generic for objects, native for --emit=llvm
   std::string target = "gpu";
   bool bounds_check = false;
   int opt_level = 3;
@@ -148,7 +148,10 @@ driver::CodegenOptions codegen_options(const Options& options) {
   c.debug = options.debug_info  ? driver::DebugLevel::Full
             : options.line_info ? driver::DebugLevel::LineTables
                                 : driver::DebugLevel::None;
-  c.host_cpu = options.host_cpu;
+  // Objects run elsewhere (generic by default); --target=cpu --emit=llvm
+  // shows what this machine would run (native) unless a CPU is named.
+  bool llvm_text = options.target == "cpu" && options.emit == "llvm";
+  c.host_cpu = !options.host_cpu.empty() ? options.host_cpu : llvm_text ? "native" : "generic";
   c.toolkit.cuda_path = options.cuda_path;
   c.toolkit.ptxas = options.ptxas;
   c.toolkit.nvjitlink = options.nvjitlink;
@@ -394,7 +397,7 @@ int run(int argc, char** argv) {
                  "ptx, none")
       ->check(CLI::IsMember({"auto", "fatbin", "ptx", "none"}));
   app.add_option("--host-cpu", options.host_cpu,
-                 "With -c or --target=cpu --emit=obj: the host CPU to compile for: generic (default: runs on every "
+                 "With -c or --target=cpu --emit=obj|llvm: the host CPU to compile for: generic (the default for objects: runs on every "
                  "machine of the architecture), native, or an LLVM CPU name such as x86-64-v3");
   app.add_option("--target", options.target, "gpu (NVPTX, the default) or cpu (the host: --emit=llvm or obj)")
       ->check(CLI::IsMember({"gpu", "cpu"}));

@@ -57,6 +57,7 @@ struct RunOptions {
   std::string device;
   int opt_level = 3;
   std::string mma = "auto";  // as tesserac's --mma
+  std::string cpu_lanes = "loops";  // the CPU target's lanes: loops (with fibers as the fallback) or fibers
   std::string cuda_path;
   bool quiet = false;
   bool no_bounds_check = false;
@@ -357,10 +358,9 @@ class Runner {
     g_current_phase = "driver";
     if (!error.empty()) fail(error);
     if (!loaded) return kExitUserError;
-    tessKernel handle = nullptr;
-    check(tessModuleGetKernel(loaded.handle(), kernel_name_.c_str(), &handle), "kernel lookup");
-
     std::vector<void*> pointers = upload(device);
+    tessKernel handle = nullptr;
+    check(tessModuleGetKernel(loaded.handle(), launched_kernel(device).c_str(), &handle), "kernel lookup");
     // On the CPU the kernel runs in this process: a crash from here on is
     // the kernel's, not the compiler's (crash_report.h).
     const bool in_process = std::string_view(device_name).substr(0, 3) == "cpu";
@@ -486,6 +486,7 @@ class Runner {
     codegen.mma = options_.mma == "sync"    ? driver::Mma::Sync
                   : options_.mma == "wgmma" ? driver::Mma::Wgmma
                                             : driver::Mma::Auto;
+    codegen.cpu_fibers = options_.cpu_lanes == "fibers";
     codegen.toolkit.cuda_path = options_.cuda_path;
     return codegen;
   }
@@ -569,6 +570,9 @@ class Runner {
         int64_t spec = p.dims[d];
         int64_t extent = array->shape[d];
         std::string where = p.name + " dimension " + std::to_string(d);
+        if (extent > INT32_MAX)
+          fail("--arg " + p.name + "=" + it->second + ": " + where + " is " + std::to_string(extent) +
+               ", more than 2147483647: kernels index with 32-bit sizes (docs/abi.md, \"Sizes\")");
         if (spec >= 0 && extent != spec)
           fail("--arg " + p.name + "=" + it->second + ": " + where + " is " + std::to_string(extent) + ", the parameter '" +
                describe(p) + "' wants " + std::to_string(spec));
@@ -665,6 +669,25 @@ class Runner {
     return pointers;
   }
 
+  // On a GPU, the kernel's contiguous variant when the tensors allow it
+  // (docs/abi.md, "Contiguous variants"; the CPU target's kernels pick for
+  // themselves). After upload: the views are the device's.
+  std::string launched_kernel(tessDevice device) {
+    tessDeviceKind kind = TESS_DEVICE_CPU;
+    check(tessDeviceGetKind(device, &kind), "device");
+    if (kind == TESS_DEVICE_CPU) return kernel_name_;
+    std::vector<const tessTensor*> tensors;
+    std::vector<uint8_t> writes;
+    for (size_t i = 0; i < parameters_.size(); ++i)
+      if (parameters_[i].tensor) {
+        tensors.push_back(&arguments_[i].view);
+        writes.push_back(parameters_[i].mut ? 1 : 0);
+      }
+    int applies = 0;
+    check(tessContiguousVariantApplies(tensors.data(), writes.data(), tensors.size(), &applies), "tensors");
+    return applies && !tensors.empty() ? kernel_name_ + TESS_CONTIGUOUS_VARIANT_SUFFIX : kernel_name_;
+  }
+
   void download(tessDevice device) {
     for (size_t i = 0; i < parameters_.size(); ++i) {
       Argument& a = arguments_[i];
@@ -724,6 +747,10 @@ int run_command(int argc, char** argv) {
   app.add_option("--cuda-path", options.cuda_path, "CUDA Toolkit root for libdevice");
   app.add_option("--mma", options.mma, "Tensor-core instruction for tile.mma: auto, sync, wgmma (sm_90a on a compute capability 9.0 GPU); on the CPU, sync emulates mma.sync")
       ->check(CLI::IsMember({"auto", "sync", "wgmma"}));
+  app.add_option("--cpu-lanes", options.cpu_lanes,
+                 "On the CPU: loops (lanes run as loops between synchronisations, fibers where that is not handled) "
+                 "or fibers (every kernel's lanes as fibers, for comparing the two)")
+      ->check(CLI::IsMember({"loops", "fibers"}));
   app.add_flag("-q,--quiet", options.quiet, "Do not report where the kernel ran");
   app.add_flag("--no-bounds-check", options.no_bounds_check,
                "Compile without index checks (on by default: an out-of-bounds index fails the run with its .tsr location)");

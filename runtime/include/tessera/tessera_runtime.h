@@ -248,6 +248,20 @@ tessStatus tessTensorKernelArgs(const tessTensor* tensor, void** args, size_t ca
  * whole bytes (0 for an empty tensor). Strides must not be negative. */
 tessStatus tessTensorStorageBytes(const tessTensor* tensor, uint64_t* bytes);
 
+/* --- contiguous variants (docs/abi.md, "Contiguous variants") ------------------------ */
+/* A GPU module holds, beside each kernel with tensor parameters, its variant
+ * compiled for contiguous tensors, named with this suffix ("saxpy$contiguous"). */
+#define TESS_CONTIGUOUS_VARIANT_SUFFIX "$contiguous"
+/* Whether a launch with these tensors may run a kernel's contiguous variant:
+ * every tensor's innermost stride is 1 (or its innermost extent at most 1),
+ * its other strides below 2^31, every non-empty tensor's data is 16-byte
+ * aligned, and no tensor the kernel
+ * writes (writes[i] nonzero: a `mut` parameter) shares a byte with another
+ * tensor. *applies gets 1 or 0. tessAotLaunch and `tesserac run` pick the
+ * variant with it; the CPU target's kernels check the same rule themselves. */
+tessStatus tessContiguousVariantApplies(const tessTensor* const* tensors, const uint8_t* writes, size_t count,
+                                        int* applies);
+
 #ifdef __cplusplus
 }
 #endif

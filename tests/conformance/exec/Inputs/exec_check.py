@@ -22,7 +22,8 @@ C++ header tessera/numerics.hpp. The test code may call encode(dtype, x),
 decode(dtype, code) and quantize(dtype, x) = decode(encode(x)).
 Prints one line per case ("<kernel>: <names> match") or the first mismatches
 and exits 1. TESSERA_EXEC_DEVICE picks the device (default: cpu), TESSERA_EXEC_MMA the
-tensor-core instruction on a GPU (`tesserac run --mma`), TESSERA_EXEC_REPEAT
+tensor-core instruction on a GPU (`tesserac run --mma`), TESSERA_EXEC_CPU_LANES
+the CPU target's lanes (`tesserac run --cpu-lanes`: loops or fibers), TESSERA_EXEC_REPEAT
 repeats every case (the barrier stress test runs 100 times).
 
 No NumPy needed: .npy files are written and read with `struct`.
@@ -254,6 +255,8 @@ class Checker:
             command += ["--device", self.device]
         if os.environ.get("TESSERA_EXEC_MMA"):
             command += ["--mma", os.environ["TESSERA_EXEC_MMA"]]
+        if os.environ.get("TESSERA_EXEC_CPU_LANES"):
+            command += ["--cpu-lanes", os.environ["TESSERA_EXEC_CPU_LANES"]]
         if group is not None:
             command += ["--group", str(group)]
         for name, value in arguments.items():
