@@ -538,11 +538,10 @@ Bound Lowering::lower_jit_call(NodeId call) {
   Operation* op = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
                                   {{"callee", context_.symbol_attr(callee->symbol_name())}});
   std::vector<Value*> values = op->results();
-  // The call's type (dims the caller knows) may be more precise than the
-  // callee's result: reshape to it where they differ.
-  Type typed = graph_type(call);
+  // One result is the value; several (a tuple return) are unpacked by the
+  // caller's assignment. (The call's sema type is not asked for here: a
+  // tuple has no IR type.)
   if (values.size() == 1) return Bound{values[0], {}};
-  (void)typed;
   return Bound{nullptr, values};
 }
 

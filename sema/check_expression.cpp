@@ -224,7 +224,8 @@ Value Checker::check_expression(NodeId node) {
                      (t.kind == TypeKind::Scalar && t.scalar != ScalarType::Bool) || t.kind == TypeKind::Dynamic ||
                      (t.kind == TypeKind::Tensor && !in_device());
       bool integral = t.kind == TypeKind::UntypedInt || (t.kind == TypeKind::Scalar && is_integer(t.scalar)) ||
-                      t.kind == TypeKind::Dynamic;
+                      t.kind == TypeKind::Dynamic ||
+                      (t.kind == TypeKind::Tensor && !in_device() && (is_integer(t.scalar) || t.scalar == ScalarType::Bool));
       if (t.kind == TypeKind::Error) break;
       if (!numeric || (op == UnaryOperator::Invert && !integral)) {
         diags_.emit<diag::SemaInvalidOperand>(n.range, std::string(operator_spelling(op)),
@@ -270,13 +271,21 @@ Value Checker::check_expression(NodeId node) {
       auto op = static_cast<CompareOperator>(n.op);
       bool identity = op == CompareOperator::Is || op == CompareOperator::IsNot || op == CompareOperator::In ||
                       op == CompareOperator::NotIn;
+      TypeId common = types_.dynamic();
       if (!identity) {
-        TypeId common = binary_result(node, BinaryUse::compare(op), left_type, rhs.type);
+        common = binary_result(node, BinaryUse::compare(op), left_type, rhs.type);
         // A constant compared with a typed value converts to its type.
         if (!(n.flags & 1)) check_operand_constants(lhs, lhs_node, rhs, ast_.child(node, 1), common);
       }
       bool tensor = types_.kind(left_type) == TypeKind::Tensor || types_.kind(rhs.type) == TypeKind::Tensor;
-      value = Value{tensor && !in_device() ? types_.dynamic() : types_.scalar(ScalarType::Bool)};
+      if (tensor && !in_device()) {
+        // Graph level: a bool tensor of the broadcast shape (binary_result's
+        // type), so that casts, where and reductions see what it is.
+        bool typed = !identity && !(n.flags & 1) && types_.kind(common) == TypeKind::Tensor;
+        value = Value{types_.is_error(common) ? common : typed ? common : types_.dynamic()};
+      } else {
+        value = Value{types_.scalar(ScalarType::Bool)};
+      }
       break;
     }
     case NodeKind::IfExp: {
@@ -382,6 +391,9 @@ Value Checker::resolve_name(NodeId node) {
       case ModuleSymbol::Kind::Constant: {
         NodeId value_node = ast_.child(symbol.node, 1);
         TypeId type = out_.node_types[value_node.index];
+        if (auto recorded = module_value_types_.find(value_node.index);
+            !type.valid() && recorded != module_value_types_.end())
+          type = recorded->second;
         return Value{type.valid() ? type : types_.dynamic(), symbol.constant};
       }
       case ModuleSymbol::Kind::Import:
@@ -586,28 +598,11 @@ Value Checker::check_binary(NodeId node) {
   Value lhs = check_expression(ast_.child(node, 0));
   Value rhs = check_expression(ast_.child(node, 1));
 
-  // Matrix product of two tensors: inner dimensions must agree.
+  // Matrix product of two tensors: ts.matmul's rules (NumPy's), vector
+  // operands and broadcast batch dimensions included.
   if (op == BinaryOperator::MatMul && types_.kind(lhs.type) == TypeKind::Tensor &&
-      types_.kind(rhs.type) == TypeKind::Tensor && !in_device()) {
-    auto da = types_.dims(lhs.type), db = types_.dims(rhs.type);
-    if (da.size() >= 2 && db.size() >= 2) {
-      DimId k1 = da.back(), k2 = db[db.size() - 2];
-      auto c1 = types_.constant_value(k1), c2 = types_.constant_value(k2);
-      bool mismatch = k1 != k2 && ((c1 && c2) ||
-                                   (types_.dim(k1).kind == DimKind::Symbol && types_.dim(k2).kind == DimKind::Symbol));
-      if (mismatch) {
-        diags_.emit<diag::SemaMatmulInnerDim>(n.range, source_text(ast_.child(node, 0)), types_.dim_to_string(k1),
-                                              source_text(ast_.child(node, 1)), types_.dim_to_string(k2));
-        return Value{types_.error()};
-      }
-      std::vector<DimId> dims(da.begin(), da.end() - 1);
-      dims.push_back(db.back());
-      TypeId element = binary_result(node, BinaryUse::of(BinaryOperator::Mul), compute_type(types_.element_type(lhs.type)),
-                                     compute_type(types_.element_type(rhs.type)));
-      if (types_.is_error(element)) return Value{element};
-      return Value{types_.tensor(types_.info(element).scalar, {}, dims, value_space(), false, false)};
-    }
-  }
+      types_.kind(rhs.type) == TypeKind::Tensor && !in_device())
+    return Value{matmul_result(node, ast_.child(node, 0), ast_.child(node, 1), lhs.type, rhs.type)};
 
   Value result{binary_result(node, BinaryUse::of(op), lhs.type, rhs.type)};
   result.global_id = (lhs.global_id || rhs.global_id) && (op == BinaryOperator::Add || op == BinaryOperator::Sub);

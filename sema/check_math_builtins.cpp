@@ -14,7 +14,21 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
       Value x = bc.value_of(bound[0]);
       const TypeInfo& t = types_.info(x.type);
       if (t.kind == TypeKind::Error || t.kind == TypeKind::Dynamic) return Value{x.type};
-      if (t.kind == TypeKind::Tensor && !in_device()) return Value{x.type};
+      if (t.kind == TypeKind::Tensor && !in_device()) {
+        // Elementwise, typed as on one element: a storage float computes in
+        // its compute type (ts.exp of bf16 is f32, as bf16 * bf16 is), an
+        // integer in f32 for the float functions (NumPy: exp of an int array
+        // is float); bool is not a number.
+        std::optional<ScalarType> element = graph_element(x.type);
+        if (!element || *element == ScalarType::Bool) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a tensor of numbers",
+                                              types_.to_string(x.type));
+          return Value{types_.error()};
+        }
+        if (bc.info.signature == Signature::UnaryFloat && !is_float(*element)) element = ScalarType::F32;
+        std::vector<DimId> dims(types_.dims(x.type).begin(), types_.dims(x.type).end());
+        return Value{graph_tensor(*element, dims)};
+      }
       if (!types_.is_numeric_scalar(x.type)) {
         diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a number", types_.to_string(x.type));
         return Value{types_.error()};

@@ -118,6 +118,10 @@ void Checker::run(NodeId module) {
     }
     module_statement_begin_ = ast_.range(statement).begin;
     check_statement(statement);
+    if (kind == NodeKind::Assign && ast_.children(statement).size() == 2) {
+      NodeId value = ast_.child(statement, 1);
+      module_value_types_[value.index] = out_.node_types[value.index];
+    }
   }
   module_statement_begin_.reset();
   locals_.clear();

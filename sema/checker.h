@@ -275,6 +275,10 @@ class Checker {
   TypeStore& types_;
 
   std::unordered_map<uint32_t, ModuleSymbol> module_symbols_;
+  // The type of each module-level assignment's value (by the value's node),
+  // kept apart from the node-type table: a @jit instance is checked with its
+  // own table swapped in and still reads module constants (`x * SCALE`).
+  std::unordered_map<uint32_t, TypeId> module_value_types_;
   // Where each module-level name is first bound (def, class, import, type
   // alias, assignment), as a source offset: module-level code runs in order,
   // as in Python, so it may only use a name bound by an earlier statement.

@@ -49,6 +49,10 @@ numpy_python = python_with_numpy()
 if numpy_python:
     config.available_features.add("numpy")
     config.substitutions.append(("%numpy-python", numpy_python))
+    # %jit: runs a graph-level test's `# NP:` cases (tests/conformance/jit/).
+    config.substitutions.append(("%jit", "%s %s --tesserac %s" % (
+        numpy_python, os.path.join(os.path.dirname(__file__), "conformance", "jit", "Inputs", "jit_check.py"),
+        config.tesserac_path)))
 # Root may make device nodes (mknod): tests of outputs written to a character
 # device say `REQUIRES: mknod` and are UNSUPPORTED (skipped) otherwise.
 def can_make_device_nodes():

@@ -220,18 +220,18 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
     case OpKind::GraphAttention: {
       auto q = tensor_operand(0), k = tensor_operand(1), v = tensor_operand(2);
       if (!q || !k || !v || op->num_operands() != 3) return fail("takes q, k and v tensors");
-      if (q->rank() < 2 || k->rank() != q->rank() || v->rank() != q->rank())
-        return fail("q, k and v are [..., S, D] tensors of one rank");
-      size_t r = q->rank();
-      if (!dims_match(q->shape()[r - 1], k->shape()[r - 1])) return fail("q and k have different head sizes");
-      if (!dims_match(k->shape()[r - 2], v->shape()[r - 2])) return fail("k and v have different lengths");
+      if (q->rank() < 2 || k->rank() < 2 || v->rank() < 2) return fail("q, k and v are [..., S, D] tensors");
+      size_t rq = q->rank(), rk = k->rank(), rv = v->rank();
+      if (!dims_match(q->shape()[rq - 1], k->shape()[rk - 1])) return fail("q and k have different head sizes");
+      if (!dims_match(k->shape()[rk - 2], v->shape()[rv - 2])) return fail("k and v have different lengths");
       if (q->scalar() != k->scalar() || q->scalar() != v->scalar()) return fail("q, k and v have different element types");
-      std::vector<int64_t> dims(q->shape().begin(), q->shape().end());
-      dims[r - 1] = v->shape()[r - 1];
-      for (size_t i = 0; i + 2 < r; ++i) {
-        if (!dims_match(q->shape()[i], k->shape()[i]) || !dims_match(q->shape()[i], v->shape()[i]))
-          return fail("q, k and v have different batch dimensions");
-      }
+      // Batch dimensions broadcast, as matmul's: [..., Sq, Dv].
+      auto batch = broadcast_shapes(q->shape().first(rq - 2), k->shape().first(rk - 2));
+      if (batch) batch = broadcast_shapes(*batch, v->shape().first(rv - 2));
+      if (!batch) return fail("q, k and v have batch dimensions that do not broadcast");
+      std::vector<int64_t> dims = *batch;
+      dims.push_back(q->shape()[rq - 2]);
+      dims.push_back(v->shape()[rv - 1]);
       return tensor_of(q->scalar(), dims);
     }
     case OpKind::GraphDim: {

@@ -187,16 +187,17 @@ class Decomposer {
     Value* v = op_->operand(2);
     ScalarType element = q->type().scalar();
     ScalarType compute = is_float(element) && scalar_info(element).bits < 32 ? ScalarType::F32 : element;
-    size_t r = q->type().rank();
+    size_t d_axis = q->type().rank() - 1;
     Value* scores = matmul(q, swap_last_two(k), compute);
+    size_t r = scores->type().rank();  // batch dims broadcast: q's rank or more
     Value* scale;
     if (op_->has_attr("scale")) {
       scale = scalar(op_->attr("scale").float_value(), compute);
-    } else if (int64_t d = q->type().shape()[r - 1]; d != kDynamic) {
+    } else if (int64_t d = q->type().shape()[d_axis]; d != kDynamic) {
       scale = scalar(1.0 / std::sqrt(static_cast<double>(d)), compute);
     } else {
       Type f = context_.scalar_type(compute);
-      Value* as_int = builder_.create(OpKind::IndexCast, {dim(q, r - 1)}, {context_.i64_type()})->result();
+      Value* as_int = builder_.create(OpKind::IndexCast, {dim(q, d_axis)}, {context_.i64_type()})->result();
       Value* as_float = builder_.create(OpKind::SIToFP, {as_int}, {f})->result();
       scale = builder_.create(OpKind::Rsqrt, {as_float}, {f})->result();
     }
