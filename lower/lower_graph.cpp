@@ -316,8 +316,14 @@ Value* Lowering::graph_binary(NodeId node) {
 
 Value* Lowering::graph_compare(NodeId node) {
   auto op = static_cast<CompareOperator>(ast_.node(node).op);
-  if (ast_.node(node).flags & 1) unsupported(node, "a chained comparison of tensors");
   NodeId lhs = ast_.child(node, 0), rhs = ast_.child(node, 1);
+  // `a < b < c` is (a < b) & (b < c): the left comparison, then this one
+  // with its right operand b (pure graph code: evaluated again, CSE'd).
+  Value* chain = nullptr;
+  if (ast_.node(node).flags & 1) {
+    chain = value(lhs);
+    lhs = ast_.child(lhs, 1);
+  }
   ScalarType element = promote(element_of(lhs), element_of(rhs));
   if (is_storage_float(element)) element = ScalarType::F32;
   Value* a = to_element(value(lhs, is_tensor_node(lhs) ? Type{} : context_.scalar_type(element)), element, lhs);
@@ -332,7 +338,8 @@ Value* Lowering::graph_compare(NodeId node) {
     case CompareOperator::Ne: fn = "ne"; break;
     default: unsupported(node, "the comparison '" + std::string(operator_spelling(op)) + "' on tensors");
   }
-  return graph_elementwise(fn, {a, b}, node);
+  Value* compared = graph_elementwise(fn, {a, b}, node);
+  return chain ? graph_elementwise("and", {chain, compared}, node) : compared;
 }
 
 Value* Lowering::graph_unary(NodeId node) {

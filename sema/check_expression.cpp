@@ -281,7 +281,12 @@ Value Checker::check_expression(NodeId node) {
       if (tensor && !in_device()) {
         // Graph level: a bool tensor of the broadcast shape (binary_result's
         // type), so that casts, where and reductions see what it is.
-        bool typed = !identity && !(n.flags & 1) && types_.kind(common) == TypeKind::Tensor;
+        bool typed = !identity && types_.kind(common) == TypeKind::Tensor;
+        if (typed && (n.flags & 1)) {
+          // `a < b < c`: (a < b) & (b < c), broadcast together.
+          common = binary_result(node, BinaryUse::of(BinaryOperator::BitAnd), lhs.type, common);
+          typed = types_.kind(common) == TypeKind::Tensor;
+        }
         value = Value{types_.is_error(common) ? common : typed ? common : types_.dynamic()};
       } else {
         value = Value{types_.scalar(ScalarType::Bool)};

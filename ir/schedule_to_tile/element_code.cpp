@@ -1,7 +1,8 @@
 // The scalar code of graph operations (element_code.h). The semantics are
 // those of docs/language/graph.md: Python's `//` and `%` (toward negative
 // infinity, the divisor's sign), comparisons of floats ordered (NaN compares
-// false, except `!=`), relu(x) = x > 0 ? x : 0, gelu the tanh approximation,
+// false, except `!=`), integer `//` and `%` by 0 give 0 as NumPy's (no trap;
+// INT_MIN // -1 wraps), relu(x) = x > 0 ? x : 0, gelu the tanh approximation,
 // random numbers from Philox-4x32-10 (tile.random_bits) keyed by the seed and
 // counted by the element's index.
 #include "ir/schedule_to_tile/element_code.h"
@@ -25,6 +26,18 @@ Value* cmp(KernelBuilder& kb, Value* a, Value* b, std::string_view signed_int, s
   std::string_view predicate = f ? floating : is_unsigned_type(t) ? unsigned_int : signed_int;
   return kb.op(f ? OpKind::CmpF : OpKind::CmpI, {a, b}, kb.context().bool_type(),
                {{"predicate", kb.context().string_attr(predicate)}});
+}
+
+// An integer divisor that does not trap: 1 where it is 0 (and, signed, -1:
+// INT_MIN / -1 overflows); the callers give those elements NumPy's results.
+Value* safe_divisor(KernelBuilder& kb, Value* b, bool is_unsigned) {
+  Type t = b->type();
+  Value* one = kb.builder().constant_int(1, t);
+  Value* bad = cmp(kb, b, kb.builder().constant_int(0, t), "eq", "eq", "oeq");
+  if (!is_unsigned)
+    bad = kb.op(OpKind::OrI, {bad, cmp(kb, b, kb.builder().constant_int(-1, t), "eq", "eq", "oeq")},
+                kb.context().bool_type());
+  return kb.select(bad, one, b);
 }
 
 Value* float_op(KernelBuilder& kb, OpKind kind, std::vector<Value*> operands) {
@@ -175,16 +188,25 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
     case ElementwiseOp::Sub: return kb.op(f ? OpKind::SubF : OpKind::SubI, {a, b}, t);
     case ElementwiseOp::Mul: return kb.op(f ? OpKind::MulF : OpKind::MulI, {a, b}, t);
     case ElementwiseOp::Div:
-      if (f) return kb.op(OpKind::DivF, {a, b}, t);
-      return kb.op(u ? OpKind::DivUI : OpKind::FloorDivSI, {a, b}, t);
-    case ElementwiseOp::FloorDiv:
-      if (f) return math(kb, OpKind::Floor, kb.op(OpKind::DivF, {a, b}, t));
-      return kb.op(u ? OpKind::DivUI : OpKind::FloorDivSI, {a, b}, t);
+    case ElementwiseOp::FloorDiv: {
+      if (f) {
+        Value* q = kb.op(OpKind::DivF, {a, b}, t);
+        return fn == ElementwiseOp::Div ? q : math(kb, OpKind::Floor, q);
+      }
+      // NumPy's integer division, without the hardware's traps: x // 0 is 0
+      // and INT_MIN // -1 wraps to INT_MIN (x // -1 is -x).
+      Value* q = kb.op(u ? OpKind::DivUI : OpKind::FloorDivSI, {a, safe_divisor(kb, b, u)}, t);
+      Value* zero = kb.builder().constant_int(0, t);
+      if (!u) q = kb.select(cmp(kb, b, kb.builder().constant_int(-1, t), "eq", "eq", "oeq"), kb.op(OpKind::SubI, {zero, a}, t), q);
+      return kb.select(cmp(kb, b, zero, "eq", "eq", "oeq"), zero, q);
+    }
     case ElementwiseOp::Mod: {
       if (f) {
         Value* q = math(kb, OpKind::Floor, kb.op(OpKind::DivF, {a, b}, t));
         return kb.op(OpKind::SubF, {a, kb.op(OpKind::MulF, {q, b}, t)}, t);
       }
+      // x % 0 is 0 (NumPy), as x % 1 and x % -1 are: divide by 1 instead.
+      b = safe_divisor(kb, b, u);
       if (u) return kb.op(OpKind::RemUI, {a, b}, t);
       Value* r = kb.op(OpKind::RemSI, {a, b}, t);
       Value* zero = kb.constant(0.0, t);
