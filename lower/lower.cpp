@@ -58,7 +58,7 @@ Location Lowering::location(NodeId node) {
 }
 
 void Lowering::unsupported(NodeId node, std::string what) {
-  diags_.emit<diag::LowerUnsupported>(ast_.range(node), std::move(what));
+  diags_.emit<diag::LowerUnsupported>(ast_.range(node), std::move(what), graph_ ? "@jit code" : "kernels");
   throw LoweringFailed{};
 }
 
@@ -511,6 +511,10 @@ void Lowering::lower_aug_assign(NodeId statement) {
   auto op = static_cast<BinaryOperator>(ast_.node(statement).op);
   if (ast_.kind(target) == NodeKind::Name) {
     Value* current = lower_name(target, {});
+    if (graph_ && current->type().is(TypeKind::Tensor)) {
+      graph_aug_assign(statement, current);
+      return;
+    }
     // `acc += tile.mma(a, b)`: accumulate in the MMA itself.
     if (op == BinaryOperator::Add && current->type().is(TypeKind::Tile) && ast_.kind(value_node) == NodeKind::Call) {
       Bound rhs = lower(value_node);

@@ -295,23 +295,39 @@ Value* Lowering::graph_binary(NodeId node) {
   ScalarType element = graph_type(node).scalar();
   Value* a = to_element(value(lhs, is_tensor_node(lhs) ? Type{} : context_.scalar_type(element)), element, lhs);
   Value* b = to_element(value(rhs, is_tensor_node(rhs) ? Type{} : context_.scalar_type(element)), element, rhs);
-  const char* fn = nullptr;
+  return graph_elementwise(graph_binary_function(op, node), {a, b}, node);
+}
+
+// The graph.elementwise function of a binary operator on tensors.
+const char* Lowering::graph_binary_function(BinaryOperator op, NodeId where) {
   switch (op) {
-    case BinaryOperator::Add: fn = "add"; break;
-    case BinaryOperator::Sub: fn = "sub"; break;
-    case BinaryOperator::Mul: fn = "mul"; break;
-    case BinaryOperator::Div: fn = "div"; break;
-    case BinaryOperator::FloorDiv: fn = "floordiv"; break;
-    case BinaryOperator::Mod: fn = "mod"; break;
-    case BinaryOperator::Pow: fn = "pow"; break;
-    case BinaryOperator::BitAnd: fn = "and"; break;
-    case BinaryOperator::BitOr: fn = "or"; break;
-    case BinaryOperator::BitXor: fn = "xor"; break;
+    case BinaryOperator::Add: return "add";
+    case BinaryOperator::Sub: return "sub";
+    case BinaryOperator::Mul: return "mul";
+    case BinaryOperator::Div: return "div";
+    case BinaryOperator::FloorDiv: return "floordiv";
+    case BinaryOperator::Mod: return "mod";
+    case BinaryOperator::Pow: return "pow";
+    case BinaryOperator::BitAnd: return "and";
+    case BinaryOperator::BitOr: return "or";
+    case BinaryOperator::BitXor: return "xor";
     case BinaryOperator::LShift:
     case BinaryOperator::RShift:
-    case BinaryOperator::MatMul: unsupported(node, "the operator '" + std::string(operator_spelling(op)) + "' on tensors");
+    case BinaryOperator::MatMul: break;
   }
-  return graph_elementwise(fn, {a, b}, node);
+  unsupported(where, "the operator '" + std::string(operator_spelling(op)) + "' on tensors");
+}
+
+// `x op= v` on a tensor variable: x = x op v in x's element type (sema
+// checked that the result keeps x's type: `b += 1.0` on a bf16 tensor, whose
+// sum is f32, is sema.local-type-change).
+void Lowering::graph_aug_assign(NodeId statement, Value* current) {
+  NodeId target = ast_.child(statement, 0), value_node = ast_.child(statement, 1);
+  auto op = static_cast<BinaryOperator>(ast_.node(statement).op);
+  ScalarType element = current->type().scalar();
+  Value* v = to_element(value(value_node, is_tensor_node(value_node) ? Type{} : context_.scalar_type(element)),
+                        element, value_node);
+  env_[ast_.node(target).payload] = Bound{graph_elementwise(graph_binary_function(op, statement), {current, v}, statement), {}};
 }
 
 Value* Lowering::graph_compare(NodeId node) {

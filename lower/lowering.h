@@ -207,6 +207,8 @@ class Lowering {
   Value* graph_op(OpKind kind, std::vector<Value*> operands, Type declared, std::vector<NamedAttribute> attributes,
                   NodeId where);
   Value* graph_elementwise(std::string_view op, std::vector<Value*> operands, NodeId where);
+  const char* graph_binary_function(BinaryOperator op, NodeId where);
+  void graph_aug_assign(NodeId statement, Value* current);
   Value* graph_binary(NodeId node);
   Value* graph_compare(NodeId node);
   Value* graph_unary(NodeId node);

@@ -294,7 +294,7 @@ Value Checker::check_expression(NodeId node) {
       break;
     }
     case NodeKind::IfExp: {
-      check_expression(ast_.child(node, 0));
+      check_condition(ast_.child(node, 0), check_expression(ast_.child(node, 0)));
       Value a = check_expression(ast_.child(node, 1));
       Value b = check_expression(ast_.child(node, 2));
       if (is_assignable(a.type, b.type)) {
@@ -851,7 +851,13 @@ Value Checker::check_subscript(NodeId node) {
   }
   if (error) return Value{types_.error()};
   for (size_t d = consumed; d < dims.size(); ++d) remaining.push_back(dims[d]);
-  if (remaining.empty()) return Value{element_value_type(base.type)};
+  if (remaining.empty()) {
+    // Graph code: one element of a tensor is a 0-d tensor, as NumPy's x[i, j]
+    // is a 0-d value (it is one in the Graph IR; typed as a number, scalar
+    // arithmetic on it did not compile). Kernels read a number.
+    if (!in_device()) return Value{types_.tensor(info.scalar, info.policy, {}, info.space, false, info.seed_style)};
+    return Value{element_value_type(base.type)};
+  }
   return Value{types_.tensor(info.scalar, info.policy, remaining, info.space, info.mut, info.seed_style)};
 }
 

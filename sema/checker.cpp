@@ -839,6 +839,16 @@ void Checker::check_statements(NodeId suite) {
   for (NodeId statement : ast_.children(suite)) check_statement(statement);
 }
 
+// An `if` / `while` condition: a number in kernels; in graph code a tensor
+// (a comparison of tensors, one element, a reduction) lives on the device.
+void Checker::check_condition(NodeId node, const Value& condition) {
+  if (types_.kind(condition.type) != TypeKind::Tensor) return;
+  if (in_device())
+    diags_.emit<diag::SemaConditionType>(ast_.range(node), types_.to_string(condition.type));
+  else
+    diags_.emit<diag::SemaTensorCondition>(ast_.range(node), types_.to_string(condition.type));
+}
+
 void Checker::check_statement(NodeId statement) {
   const Node& n = ast_.node(statement);
   auto children = ast_.children(statement);
@@ -912,9 +922,7 @@ void Checker::check_statement(NodeId statement) {
     }
     case NodeKind::If: {
       Value condition = check_expression(children[0]);
-      if (types_.kind(condition.type) == TypeKind::Tensor && in_device()) {
-        diags_.emit<diag::SemaConditionType>(ast_.range(children[0]), types_.to_string(condition.type));
-      }
+      check_condition(children[0], condition);
       check_statements(children[1]);
       if (children[2].valid()) {
         if (ast_.kind(children[2]) == NodeKind::If) {
@@ -927,9 +935,7 @@ void Checker::check_statement(NodeId statement) {
     }
     case NodeKind::While: {
       Value condition = check_expression(children[0]);
-      if (types_.kind(condition.type) == TypeKind::Tensor && in_device()) {
-        diags_.emit<diag::SemaConditionType>(ast_.range(children[0]), types_.to_string(condition.type));
-      }
+      check_condition(children[0], condition);
       ++loop_depth_;
       check_statements(children[1]);
       --loop_depth_;

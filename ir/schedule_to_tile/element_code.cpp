@@ -55,6 +55,39 @@ Value* math(KernelBuilder& kb, OpKind kind, Value* x) {
   return kb.convert(kb.op(kind, {wide}, wide->type()), t);
 }
 
+// Python's and NumPy's float `//` and `%` (npy_divmod): the remainder from
+// fmod, which is exact, moved to the divisor's sign; the quotient (a - mod) / b
+// snapped to the nearest integer. floor(a / b) instead rounds a / b first:
+// 1.0 // 0.1 would be 10, not 9, and a - floor(a / b) * b loses digits.
+std::pair<Value*, Value*> float_divmod(KernelBuilder& kb, Value* a, Value* b) {
+  Type t = a->type();
+  Type flag = kb.context().bool_type();
+  Value* zero = kb.constant(0.0, t);
+  Value* negative_zero = kb.constant(-0.0, t);
+  Value* one = kb.constant(1.0, t);
+  auto less = [&](Value* x, Value* y) { return cmp(kb, x, y, "slt", "ult", "olt"); };
+  Value* mod = kb.op(OpKind::RemF, {a, b}, t);
+  Value* div = kb.op(OpKind::DivF, {kb.op(OpKind::SubF, {a, mod}, t), b}, t);
+  Value* mod_nonzero = cmp(kb, mod, zero, "ne", "ne", "une");
+  Value* signs_differ = kb.op(OpKind::XOrI, {less(b, zero), less(mod, zero)}, flag);
+  Value* adjust = kb.all(mod_nonzero, signs_differ);
+  mod = kb.select(adjust, kb.op(OpKind::AddF, {mod, b}, t), mod);
+  div = kb.select(adjust, kb.op(OpKind::SubF, {div, one}, t), div);
+  mod = kb.select(mod_nonzero, mod, kb.select(less(b, zero), negative_zero, zero));  // copysign(0, b)
+  Value* floor = math(kb, OpKind::Floor, div);
+  Value* snap = cmp(kb, kb.op(OpKind::SubF, {div, floor}, t), kb.constant(0.5, t), "sgt", "ugt", "ogt");
+  floor = kb.select(snap, kb.op(OpKind::AddF, {floor, one}, t), floor);
+  Value* quotient = kb.op(OpKind::DivF, {a, b}, t);
+  Value* div_zero = cmp(kb, div, zero, "eq", "eq", "oeq");
+  // copysign(0, a / b): negative also for a quotient of -0.0 (1 / -0.0 < 0).
+  Value* quotient_negative =
+      kb.op(OpKind::OrI, {less(quotient, zero), less(kb.op(OpKind::DivF, {one, quotient}, t), zero)}, flag);
+  floor = kb.select(div_zero, kb.select(quotient_negative, negative_zero, zero), floor);
+  // b == 0: a / b (inf or NaN) and fmod's NaN.
+  floor = kb.select(cmp(kb, b, zero, "eq", "eq", "oeq"), quotient, floor);
+  return {floor, mod};
+}
+
 Value* sigmoid(KernelBuilder& kb, Value* x) {
   Type t = x->type();
   Value* one = kb.constant(1.0, t);
@@ -190,8 +223,8 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
     case ElementwiseOp::Div:
     case ElementwiseOp::FloorDiv: {
       if (f) {
-        Value* q = kb.op(OpKind::DivF, {a, b}, t);
-        return fn == ElementwiseOp::Div ? q : math(kb, OpKind::Floor, q);
+        if (fn == ElementwiseOp::FloorDiv) return float_divmod(kb, a, b).first;
+        return kb.op(OpKind::DivF, {a, b}, t);
       }
       // NumPy's integer division, without the hardware's traps: x // 0 is 0
       // and INT_MIN // -1 wraps to INT_MIN (x // -1 is -x).
@@ -201,10 +234,7 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
       return kb.select(cmp(kb, b, zero, "eq", "eq", "oeq"), zero, q);
     }
     case ElementwiseOp::Mod: {
-      if (f) {
-        Value* q = math(kb, OpKind::Floor, kb.op(OpKind::DivF, {a, b}, t));
-        return kb.op(OpKind::SubF, {a, kb.op(OpKind::MulF, {q, b}, t)}, t);
-      }
+      if (f) return float_divmod(kb, a, b).second;
       // x % 0 is 0 (NumPy), as x % 1 and x % -1 are: divide by 1 instead.
       b = safe_divisor(kb, b, u);
       if (u) return kb.op(OpKind::RemUI, {a, b}, t);

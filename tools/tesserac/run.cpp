@@ -436,20 +436,37 @@ class Runner {
     }
     if (!options_.quiet && !program) std::fprintf(stderr, "tesserac run: ran '%s' on %s\n", name.c_str(), device_name);
     for (size_t i = 0; i < fn.num_results(); ++i) {
-      if (!fn.result(i).is(ir::TypeKind::MemRef)) continue;
-      npy::Array array = download_result(device, results[i]);
+      bool tensor = fn.result(i).is(ir::TypeKind::MemRef);
+      // A number (`return 2.5`, `return x[0, 0]`) is written as a 0-d array.
+      npy::Array array = tensor ? download_result(device, results[i]) : scalar_result(fn.result(i), scalars[i]);
       for (const auto& [out, path] : outs_)
         if (out == result_names[i]) {
           if (!write_output(path, npy::serialize(array), error)) fail("--out " + out + "=" + path + ": " + error);
         }
       for (const std::string& printed : options_.prints)
         if (printed == result_names[i]) print_tensor(printed, "", array, {});
-      tessHostFreeTensor(context, &results[i]);
+      if (tensor) tessHostFreeTensor(context, &results[i]);
     }
     tessHostContextDestroy(context);
     for (Argument& a : arguments_)
       if (a.device) tessFree(device, a.device);
     return kExitOk;
+  }
+
+  // A returned number as a 0-d .npy array: its bytes are the low bytes of
+  // the 8-byte result slot (little-endian); bf16, fp8, fp6, fp4 as float32.
+  npy::Array scalar_result(ir::Type type, int64_t slot) {
+    npy::Array array;
+    std::string dtype(scalar_info(type.scalar()).name);
+    const numerics::Format* format = narrow_tensor_format(dtype);
+    array.descr = format ? "<f4" : npy::descr_of(dtype);
+    if (array.descr.empty()) fail("internal: no .npy type for a result of type " + dtype);
+    std::vector<char> storage(sizeof slot);
+    std::memcpy(storage.data(), &slot, sizeof slot);
+    array.data.resize(static_cast<size_t>(array.element_bytes()));
+    if (format) decode_storage(*format, storage, array);
+    else std::memcpy(array.data.data(), storage.data(), array.data.size());
+    return array;
   }
 
   // A returned tensor as a .npy array (bf16, fp8, fp6, fp4 as float32 values).

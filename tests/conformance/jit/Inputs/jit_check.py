@@ -31,7 +31,8 @@ to compile); the cheap files have a second RUN line at -O3.
 
 Comparison: the shape exactly; the .npy dtype (bf16/fp8 results come back as
 float32 values); integers and bools exactly; floats within atol + rtol *
-|reference| with NaN matching NaN and infinities exactly. Default
+|reference| with NaN matching NaN and infinities exactly (with rtol = atol =
+0, the sign of a zero too). Default
 tolerances per dtype are TOLERANCE below (one rounding of the result type
 plus the accumulated error of a short f32 computation), stated in the
 directory's README. Prints "<what>: match" per check, or the first
@@ -71,7 +72,8 @@ def q(dtype, a):
         return a.astype(np.float32).astype(np.float16).astype(np.float32)
     if dtype == "bf16":
         bits = a.astype(np.float32).view(np.uint32).astype(np.uint64)
-        rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+        u = np.uint64
+        rounded = ((bits + u(0x7FFF) + ((bits >> u(16)) & u(1))) >> u(16)) << u(16)
         out = rounded.astype(np.uint32).view(np.float32)
         return np.where(np.isnan(a), np.float32(np.nan), out).astype(np.float32)
     if dtype in NARROW:
@@ -86,7 +88,7 @@ def q(dtype, a):
             r = np.where(r > largest, np.nan, r)
         else:
             r = np.where(r > largest, np.inf, r)
-        return (np.sign(x) * r).astype(np.float32)
+        return np.copysign(r, x).astype(np.float32)
     return a.astype(NUMPY_DTYPE[dtype])
 
 
@@ -171,6 +173,8 @@ class Checker:
         e = expected.astype(np.float64)
         with np.errstate(invalid="ignore"):
             ok = (a == e) | (np.isnan(a) & np.isnan(e)) | (np.abs(a - e) <= atol + rtol * np.abs(e))
+            if rtol == 0 and atol == 0:  # exact: the sign of a zero counts too
+                ok &= (np.signbit(a) == np.signbit(e)) | np.isnan(e)
         bad = np.argwhere(~ok)
         if len(bad):
             problems.append(f"{len(bad)} of {actual.size} elements differ (rtol {rtol}, atol {atol})")
