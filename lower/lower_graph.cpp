@@ -96,6 +96,15 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // --func and the AOT header check and bind them the same way).
   for (NamedAttribute& a : kernel_signature_attributes(info))
     if (a.name == "arg_names" || a.name == "arg_dims") attributes.push_back(a);
+  // `entry`: a @jit function of the source whose every parameter is
+  // annotated, so its signature is its own (not a call's): AOT exports it,
+  // `tesserac run --func` runs it. Generic instances and plain helpers are
+  // reached only through calls.
+  const sema::FunctionInfo& declared = typed_.functions[instance.function];
+  bool annotated = declared.kind == sema::FunctionKind::Jit;
+  for (sema::TypeId t : declared.parameter_types)
+    if (!t.valid() || typed_.types.kind(t) == SemaKind::Dynamic) annotated = false;
+  if (annotated && instance.symbol == name_of(declared.name.index)) attributes.push_back({"entry", context_.unit_attr()});
   Operation* func = Operation::create(OpKind::Func, location(info.def), {}, {}, std::move(attributes), 1);
   Block* entry = func->region(0).add_block();
   for (Type t : inputs) entry->add_argument(t);
