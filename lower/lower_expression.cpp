@@ -467,6 +467,7 @@ bool Lowering::is_builtin_call(NodeId node, BuiltinId builtin) const {
 Bound Lowering::lower_call(NodeId call) {
   NodeId callee = ast_.child(call, 0);
   if (graph_) {
+    if (is_transform_node(callee)) return lower_transform_call(call);
     if (call_instances_ && call_instances_->count(call.index)) return lower_jit_call(call);
     if (ast_.kind(callee) == NodeKind::Subscript) {
       sema::TypeId k = node_type(ast_.child(callee, 0));
