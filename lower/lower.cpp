@@ -341,24 +341,29 @@ void Lowering::emit_loop_exit(const LoopExit& loop, bool keep_running) {
 void Lowering::emit_return(NodeId value, NodeId where, bool in_branch) {
   std::vector<Value*> values;
   if (value.valid()) {
-    if (ast_.kind(value) == NodeKind::Tuple && result_types_.size() != 1) {
+    bool tuple_typed = graph_ && node_type(value).valid() && typed_.types.kind(node_type(value)) == sema::TypeKind::Tuple;
+    if ((ast_.kind(value) == NodeKind::Tuple || tuple_typed) && result_types_.size() != 1) {
       // A tuple inside the tuple (a custom rule's `return y, (x, y)`) or a
-      // name bound to one: its elements, flattened.
+      // value that is a tuple (a name bound to one, grad(f, argnums=(0, 1))(...)):
+      // its elements, flattened.
+      std::function<void(const Bound&)> flatten_bound = [&](const Bound& b) {
+        if (b.is_value()) return values.push_back(b.value);
+        if (!b.nested.empty()) {
+          for (const Bound& part : b.nested) flatten_bound(part);
+          return;
+        }
+        values.insert(values.end(), b.elements.begin(), b.elements.end());
+      };
       std::function<void(NodeId)> flatten = [&](NodeId element) {
         if (ast_.kind(element) == NodeKind::Tuple) {
           for (NodeId e : ast_.children(element)) flatten(e);
           return;
         }
-        if (graph_ && node_type(element).valid() && typed_.types.kind(node_type(element)) == sema::TypeKind::Tuple) {
-          Bound b = lower(element);
-          if (!b.is_value()) {
-            values.insert(values.end(), b.elements.begin(), b.elements.end());
-            return;
-          }
-        }
+        if (graph_ && node_type(element).valid() && typed_.types.kind(node_type(element)) == sema::TypeKind::Tuple)
+          return flatten_bound(lower(element));
         values.push_back(this->value(element));
       };
-      for (NodeId element : ast_.children(value)) flatten(element);
+      flatten(value);
     } else {
       values.push_back(this->value(value, result_types_.empty() ? Type{} : result_types_[0]));
     }

@@ -147,7 +147,16 @@ Bound Lowering::lower(NodeId e, Type want) {
     }
   }
   switch (ast_.kind(e)) {
-    case NodeKind::Name: result.value = lower_name(e, want); break;
+    case NodeKind::Name:
+      // A name bound to a tuple (`grads` of `loss, grads = value_and_grad(...)(...)`).
+      if (auto it = env_.find(ast_.node(e).payload); graph_ && it != env_.end() && !it->second.is_value() &&
+                                                        node_type(e).valid() &&
+                                                        typed_.types.kind(node_type(e)) == sema::TypeKind::Tuple) {
+        builder_.set_location(saved);
+        return it->second;
+      }
+      result.value = lower_name(e, want);
+      break;
     case NodeKind::IntLiteral:
     case NodeKind::SizeLiteral:
     case NodeKind::FloatLiteral:

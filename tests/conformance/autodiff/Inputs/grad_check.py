@@ -13,7 +13,10 @@ that calls
 is the differentiated function written with NumPy (called with f64 copies of
 the arguments, returning a number), `wrt` names the arguments whose
 gradients `func` returns, in order (after the value when `value`). `analytic`,
-when given, returns the expected gradients (a list) from the f64 arguments.
+when given, returns the expected gradients (a list) from the f64 arguments;
+`fd=False` compares with those alone (a custom rule that is not the exact
+derivative of its forward function). `--source` runs another .tsr file (an
+example) than the test file.
 `rng` is a seeded numpy.random.Generator. Prints "<func>: <names> match" per
 case, or the mismatches and exits 1.
 """
@@ -29,14 +32,15 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tesserac", required=True)
     parser.add_argument("--workdir", required=True)
+    parser.add_argument("--source", help="the .tsr file to run (default: the test file)")
     parser.add_argument("test")
     options = parser.parse_args()
     os.makedirs(options.workdir, exist_ok=True)
     code = "\n".join(line.split("# PY:", 1)[1][1:].rstrip() for line in open(options.test) if "# PY:" in line)
     failures = []
 
-    def check(func, args, ref, wrt, value=False, analytic=None, rtol=2e-3, atol=2e-4):
-        command = [options.tesserac, "run", options.test, "--func", func]
+    def check(func, args, ref, wrt, value=False, analytic=None, rtol=2e-3, atol=2e-4, fd=True):
+        command = [options.tesserac, "run", options.source or options.test, "--func", func]
         for name, array in args.items():
             path = os.path.join(options.workdir, f"{func}.{name}.npy")
             np.save(path, np.asarray(array, dtype=np.float32))
@@ -58,9 +62,9 @@ def main():
         expected = []
         if value:
             expected.append(("value", np.asarray(ref(*[wide[n] for n in names]), dtype=np.float64)))
-        for name in wrt:
-            fd = np.zeros_like(wide[name])
-            flat = fd.reshape(-1)
+        for name in wrt if fd else []:
+            numeric = np.zeros_like(wide[name])
+            flat = numeric.reshape(-1)
             for i in range(flat.size):
                 h = 1e-6 * max(1.0, abs(wide[name].reshape(-1)[i]))
                 plus = {n: a.copy() for n, a in wide.items()}
@@ -68,9 +72,9 @@ def main():
                 plus[name].reshape(-1)[i] += h
                 minus[name].reshape(-1)[i] -= h
                 flat[i] = (ref(*[plus[n] for n in names]) - ref(*[minus[n] for n in names])) / (2 * h)
-            expected.append((name, fd))
+            expected.append((name, numeric))
         bad = []
-        for (name, want), have in zip(expected, got):
+        for (name, want), have in zip(expected, got if fd else got[:1]):
             if have.shape != want.shape:
                 bad.append(f"{name}: shape {have.shape}, expected {want.shape}")
             elif not np.allclose(have, want, rtol=rtol, atol=atol):
