@@ -138,7 +138,8 @@ Bound Lowering::lower(NodeId e, Type want) {
   // An untyped constant expression (`2**40 // 2**20`, `-0.001`, `ts.pi`,
   // a module constant) is its exact value, which sema folded: made in the
   // type the context wants, never computed in it (where it could wrap).
-  if (sema::TypeId t = typed_.node_types[e.index]; t.valid() && (typed_.types.kind(t) == SemaKind::UntypedInt ||
+  // (node_type: this @jit instance's typing of the node, not the module's.)
+  if (sema::TypeId t = node_type(e); t.valid() && (typed_.types.kind(t) == SemaKind::UntypedInt ||
                                                                  typed_.types.kind(t) == SemaKind::UntypedFloat)) {
     if (auto c = typed_.constants.find(e.index); c != typed_.constants.end() && !c->second.from_local) {
       result.value = constant_value(c->second, want);

@@ -545,11 +545,8 @@ Bound Lowering::lower_jit_call(NodeId call) {
                                   {{"callee", context_.symbol_attr(callee->symbol_name())}});
   attach_custom_rule(op, instance);
   std::vector<Value*> values = op->results();
-  // The call's type (dims the caller knows) may be more precise than the
-  // callee's result: reshape to it where they differ.
-  Type typed = graph_type(call);
+  // (The callee's result types: a tuple result is its elements.)
   if (values.size() == 1) return Bound{values[0], {}};
-  (void)typed;
   return Bound{nullptr, values};
 }
 
