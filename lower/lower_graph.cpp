@@ -100,8 +100,10 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   if (!rule_only) attributes.push_back({"jit", context_.unit_attr()});
   // Parameter names and dimensions, as kernels record them (tesserac run
   // --func and the AOT header check and bind them the same way).
+  // (Not for rule instances: no entry points, and a tuple parameter has
+  // several arguments.)
   for (NamedAttribute& a : kernel_signature_attributes(info))
-    if (a.name == "arg_names" || a.name == "arg_dims") attributes.push_back(a);
+    if (!rule_only && (a.name == "arg_names" || a.name == "arg_dims")) attributes.push_back(a);
   Operation* func = Operation::create(OpKind::Func, location(info.def), {}, {}, std::move(attributes), 1);
   Block* entry = func->region(0).add_block();
   for (Type t : inputs) entry->add_argument(t);

@@ -39,7 +39,9 @@ Value Checker::check_transform_builtin(BuiltinCall& bc) {
     bc.check_all_arguments();
     return Value{error};
   }
-  const TypeInfo& f = types_.info(fun.type);
+  TypeInfo f = types_.info(fun.type);
+  // Its kind comes from its decorators, read when it is checked.
+  if (f.kind == TypeKind::Function) check_function(f.payload);
   if (f.kind != TypeKind::Function || out_.functions[f.payload].kind != FunctionKind::Jit) {
     diags_.emit<diag::SemaGradNotJit>(ast_.range(bound[0]), std::string(bc.name), source_text(bound[0]));
     bc.check_all_arguments();

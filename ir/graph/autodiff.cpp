@@ -509,7 +509,8 @@ class Derivation {
     if (f->num_results() < 1 || call->num_results() != 1)
       internal_error("autodiff", "a custom rule whose forward function returns nothing");
     Value* y = call->result();
-    std::vector<Value*> operands(f->results().begin() + 1, f->results().end());
+    std::vector<Value*> fwd_values = f->results();
+    std::vector<Value*> operands(fwd_values.begin() + 1, fwd_values.end());
     operands.push_back(grad_of(y));
     std::vector<Type> bwd_results = types_of(bwd_type, false);
     Operation* b = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(bwd_results),
