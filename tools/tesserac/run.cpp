@@ -385,14 +385,17 @@ class Runner {
   // The @jit function --func names (an annotated one: a generic function
   // has no signature of its own).
   ir::Operation* find_function(ir::Operation* module) {
+    // An entry (every parameter annotated), or else the instance the
+    // module's own calls made of a generic function (its first, named like
+    // the function: `tesserac run FILE --func F` runs F as the program calls it).
     std::string names;
     for (ir::Operation* f : ir::module_functions(module)) {
-      if (!f->has_attr("jit") || !f->has_attr("entry")) continue;
+      if (!f->has_attr("jit")) continue;
       if (f->symbol_name() == options_.func) return f;
-      names += (names.empty() ? "'" : ", '") + std::string(f->symbol_name()) + "'";
+      if (f->has_attr("entry")) names += (names.empty() ? "'" : ", '") + std::string(f->symbol_name()) + "'";
     }
-    fail("no @jit function named '" + options_.func + "' with annotated parameters in '" + options_.input + "'" +
-         (names.empty() ? std::string() : " (it has " + names + ")"));
+    fail("no @jit function named '" + options_.func + "' with annotated parameters or called by the program in '" +
+         options_.input + "'" + (names.empty() ? std::string() : " (it has " + names + ")"));
   }
 
   // Runs the program or a @jit function: its arguments from --arg, its
