@@ -413,6 +413,17 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
   // Graph code: the result's sharding from its arguments' (check_dist.cpp).
   if (!types_.is_error(result.type) && types_.kind(result.type) == TypeKind::Tensor)
     result.type = propagate_builtin_sharding(bc, result.type);
+  if (!types_.is_error(result.type) && types_.kind(result.type) == TypeKind::Tuple) {
+    std::vector<TypeId> elements(types_.tuple_elements(result.type).begin(), types_.tuple_elements(result.type).end());
+    bool changed = false;
+    for (TypeId& e : elements)
+      if (types_.kind(e) == TypeKind::Tensor) {
+        TypeId p = propagate_builtin_sharding(bc, e);
+        changed = changed || p != e;
+        e = p;
+      }
+    if (changed) result.type = types_.tuple(elements);
+  }
   return result;
 }
 

@@ -51,6 +51,9 @@ std::optional<int64_t> Checker::constant_int_of(NodeId node) {
   auto it = constants_.find(node.index);
   if (it != constants_.end() && !it->second.is_float) return it->second.integer;
   if (ast_.kind(node) == NodeKind::IntLiteral) return static_cast<int64_t>(values_.integers[ast_.node(node).payload]);
+  // A module constant (-D NAME=VALUE) or arithmetic on constants.
+  if (ast_.kind(node) == NodeKind::Name || ast_.kind(node) == NodeKind::BinaryOp)
+    if (auto d = resolve_dim(node)) return types_.constant_value(*d);
   return std::nullopt;
 }
 
@@ -331,6 +334,9 @@ Value Checker::check_dist_tensor(BuiltinCall& bc) {
   Value layout = bound[1].valid() ? bc.value_of(bound[1]) : Value{types_.none()};
   Value mesh = bound[2].valid() ? bc.value_of(bound[2]) : Value{types_.none()};
   if (types_.is_error(layout.type) || types_.is_error(mesh.type)) return Value{error};
+  // A generic body's parameters: typed by each instance.
+  if (types_.kind(mesh.type) == TypeKind::Dynamic || types_.kind(layout.type) == TypeKind::Dynamic)
+    return Value{types_.dynamic()};
   // mesh=None: not distributed; every rank holds the whole tensor.
   if (types_.kind(mesh.type) == TypeKind::None) return Value{*base};
   if (types_.kind(mesh.type) != TypeKind::Mesh) {
@@ -462,7 +468,10 @@ Value Checker::check_collective(BuiltinCall& bc) {
       }
       auto at = dim_argument(bound[3], size_t{0});
       if (!at) return Value{error};
-      if (std::find(s.dim_axes.begin(), s.dim_axes.end(), axis) != s.dim_axes.end() || s.dim_axes[*at] >= 0) {
+      // Dimensions split over the axis were summed with the others' blocks.
+      for (int32_t& a : s.dim_axes)
+        if (a == axis) a = -1;
+      if (s.dim_axes[*at] >= 0) {
         diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(*x),
                                                   fmt::format("a scatter along dimension {} over '{}'", *at, *axis_name));
         return Value{error};
