@@ -465,6 +465,8 @@ Value Checker::resolve_attribute(NodeId node) {
       break;
     case TypeKind::Dynamic:
     case TypeKind::Object:
+    case TypeKind::Mesh:
+    case TypeKind::Layout:
     case TypeKind::Function:
     case TypeKind::Builtin:
       if (!in_device()) return Value{types_.dynamic()};
@@ -605,11 +607,38 @@ Value Checker::check_binary(NodeId node) {
       TypeId element = binary_result(node, BinaryUse::of(BinaryOperator::Mul), compute_type(types_.element_type(lhs.type)),
                                      compute_type(types_.element_type(rhs.type)));
       if (types_.is_error(element)) return Value{element};
-      return Value{types_.tensor(types_.info(element).scalar, {}, dims, value_space(), false, false)};
+      TypeId product = types_.tensor(types_.info(element).scalar, {}, dims, value_space(), false, false);
+      auto sharding = matmul_sharding(node, lhs.type, rhs.type, product);
+      if (!sharding) return Value{types_.error()};
+      return Value{types_.with_sharding(product, *sharding)};
     }
   }
 
   Value result{binary_result(node, BinaryUse::of(op), lhs.type, rhs.type)};
+  if (!in_device() && !types_.is_error(result.type) && types_.kind(result.type) == TypeKind::Tensor &&
+      (types_.sharding(lhs.type) || types_.sharding(rhs.type))) {
+    bool linear = op == BinaryOperator::Add || op == BinaryOperator::Sub;
+    bool scaling = op == BinaryOperator::Mul || op == BinaryOperator::Div;
+    std::vector<TypeId> operands;
+    for (TypeId t : {lhs.type, rhs.type})
+      if (types_.kind(t) == TypeKind::Tensor) operands.push_back(t);
+    // Only a partial sum scaled by something whole stays a partial sum.
+    bool partial_rhs = types_.sharding(rhs.type) && types_.sharding(rhs.type)->partial_axes;
+    if (op == BinaryOperator::Div && partial_rhs) scaling = false;
+    std::optional<uint32_t> sharding;
+    if (linear || scaling) {
+      sharding = elementwise_sharding(node, operator_spelling(op), operands, types_.dims(result.type).size(), linear);
+    } else {
+      sharding = elementwise_sharding(node, operator_spelling(op), operands, types_.dims(result.type).size(), false);
+      if (sharding && *sharding && types_.sharding_info(*sharding).partial_axes) {
+        diags_.emit<diag::SemaDistLayoutMismatch>(n.range, std::string(operator_spelling(op)), types_.to_string(lhs.type),
+                                                  types_.to_string(rhs.type));
+        sharding.reset();
+      }
+    }
+    if (!sharding) return Value{types_.error()};
+    result.type = types_.with_sharding(result.type, *sharding);
+  }
   result.global_id = (lhs.global_id || rhs.global_id) && (op == BinaryOperator::Add || op == BinaryOperator::Sub);
   if (types_.is_error(result.type)) return result;
   NodeId lhs_node = ast_.child(node, 0), rhs_node = ast_.child(node, 1);
@@ -740,6 +769,8 @@ Value Checker::check_subscript(NodeId node) {
       return Value{types_.error()};
     case TypeKind::Dynamic:
     case TypeKind::Object:
+    case TypeKind::Mesh:
+    case TypeKind::Layout:
       for (NodeId i : indices) check_expression(i);
       return Value{types_.dynamic()};
     case TypeKind::List: {

@@ -425,6 +425,7 @@ void Emitter::emit(Operation* op) {
     case OpKind::GraphGrad:
     case OpKind::GraphMesh:
     case OpKind::GraphShard:
+    case OpKind::GraphUnshard:
     case OpKind::GraphAllReduce:
     case OpKind::GraphAllGather:
     case OpKind::GraphReduceScatter:
@@ -458,6 +459,8 @@ void Emitter::emit(Operation* op) {
     case OpKind::HostLaunch: return emit_host_launch(op);
     case OpKind::HostPrint: return emit_host_print(op);
     case OpKind::HostSave: return emit_host_save(op);
+    case OpKind::HostMesh: return emit_host_mesh(op);
+    case OpKind::HostCollective: return emit_host_collective(op);
     case OpKind::HostLoad: return emit_host_load(op);
     case OpKind::HostCheck: return emit_host_check(op);
 
