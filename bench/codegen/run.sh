@@ -107,9 +107,14 @@ elf_regs() {
   if [[ -n "$info" && $(( info >> 24 )) -gt 0 ]]; then echo $(( info >> 24 )); return; fi
   read -r off size < <(readelf -SW "$1" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i == ".nv.info") print $(i + 3), $(i + 4) }' | head -1)
   [[ -n "$off" ]] || { echo "-"; return; }
-  od -An -tx1 -v -j $((16#$off)) -N $((16#$size)) "$1" | tr -s ' \n' ' ' |
+  local hex counts=""
+  # (mawk has no strtonum: awk prints the hex words, bash converts them.)
+  for hex in $(od -An -tx1 -v -j $((16#$off)) -N $((16#$size)) "$1" | tr -s ' \n' ' ' |
     awk '{ for (i = 1; i + 11 <= NF; i++) if ($i == "04" && $(i+1) == "2f" && $(i+2) == "08" && $(i+3) == "00")
-             printf "%d ", strtonum("0x" $(i+11) $(i+10) $(i+9) $(i+8)) }'
+             print $(i+11) $(i+10) $(i+9) $(i+8) }'); do
+    counts+="$(( 16#$hex )) "
+  done
+  echo "${counts:--}"
 }
 # in_list VALUE "LIST": whether VALUE is one of the words of LIST, or LIST is "-".
 in_list() { [[ "$2" == "-" ]] && return 0; for w in $2; do [[ "$w" == "$1" ]] && return 0; done; return 1; }
