@@ -55,6 +55,13 @@ ScalarType Lowering::element_of(NodeId node) {
   }
 }
 
+// FILE:LINE:COL of `node`, for run-time error messages.
+std::string Lowering::source_position(NodeId node) {
+  std::string text(location(node).str());
+  std::erase(text, '"');
+  return text;
+}
+
 Type Lowering::graph_type(NodeId node) { return required_type(node_type(node), node, "a value"); }
 
 Operation* Lowering::jit_function_op(uint32_t index) {
@@ -89,6 +96,15 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // --func and the AOT header check and bind them the same way).
   for (NamedAttribute& a : kernel_signature_attributes(info))
     if (a.name == "arg_names" || a.name == "arg_dims") attributes.push_back(a);
+  // `entry`: a @jit function of the source whose every parameter is
+  // annotated, so its signature is its own (not a call's): AOT exports it,
+  // `tesserac run --func` runs it. Generic instances and plain helpers are
+  // reached only through calls.
+  const sema::FunctionInfo& declared = typed_.functions[instance.function];
+  bool annotated = declared.kind == sema::FunctionKind::Jit;
+  for (sema::TypeId t : declared.parameter_types)
+    if (!t.valid() || typed_.types.kind(t) == SemaKind::Dynamic) annotated = false;
+  if (annotated && instance.symbol == name_of(declared.name.index)) attributes.push_back({"entry", context_.unit_attr()});
   Operation* func = Operation::create(OpKind::Func, location(info.def), {}, {}, std::move(attributes), 1);
   Block* entry = func->region(0).add_block();
   for (Type t : inputs) entry->add_argument(t);
@@ -364,6 +380,8 @@ Value* Lowering::graph_subscript(NodeId node) {
   for (NodeId i : indices)
     if (ast_.kind(i) != NodeKind::NoneLiteral && ast_.kind(i) != NodeKind::EllipsisLiteral) ++consuming;
   std::vector<int64_t> starts, limits, steps;
+  std::vector<Value*> dynamic_bounds;  // graph.slice's operands after x
+  std::vector<size_t> dynamic_window_axis;  // per out_dims entry: the axis of x it slices with dynamic bounds, or -1
   std::vector<int64_t> out_dims;  // after indexing, with new axes
   std::vector<Value*> out_extents;  // the sizes of the `?` ones
   // A kept dimension's limit: its size, or -1 (the whole dimension) when
@@ -408,30 +426,101 @@ Value* Lowering::graph_subscript(NodeId node) {
         ++axis;
         continue;
       }
-      if (extent == kDynamic) unsupported(i, "slicing a dimension whose size is known only at run time");
       int64_t s = step.valid() ? constant(step, "slice step") : 1;
       if (s <= 0) unsupported(step, "a slice step that is not positive");
-      auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + extent : v, 0, extent); };
-      int64_t a = lo.valid() ? clamp(constant(lo, "slice bound")) : 0;
-      int64_t b = hi.valid() ? clamp(constant(hi, "slice bound")) : extent;
-      if (b < a) b = a;
-      starts.push_back(a);
-      limits.push_back(b);
+      // The bounds' values where known at compile time (an absent lower
+      // bound is 0; an absent upper bound stays unknown: the end).
+      int64_t lo_value = 0, hi_value = 0;
+      bool lo_known = true, hi_known = false;
+      if (lo.valid()) {
+        std::optional<int64_t> c = constant_of(lo);
+        lo_known = c.has_value();
+        lo_value = c.value_or(0);
+      }
+      if (hi.valid()) {
+        std::optional<int64_t> c = constant_of(hi);
+        hi_known = c.has_value();
+        hi_value = c.value_or(0);
+      }
+      if (extent != kDynamic && lo_known && (!hi.valid() || hi_known)) {
+        auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + extent : v, 0, extent); };
+        int64_t a = clamp(lo_value);
+        int64_t b = hi_known ? clamp(hi_value) : extent;
+        if (b < a) b = a;
+        starts.push_back(a);
+        limits.push_back(b);
+        steps.push_back(s);
+        out_dims.push_back((b - a + s - 1) / s);
+        out_extents.push_back(nullptr);
+        sliced = true;
+        ++axis;
+        continue;
+      }
+      // A bound known at run time, or a dimension whose size is: NumPy's
+      // clamping in host arithmetic, a dynamic start and limit.
+      Value* size = extent == kDynamic ? graph_dim(x, static_cast<int64_t>(axis)) : builder_.constant_index(extent);
+      auto bound = [&](NodeId n, bool known, int64_t c, Value* otherwise) {
+        if (!n.valid()) return otherwise;
+        Value* v = known ? builder_.constant_index(c) : to_index(value(n, context_.i64_type()));
+        // v < 0 ? v + size : v, then into [0, size].
+        Value* zero = builder_.constant_index(0);
+        Value* negative = emit(OpKind::CmpI, {v, zero}, context_.bool_type(), {{"predicate", context_.string_attr("slt")}});
+        Value* wrapped = emit(OpKind::Select, {negative, emit(OpKind::AddI, {v, size}, context_.index_type()), v},
+                              context_.index_type());
+        return emit(OpKind::MinSI, {emit(OpKind::MaxSI, {wrapped, zero}, context_.index_type()), size},
+                    context_.index_type());
+      };
+      Value* a = bound(lo, lo_known, lo_value, builder_.constant_index(0));
+      Value* b = emit(OpKind::MaxSI, {bound(hi, hi_known, hi_value, size), a}, context_.index_type());
+      starts.push_back(kDynamic);
+      limits.push_back(kDynamic);
       steps.push_back(s);
-      out_dims.push_back((b - a + s - 1) / s);
-      out_extents.push_back(nullptr);
+      dynamic_bounds.push_back(a);
+      dynamic_bounds.push_back(b);
+      dynamic_window_axis.resize(out_dims.size(), SIZE_MAX);
+      dynamic_window_axis.push_back(axis);
+      out_dims.push_back(kDynamic);
+      Value* span = emit(OpKind::SubI, {b, a}, context_.index_type());
+      out_extents.push_back(s == 1 ? span
+                                   : emit(OpKind::DivSI, {emit(OpKind::AddI, {span, builder_.constant_index(s - 1)},
+                                                               context_.index_type()),
+                                                          builder_.constant_index(s)},
+                                          context_.index_type()));
       sliced = true;
       ++axis;
       continue;
     }
     // An integer: that element of the axis, which the result drops.
-    if (extent == kDynamic) unsupported(i, "indexing a dimension whose size is known only at run time");
-    int64_t at = constant(i, "index");
-    if (at < 0) at += extent;
-    if (at < 0 || at >= extent) unsupported(i, "a tensor index out of range");
-    starts.push_back(at);
-    limits.push_back(at + 1);
+    std::optional<int64_t> at = constant_of(i);
+    if (extent != kDynamic && at) {
+      int64_t element = *at < 0 ? *at + extent : *at;
+      if (element < 0 || element >= extent) unsupported(i, "a tensor index out of range");
+      starts.push_back(element);
+      limits.push_back(element + 1);
+      steps.push_back(1);
+      sliced = true;
+      ++axis;
+      continue;
+    }
+    // Known at run time (the index or the size): checked, then a dynamic
+    // start and limit; the reshape below drops the axis.
+    Value* size = extent == kDynamic ? graph_dim(x, static_cast<int64_t>(axis)) : builder_.constant_index(extent);
+    Value* v = at ? builder_.constant_index(*at) : to_index(value(i, context_.i64_type()));
+    Value* zero = builder_.constant_index(0);
+    Value* negative = emit(OpKind::CmpI, {v, zero}, context_.bool_type(), {{"predicate", context_.string_attr("slt")}});
+    Value* element = emit(OpKind::Select, {negative, emit(OpKind::AddI, {v, size}, context_.index_type()), v},
+                          context_.index_type());
+    Value* low_ok = emit(OpKind::CmpI, {element, zero}, context_.bool_type(), {{"predicate", context_.string_attr("sge")}});
+    Value* high_ok = emit(OpKind::CmpI, {element, size}, context_.bool_type(), {{"predicate", context_.string_attr("slt")}});
+    Value* in_range = emit(OpKind::AndI, {low_ok, high_ok}, context_.bool_type());
+    builder_.create(OpKind::HostCheck, std::span<Value* const>(&in_range, 1), std::span<const Type>{},
+                    {{"message", context_.string_attr(source_position(i) + ": index out of range for axis " +
+                                                      std::to_string(axis) + " of the tensor")}});
+    starts.push_back(kDynamic);
+    limits.push_back(kDynamic);
     steps.push_back(1);
+    dynamic_bounds.push_back(element);
+    dynamic_bounds.push_back(emit(OpKind::AddI, {element, builder_.constant_index(1)}, context_.index_type()));
     sliced = true;
     ++axis;
   }
@@ -441,16 +530,44 @@ Value* Lowering::graph_subscript(NodeId node) {
     steps.push_back(1);
     keep(axis);
   }
+  // A window with bounds known at run time whose length the type fixes
+  // (`x[0:4]` of an `M` dimension, `x[t:t + 3]`): the slice has that static
+  // size, checked when it runs (NumPy would clamp; the type is a promise).
+  std::vector<int64_t> window_sizes(t.rank(), kDynamic);
+  bool any_window = false;
+  Type declared = graph_type(node);
+  dynamic_window_axis.resize(out_dims.size(), SIZE_MAX);
+  for (size_t k = 0; k < out_dims.size(); ++k) {
+    if (dynamic_window_axis[k] == SIZE_MAX || declared.rank() != out_dims.size() || declared.shape()[k] == kDynamic)
+      continue;
+    int64_t size = declared.shape()[k];
+    Value* fits = emit(OpKind::CmpI, {out_extents[k], builder_.constant_index(size)}, context_.bool_type(),
+                       {{"predicate", context_.string_attr("eq")}});
+    builder_.create(OpKind::HostCheck, std::span<Value* const>(&fits, 1), std::span<const Type>{},
+                    {{"message", context_.string_attr(source_position(node) + ": the slice of axis " +
+                                                      std::to_string(dynamic_window_axis[k]) + " has fewer than " +
+                                                      std::to_string(size) + " elements (its type says " +
+                                                      std::to_string(size) + ")")}});
+    window_sizes[dynamic_window_axis[k]] = size;
+    out_dims[k] = size;
+    out_extents[k] = nullptr;
+    any_window = true;
+  }
   Value* result = x;
   if (sliced) {
     std::vector<int64_t> dims;
     for (size_t d = 0; d < starts.size(); ++d)
-      dims.push_back(limits[d] == -1 ? kDynamic : (limits[d] - starts[d] + steps[d] - 1) / steps[d]);
-    result = graph_op(OpKind::GraphSlice, {x}, context_.tensor_type(dims, t.scalar()),
-                      {{"starts", context_.int_array_attr(starts)},
-                       {"limits", context_.int_array_attr(limits)},
-                       {"steps", context_.int_array_attr(steps)}},
-                      node);
+      dims.push_back(window_sizes[d] != kDynamic ? window_sizes[d]
+                     : limits[d] == -1 || limits[d] == kDynamic
+                         ? kDynamic
+                         : (limits[d] - starts[d] + steps[d] - 1) / steps[d]);
+    std::vector<Value*> operands{x};
+    operands.insert(operands.end(), dynamic_bounds.begin(), dynamic_bounds.end());
+    std::vector<NamedAttribute> attributes{{"starts", context_.int_array_attr(starts)},
+                                           {"limits", context_.int_array_attr(limits)},
+                                           {"steps", context_.int_array_attr(steps)}};
+    if (any_window) attributes.push_back({"sizes", context_.int_array_attr(window_sizes)});
+    result = graph_op(OpKind::GraphSlice, operands, context_.tensor_type(dims, t.scalar()), std::move(attributes), node);
   }
   Type want = context_.tensor_type(out_dims, t.scalar());
   if (result->type() != want) {

@@ -199,6 +199,7 @@ class Lowering {
   void lower_jit_instance(uint32_t instance);
   void lower_program();
   bool inert_host_value(NodeId e) const;
+  std::string source_position(NodeId node);
   Operation* jit_function_op(uint32_t instance);
   bool is_tensor_node(NodeId node) const;  // sema typed it as a whole tensor (graph code)
   // `v` with element type `element`: graph.cast for a tensor (applying a

@@ -98,6 +98,12 @@ Value Checker::check_call(NodeId node) {
       const FunctionInfo& callee_info = out_.functions[index];
       if (in_device() && callee_info.kind == FunctionKind::Helper) return check_helper_call(node, index);
       if (callee_info.kind == FunctionKind::Jit && !in_device()) return check_jit_call(node, index, children.subspan(1));
+      // A plain function called from graph code (a @jit function or the
+      // program) is generic graph code too: instantiated per signature,
+      // inlined when compiled.
+      if (callee_info.kind == FunctionKind::Helper && !in_device() && !callee_info.uses_kernel_builtins &&
+          function_ && function_->kind == FunctionKind::Jit)
+        return check_jit_call(node, index, children.subspan(1));
       for (NodeId argument : children.subspan(1)) check_expression(argument);
       if (in_device()) {
         diags_.emit<diag::SemaCallUnknownFunction>(ast_.range(callee), name_of(callee_info.name));

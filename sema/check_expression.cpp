@@ -810,26 +810,47 @@ Value Checker::check_subscript(NodeId node) {
           error = true;
       }
       set_type(i, types_.dynamic());
-      DimId length;
-      if (!lower.valid() && !upper.valid()) {
+      // The slice's length. A constant dimension: Python's slice rules
+      // exactly (negative bounds count from the end, bounds clamp). A
+      // symbolic one: constant non-negative bounds, or `t:t + k`, give a
+      // window of fixed length (its bounds are checked where they run);
+      // anything else is known at run time only.
+      DimId length = types_.dynamic_dim();
+      // Each bound's value where known (an absent start is 0, an absent
+      // step 1; an absent end is the dimension's end).
+      int64_t step_value = 1, lo_value = 0, hi_value = 0, extent = 0;
+      bool step_known = true, lo_known = true, hi_known = false;
+      if (step.valid()) {
+        auto c = constants_.find(step.index);
+        step_known = c != constants_.end() && c->second.as_int64() && *c->second.as_int64() > 0;
+        if (step_known) step_value = *c->second.as_int64();
+      }
+      if (lower.valid()) {
+        lo_known = lo && lo->as_int64();
+        if (lo_known) lo_value = *lo->as_int64();
+      }
+      if (upper.valid() && hi && hi->as_int64()) {
+        hi_known = true;
+        hi_value = *hi->as_int64();
+      }
+      bool extent_known = types_.constant_value(dims[consumed]).has_value();
+      if (extent_known) extent = *types_.constant_value(dims[consumed]);
+      if (!lower.valid() && !upper.valid() && !step.valid()) {
         length = dims[consumed];
-      } else if (!lower.valid() && hi && hi->as_int64()) {
-        length = types_.constant_dim(*hi->as_int64());
-      } else if (lo && hi && lo->as_int64() && hi->as_int64()) {
-        length = types_.constant_dim(*hi->as_int64() - *lo->as_int64());
-      } else if (upper.valid() && ast_.kind(upper) == NodeKind::BinaryOp &&
+      } else if (extent_known && step_known && lo_known && (!upper.valid() || hi_known)) {
+        auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + extent : v, 0, extent); };
+        int64_t a = clamp(lo_value), b = upper.valid() ? clamp(hi_value) : extent;
+        length = types_.constant_dim(b > a ? (b - a + step_value - 1) / step_value : 0);
+      } else if (step_known && lo_known && lo_value >= 0 && hi_known && hi_value >= lo_value) {
+        length = types_.constant_dim((hi_value - lo_value + step_value - 1) / step_value);
+      } else if (!step.valid() && upper.valid() && ast_.kind(upper) == NodeKind::BinaryOp &&
                  static_cast<BinaryOperator>(ast_.node(upper).op) == BinaryOperator::Add && lower.valid() &&
                  same_tree(ast_, ast_.child(upper, 0), lower)) {
         // Already checked as part of `upper`: read its constant, do not re-check.
-        auto extent = constants_.find(ast_.child(upper, 1).index);
-        length = extent != constants_.end() && extent->second.as_int64() ? types_.constant_dim(*extent->second.as_int64())
-                                                                          : types_.dynamic_dim();
-      } else if (!upper.valid() && lo && lo->as_int64() && types_.constant_value(dims[consumed])) {
-        length = types_.constant_dim(*types_.constant_value(dims[consumed]) - *lo->as_int64());
-      } else {
-        length = types_.dynamic_dim();
+        auto window = constants_.find(ast_.child(upper, 1).index);
+        if (window != constants_.end() && window->second.as_int64() && *window->second.as_int64() >= 0)
+          length = types_.constant_dim(*window->second.as_int64());
       }
-      if (step.valid()) length = types_.dynamic_dim();
       remaining.push_back(length);
       ++consumed;
       continue;

@@ -152,6 +152,8 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   JitInstance instance;
   instance.function = index;
   instance.info = generic;
+  // A plain function instantiated from graph code is graph code itself.
+  if (instance.info.kind == FunctionKind::Helper) instance.info.kind = FunctionKind::Jit;
   instance.info.effect = Effect::Pure;
   instance.symbol = earlier == 0 ? name : name + "." + std::to_string(earlier);
   instance.node_types.assign(out_.node_types.size(), TypeId{});

@@ -270,19 +270,45 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
       return tensor_of(a->scalar(), dims);
     }
     case OpKind::GraphSlice: {
+      // starts/limits entries `?` come from the index operands after the
+      // tensor, in order (each dimension's start, then its limit); a limit
+      // of -1 is the end of the dimension.
       auto a = tensor_operand(0);
-      if (!a || op->num_operands() != 1) return fail("operand must be a tensor");
+      if (!a) return fail("operand 0 must be a tensor");
       Attribute starts = op->attr("starts"), limits = op->attr("limits"), steps = op->attr("steps");
       if (!starts || !limits || !steps) return fail("requires attributes 'starts', 'limits' and 'steps'");
       std::vector<int64_t> s = starts.int_array(), l = limits.int_array(), t = steps.int_array();
       if (s.size() != a->rank() || l.size() != a->rank() || t.size() != a->rank())
         return fail("needs one start, limit and step per dimension");
+      size_t dynamic = 0;
+      for (size_t d = 0; d < a->rank(); ++d) dynamic += (s[d] == kDynamic) + (l[d] == kDynamic);
+      if (op->num_operands() != 1 + dynamic)
+        return fail(fmt::format("needs {} index operands after the tensor (one per '?' start and limit), got {}",
+                                dynamic, op->num_operands() - 1));
+      for (size_t i = 1; i < op->num_operands(); ++i)
+        if (!op->operand(i)->type().is_index()) return fail("start and limit operands must be indices");
+      // `sizes` (optional): a dynamic window's static length, which the
+      // code that made the bounds checked.
+      std::vector<int64_t> window(a->rank(), kDynamic);
+      if (Attribute sizes = op->attr("sizes")) {
+        window = sizes.int_array();
+        if (window.size() != a->rank()) return fail("'sizes' needs one entry per dimension");
+      }
       std::vector<int64_t> dims;
       for (size_t d = 0; d < a->rank(); ++d) {
         int64_t extent = a->shape()[d];
         if (t[d] <= 0) return fail("steps must be positive");
-        if (l[d] == -1 && s[d] == 0 && t[d] == 1) {  // the whole dimension
-          dims.push_back(extent);
+        if (s[d] == kDynamic || l[d] == kDynamic) {
+          if (window[d] != kDynamic && window[d] < 0) return fail("'sizes' entries must be non-negative or '?'");
+          dims.push_back(window[d]);
+          continue;
+        }
+        if (window[d] != kDynamic) return fail("'sizes' may only give the size of a window with a '?' bound");
+        if (l[d] == -1) {  // to the end of the dimension
+          if (s[d] < 0 || (extent != kDynamic && s[d] > extent))
+            return fail(fmt::format("dimension {} is sliced from {} but has size {}", d, s[d],
+                                    extent == kDynamic ? std::string("?") : std::to_string(extent)));
+          dims.push_back(extent == kDynamic ? kDynamic : (extent - s[d] + t[d] - 1) / t[d]);
           continue;
         }
         if (s[d] < 0 || l[d] < s[d] || (extent != kDynamic && l[d] > extent))

@@ -92,6 +92,8 @@ class Bufferizer {
   }
   Value* add(Value* a, Value* c) { return op(OpKind::AddI, {a, c}, context_.index_type()); }
   Value* mul(Value* a, Value* c) { return op(OpKind::MulI, {a, c}, context_.index_type()); }
+  Value* sub(Value* a, Value* c) { return op(OpKind::SubI, {a, c}, context_.index_type()); }
+  Value* div(Value* a, Value* c) { return op(OpKind::DivSI, {a, c}, context_.index_type()); }
   Value* eq(Value* a, Value* c) {
     return op(OpKind::CmpI, {a, c}, context_.bool_type(), {{"predicate", context_.string_attr("eq")}});
   }
@@ -273,12 +275,26 @@ class Bufferizer {
         Value* src = o->operand(0);
         std::vector<int64_t> starts = o->attr("starts").int_array(), limits = o->attr("limits").int_array(),
                              steps = o->attr("steps").int_array();
+        unsigned next = 1;  // the next dynamic start or limit
         Value* offset = index(0);
         std::vector<Value*> sizes, strides;
         for (size_t a = 0; a < starts.size(); ++a) {
           Value* s = stride(src, a);
-          if (starts[a] != 0) offset = add(offset, mul(index(starts[a]), s));
-          sizes.push_back(limits[a] == -1 ? dim(src, a) : index((limits[a] - starts[a] + steps[a] - 1) / steps[a]));
+          Value* start = starts[a] == kDynamic ? o->operand(next++) : nullptr;
+          Value* limit = limits[a] == kDynamic ? o->operand(next++) : nullptr;
+          if (start) offset = add(offset, mul(start, s));
+          else if (starts[a] != 0) offset = add(offset, mul(index(starts[a]), s));
+          if (o->result()->type().shape()[a] != kDynamic) {
+            sizes.push_back(index(o->result()->type().shape()[a]));
+          } else if (!start && !limit && limits[a] != -1) {
+            sizes.push_back(index((limits[a] - starts[a] + steps[a] - 1) / steps[a]));
+          } else {
+            // (limit - start + step - 1) / step, all non-negative.
+            if (!start) start = index(starts[a]);
+            if (!limit) limit = dim(src, a);
+            Value* span = sub(limit, start);
+            sizes.push_back(steps[a] == 1 ? span : div(add(span, index(steps[a] - 1)), index(steps[a])));
+          }
           strides.push_back(steps[a] == 1 ? s : mul(s, index(steps[a])));
         }
         return replace(o, {view(src, o->result()->type(), offset, sizes, strides)});

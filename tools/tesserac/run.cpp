@@ -386,7 +386,7 @@ class Runner {
   ir::Operation* find_function(ir::Operation* module) {
     std::string names;
     for (ir::Operation* f : ir::module_functions(module)) {
-      if (!f->has_attr("jit")) continue;
+      if (!f->has_attr("jit") || !f->has_attr("entry")) continue;
       if (f->symbol_name() == options_.func) return f;
       names += (names.empty() ? "'" : ", '") + std::string(f->symbol_name()) + "'";
     }
