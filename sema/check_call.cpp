@@ -87,6 +87,9 @@ Value Checker::check_call(NodeId node) {
     return Value{types_.dynamic()};
   }
 
+  // `F.defvjp(fwd, bwd)`: registers F's custom rule (check_autodiff.cpp).
+  if (!in_device() && ast_.kind(callee) == NodeKind::Attribute && defvjp_function(node)) return check_defvjp(node);
+
   Value target = check_expression(callee);
   const TypeInfo& info = types_.info(target.type);
   switch (info.kind) {
@@ -140,6 +143,7 @@ Value Checker::check_call(NodeId node) {
         return Value{types_.error()};
       }
       return Value{types_.dynamic()};
+    case TypeKind::Transform: return check_transform_call(node, target.type, children.subspan(1));
     case TypeKind::Error:
       for (NodeId argument : children.subspan(1)) check_expression(argument);
       return Value{types_.error()};
@@ -464,6 +468,7 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
     case Signature::NpySaveArgs:
     case Signature::PrintArgs:
     case Signature::Deferred: return check_graph_builtin(bc);
+    case Signature::TransformArgs: return check_transform_builtin(bc);
   }
   return Value{types_.error()};
 }
