@@ -270,13 +270,22 @@ Value Checker::check_expression(NodeId node) {
       auto op = static_cast<CompareOperator>(n.op);
       bool identity = op == CompareOperator::Is || op == CompareOperator::IsNot || op == CompareOperator::In ||
                       op == CompareOperator::NotIn;
+      TypeId common{};
       if (!identity) {
-        TypeId common = binary_result(node, BinaryUse::compare(op), left_type, rhs.type);
+        common = binary_result(node, BinaryUse::compare(op), left_type, rhs.type);
         // A constant compared with a typed value converts to its type.
         if (!(n.flags & 1)) check_operand_constants(lhs, lhs_node, rhs, ast_.child(node, 1), common);
       }
       bool tensor = types_.kind(left_type) == TypeKind::Tensor || types_.kind(rhs.type) == TypeKind::Tensor;
-      value = Value{tensor && !in_device() ? types_.dynamic() : types_.scalar(ScalarType::Bool)};
+      if (tensor && !in_device() && !identity && !(n.flags & 1) && common.valid() &&
+          types_.kind(common) == TypeKind::Tensor) {
+        // Element-wise, NumPy's: a bool tensor of the broadcast shape.
+        const TypeInfo& info = types_.info(common);
+        std::vector<DimId> dims(types_.dims(common).begin(), types_.dims(common).end());
+        value = Value{types_.tensor(ScalarType::Bool, PolicyId{}, dims, info.space, false, info.seed_style)};
+      } else {
+        value = Value{tensor && !in_device() ? types_.dynamic() : types_.scalar(ScalarType::Bool)};
+      }
       break;
     }
     case NodeKind::IfExp: {
