@@ -185,6 +185,8 @@ void Lowering::lower_jit_instance(uint32_t index) {
 // program cannot compute with (string, dict, lambda, comprehension, a list
 // or tuple of those), calling nothing.
 bool Lowering::inert_host_value(NodeId e) const {
+  // A ShardSpec is a description sema applied: no code.
+  if (sema::TypeId t = node_type(e); t.valid() && typed_.types.kind(t) == SemaKind::Layout) return true;
   switch (ast_.kind(e)) {
     case NodeKind::StringLiteral:
     case NodeKind::Lambda: return true;
@@ -233,6 +235,9 @@ void Lowering::lower_program() {
         kind == NodeKind::ImportFrom || kind == NodeKind::TypeAlias || kind == NodeKind::Pass)
       continue;
     if (kind == NodeKind::ExprStmt && ast_.kind(ast_.child(statement, 0)) == NodeKind::StringLiteral) continue;
+    if (kind == NodeKind::ExprStmt && node_type(ast_.child(statement, 0)).valid() &&
+        typed_.types.kind(node_type(ast_.child(statement, 0))) == SemaKind::Layout)
+      continue;  // a ShardSpec: a description, no code
     if (typed_.compile_time_statements.count(statement.index)) continue;
     // `f.defvjp(fwd, bwd)`: registers a rule at compile time.
     if (kind == NodeKind::ExprStmt && typed_.defvjp_calls.count(ast_.child(statement, 0).index)) continue;

@@ -75,6 +75,16 @@ Value* Lowering::lower_matmul(Value* a, Value* b, Type result, NodeId where) {
 }
 
 Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
+  switch (builtin) {
+    case BuiltinId::DistMesh:
+    case BuiltinId::DistTensor:
+    case BuiltinId::ShardSpec:
+    case BuiltinId::AllReduce:
+    case BuiltinId::AllGather:
+    case BuiltinId::ReduceScatter:
+    case BuiltinId::Broadcast: return lower_dist_builtin(call, builtin);
+    default: break;
+  }
   auto arg = [&](size_t i) { return call_argument(call, i); };
   const sema::BuiltinInfo& info = sema::builtin_info(builtin);
   bool tensor_result = is_tensor_node(call);
@@ -464,7 +474,7 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     case sema::Signature::NpySaveArgs: {
       if (ast_.kind(arg(0)) != NodeKind::StringLiteral) unsupported(arg(0), "a ts.save path that is not a string literal");
       const std::string& path = values_.strings[ast_.node(arg(0)).payload];
-      builder_.create(OpKind::GraphSave, {value(arg(1))}, {}, {{"path", context_.string_attr(path)}});
+      builder_.create(OpKind::GraphSave, {global_view(value(arg(1)), arg(1))}, {}, {{"path", context_.string_attr(path)}});
       return {};
     }
     case sema::Signature::PrintArgs: lower_print(call); return {};
@@ -499,7 +509,7 @@ Value* Lowering::lower_print(NodeId call) {
     }
     std::string previous(text.back().string_value());
     text.back() = context_.string_attr(previous + separator);
-    Value* v = value(a);
+    Value* v = global_view(value(a), a);
     if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar() && !v->type().is_index())
       unsupported(a, "printing this value");
     operands.push_back(v);

@@ -220,6 +220,13 @@ class Lowering {
   Value* graph_dim(Value* tensor, int64_t axis);
   std::vector<Value*> dynamic_dims(Type result, const std::vector<Value*>& extents);
   Bound lower_graph_builtin(NodeId call, sema::BuiltinId builtin);
+  // --- distribution (lower_dist.cpp) ---
+  Bound lower_dist_builtin(NodeId call, sema::BuiltinId builtin);
+  Attribute mesh_attribute(uint32_t mesh);
+  Attribute spec_attribute(const sema::ShardingInfo& sharding);
+  std::vector<NamedAttribute> sharding_attributes(const sema::ShardingInfo& sharding);
+  static std::string_view collective_op_name(sema::PartialOp op);
+  Value* global_view(Value* v, NodeId node);
   Bound lower_jit_call(NodeId call);
   std::vector<Value*> jit_call_operands(NodeId call, Type function_type);
   // Autodiff (lower_autodiff.cpp): grad(f)(args) is graph.grad; a call of a

@@ -136,6 +136,8 @@ Value Checker::check_call(NodeId node) {
       return Value{TypeId{info.payload}};
     }
     case TypeKind::Object:
+    case TypeKind::Mesh:
+    case TypeKind::Layout:
     case TypeKind::Dynamic:
       for (NodeId argument : children.subspan(1)) check_expression(argument);
       if (in_device()) {
@@ -417,6 +419,25 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
     return Value{types_.error()};
   }
   raise_effect(bc.info.effect, bc.where);
+  Value result = check_builtin_family(bc);
+  // Graph code: the result's sharding from its arguments' (check_dist.cpp).
+  if (!types_.is_error(result.type) && types_.kind(result.type) == TypeKind::Tensor)
+    result.type = propagate_builtin_sharding(bc, result.type);
+  if (!types_.is_error(result.type) && types_.kind(result.type) == TypeKind::Tuple) {
+    std::vector<TypeId> elements(types_.tuple_elements(result.type).begin(), types_.tuple_elements(result.type).end());
+    bool changed = false;
+    for (TypeId& e : elements)
+      if (types_.kind(e) == TypeKind::Tensor) {
+        TypeId p = propagate_builtin_sharding(bc, e);
+        changed = changed || p != e;
+        e = p;
+      }
+    if (changed) result.type = types_.tuple(elements);
+  }
+  return result;
+}
+
+Value Checker::check_builtin_family(BuiltinCall& bc) {
   // One checker per family of builtins (builtins.def), each in its own file.
   switch (bc.info.signature) {
     case Signature::LaneIndex:
@@ -466,9 +487,19 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
     case Signature::FillArgs:
     case Signature::NpyLoadArgs:
     case Signature::NpySaveArgs:
-    case Signature::PrintArgs:
-    case Signature::Deferred: return check_graph_builtin(bc);
+    case Signature::PrintArgs: return check_graph_builtin(bc);
     case Signature::TransformArgs: return check_transform_builtin(bc);
+    case Signature::Deferred:
+      switch (bc.id) {
+        case BuiltinId::DistMesh:
+        case BuiltinId::DistTensor:
+        case BuiltinId::ShardSpec:
+        case BuiltinId::AllReduce:
+        case BuiltinId::AllGather:
+        case BuiltinId::ReduceScatter:
+        case BuiltinId::Broadcast: return check_dist_builtin(bc);
+        default: return check_graph_builtin(bc);
+      }
   }
   return Value{types_.error()};
 }

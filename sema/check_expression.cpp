@@ -271,25 +271,26 @@ Value Checker::check_expression(NodeId node) {
       auto op = static_cast<CompareOperator>(n.op);
       bool identity = op == CompareOperator::Is || op == CompareOperator::IsNot || op == CompareOperator::In ||
                       op == CompareOperator::NotIn;
-      TypeId common = types_.dynamic();
+      TypeId common{};
       if (!identity) {
         common = binary_result(node, BinaryUse::compare(op), left_type, rhs.type);
         // A constant compared with a typed value converts to its type.
         if (!(n.flags & 1)) check_operand_constants(lhs, lhs_node, rhs, ast_.child(node, 1), common);
       }
       bool tensor = types_.kind(left_type) == TypeKind::Tensor || types_.kind(rhs.type) == TypeKind::Tensor;
-      if (tensor && !in_device()) {
-        // Graph level: a bool tensor of the broadcast shape (binary_result's
-        // type), so that casts, where and reductions see what it is.
-        bool typed = !identity && types_.kind(common) == TypeKind::Tensor;
-        if (typed && (n.flags & 1)) {
-          // `a < b < c`: (a < b) & (b < c), broadcast together.
-          common = binary_result(node, BinaryUse::of(BinaryOperator::BitAnd), lhs.type, common);
-          typed = types_.kind(common) == TypeKind::Tensor;
+      if (tensor && !in_device() && !identity && common.valid() && types_.kind(common) == TypeKind::Tensor) {
+        // Element-wise, NumPy's: a bool tensor of the broadcast shape; `a < b
+        // < c` is (a < b) & (b < c), broadcast together.
+        if (n.flags & 1) common = binary_result(node, BinaryUse::of(BinaryOperator::BitAnd), lhs.type, common);
+        if (types_.is_error(common) || types_.kind(common) != TypeKind::Tensor) {
+          value = Value{types_.is_error(common) ? common : types_.dynamic()};
+        } else {
+          const TypeInfo& info = types_.info(common);
+          std::vector<DimId> dims(types_.dims(common).begin(), types_.dims(common).end());
+          value = Value{types_.tensor(ScalarType::Bool, PolicyId{}, dims, info.space, false, info.seed_style)};
         }
-        value = Value{types_.is_error(common) ? common : typed ? common : types_.dynamic()};
       } else {
-        value = Value{types_.scalar(ScalarType::Bool)};
+        value = Value{tensor && !in_device() ? types_.dynamic() : types_.scalar(ScalarType::Bool)};
       }
       break;
     }
@@ -482,6 +483,8 @@ Value Checker::resolve_attribute(NodeId node) {
       break;
     case TypeKind::Dynamic:
     case TypeKind::Object:
+    case TypeKind::Mesh:
+    case TypeKind::Layout:
     case TypeKind::Function:
     case TypeKind::Builtin:
       if (!in_device()) return Value{types_.dynamic()};
@@ -606,10 +609,39 @@ Value Checker::check_binary(NodeId node) {
   // Matrix product of two tensors: ts.matmul's rules (NumPy's), vector
   // operands and broadcast batch dimensions included.
   if (op == BinaryOperator::MatMul && types_.kind(lhs.type) == TypeKind::Tensor &&
-      types_.kind(rhs.type) == TypeKind::Tensor && !in_device())
-    return Value{matmul_result(node, ast_.child(node, 0), ast_.child(node, 1), lhs.type, rhs.type)};
+      types_.kind(rhs.type) == TypeKind::Tensor && !in_device()) {
+    TypeId product = matmul_result(node, ast_.child(node, 0), ast_.child(node, 1), lhs.type, rhs.type);
+    if (types_.is_error(product)) return Value{product};
+    auto sharding = matmul_sharding(node, lhs.type, rhs.type, product);
+    if (!sharding) return Value{types_.error()};
+    return Value{types_.with_sharding(product, *sharding)};
+  }
 
   Value result{binary_result(node, BinaryUse::of(op), lhs.type, rhs.type)};
+  if (!in_device() && !types_.is_error(result.type) && types_.kind(result.type) == TypeKind::Tensor &&
+      (types_.sharding(lhs.type) || types_.sharding(rhs.type))) {
+    bool linear = op == BinaryOperator::Add || op == BinaryOperator::Sub;
+    bool scaling = op == BinaryOperator::Mul || op == BinaryOperator::Div;
+    std::vector<TypeId> operands;
+    for (TypeId t : {lhs.type, rhs.type})
+      if (types_.kind(t) == TypeKind::Tensor) operands.push_back(t);
+    // Only a partial sum scaled by something whole stays a partial sum.
+    bool partial_rhs = types_.sharding(rhs.type) && types_.sharding(rhs.type)->partial_axes;
+    if (op == BinaryOperator::Div && partial_rhs) scaling = false;
+    std::optional<uint32_t> sharding;
+    if (linear || scaling) {
+      sharding = elementwise_sharding(node, operator_spelling(op), operands, types_.dims(result.type).size(), linear);
+    } else {
+      sharding = elementwise_sharding(node, operator_spelling(op), operands, types_.dims(result.type).size(), false);
+      if (sharding && *sharding && types_.sharding_info(*sharding).partial_axes) {
+        diags_.emit<diag::SemaDistLayoutMismatch>(n.range, std::string(operator_spelling(op)), types_.to_string(lhs.type),
+                                                  types_.to_string(rhs.type));
+        sharding.reset();
+      }
+    }
+    if (!sharding) return Value{types_.error()};
+    result.type = types_.with_sharding(result.type, *sharding);
+  }
   result.global_id = (lhs.global_id || rhs.global_id) && (op == BinaryOperator::Add || op == BinaryOperator::Sub);
   if (types_.is_error(result.type)) return result;
   NodeId lhs_node = ast_.child(node, 0), rhs_node = ast_.child(node, 1);
@@ -740,6 +772,8 @@ Value Checker::check_subscript(NodeId node) {
       return Value{types_.error()};
     case TypeKind::Dynamic:
     case TypeKind::Object:
+    case TypeKind::Mesh:
+    case TypeKind::Layout:
       for (NodeId i : indices) check_expression(i);
       return Value{types_.dynamic()};
     case TypeKind::List: {

@@ -54,6 +54,12 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
     positional.push_back(argument);
     TypeId t = default_type(v.type);
     if (types_.kind(t) == TypeKind::Tensor) t = types_.with_mut(t, false);
+    // A sharded argument: the function sees this rank's shard.
+    if (types_.sharding(t)) {
+      auto local = shard_view(argument, t, true);
+      if (!local) return Value{types_.error()};
+      t = *local;
+    }
     argument_types.push_back(t);
     TypeKind kind = types_.kind(t);
     if (kind == TypeKind::Dynamic || kind == TypeKind::Error) unknown = true;
@@ -64,6 +70,24 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
                                          std::to_string(expected) + " argument" + (expected == 1 ? "" : "s"),
                                          static_cast<unsigned>(positional.size()));
     return Value{types_.error()};
+  }
+  // Every sharded argument lies on one mesh: the function's.
+  TypeId meshed{};
+  for (size_t i = 0; i < expected; ++i) {
+    const ShardingInfo* s = types_.sharding(argument_types[i]);
+    if (!s) continue;
+    if (meshed.valid() && types_.sharding(meshed)->mesh != s->mesh) {
+      diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(call), name, types_.to_string(meshed),
+                                                types_.to_string(argument_types[i]));
+      return Value{types_.error()};
+    }
+    meshed = argument_types[i];
+    if (types_.kind(generic.parameter_types[i]) != TypeKind::Dynamic) {
+      diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(positional[i]), name,
+                                                types_.to_string(generic.parameter_types[i]),
+                                                types_.to_string(argument_types[i]));
+      return Value{types_.error()};
+    }
   }
   // Annotated parameters take what their annotation says.
   for (size_t i = 0; i < expected; ++i) {
@@ -108,8 +132,15 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   if (out_.custom_vjps.count(index)) instantiate_custom_rule(instance, call);
   const FunctionInfo& info = out_.instances[instance].info;
   raise_effect(info.effect, ast_.range(call));
-  TypeId result = info.return_type.valid() ? info.return_type : types_.none();
-  return Value{substitute_dims(result, bound)};
+  TypeId result = substitute_dims(info.return_type.valid() ? info.return_type : types_.none(), bound);
+  // Sharded results as the program sees them: global dims.
+  auto global = [&](TypeId t) { return types_.sharding(t) ? shard_view(call, t, false).value_or(t) : t; };
+  if (types_.kind(result) == TypeKind::Tuple) {
+    std::vector<TypeId> elements(types_.tuple_elements(result).begin(), types_.tuple_elements(result).end());
+    for (TypeId& e : elements) e = global(e);
+    return Value{types_.tuple(elements)};
+  }
+  return Value{global(result)};
 }
 
 Effect Checker::generic_effect(uint32_t index) {
@@ -167,8 +198,13 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   std::unordered_map<uint32_t, uint32_t>* saved_calls = call_instances_;
   call_instances_ = &out_.instances[id].call_instances;
   instantiating_.push_back(index);
+  uint32_t saved_mesh = current_mesh_;
+  current_mesh_ = UINT32_MAX;
+  for (TypeId t : parameter_types)
+    if (const ShardingInfo* s = types_.sharding(t)) current_mesh_ = s->mesh;
   size_t errors_before = diags_.error_count();
   check_function_body(out_.instances[id].info, &parameter_types, index);
+  current_mesh_ = saved_mesh;
   instantiating_.pop_back();
   call_instances_ = saved_calls;
   std::swap(out_.node_types, out_.instances[id].node_types);

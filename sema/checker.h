@@ -152,11 +152,32 @@ class Checker {
   Value check_expression(NodeId node);
   Value check_call(NodeId node);
   Value check_builtin_call(NodeId call, BuiltinId builtin);
+  Value check_builtin_family(BuiltinCall& call);
   // One checker per family of builtins (builtin_call.h).
   Value check_kernel_builtin(BuiltinCall& call);
   Value check_memory_builtin(BuiltinCall& call);
   Value check_math_builtin(BuiltinCall& call);
   Value check_graph_builtin(BuiltinCall& call);
+  // --- distribution (check_dist.cpp) ---
+  Value check_dist_builtin(BuiltinCall& call);
+  Value check_dist_mesh(BuiltinCall& call);
+  Value check_shard_spec(BuiltinCall& call);
+  Value check_dist_tensor(BuiltinCall& call);
+  Value check_collective(BuiltinCall& call);
+  std::optional<std::string> constant_string(NodeId node);
+  std::vector<NodeId> literal_elements(NodeId node);
+  std::optional<int64_t> constant_int_of(NodeId node);
+  std::optional<std::vector<int64_t>> constant_range(NodeId node);
+  std::optional<std::vector<std::string>> mesh_devices(NodeId node);
+  std::optional<uint32_t> apply_layout(NodeId where, uint32_t layout, uint32_t mesh, size_t rank);
+  // A sharded tensor type as one rank holds it (to_local) or as the program
+  // sees it; reports a dimension its axis does not divide.
+  std::optional<TypeId> shard_view(NodeId where, TypeId tensor, bool to_local);
+  std::optional<uint32_t> elementwise_sharding(NodeId where, std::string_view what, const std::vector<TypeId>& operands,
+                                               size_t rank, bool linear_sum);
+  std::optional<uint32_t> matmul_sharding(NodeId where, TypeId a, TypeId b, TypeId result);
+  std::optional<uint32_t> reduction_sharding(BuiltinCall& call, TypeId x, size_t rank);
+  TypeId propagate_builtin_sharding(BuiltinCall& call, TypeId result);
   Value check_helper_call(NodeId call, uint32_t function_index);
   // The value of `float(argument)` when it is a constant (a string Python's
   // float() reads, a number).
@@ -312,6 +333,8 @@ class Checker {
   std::vector<uint32_t> generic_functions_;
   bool check_generic_bodies_ = false;
   std::vector<uint32_t> instantiating_;
+  // The mesh of the @jit instance being checked (its sharded arguments'), or UINT32_MAX.
+  uint32_t current_mesh_ = UINT32_MAX;
   std::unordered_set<uint32_t> generic_checked_;  // functions whose instance is being checked (recursion)
   // Where calls of @jit functions record their instance: the module's map,
   // or the map of the instance being checked.

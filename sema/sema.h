@@ -102,6 +102,9 @@ struct TypedModule {
   TypeStore types;
   std::vector<TypeId> node_types;  // indexed by NodeId; invalid for nodes without a type
   std::vector<FunctionInfo> functions;
+  // all_gather and reduce_scatter calls: the tensor dimension they gather
+  // or scatter along (by call NodeId index).
+  std::unordered_map<uint32_t, size_t> collective_dims;
   // The value of every expression sema evaluated at compile time (module
   // constants, literals, arithmetic on them), by NodeId index. Expressions
   // that read locals may hold a value the local had before a later

@@ -190,10 +190,85 @@ TransformInfo TypeStore::transform_info(TypeId id) const {
 }
 
 TypeId TypeStore::with_mut(TypeId tensor_type, bool mut) {
-  const TypeInfo& t = info(tensor_type);
+  TypeInfo t = info(tensor_type);
   internal_check(t.kind == TypeKind::Tensor, "sema", "with_mut on a non-tensor type");
   std::vector<DimId> d(dims(tensor_type).begin(), dims(tensor_type).end());
-  return tensor(t.scalar, t.policy, d, t.space, mut, t.seed_style);
+  return with_sharding(tensor(t.scalar, t.policy, d, t.space, mut, t.seed_style), t.payload);
+}
+
+std::string_view partial_op_name(PartialOp op) {
+  switch (op) {
+    case PartialOp::Sum: return "sum";
+    case PartialOp::Max: return "max";
+    case PartialOp::Min: return "min";
+    case PartialOp::Avg: return "avg";
+  }
+  return "sum";
+}
+
+TypeId TypeStore::mesh(const MeshInfo& m) {
+  auto it = std::find(meshes_.begin(), meshes_.end(), m);
+  auto index = static_cast<uint32_t>(it - meshes_.begin());
+  if (it == meshes_.end()) meshes_.push_back(m);
+  return intern(with_payload(TypeKind::Mesh, index), {});
+}
+
+TypeId TypeStore::layout(const LayoutInfo& l) {
+  auto it = std::find(layouts_.begin(), layouts_.end(), l);
+  auto index = static_cast<uint32_t>(it - layouts_.begin());
+  if (it == layouts_.end()) layouts_.push_back(l);
+  return intern(with_payload(TypeKind::Layout, index), {});
+}
+
+uint32_t TypeStore::intern_sharding(const ShardingInfo& s) {
+  auto it = std::find(shardings_.begin(), shardings_.end(), s);
+  if (it == shardings_.end()) {
+    shardings_.push_back(s);
+    return static_cast<uint32_t>(shardings_.size());
+  }
+  return static_cast<uint32_t>(it - shardings_.begin()) + 1;
+}
+
+const ShardingInfo* TypeStore::sharding(TypeId tensor_type) const {
+  const TypeInfo& t = types_[tensor_type.index];
+  if (t.kind != TypeKind::Tensor || t.payload == 0) return nullptr;
+  return &shardings_[t.payload - 1];
+}
+
+TypeId TypeStore::with_sharding(TypeId tensor_type, uint32_t sharding_id) {
+  TypeInfo t = info(tensor_type);
+  if (t.kind != TypeKind::Tensor || t.payload == sharding_id) return tensor_type;
+  std::vector<uint32_t> extra(extra_.begin() + t.extra_begin, extra_.begin() + t.extra_begin + t.extra_count);
+  t.payload = sharding_id;
+  return intern(t, extra);
+}
+
+std::string TypeStore::mesh_to_string(uint32_t index) const {
+  const MeshInfo& m = meshes_[index];
+  std::string out = "mesh(";
+  for (size_t a = 0; a < m.axes.size(); ++a) out += fmt::format("{}{}={}", a ? ", " : "", m.axes[a], m.shape[a]);
+  return out + ")";
+}
+
+std::string TypeStore::sharding_to_string(uint32_t id) const {
+  const ShardingInfo& s = shardings_[id - 1];
+  const MeshInfo& m = meshes_[s.mesh];
+  if (s.unknown) return "sharded(unknown) on " + mesh_to_string(s.mesh);
+  std::string out = "sharded[";
+  for (size_t d = 0; d < s.dim_axes.size(); ++d)
+    out += (d ? ", " : "") + (s.dim_axes[d] < 0 ? std::string("_") : m.axes[static_cast<size_t>(s.dim_axes[d])]);
+  out += "]";
+  if (s.partial_axes) {
+    out += fmt::format(" partial {}(", partial_op_name(s.partial_op));
+    bool first = true;
+    for (size_t a = 0; a < m.axes.size(); ++a)
+      if (s.partial_axes & (1u << a)) {
+        out += (first ? "" : ", ") + m.axes[a];
+        first = false;
+      }
+    out += ")";
+  }
+  return out + " on " + mesh_to_string(s.mesh);
 }
 
 TypeId TypeStore::element_type(TypeId tensor_type) {
@@ -386,6 +461,7 @@ std::string TypeStore::to_string(TypeId id) const {
       }
       out += "]";
       out += policy_to_string(t.policy);
+      if (t.payload) out += " " + sharding_to_string(t.payload);
       return out;
     }
     case TypeKind::Tuple: {
@@ -412,6 +488,10 @@ std::string TypeStore::to_string(TypeId id) const {
       return "range";
     case TypeKind::Object:
       return std::string(identifiers_.name(IdentifierId{t.payload}));
+    case TypeKind::Mesh:
+      return mesh_to_string(t.payload);
+    case TypeKind::Layout:
+      return "ShardSpec";
     case TypeKind::Dynamic:
       return "dynamic";
     case TypeKind::Transform:

@@ -38,6 +38,48 @@ using ::tessera::ScalarInfo;
 using ::tessera::ScalarType;
 using ::tessera::scalar_info;
 
+// --- distribution (docs/distributed.md, "The language") ------------------------------
+// A device mesh as dist.mesh declared it: its devices, axis names and shape
+// (row-major: the last axis varies fastest, as the runtime's tessMeshCreate).
+struct MeshInfo {
+  std::vector<std::string> devices;
+  std::vector<std::string> axes;
+  std::vector<int64_t> shape;
+  friend bool operator==(const MeshInfo&, const MeshInfo&) = default;
+};
+
+// A pending reduction of a partial value (ShardSpec reduce=, a contraction
+// or reduction over a sharded dimension).
+enum class PartialOp : uint8_t { Sum, Max, Min, Avg };
+std::string_view partial_op_name(PartialOp op);
+
+// How a tensor lies on a mesh: per dimension the mesh axis it is split over
+// (-1: whole on every rank), and the mesh axes over which every rank holds a
+// partial value still to be reduced with `partial_op`. The same description
+// serves a program's value (global dims) and a @jit body's (this rank's
+// shard: each split dimension divided by its axis's size).
+struct ShardingInfo {
+  uint32_t mesh = 0;
+  std::vector<int32_t> dim_axes;
+  uint32_t partial_axes = 0;  // bit k: mesh axis k
+  PartialOp partial_op = PartialOp::Sum;
+  // An operation without a propagation rule made it from sharded operands:
+  // the value is this rank's, its global layout unknown (ts.save refuses it).
+  bool unknown = false;
+  friend bool operator==(const ShardingInfo&, const ShardingInfo&) = default;
+};
+
+// A ShardSpec(...) before it meets a tensor: partition entries ("row" is
+// dimension 0, "col" the last, or a dimension number as text), the mesh
+// axes they map to (empty: the mesh's axes in order), replicate=, reduce=.
+struct LayoutInfo {
+  std::vector<std::string> partition;
+  std::vector<std::string> mesh_axes;
+  bool replicate = false;
+  std::string reduce;  // "" or sum/max/min/avg
+  friend bool operator==(const LayoutInfo&, const LayoutInfo&) = default;
+};
+
 struct DimId {
   uint32_t index = UINT32_MAX;
   bool valid() const { return index != UINT32_MAX; }
@@ -98,6 +140,8 @@ enum class TypeKind : uint8_t {
   Function,  // a user function; payload: NodeId of its FunctionDef
   Range,     // the iterator of range(...) / tile.range(...)
   Object,    // an opaque host-level object; payload: IdentifierId of its class name
+  Mesh,      // a device mesh (dist.mesh); payload: index into the store's meshes
+  Layout,    // a ShardSpec; payload: index into the store's layouts
   Dynamic,   // graph-level value whose type is known only when traced (unannotated @jit parameters)
   Transform,  // grad(f, ...) / value_and_grad(f, ...): a function made from a @jit function (TransformInfo)
 };
@@ -127,7 +171,7 @@ struct TypeInfo {
   bool mut = false;
   bool seed_style = false;
   PolicyId policy;
-  uint32_t payload = 0;
+  uint32_t payload = 0;  // Tensor: its sharding (0: none, else index + 1)
   uint32_t extra_begin = 0;  // Tensor: dims; Tuple: element types (in the store's extra array)
   uint32_t extra_count = 0;
 };
@@ -157,6 +201,18 @@ class TypeStore {
   TypeId object(IdentifierId class_name);
   TypeId transform(const TransformInfo& transform);
   TransformInfo transform_info(TypeId transform) const;
+
+  // Distribution: meshes, layouts, shardings (interned by content).
+  TypeId mesh(const MeshInfo& mesh);
+  TypeId layout(const LayoutInfo& layout);
+  const MeshInfo& mesh_info(uint32_t mesh) const { return meshes_[mesh]; }
+  const LayoutInfo& layout_info(uint32_t layout) const { return layouts_[layout]; }
+  uint32_t intern_sharding(const ShardingInfo& sharding);  // index + 1
+  const ShardingInfo* sharding(TypeId tensor) const;      // null when not sharded
+  const ShardingInfo& sharding_info(uint32_t id) const { return shardings_[id - 1]; }
+  TypeId with_sharding(TypeId tensor, uint32_t sharding);  // 0 removes it
+  std::string mesh_to_string(uint32_t mesh) const;
+  std::string sharding_to_string(uint32_t id) const;
 
   // Variants of an existing tensor type.
   TypeId with_mut(TypeId tensor, bool mut);
@@ -200,6 +256,9 @@ class TypeStore {
   std::vector<Dim> dims_;
   std::unordered_multimap<uint64_t, DimId> dim_ids_;
   std::vector<Policy> policies_;
+  std::vector<MeshInfo> meshes_;
+  std::vector<LayoutInfo> layouts_;
+  std::vector<ShardingInfo> shardings_;
   std::unordered_map<std::string, PolicyId> policy_ids_;
   uint32_t next_dynamic_ = 0;
   TypeId error_, none_, string_, untyped_int_, untyped_float_, range_, dynamic_;

@@ -68,6 +68,17 @@ def can_make_device_nodes():
             return False
 
 
+# Multi-rank programs (docs/distributed.md): `REQUIRES: mpirun` tests run
+# `%mpirun -np N %tesserac run ...` and are UNSUPPORTED where Open MPI's
+# launcher is absent. More ranks than cores need --oversubscribe; root needs
+# --allow-run-as-root.
+mpirun = shutil.which("mpirun")
+if mpirun:
+    config.available_features.add("mpirun")
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    config.substitutions.append(("%mpirun", mpirun + " --oversubscribe" + (" --allow-run-as-root" if root else "")))
+
+
 if can_make_device_nodes():
     config.available_features.add("mknod")
 config.substitutions.append(("%tesserac", config.tesserac_path))

@@ -137,7 +137,7 @@ class Emitter {
   // The members of tessHostServices after abi_version, in order.
   enum HostService : unsigned {
     kServiceAlloc = 1, kServiceFree, kServiceKeep, kServiceLaunch, kServicePrintText, kServicePrintTensor,
-    kServicePrintScalar, kServiceSave, kServiceLoad, kServiceFail
+    kServicePrintScalar, kServiceSave, kServiceLoad, kServiceFail, kServiceMesh, kServiceCollective
   };
   // The service `index` of tessHostServices (after abi_version), called;
   // returns from the host function with its status when it fails.
@@ -159,6 +159,8 @@ class Emitter {
   void emit_host_launch(Operation* op);
   void emit_host_print(Operation* op);
   void emit_host_save(Operation* op);
+  void emit_host_mesh(Operation* op);
+  void emit_host_collective(Operation* op);
   void emit_host_load(Operation* op);
   void emit_host_check(Operation* op);
   void emit_return(Operation* op);

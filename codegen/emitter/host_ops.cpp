@@ -184,4 +184,52 @@ void Emitter::emit_host_check(Operation* op) {
   builder_.SetInsertPoint(next);
 }
 
+// Meshes and collectives (docs/distributed.md, "The language"): the runtime
+// takes the mesh and the operation as description strings, built here from
+// the attributes (runtime/src/host_collectives.cpp reads them):
+//   mesh:       "2,2;dp,tp;cpu:0,cpu:1,cpu:2,cpu:3"  (shape; axes; devices)
+//   operation:  "kind=all_gather;axis=tp;dim=1;op=sum;root=0;spec=dp,;partial=tp"
+namespace {
+
+std::string mesh_description(ir::Attribute mesh) {
+  std::string out;
+  for (size_t part = 0; part < 3 && part < mesh.size(); ++part) {
+    if (part) out += ";";
+    for (size_t i = 0; i < mesh[part].size(); ++i) {
+      if (i) out += ",";
+      ir::Attribute e = mesh[part][i];
+      out += e.is(ir::AttributeKind::Integer) ? std::to_string(e.int_value()) : std::string(e.string_value());
+    }
+  }
+  return out;
+}
+
+std::string names(ir::Attribute list) {
+  std::string out;
+  for (size_t i = 0; i < list.size(); ++i) out += (i ? "," : "") + std::string(list[i].string_value());
+  return out;
+}
+
+}  // namespace
+
+void Emitter::emit_host_mesh(Operation* op) {
+  call_service(kServiceMesh, {host_context_, string_constant(mesh_description(op->attr("mesh")))});
+}
+
+void Emitter::emit_host_collective(Operation* op) {
+  std::string text = "kind=" + std::string(op->attr("kind").string_value());
+  if (ir::Attribute a = op->attr("axis")) text += ";axis=" + std::string(a.string_value());
+  if (ir::Attribute a = op->attr("op")) text += ";op=" + std::string(a.string_value());
+  if (ir::Attribute a = op->attr("dim")) text += ";dim=" + std::to_string(a.int_value());
+  if (ir::Attribute a = op->attr("root")) text += ";root=" + std::to_string(a.int_value());
+  if (ir::Attribute a = op->attr("spec")) text += ";spec=" + names(a);
+  if (ir::Attribute a = op->attr("partial")) text += ";partial=" + names(a);
+  ir::Value* src = op->operand(0);
+  ir::Value* dst = op->operand(1);
+  llvm::Value* source = tensor_descriptor(memref(src), src->type(), op);
+  llvm::Value* target = tensor_descriptor(memref(dst), dst->type(), op);
+  call_service(kServiceCollective, {host_context_, string_constant(mesh_description(op->attr("mesh"))),
+                                    string_constant(text), source, target});
+}
+
 }  // namespace tessera::codegen::emitter

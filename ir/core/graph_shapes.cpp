@@ -359,6 +359,58 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
     case OpKind::GraphLoad:
       if (!declared.is(TypeKind::Tensor) || op->num_operands() != 0) return fail("result must be a tensor");
       return as_result(declared);
+    case OpKind::GraphAllReduce:
+    case OpKind::GraphBroadcast:
+    case OpKind::GraphAllGather:
+    case OpKind::GraphReduceScatter:
+    case OpKind::GraphShard:
+    case OpKind::GraphUnshard: {
+      // Mesh-sized dims: all_gather multiplies dimension `dim` by the size of
+      // mesh axis `axis`, reduce_scatter divides it; shard divides each
+      // dimension by the size of the axis its `spec` entry names, unshard
+      // multiplies.
+      if (op->num_operands() != 1 || !op->operand(0)->type().is(TypeKind::Tensor))
+        return fail("operand #0 must be a tensor");
+      Type t = op->operand(0)->type();
+      std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
+      if (op->is(OpKind::GraphAllReduce) || op->is(OpKind::GraphBroadcast)) return tensor_of(t.scalar(), dims);
+      Attribute mesh = op->attr("mesh");
+      if (!mesh || !mesh.is(AttributeKind::Array) || mesh.size() != 3 || !mesh[1].is(AttributeKind::Array))
+        return fail("requires attribute 'mesh' = [shape, axes, devices]");
+      std::vector<int64_t> mesh_shape = mesh[0].int_array();
+      auto axis_size = [&](std::string_view axis) -> int64_t {
+        for (size_t a = 0; a < mesh[1].size() && a < mesh_shape.size(); ++a)
+          if (mesh[1][a].string_value() == axis) return mesh_shape[a];
+        return 0;
+      };
+      auto scale = [&](size_t d, int64_t n, bool up) {
+        if (dims[d] == kDynamic) return true;
+        if (!up && dims[d] % n != 0) return false;
+        dims[d] = up ? dims[d] * n : dims[d] / n;
+        return true;
+      };
+      if (op->is(OpKind::GraphShard) || op->is(OpKind::GraphUnshard)) {
+        Attribute spec = op->attr("spec");
+        if (!spec || !spec.is(AttributeKind::Array) || spec.size() != dims.size())
+          return fail(fmt::format("the sharding spec must name one mesh axis (or \"\") per dimension of a rank-{} tensor",
+                                  dims.size()));
+        for (size_t d = 0; d < dims.size(); ++d) {
+          if (spec[d].string_value().empty()) continue;
+          int64_t n = axis_size(spec[d].string_value());
+          if (n == 0) return fail("names an axis the mesh does not have: '" + std::string(spec[d].string_value()) + "'");
+          if (!scale(d, n, op->is(OpKind::GraphUnshard))) return fail("a split dimension is not a multiple of its axis's size");
+        }
+        return tensor_of(t.scalar(), dims);
+      }
+      int64_t n = axis_size(op->string_attr("axis"));
+      if (n == 0) return fail("names an axis the mesh does not have");
+      Attribute dim = op->attr("dim");
+      if (!dim || !dim.is(AttributeKind::Integer) || dim.int_value() < 0 || dim.int_value() >= static_cast<int64_t>(dims.size()))
+        return fail("requires an integer attribute 'dim' in range");
+      if (!scale(static_cast<size_t>(dim.int_value()), n, op->is(OpKind::GraphAllGather)))
+        return fail("dimension 'dim' is not a multiple of the axis's size");
+      return tensor_of(t.scalar(), dims);
+    }
     default: return as_result(declared);
   }
 }

@@ -377,7 +377,8 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::GraphIota: return verify_graph_tensor_op(op);
     case OpKind::GraphGrad: return verify_graph_grad(op);
     case OpKind::GraphMesh: return verify_graph_mesh(op);
-    case OpKind::GraphShard: return verify_graph_shard(op);
+    case OpKind::GraphShard:
+    case OpKind::GraphUnshard: return verify_graph_shard(op);
     case OpKind::GraphAllReduce:
     case OpKind::GraphReduceScatter: return verify_graph_reduction_collective(op);
     case OpKind::GraphAllGather:
@@ -400,6 +401,8 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::HostLaunch: return verify_host_launch(op);
     case OpKind::HostPrint: return verify_host_print(op);
     case OpKind::HostSave: return verify_host_save(op);
+    case OpKind::HostMesh: return verify_host_mesh(op);
+    case OpKind::HostCollective: return verify_host_collective(op);
     case OpKind::HostLoad: return verify_host_load(op);
     case OpKind::HostCheck: return verify_host_check(op);
     // --- verifier_tile.cpp ---

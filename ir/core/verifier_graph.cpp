@@ -115,27 +115,38 @@ void Verifier::verify_graph_mesh(Operation* op) {
     error(op, "result must be opaque<\"mesh\">");
 }
 
-// 'graph.shard'
+// 'graph.shard', 'graph.unshard' (docs/ir/graph.md): this rank's block of
+// a whole tensor, and the whole tensor from every rank's block.
 void Verifier::verify_graph_shard(Operation* op) {
-  if (!shape(op, 2, 1)) return;
-  if (!op->operand(1)->type().is(TypeKind::Opaque)) return void(error(op, "operand #1 must be a mesh"));
+  if (!shape(op, 1, 1)) return;
+  attr(op, "mesh", AttributeKind::Array);
   Attribute spec = attr(op, "spec", AttributeKind::Array);
   if (spec && spec.size() != op->operand(0)->type().rank())
-    error(op, fmt::format("the sharding spec names {} dimensions for a rank-{} tensor", spec.size(),
-                          op->operand(0)->type().rank()));
+    return void(error(op, fmt::format("the sharding spec names {} dimensions for a rank-{} tensor", spec.size(),
+                                      op->operand(0)->type().rank())));
+  if (op->attr("mesh") && spec) check_result_type(op);
 }
 
 // 'graph.all_reduce', 'graph.reduce_scatter'
 void Verifier::verify_graph_reduction_collective(Operation* op) {
   if (!shape(op, 1, 1)) return;
   string_choice(op, "op", {"sum", "max", "min", "mean"});
-  attr(op, "axis", AttributeKind::String);
+  if (attr(op, "axis", AttributeKind::String) && op->attr("mesh")) check_result_type(op);
 }
 
 // 'graph.all_gather', 'graph.broadcast'
 void Verifier::verify_graph_axis_collective(Operation* op) {
   if (!shape(op, 1, 1)) return;
-  attr(op, "axis", AttributeKind::String);
+  if (attr(op, "axis", AttributeKind::String) && op->attr("mesh")) check_result_type(op);
+}
+
+// The result type the operands and attributes make (graph_shapes.cpp).
+void Verifier::check_result_type(Operation* op) {
+  std::string why;
+  std::optional<GraphResult> inferred = infer_graph_result(op, 0, why);
+  if (!inferred) return void(error(op, why));
+  if (!graph_type_matches(*inferred, op->result()->type()))
+    error(op, "result must be " + graph_result_text(*inferred));
 }
 
 // 'graph.send'

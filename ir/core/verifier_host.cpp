@@ -122,4 +122,21 @@ void Verifier::verify_host_check(Operation* op) {
   if (!op->operand(0)->type().is_bool()) error(op, "operand must be a bool");
 }
 
+// 'host.mesh': creates (once per process) the mesh its `mesh` attribute
+// describes, checking it against the job (docs/ir/host.md).
+void Verifier::verify_host_mesh(Operation* op) {
+  if (!shape(op, 0, 0)) return;
+  attr(op, "mesh", AttributeKind::Array);
+}
+
+// 'host.collective %src, %dst {kind, mesh, ...}': a collective (or shard /
+// unshard) from buffer src into buffer dst on this rank.
+void Verifier::verify_host_collective(Operation* op) {
+  if (!shape(op, 2, 0)) return;
+  string_choice(op, "kind", {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "shard", "unshard"});
+  attr(op, "mesh", AttributeKind::Array);
+  for (Value* v : op->operands())
+    if (!is_buffer(v->type())) return void(error(op, "operands must be memrefs in global memory"));
+}
+
 }  // namespace tessera::ir::verification

@@ -123,6 +123,9 @@ class Verifier {
   void verify_graph_grad(Operation* op);
   void verify_graph_mesh(Operation* op);
   void verify_graph_shard(Operation* op);
+  void check_result_type(Operation* op);
+  void verify_host_mesh(Operation* op);
+  void verify_host_collective(Operation* op);
   void verify_graph_reduction_collective(Operation* op);
   void verify_graph_axis_collective(Operation* op);
   void verify_graph_send(Operation* op);

@@ -112,6 +112,19 @@ class Bufferizer {
     return op(OpKind::HostStride, {buffer}, context_.index_type(), {{"axis", context_.int_attr(static_cast<int64_t>(axis))}});
   }
 
+  Attribute mesh_of(Operation* o) {
+    std::vector<Attribute> parts{o->attr("shape"), o->attr("axes"), o->attr("devices")};
+    return context_.array_attr(parts);
+  }
+
+  // The sizes of a collective's result: static ones (collectives of tensors
+  // with run-time sizes are not lowered).
+  std::vector<Value*> dims_of_type(Type t, Value*, Operation*) {
+    std::vector<Value*> sizes;
+    for (int64_t d : t.shape()) sizes.push_back(index(d));
+    return sizes;
+  }
+
   // A new contiguous buffer of type `t` with sizes `sizes` (one per dim).
   Value* alloc(Type t, const std::vector<Value*>& sizes) {
     std::vector<Value*> dynamic;
@@ -325,6 +338,35 @@ class Bufferizer {
         Operation* load = b_.create(OpKind::HostLoad, std::span<Value* const>{}, std::span<const Type>(types),
                                     {{"path", o->attr("path")}});
         return replace(o, {load->result()});
+      }
+      case OpKind::GraphMesh:
+        op0(OpKind::HostMesh, {}, {{"mesh", mesh_of(o)}});
+        if (!o->result()->uses().empty()) {
+          report_at<DiagnosticKind::IrGraphUnsupported>(pass_, o, "a mesh value used by an operation",
+                                                        "operations name their mesh in an attribute");
+          return false;
+        }
+        o->erase();
+        return true;
+      case OpKind::GraphAllReduce:
+      case OpKind::GraphAllGather:
+      case OpKind::GraphReduceScatter:
+      case OpKind::GraphBroadcast:
+      case OpKind::GraphShard:
+      case OpKind::GraphUnshard: {
+        // The runtime reads and writes whole contiguous buffers.
+        Value* src = contiguous(o->operand(0));
+        Value* dst = alloc(o->result()->type(), dims_of_type(o->result()->type(), src, o));
+        std::string_view kind = o->is(OpKind::GraphAllReduce)       ? "all_reduce"
+                                : o->is(OpKind::GraphAllGather)     ? "all_gather"
+                                : o->is(OpKind::GraphReduceScatter) ? "reduce_scatter"
+                                : o->is(OpKind::GraphBroadcast)     ? "broadcast"
+                                : o->is(OpKind::GraphShard)         ? "shard"
+                                                                    : "unshard";
+        std::vector<NamedAttribute> attributes = o->attributes();
+        attributes.push_back({"kind", context_.string_attr(kind)});
+        op0(OpKind::HostCollective, {src, dst}, std::move(attributes));
+        return replace(o, {dst});
       }
       case OpKind::GraphSave:
         op0(OpKind::HostSave, {o->operand(0)}, {{"path", o->attr("path")}});

@@ -144,6 +144,22 @@ class Generator {
     return {value, axis};
   }
 
+  // host.check that `inner`'s size at `axis` is 1 or `space_size`.
+  void check_broadcast(Value* inner, int64_t axis, Value* space_size) {
+    if (!space_size || !checked_broadcasts_.insert({inner, axis}).second) return;
+    Value* size = host_dim(inner, axis);
+    Value* is_one = host_op(OpKind::CmpI, {size, host_index(1)}, context_.bool_type(),
+                            {{"predicate", context_.string_attr("eq")}});
+    Value* is_space = host_op(OpKind::CmpI, {size, space_size}, context_.bool_type(),
+                              {{"predicate", context_.string_attr("eq")}});
+    Value* fits = host_op(OpKind::OrI, {is_one, is_space}, context_.bool_type());
+    std::string where(kernel_->loc().str());
+    std::erase(where, '"');
+    host_.create(OpKind::HostCheck, std::span<Value* const>(&fits, 1), std::span<const Type>{},
+                 {{"message", context_.string_attr(where + ": operands whose sizes differ at axis " +
+                                                   std::to_string(axis) + " and neither is 1 do not broadcast")}});
+  }
+
   Value* host_dim(Value* inner, int64_t axis) {
     Type t = inner->type();
     int64_t d = t.shape()[static_cast<size_t>(axis)];
@@ -350,7 +366,10 @@ class Generator {
             i = kb_->index(0);
           } else if (d == kDynamic && host_dim(v, static_cast<int64_t>(j)) != space_host_[at.size() - rank + j]) {
             // A size known at run time may be 1 and broadcast (unless it is
-            // the space's own size).
+            // the space's own size); any other size must be the space's,
+            // checked before the launch (NumPy's rule; never a read past
+            // the operand).
+            check_broadcast(v, static_cast<int64_t>(j), space_host_[at.size() - rank + j]);
             Value* size = kb_->dim(param, static_cast<int64_t>(j));
             Value* one = kb_->op(OpKind::CmpI, {size, kb_->index(1)}, context_.bool_type(),
                                  {{"predicate", context_.string_attr("eq")}});
@@ -748,7 +767,8 @@ class Generator {
   std::vector<Operation*> ops_;
   Operation* yield_;
   std::map<std::pair<Value*, int64_t>, Value*> dims_;
-  std::map<std::pair<Value*, int64_t>, Value*> param_dims_;  // (parameter, axis) -> its graph.dim
+  std::map<std::pair<Value*, int64_t>, Value*> param_dims_;
+  std::set<std::pair<Value*, int64_t>> checked_broadcasts_;  // (parameter, axis) -> its graph.dim
 
   std::unique_ptr<KernelBuilder> kb_;
   std::vector<Value*> space_host_;  // the space's sizes on the host

@@ -29,7 +29,8 @@ extern "C" tessStatus tessContiguousVariantApplies(const tessTensor* const* tens
     ranges[i] = {t->data, t->data + bytes};
     if (t->rank > 0 && t->shape[t->rank - 1] > 1 && t->strides[t->rank - 1] != 1) contiguous = false;
     for (int32_t d = 0; d < t->rank; ++d)
-      if (t->strides[d] > INT32_MAX) contiguous = false;  // the variant multiplies indices by 32-bit strides
+      // The variant reads each stride as its low 32 bits, zero-extended.
+      if (t->strides[d] < 0 || t->strides[d] > INT32_MAX) contiguous = false;
     if (bytes > 0 && t->data % 16 != 0) contiguous = false;
   }
   for (size_t i = 0; contiguous && i < count; ++i) {

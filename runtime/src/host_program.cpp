@@ -23,17 +23,7 @@ static_assert(offsetof(tessTensor, dtype) == 8 && offsetof(tessTensor, rank) == 
 using tessera::rt::fail;
 using tessera::rt::ok;
 
-struct tessHostContext_st {
-  const tessHostServices* services;  // first: what compiled code calls (tessera_host.h)
-  tessDevice device = nullptr;
-  tessStream stream = nullptr;
-  tessModule module = nullptr;
-  FILE* output = nullptr;
-  std::unordered_map<std::string, tessKernel> kernels;
-  std::unordered_set<tessDevicePtr> frame;  // allocations of the running call
-  std::unordered_set<tessDevicePtr> kept;   // ... that it returns
-  int depth = 0;
-};
+#include "host_context.h"
 
 namespace {
 
@@ -216,7 +206,8 @@ tessStatus tessHostContextCreate(tessDevice device, tessStream stream, tessModul
   static const tessHostServices services{TESS_HOST_ABI_VERSION, tessHostAlloc,      tessHostFree,
                                         tessHostKeep,          tessHostLaunch,     tessHostPrintText,
                                         tessHostPrintTensor,   tessHostPrintScalar, tessHostSave,
-                                        tessHostLoad,          tessHostFail};
+                                        tessHostLoad,          tessHostFail,       tessHostMesh,
+                                        tessHostCollective};
   auto* c = new tessHostContext_st;
   c->services = &services;
   c->device = device;
@@ -235,6 +226,7 @@ tessStatus tessHostContextSetOutput(tessHostContext context, FILE* output) {
 tessStatus tessHostContextDestroy(tessHostContext context) {
   if (!context) return null_context("tessHostContextDestroy");
   for (tessDevicePtr p : context->frame) tessFree(context->device, p);
+  tessera::rt::destroy_host_meshes(context);
   delete context;
   return ok();
 }
@@ -295,6 +287,7 @@ tessStatus tessHostLaunch(tessHostContext context, const char* name, const uint3
 
 tessStatus tessHostPrintText(tessHostContext context, const char* text) {
   if (!context) return null_context("tessHostPrintText");
+  if (!tessera::rt::is_first_rank()) return ok();  // a job's output is rank 0's
   std::fputs(text, output_of(context));
   if (std::strchr(text, '\n')) std::fflush(output_of(context));
   return ok();
@@ -302,6 +295,7 @@ tessStatus tessHostPrintText(tessHostContext context, const char* text) {
 
 tessStatus tessHostPrintTensor(tessHostContext context, const tessTensor* tensor) {
   if (!context || !tensor) return fail(TESS_ERROR_INVALID_VALUE, "tessHostPrintTensor: null context or tensor");
+  if (!tessera::rt::is_first_rank()) return ok();  // a job's output is rank 0's
   std::vector<uint8_t> storage;
   if (tessStatus s = copy_out(context, *tensor, storage)) return s;
   std::string text;
@@ -312,6 +306,7 @@ tessStatus tessHostPrintTensor(tessHostContext context, const tessTensor* tensor
 
 tessStatus tessHostPrintScalar(tessHostContext context, tessDtype dtype, const void* value) {
   if (!context || !value) return fail(TESS_ERROR_INVALID_VALUE, "tessHostPrintScalar: null context or value");
+  if (!tessera::rt::is_first_rank()) return ok();  // a job's output is rank 0's
   int bits = tessDtypeBits(dtype);
   std::vector<uint8_t> storage(static_cast<size_t>(std::max(1, bits / 8)));
   std::memcpy(storage.data(), value, storage.size());
@@ -321,6 +316,7 @@ tessStatus tessHostPrintScalar(tessHostContext context, tessDtype dtype, const v
 
 tessStatus tessHostSave(tessHostContext context, const char* path, const tessTensor* tensor) {
   if (!context || !path || !tensor) return fail(TESS_ERROR_INVALID_VALUE, "tessHostSave: null argument");
+  if (!tessera::rt::is_first_rank()) return ok();  // a job's output is rank 0's
   std::vector<uint8_t> storage;
   if (tessStatus s = copy_out(context, *tensor, storage)) return s;
   tessera::npy::Array array;

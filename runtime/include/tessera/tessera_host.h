@@ -31,7 +31,7 @@ typedef int32_t (*tessHostFunction)(tessHostContext context, void** args, void**
 
 /* The host ABI's version: a CPU code object with host functions exports
  * `uint32_t tessera_host_abi_version` equal to it. */
-#define TESS_HOST_ABI_VERSION 1u
+#define TESS_HOST_ABI_VERSION 2u
 
 /* What compiled host code calls, through the context (so that a code object
  * loaded with dlopen needs no symbols from the runtime): a context points at
@@ -51,6 +51,10 @@ typedef struct tessHostServices {
   tessStatus (*load)(tessHostContext context, const char* path, tessDtype dtype, int32_t rank, const int64_t* dims,
                      tessTensor* tensor);
   tessStatus (*fail)(tessHostContext context, const char* message);
+  /* ABI 2: meshes and collectives (docs/distributed.md, "The language"). */
+  tessStatus (*mesh)(tessHostContext context, const char* mesh);
+  tessStatus (*collective)(tessHostContext context, const char* mesh, const char* operation, const tessTensor* source,
+                           const tessTensor* target);
 } tessHostServices;
 
 /* What a CPU code object exports as `tessera_host_functions`, ended by an
@@ -96,6 +100,20 @@ tessStatus tessHostLoad(tessHostContext context, const char* path, tessDtype dty
                         const int64_t* dims, tessTensor* tensor);
 /* A run-time check failed: returns TESS_ERROR_INVALID_VALUE with `message`. */
 tessStatus tessHostFail(tessHostContext context, const char* message);
+/* The mesh `mesh` describes ("SHAPE;AXES;DEVICES", comma-separated lists:
+ * "2,2;dp,tp;cpu:0,cpu:1,cpu:2,cpu:3"): created on first use (collectively,
+ * tessMeshCreate) and kept until the context is destroyed. On a CPU device
+ * every device of the mesh is a CPU rank (TESS_MESH_FORCE_CPU). */
+tessStatus tessHostMesh(tessHostContext context, const char* mesh);
+/* One collective on `mesh` from `source` into `target` (contiguous tensors
+ * of this rank's device), as `operation` says: "kind=K;axis=A;op=O;dim=D;
+ * root=R;spec=S;partial=P" with K all_reduce, all_gather (along dimension
+ * D), reduce_scatter (along D), broadcast, shard (this rank's block of a
+ * whole tensor; S: per dimension the axis it is split over, or empty) or
+ * unshard (the whole tensor from every rank's block, reducing the axes P
+ * with O first). */
+tessStatus tessHostCollective(tessHostContext context, const char* mesh, const char* operation,
+                              const tessTensor* source, const tessTensor* target);
 
 #ifdef __cplusplus
 }

@@ -254,7 +254,7 @@ tessStatus tessTensorStorageBytes(const tessTensor* tensor, uint64_t* bytes);
 #define TESS_CONTIGUOUS_VARIANT_SUFFIX "$contiguous"
 /* Whether a launch with these tensors may run a kernel's contiguous variant:
  * every tensor's innermost stride is 1 (or its innermost extent at most 1),
- * its other strides below 2^31, every non-empty tensor's data is 16-byte
+ * its other strides in [0, 2^31), every non-empty tensor's data is 16-byte
  * aligned, and no tensor the kernel
  * writes (writes[i] nonzero: a `mut` parameter) shares a byte with another
  * tensor. *applies gets 1 or 0. tessAotLaunch and `tesserac run` pick the

@@ -1,0 +1,161 @@
+// Lowering of distribution (docs/distributed.md, "The language"): meshes,
+// dist.tensor, the collectives of @jit functions, and the global view of a
+// sharded value that ts.save and print take.
+//
+// Graph code holds a sharded tensor as this rank's shard (sema typed @jit
+// bodies so; a program's sharded values are global in sema and local here).
+// Every operation that needs the mesh carries it as an attribute
+// `mesh = [[shape...], [axes...], [devices...]]`, so host code needs no mesh
+// value: the runtime creates a mesh when it first meets it.
+#include "ir/core/graph_shapes.h"
+#include "lower/lowering.h"
+
+namespace tessera::ir {
+
+using sema::BuiltinId;
+using SemaKind = sema::TypeKind;
+
+Attribute Lowering::mesh_attribute(uint32_t mesh) {
+  const sema::MeshInfo& m = typed_.types.mesh_info(mesh);
+  std::vector<Attribute> axes, devices;
+  for (const std::string& a : m.axes) axes.push_back(context_.string_attr(a));
+  for (const std::string& d : m.devices) devices.push_back(context_.string_attr(d));
+  Attribute parts[] = {context_.int_array_attr(m.shape), context_.array_attr(axes), context_.array_attr(devices)};
+  return context_.array_attr(parts);
+}
+
+// One entry per dimension: the mesh axis it is split over, or "".
+Attribute Lowering::spec_attribute(const sema::ShardingInfo& s) {
+  const sema::MeshInfo& m = typed_.types.mesh_info(s.mesh);
+  std::vector<Attribute> spec;
+  for (int32_t a : s.dim_axes) spec.push_back(context_.string_attr(a < 0 ? "" : m.axes[static_cast<size_t>(a)]));
+  return context_.array_attr(spec);
+}
+
+std::vector<NamedAttribute> Lowering::sharding_attributes(const sema::ShardingInfo& s) {
+  const sema::MeshInfo& m = typed_.types.mesh_info(s.mesh);
+  std::vector<NamedAttribute> out{{"mesh", mesh_attribute(s.mesh)}, {"spec", spec_attribute(s)}};
+  if (s.partial_axes) {
+    std::vector<Attribute> axes;
+    for (size_t a = 0; a < m.axes.size(); ++a)
+      if (s.partial_axes & (1u << a)) axes.push_back(context_.string_attr(m.axes[a]));
+    out.push_back({"partial", context_.array_attr(axes)});
+    out.push_back({"op", context_.string_attr(collective_op_name(s.partial_op))});
+  }
+  return out;
+}
+
+std::string_view Lowering::collective_op_name(sema::PartialOp op) {
+  switch (op) {
+    case sema::PartialOp::Sum: return "sum";
+    case sema::PartialOp::Max: return "max";
+    case sema::PartialOp::Min: return "min";
+    case sema::PartialOp::Avg: return "mean";
+  }
+  return "sum";
+}
+
+// A program value of a sharded type, made whole on every rank (ts.save and
+// print write the global array).
+Value* Lowering::global_view(Value* v, NodeId node) {
+  sema::TypeId t = node_type(node);
+  const sema::ShardingInfo* s = t.valid() ? typed_.types.sharding(t) : nullptr;
+  if (!s || !v->type().is(TypeKind::Tensor)) return v;
+  if (s->unknown)
+    unsupported(node, "the global value of a sharded tensor whose layout the compiler does not know (an operation "
+                      "without a sharding rule made it; all_gather it in the @jit function)");
+  Type local = v->type();
+  std::vector<int64_t> dims;
+  for (sema::DimId d : typed_.types.dims(t)) dims.push_back(typed_.types.constant_value(d).value_or(kDynamic));
+  return graph_op(OpKind::GraphUnshard, {v}, context_.tensor_type(dims, local.scalar()), sharding_attributes(*s), node);
+}
+
+Bound Lowering::lower_dist_builtin(NodeId call, BuiltinId builtin) {
+  auto arg = [&](size_t i) { return call_argument(call, i); };
+  sema::TypeId type = node_type(call);
+  switch (builtin) {
+    case BuiltinId::DistMesh: {
+      uint32_t mesh = typed_.types.info(type).payload;
+      const sema::MeshInfo& m = typed_.types.mesh_info(mesh);
+      std::vector<Attribute> axes, devices;
+      for (const std::string& a : m.axes) axes.push_back(context_.string_attr(a));
+      for (const std::string& d : m.devices) devices.push_back(context_.string_attr(d));
+      Type result = context_.opaque_type("mesh");
+      Operation* op = builder_.create(OpKind::GraphMesh, std::span<Value* const>{}, std::span<const Type>(&result, 1),
+                                      {{"shape", context_.int_array_attr(m.shape)},
+                                       {"axes", context_.array_attr(axes)},
+                                       {"devices", context_.array_attr(devices)}});
+      return Bound{op->result(), {}};
+    }
+    case BuiltinId::ShardSpec: return {};  // a description: no code
+    case BuiltinId::DistTensor: {
+      const sema::ShardingInfo* s = typed_.types.sharding(type);
+      NodeId data = arg(4);
+      std::vector<int64_t> dims;
+      for (sema::DimId d : typed_.types.dims(type)) dims.push_back(typed_.types.constant_value(d).value_or(kDynamic));
+      ScalarType element = typed_.types.info(type).scalar;
+      std::vector<int64_t> local = dims;
+      if (s)
+        for (size_t d = 0; d < local.size(); ++d)
+          if (s->dim_axes[d] >= 0 && local[d] != kDynamic)
+            local[d] /= typed_.types.mesh_info(s->mesh).shape[static_cast<size_t>(s->dim_axes[d])];
+      if (data.valid()) {
+        Value* whole = value(data);
+        if (!s) return Bound{whole, {}};
+        std::vector<NamedAttribute> attributes{{"mesh", mesh_attribute(s->mesh)}, {"spec", spec_attribute(*s)}};
+        return Bound{graph_op(OpKind::GraphShard, {whole}, context_.tensor_type(local, whole->type().scalar()),
+                              std::move(attributes), call),
+                     {}};
+      }
+      for (int64_t d : local)
+        if (d == kDynamic) unsupported(call, "a dist.tensor whose shape is known only at run time");
+      Attribute zero = is_float(element) ? context_.float_attr(0.0)
+                       : element == ScalarType::Bool ? context_.bool_attr(false)
+                                                     : context_.int_attr(0);
+      return Bound{graph_op(OpKind::GraphConstant, {}, context_.tensor_type(local, element), {{"value", zero}}, call), {}};
+    }
+    case BuiltinId::AllReduce:
+    case BuiltinId::AllGather:
+    case BuiltinId::ReduceScatter:
+    case BuiltinId::Broadcast: {
+      Value* x = value(arg(0));
+      const sema::ShardingInfo* result = typed_.types.sharding(type);
+      uint32_t mesh = result ? result->mesh : 0;
+      std::string axis = values_.strings[ast_.node(arg(1)).payload];
+      std::vector<NamedAttribute> attributes{{"axis", context_.string_attr(axis)}, {"mesh", mesh_attribute(mesh)}};
+      OpKind kind = OpKind::GraphAllReduce;
+      auto op_name = [&](NodeId n) {
+        if (!n.valid()) return std::string("sum");
+        std::string name = values_.strings[ast_.node(n).payload];
+        return name == "avg" ? std::string("mean") : name;
+      };
+      auto dim = [&] { return static_cast<int64_t>(typed_.collective_dims.at(call.index)); };
+      switch (builtin) {
+        case BuiltinId::AllReduce: attributes.push_back({"op", context_.string_attr(op_name(arg(2)))}); break;
+        case BuiltinId::AllGather:
+          kind = OpKind::GraphAllGather;
+          attributes.push_back({"dim", context_.int_attr(dim())});
+          break;
+        case BuiltinId::ReduceScatter:
+          kind = OpKind::GraphReduceScatter;
+          attributes.push_back({"op", context_.string_attr(op_name(arg(2)))});
+          attributes.push_back({"dim", context_.int_attr(dim())});
+          break;
+        default: {
+          kind = OpKind::GraphBroadcast;
+          std::optional<int64_t> root = arg(2).valid() ? constant_of(arg(2)) : std::optional<int64_t>(0);
+          attributes.push_back({"root", context_.int_attr(root.value_or(0))});
+          break;
+        }
+      }
+      if (x->type().is(TypeKind::Tensor))
+        for (int64_t d : x->type().shape())
+          if (d == kDynamic) unsupported(call, "a collective on a tensor whose shape is known only at run time");
+      return Bound{graph_op(kind, {x}, x->type(), std::move(attributes), call), {}};
+    }
+    default: break;
+  }
+  unsupported(call, "the graph-level builtin '" + std::string(sema::builtin_info(builtin).path) + "'");
+}
+
+}  // namespace tessera::ir

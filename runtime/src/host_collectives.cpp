@@ -1,0 +1,283 @@
+// Meshes and collectives for compiled host code (tessera_host.h,
+// docs/distributed.md "The language"): the mesh and operation descriptions
+// the code generator writes (codegen/emitter/host_ops.cpp) read back, and
+// each operation done with the communicator layer (tessera_collectives.h).
+// Gathering or scattering along a dimension other than the first moves the
+// blocks through a scratch buffer in the layout the collective needs.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "host_context.h"
+
+using tessera::rt::fail;
+using tessera::rt::ok;
+
+namespace {
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(separator, start);
+    out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+struct MeshDescription {
+  std::vector<int> shape;
+  std::vector<std::string> axes, devices;
+};
+
+bool parse_mesh(const std::string& text, MeshDescription& mesh) {
+  std::vector<std::string> parts = split(text, ';');
+  if (parts.size() != 3) return false;
+  for (const std::string& s : split(parts[0], ',')) mesh.shape.push_back(std::atoi(s.c_str()));
+  mesh.axes = split(parts[1], ',');
+  mesh.devices = split(parts[2], ',');
+  return mesh.shape.size() == mesh.axes.size();
+}
+
+struct Operation {
+  std::string kind, axis, op = "sum";
+  int dim = 0, root = 0;
+  std::vector<std::string> spec, partial;
+};
+
+Operation parse_operation(const std::string& text) {
+  Operation o;
+  for (const std::string& field : split(text, ';')) {
+    size_t eq = field.find('=');
+    std::string key = field.substr(0, eq), value = eq == std::string::npos ? "" : field.substr(eq + 1);
+    if (key == "kind") o.kind = value;
+    else if (key == "axis") o.axis = value;
+    else if (key == "op") o.op = value;
+    else if (key == "dim") o.dim = std::atoi(value.c_str());
+    else if (key == "root") o.root = std::atoi(value.c_str());
+    else if (key == "spec") o.spec = split(value, ',');
+    else if (key == "partial") o.partial = split(value, ',');
+  }
+  return o;
+}
+
+tessReduceOp reduce_op(const std::string& name) {
+  if (name == "max") return TESS_REDUCE_MAX;
+  if (name == "min") return TESS_REDUCE_MIN;
+  if (name == "mean" || name == "avg") return TESS_REDUCE_AVG;
+  return TESS_REDUCE_SUM;
+}
+
+tessStatus mesh_of(tessHostContext context, const char* description, tessMesh* mesh, MeshDescription* parsed) {
+  MeshDescription m;
+  if (!description || !parse_mesh(description, m))
+    return fail(TESS_ERROR_INVALID_VALUE, fmt::format("tessHostMesh: a malformed mesh description '{}'",
+                                                      description ? description : "(null)"));
+  if (parsed) *parsed = m;
+  if (auto it = context->meshes.find(description); it != context->meshes.end()) {
+    *mesh = it->second;
+    return ok();
+  }
+  std::vector<const char*> devices, axes;
+  for (const std::string& d : m.devices) devices.push_back(d.c_str());
+  for (const std::string& a : m.axes) axes.push_back(a.c_str());
+  tessDeviceKind kind = TESS_DEVICE_CPU;
+  tessDeviceGetKind(context->device, &kind);
+  unsigned flags = kind == TESS_DEVICE_CPU ? TESS_MESH_FORCE_CPU : 0u;
+  tessMesh created = nullptr;
+  tessStatus status = tessMeshCreate(devices.data(), static_cast<int>(devices.size()), axes.data(), m.shape.data(),
+                                     static_cast<int>(axes.size()), flags, &created);
+  if (status != TESS_SUCCESS) return status;
+  context->meshes.emplace(description, created);
+  *mesh = created;
+  return ok();
+}
+
+int64_t elements(const tessTensor& t) {
+  int64_t n = 1;
+  for (int32_t a = 0; a < t.rank; ++a) n *= t.shape[a];
+  return n;
+}
+
+// Scratch memory of the context's device (collectives take only runtime allocations).
+struct Scratch {
+  tessDevice device;
+  tessDevicePtr ptr = 0;
+  Scratch(tessDevice d, size_t bytes) : device(d) { tessMalloc(d, bytes ? bytes : 1, &ptr); }
+  ~Scratch() {
+    if (ptr) tessFree(device, ptr);
+  }
+};
+
+unsigned char* host(tessDevicePtr p) { return reinterpret_cast<unsigned char*>(static_cast<uintptr_t>(p)); }
+
+// Copies the block of `local` dims at `offsets` between a whole tensor of
+// `global` dims and a contiguous block, in row-major order.
+void copy_block(unsigned char* whole, unsigned char* block, const std::vector<int64_t>& global,
+                const std::vector<int64_t>& local, const std::vector<int64_t>& offsets, size_t element, bool into_block) {
+  size_t rank = global.size();
+  if (rank == 0) {
+    std::memcpy(into_block ? block : whole, into_block ? whole : block, element);
+    return;
+  }
+  size_t row = static_cast<size_t>(local[rank - 1]) * element;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) rows *= local[d];
+  std::vector<int64_t> at(rank, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t linear = 0;
+    for (size_t d = 0; d < rank; ++d) linear = linear * global[d] + offsets[d] + (d + 1 < rank ? at[d] : 0);
+    unsigned char* w = whole + static_cast<size_t>(linear) * element;
+    unsigned char* b = block + static_cast<size_t>(r) * row;
+    std::memcpy(into_block ? b : w, into_block ? w : b, row);
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++at[d] < local[d]) break;
+      at[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+namespace tessera::rt {
+
+void destroy_host_meshes(tessHostContext context) {
+  for (auto& [key, mesh] : context->meshes) tessMeshDestroy(mesh);
+  context->meshes.clear();
+}
+
+bool is_first_rank() {
+  int rank = 0;
+  tessJobRank(&rank);
+  return rank == 0;
+}
+
+}  // namespace tessera::rt
+
+extern "C" {
+
+tessStatus tessHostMesh(tessHostContext context, const char* description) {
+  if (!context) return fail(TESS_ERROR_INVALID_VALUE, "tessHostMesh: the host context is null");
+  tessMesh mesh;
+  return mesh_of(context, description, &mesh, nullptr);
+}
+
+tessStatus tessHostCollective(tessHostContext context, const char* mesh_text, const char* operation,
+                              const tessTensor* source, const tessTensor* target) {
+  if (!context || !source || !target || !operation)
+    return fail(TESS_ERROR_INVALID_VALUE, "tessHostCollective: a null argument");
+  tessMesh mesh;
+  MeshDescription m;
+  if (tessStatus s = mesh_of(context, mesh_text, &mesh, &m); s != TESS_SUCCESS) return s;
+  Operation o = parse_operation(operation);
+  tessDtype dtype = source->dtype;
+  int bits = tessDtypeBits(dtype);
+  size_t element = static_cast<size_t>(bits / 8);
+  const char* axis = o.axis.empty() ? nullptr : o.axis.c_str();
+  tessDeviceKind kind = TESS_DEVICE_CPU;
+  tessDeviceGetKind(context->device, &kind);
+  bool rearranges = (o.kind == "all_gather" || o.kind == "reduce_scatter") && o.dim != 0;
+  if ((rearranges || o.kind == "shard" || o.kind == "unshard") && (kind != TESS_DEVICE_CPU || bits % 8 != 0))
+    return fail(TESS_ERROR_UNSUPPORTED,
+                fmt::format("tessHostCollective: {} along dimension {} is implemented for whole-byte dtypes on the CPU "
+                            "device only",
+                            o.kind, o.dim));
+  auto count = static_cast<size_t>(elements(*source));
+  auto axis_size = [&](const std::string& name) {
+    int n = 1;
+    tessMeshGetAxisSize(mesh, name.c_str(), &n);
+    return n;
+  };
+  if (o.kind == "all_reduce")
+    return tessMeshAllReduce(mesh, axis, source->data, target->data, count, dtype, reduce_op(o.op), nullptr);
+  if (o.kind == "broadcast") {
+    if (tessStatus s = tessMemcpyDtoD(context->device, target->data, source->data, count * element); s != TESS_SUCCESS)
+      return s;
+    return tessMeshBroadcast(mesh, axis, target->data, count, dtype, o.root, nullptr);
+  }
+  // Dims split at `dim`: outer (before it) and the bytes of one slab of it.
+  auto outer_of = [](const tessTensor& t, int dim) {
+    int64_t n = 1;
+    for (int d = 0; d < dim; ++d) n *= t.shape[d];
+    return n;
+  };
+  if (o.kind == "all_gather") {
+    if (!rearranges) return tessMeshAllGather(mesh, axis, source->data, target->data, count, dtype, nullptr);
+    int n = axis_size(o.axis);
+    Scratch gathered(context->device, count * element * static_cast<size_t>(n));
+    if (tessStatus s = tessMeshAllGather(mesh, axis, source->data, gathered.ptr, count, dtype, nullptr); s != TESS_SUCCESS)
+      return s;
+    int64_t outer = outer_of(*source, o.dim);
+    size_t slab = count * element / static_cast<size_t>(outer);
+    for (int64_t i = 0; i < outer; ++i)
+      for (int k = 0; k < n; ++k)
+        std::memcpy(host(target->data) + (static_cast<size_t>(i) * n + k) * slab,
+                    host(gathered.ptr) + static_cast<size_t>(k) * count * element + static_cast<size_t>(i) * slab, slab);
+    return ok();
+  }
+  if (o.kind == "reduce_scatter") {
+    size_t out = static_cast<size_t>(elements(*target));
+    if (!rearranges)
+      return tessMeshReduceScatter(mesh, axis, source->data, target->data, out, dtype, reduce_op(o.op), nullptr);
+    int n = axis_size(o.axis);
+    Scratch blocks(context->device, count * element);
+    int64_t outer = outer_of(*source, o.dim);
+    size_t slab = out * element / static_cast<size_t>(outer);
+    for (int64_t i = 0; i < outer; ++i)
+      for (int k = 0; k < n; ++k)
+        std::memcpy(host(blocks.ptr) + static_cast<size_t>(k) * out * element + static_cast<size_t>(i) * slab,
+                    host(source->data) + (static_cast<size_t>(i) * n + k) * slab, slab);
+    return tessMeshReduceScatter(mesh, axis, blocks.ptr, target->data, out, dtype, reduce_op(o.op), nullptr);
+  }
+  if (o.kind == "shard" || o.kind == "unshard") {
+    const tessTensor& whole = o.kind == "shard" ? *source : *target;
+    const tessTensor& block = o.kind == "shard" ? *target : *source;
+    std::vector<int64_t> global(whole.shape, whole.shape + whole.rank), local(block.shape, block.shape + block.rank);
+    auto offsets_for = [&](const std::vector<int>& coords) {
+      std::vector<int64_t> offsets(local.size(), 0);
+      for (size_t d = 0; d < local.size() && d < o.spec.size(); ++d) {
+        if (o.spec[d].empty()) continue;
+        for (size_t a = 0; a < m.axes.size(); ++a)
+          if (m.axes[a] == o.spec[d]) offsets[d] = coords[a] * local[d];
+      }
+      return offsets;
+    };
+    int rank = 0;
+    tessMeshGetRank(mesh, &rank);
+    std::vector<int> coords(m.axes.size(), 0);
+    if (o.kind == "shard") {
+      tessMeshGetCoords(mesh, rank, coords.data(), static_cast<int>(coords.size()));
+      copy_block(host(source->data), host(target->data), global, local, offsets_for(coords), element, true);
+      return ok();
+    }
+    // Unshard: reduce the partial axes, gather every rank's block, place each.
+    size_t block_count = static_cast<size_t>(elements(block));
+    Scratch reduced(context->device, block_count * element);
+    if (tessStatus s = tessMemcpyDtoD(context->device, reduced.ptr, source->data, block_count * element); s != TESS_SUCCESS)
+      return s;
+    for (const std::string& p : o.partial)
+      if (!p.empty())
+        if (tessStatus s = tessMeshAllReduce(mesh, p.c_str(), reduced.ptr, reduced.ptr, block_count, dtype, reduce_op(o.op),
+                                             nullptr);
+            s != TESS_SUCCESS)
+          return s;
+    int size = 1;
+    tessMeshGetSize(mesh, &size);
+    Scratch all(context->device, block_count * element * static_cast<size_t>(size));
+    if (tessStatus s = tessMeshAllGather(mesh, nullptr, reduced.ptr, all.ptr, block_count, dtype, nullptr); s != TESS_SUCCESS)
+      return s;
+    for (int r = 0; r < size; ++r) {
+      tessMeshGetCoords(mesh, r, coords.data(), static_cast<int>(coords.size()));
+      copy_block(host(target->data), host(all.ptr) + static_cast<size_t>(r) * block_count * element, global, local,
+                 offsets_for(coords), element, false);
+    }
+    return ok();
+  }
+  return fail(TESS_ERROR_INVALID_VALUE, fmt::format("tessHostCollective: unknown operation '{}'", operation));
+}
+
+}  // extern "C"

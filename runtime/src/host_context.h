@@ -1,0 +1,30 @@
+// The host context (tessera_host.h) as the runtime's host services see it:
+// host_program.cpp (allocations, launches, print, I/O) and
+// host_collectives.cpp (meshes and collectives).
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "runtime_internal.h"
+
+struct tessHostContext_st {
+  const tessHostServices* services;  // first: what compiled code calls (tessera_host.h)
+  tessDevice device = nullptr;
+  tessStream stream = nullptr;
+  tessModule module = nullptr;
+  FILE* output = nullptr;
+  std::unordered_map<std::string, tessKernel> kernels;
+  std::unordered_set<tessDevicePtr> frame;  // allocations of the running call
+  std::unordered_set<tessDevicePtr> kept;   // ... that it returns
+  int depth = 0;
+  // The meshes the program's code has met, by description (host_collectives.cpp).
+  std::unordered_map<std::string, tessMesh> meshes;
+};
+
+namespace tessera::rt {
+void destroy_host_meshes(tessHostContext context);
+// Whether this process is rank 0 of its job (print and ts.save write only there).
+bool is_first_rank();
+}  // namespace tessera::rt

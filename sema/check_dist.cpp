@@ -1,0 +1,770 @@
+// Sema: distribution (docs/distributed.md, "The language"): dist.mesh,
+// ShardSpec, dist.tensor, the collectives, and the propagation of shardings
+// through the operations of @jit functions.
+//
+// A sharded tensor's type is a tensor type with a sharding (types.h,
+// ShardingInfo). In program code its dimensions are global; a @jit call
+// gives the instance this rank's shard (each split dimension divided by its
+// mesh axis's size), and turns the instance's result back into a global
+// type with the sharding the body propagated to it. The mesh of an instance
+// is the mesh of its sharded arguments; its collectives run on it.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sema/builtin_call.h"
+#include "sema/checker.h"
+
+namespace tessera::sema {
+
+namespace {
+
+std::string joined_axes(const MeshInfo& mesh) {
+  std::string out;
+  for (const std::string& a : mesh.axes) out += (out.empty() ? "'" : ", '") + a + "'";
+  return out;
+}
+
+std::optional<PartialOp> partial_op_by_name(std::string_view name) {
+  if (name == "sum") return PartialOp::Sum;
+  if (name == "max") return PartialOp::Max;
+  if (name == "min") return PartialOp::Min;
+  if (name == "avg" || name == "mean") return PartialOp::Avg;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> Checker::constant_string(NodeId node) {
+  if (!node.valid() || ast_.kind(node) != NodeKind::StringLiteral) return std::nullopt;
+  return values_.strings[ast_.node(node).payload];
+}
+
+// The elements of a tuple or list literal (one element for anything else).
+std::vector<NodeId> Checker::literal_elements(NodeId node) {
+  if (ast_.kind(node) == NodeKind::Tuple || ast_.kind(node) == NodeKind::List)
+    return {ast_.children(node).begin(), ast_.children(node).end()};
+  return {node};
+}
+
+std::optional<int64_t> Checker::constant_int_of(NodeId node) {
+  auto it = constants_.find(node.index);
+  if (it != constants_.end() && !it->second.is_float) return it->second.integer;
+  if (ast_.kind(node) == NodeKind::IntLiteral) return static_cast<int64_t>(values_.integers[ast_.node(node).payload]);
+  // A module constant (-D NAME=VALUE) or arithmetic on constants.
+  if (ast_.kind(node) == NodeKind::Name || ast_.kind(node) == NodeKind::BinaryOp)
+    if (auto d = resolve_dim(node)) return types_.constant_value(*d);
+  return std::nullopt;
+}
+
+// range(n) / range(a, b) with constant bounds.
+std::optional<std::vector<int64_t>> Checker::constant_range(NodeId node) {
+  if (ast_.kind(node) != NodeKind::Call) return std::nullopt;
+  NodeId callee = ast_.child(node, 0);
+  if (ast_.kind(callee) != NodeKind::Name || name_of(ast_.node(callee).payload) != "range") return std::nullopt;
+  auto args = ast_.children(node).subspan(1);
+  if (args.empty() || args.size() > 2) return std::nullopt;
+  std::optional<int64_t> lo = args.size() == 2 ? constant_int_of(args[0]) : std::optional<int64_t>(0);
+  std::optional<int64_t> hi = constant_int_of(args.back());
+  if (!lo || !hi || *hi - *lo > 65536) return std::nullopt;
+  std::vector<int64_t> out;
+  for (int64_t i = *lo; i < *hi; ++i) out.push_back(i);
+  return out;
+}
+
+// devices=: a list of names ("cuda:0", "cpu:1"), a comprehension
+// [f"cuda:{i}" for i in range(n)], or range(n) / a list of integers (GPU i).
+std::optional<std::vector<std::string>> Checker::mesh_devices(NodeId node) {
+  std::vector<std::string> out;
+  if (auto r = constant_range(node)) {
+    for (int64_t i : *r) out.push_back(fmt::format("cuda:{}", i));
+    return out;
+  }
+  if (ast_.kind(node) == NodeKind::ListComp && ast_.children(node).size() == 2) {
+    NodeId element = ast_.child(node, 0), generator = ast_.child(node, 1);
+    if (ast_.kind(generator) != NodeKind::Comprehension || ast_.children(generator).size() != 2) return std::nullopt;
+    NodeId target = ast_.child(generator, 0);
+    auto r = constant_range(ast_.child(generator, 1));
+    if (!r || ast_.kind(target) != NodeKind::Name) return std::nullopt;
+    auto is_target = [&](NodeId n) {
+      return ast_.kind(n) == NodeKind::Name && ast_.node(n).payload == ast_.node(target).payload;
+    };
+    for (int64_t i : *r) {
+      if (is_target(element)) {
+        out.push_back(fmt::format("cuda:{}", i));
+        continue;
+      }
+      if (ast_.kind(element) != NodeKind::FString) return std::nullopt;
+      std::string text;
+      for (NodeId part : ast_.children(element)) {
+        if (ast_.kind(part) == NodeKind::FStringText) {
+          text += values_.strings[ast_.node(part).payload];
+        } else if (ast_.kind(part) == NodeKind::FormattedValue && is_target(ast_.child(part, 0)) &&
+                   ast_.node(part).payload == UINT32_MAX && ast_.node(part).op == 0) {
+          text += std::to_string(i);
+        } else {
+          return std::nullopt;
+        }
+      }
+      out.push_back(text);
+    }
+    return out;
+  }
+  if (ast_.kind(node) != NodeKind::List && ast_.kind(node) != NodeKind::Tuple) return std::nullopt;
+  for (NodeId e : ast_.children(node)) {
+    if (auto s = constant_string(e)) {
+      out.push_back(*s);
+    } else if (auto i = constant_int_of(e)) {
+      out.push_back(fmt::format("cuda:{}", *i));
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+Value Checker::check_dist_mesh(BuiltinCall& bc) {
+  auto bound = bc.bind({"devices", "axes", "shape"}, 2);
+  if (bound.empty()) return Value{types_.error()};
+  for (NodeId b : bound)
+    if (b.valid()) bc.value_of(b);
+  auto bad = [&](NodeId where, std::string why) {
+    diags_.emit<diag::SemaDistMesh>(ast_.range(where), std::move(why));
+    return Value{types_.error()};
+  };
+  MeshInfo mesh;
+  auto devices = mesh_devices(bound[0]);
+  if (!devices)
+    return bad(bound[0], "devices= must be a list of device names (\"cuda:0\", \"cpu:1\"), a comprehension such as "
+                         "[f\"cuda:{i}\" for i in range(8)], or range(n)");
+  mesh.devices = *devices;
+  if (mesh.devices.empty()) return bad(bound[0], "the mesh has no devices");
+  for (NodeId a : literal_elements(bound[1])) {
+    auto name = constant_string(a);
+    if (!name || name->empty()) return bad(a, "axes= must be a tuple of axis names (strings)");
+    if (std::find(mesh.axes.begin(), mesh.axes.end(), *name) != mesh.axes.end())
+      return bad(a, "the axis '" + *name + "' is named twice");
+    mesh.axes.push_back(*name);
+  }
+  if (mesh.axes.size() > 8) return bad(bound[1], "a mesh has at most 8 axes");
+  if (bound[2].valid()) {
+    for (NodeId e : literal_elements(bound[2])) {
+      auto n = constant_int_of(e);
+      if (!n || *n <= 0) return bad(e, "shape= must be a tuple of positive integer constants");
+      mesh.shape.push_back(*n);
+    }
+  } else if (mesh.axes.size() == 1) {
+    mesh.shape.push_back(static_cast<int64_t>(mesh.devices.size()));
+  } else {
+    return bad(bc.call, "a mesh of several axes needs shape=");
+  }
+  if (mesh.shape.size() != mesh.axes.size())
+    return bad(bound[2], fmt::format("{} axes but a shape of {} dimensions", mesh.axes.size(), mesh.shape.size()));
+  int64_t product = 1;
+  for (int64_t n : mesh.shape) product *= n;
+  if (product != static_cast<int64_t>(mesh.devices.size()))
+    return bad(bound[2], fmt::format("the shape has {} positions but the mesh has {} devices", product, mesh.devices.size()));
+  return Value{types_.mesh(mesh)};
+}
+
+Value Checker::check_shard_spec(BuiltinCall& bc) {
+  auto bound = bc.bind({"partition", "mesh_axes", "replicate", "reduce"}, 0);
+  if (bound.empty()) return Value{types_.error()};
+  for (NodeId b : bound)
+    if (b.valid()) bc.value_of(b);
+  LayoutInfo layout;
+  auto bad = [&](NodeId where, std::string why) {
+    diags_.emit<diag::SemaDistLayout>(ast_.range(where), "ShardSpec", std::move(why));
+    return Value{types_.error()};
+  };
+  if (bound[0].valid() && ast_.kind(bound[0]) != NodeKind::NoneLiteral) {
+    for (NodeId e : literal_elements(bound[0])) {
+      if (auto s = constant_string(e); s && (*s == "row" || *s == "col")) {
+        layout.partition.push_back(*s);
+      } else if (auto i = constant_int_of(e)) {
+        layout.partition.push_back(std::to_string(*i));
+      } else {
+        return bad(e, "partition= names dimensions: \"row\" (the first), \"col\" (the last) or a dimension number");
+      }
+    }
+  }
+  if (bound[1].valid()) {
+    for (NodeId e : literal_elements(bound[1])) {
+      auto s = constant_string(e);
+      if (!s) return bad(e, "mesh_axes= must be a tuple of mesh axis names");
+      layout.mesh_axes.push_back(*s);
+    }
+    if (layout.mesh_axes.size() != layout.partition.size())
+      return bad(bound[1], fmt::format("{} partitioned dimensions but {} mesh axes", layout.partition.size(),
+                                       layout.mesh_axes.size()));
+  }
+  if (bound[2].valid()) {
+    auto it = constants_.find(bound[2].index);
+    bool is_bool = ast_.kind(bound[2]) == NodeKind::BoolLiteral || it != constants_.end();
+    if (!is_bool) return bad(bound[2], "replicate= must be True or False");
+    layout.replicate = ast_.kind(bound[2]) == NodeKind::BoolLiteral ? (ast_.node(bound[2]).flags & 1) != 0
+                                                                   : it->second.integer != 0;
+    if (layout.replicate && !layout.partition.empty())
+      return bad(bound[2], "replicate=True with a partition: a tensor is either split or replicated");
+  }
+  if (bound[3].valid()) {
+    auto s = constant_string(bound[3]);
+    if (!s || !partial_op_by_name(*s)) return bad(bound[3], "reduce= is one of \"sum\", \"max\", \"min\", \"avg\"");
+    layout.reduce = *s;
+  }
+  return Value{types_.layout(layout)};
+}
+
+// The sharding a ShardSpec gives a tensor of `rank` dims on `mesh`.
+std::optional<uint32_t> Checker::apply_layout(NodeId where, uint32_t layout_index, uint32_t mesh_index, size_t rank) {
+  const LayoutInfo layout = types_.layout_info(layout_index);
+  const MeshInfo& mesh = types_.mesh_info(mesh_index);
+  ShardingInfo s;
+  s.mesh = mesh_index;
+  s.dim_axes.assign(rank, -1);
+  uint32_t used = 0;
+  for (size_t i = 0; i < layout.partition.size(); ++i) {
+    const std::string& p = layout.partition[i];
+    int64_t dim = p == "row" ? 0 : p == "col" ? static_cast<int64_t>(rank) - 1 : std::stoll(p);
+    if (dim < 0) dim += static_cast<int64_t>(rank);
+    if (rank == 0 || dim < 0 || dim >= static_cast<int64_t>(rank)) {
+      diags_.emit<diag::SemaDistLayout>(ast_.range(where), "dist.tensor",
+                                        fmt::format("partition '{}' is not a dimension of a tensor of rank {}", p, rank));
+      return std::nullopt;
+    }
+    std::string axis = layout.mesh_axes.empty() ? (i < mesh.axes.size() ? mesh.axes[i] : "") : layout.mesh_axes[i];
+    auto it = std::find(mesh.axes.begin(), mesh.axes.end(), axis);
+    if (it == mesh.axes.end()) {
+      diags_.emit<diag::SemaDistMeshAxis>(ast_.range(where), axis.empty() ? "(none left)" : axis, joined_axes(mesh));
+      return std::nullopt;
+    }
+    auto a = static_cast<int32_t>(it - mesh.axes.begin());
+    if ((used & (1u << a)) || s.dim_axes[static_cast<size_t>(dim)] >= 0) {
+      diags_.emit<diag::SemaDistLayout>(ast_.range(where), "dist.tensor",
+                                        "a mesh axis or a dimension is partitioned twice");
+      return std::nullopt;
+    }
+    used |= 1u << a;
+    s.dim_axes[static_cast<size_t>(dim)] = a;
+  }
+  if (!layout.reduce.empty()) {
+    s.partial_op = *partial_op_by_name(layout.reduce);
+    for (size_t a = 0; a < mesh.axes.size(); ++a)
+      if (!(used & (1u << a))) s.partial_axes |= 1u << a;
+  }
+  return types_.intern_sharding(s);
+}
+
+// Dims of a program (global) tensor of sharding `s` as one rank holds them,
+// or the reverse (`to_local` false).
+std::optional<TypeId> Checker::shard_view(NodeId where, TypeId tensor, bool to_local) {
+  const ShardingInfo* s = types_.sharding(tensor);
+  if (!s || s->unknown) return tensor;
+  ShardingInfo sharding = *s;
+  const MeshInfo& mesh = types_.mesh_info(sharding.mesh);
+  TypeInfo info = types_.info(tensor);
+  std::vector<DimId> dims(types_.dims(tensor).begin(), types_.dims(tensor).end());
+  for (size_t d = 0; d < dims.size() && d < sharding.dim_axes.size(); ++d) {
+    if (sharding.dim_axes[d] < 0) continue;
+    int64_t n = mesh.shape[static_cast<size_t>(sharding.dim_axes[d])];
+    auto c = types_.constant_value(dims[d]);
+    if (!c) {
+      dims[d] = types_.binary_dim(to_local ? DimKind::Div : DimKind::Mul, dims[d], types_.constant_dim(n));
+      continue;
+    }
+    if (to_local && *c % n != 0) {
+      diags_.emit<diag::SemaDistIndivisible>(ast_.range(where), static_cast<unsigned>(d), source_text(where),
+                                             std::to_string(*c), mesh.axes[static_cast<size_t>(sharding.dim_axes[d])], n);
+      return std::nullopt;
+    }
+    dims[d] = types_.constant_dim(to_local ? *c / n : *c * n);
+  }
+  TypeId out = types_.tensor(info.scalar, info.policy, dims, info.space, false, info.seed_style);
+  return types_.with_sharding(out, info.payload);
+}
+
+Value Checker::check_dist_tensor(BuiltinCall& bc) {
+  auto bound = bc.bind({"shape", "layout", "mesh", "dtype", "data"}, 0);
+  if (bound.empty()) return Value{types_.error()};
+  TypeId error = types_.error();
+  std::optional<TypeId> base;
+  if (bound[4].valid()) {
+    base = graph_tensor_argument(bc, bound[4], "data");
+    if (!base) return Value{error};
+    if (types_.sharding(*base)) {
+      diags_.emit<diag::SemaArgumentType>(ast_.range(bound[4]), "data", bc.name, "a tensor every rank holds whole",
+                                          types_.to_string(*base));
+      return Value{error};
+    }
+    if (bound[0].valid() || bound[3].valid()) {
+      diags_.emit<diag::SemaDistLayout>(bc.where, "dist.tensor",
+                                        "data= gives the shape and dtype: leave shape= and dtype= out");
+      return Value{error};
+    }
+  } else {
+    if (!bound[0].valid()) {
+      diags_.emit<diag::SemaDistLayout>(bc.where, "dist.tensor", "give shape= (zeros) or data=");
+      return Value{error};
+    }
+    auto dims = shape_argument(bc, bound[0]);
+    ScalarType element = ScalarType::F32;
+    if (bound[3].valid()) {
+      Value v = bc.value_of(bound[3]);
+      if (auto text = constant_string(bound[3])) {
+        // "bf16" or "bf16 @accum(f32)" (f32 accumulation is what bf16 computes in anyway).
+        std::string name = text->substr(0, text->find(' '));
+        std::string rest = text->size() > name.size() ? text->substr(name.size() + 1) : "";
+        auto found = lookup_dtype(name);
+        if (!found || !(rest.empty() || rest == "@accum(f32)")) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[3]), "dtype", bc.name, "a dtype such as \"bf16\"",
+                                              *text);
+          return Value{error};
+        }
+        element = found->type;
+      } else {
+        auto dtype = bc.require_dtype(bound[3], "dtype");
+        if (!dtype) return Value{error};
+        element = *dtype;
+      }
+      (void)v;
+    }
+    if (!dims) return Value{error};
+    base = graph_tensor(element, *dims);
+  }
+  Value layout = bound[1].valid() ? bc.value_of(bound[1]) : Value{types_.none()};
+  Value mesh = bound[2].valid() ? bc.value_of(bound[2]) : Value{types_.none()};
+  if (types_.is_error(layout.type) || types_.is_error(mesh.type)) return Value{error};
+  // A generic body's parameters: typed by each instance.
+  if (types_.kind(mesh.type) == TypeKind::Dynamic || types_.kind(layout.type) == TypeKind::Dynamic)
+    return Value{types_.dynamic()};
+  // mesh=None: not distributed; every rank holds the whole tensor.
+  if (types_.kind(mesh.type) == TypeKind::None) return Value{*base};
+  if (types_.kind(mesh.type) != TypeKind::Mesh) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(bound[2]), "mesh", bc.name, "a mesh made by dist.mesh",
+                                        types_.to_string(mesh.type));
+    return Value{error};
+  }
+  if (types_.kind(layout.type) != TypeKind::Layout) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1].valid() ? bound[1] : bc.call), "layout", bc.name,
+                                        "a ShardSpec", types_.to_string(layout.type));
+    return Value{error};
+  }
+  auto sharding = apply_layout(bound[1], types_.info(layout.type).payload, types_.info(mesh.type).payload,
+                               types_.dims(*base).size());
+  if (!sharding) return Value{error};
+  TypeId global = types_.with_sharding(*base, *sharding);
+  // Every split dimension must divide evenly.
+  if (!shard_view(bound[0].valid() ? bound[0] : bound[4], global, true)) return Value{error};
+  return Value{global};
+}
+
+// all_reduce, all_gather, reduce_scatter, broadcast in a @jit body: on this
+// rank's shard, along an axis of the instance's mesh.
+Value Checker::check_collective(BuiltinCall& bc) {
+  TypeId error = types_.error();
+  std::vector<NodeId> bound;
+  switch (bc.id) {
+    case BuiltinId::AllReduce: bound = bc.bind({"x", "axis", "op"}, 2); break;
+    case BuiltinId::AllGather: bound = bc.bind({"x", "axis", "dim"}, 2); break;
+    case BuiltinId::ReduceScatter: bound = bc.bind({"x", "axis", "op", "dim"}, 2); break;
+    default: bound = bc.bind({"x", "axis", "root"}, 2); break;
+  }
+  if (bound.empty()) return Value{error};
+  std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+  for (size_t i = 1; i < bound.size(); ++i)
+    if (bound[i].valid()) bc.value_of(bound[i]);
+  if (!x) return Value{check_generic_bodies_ ? types_.dynamic() : error};
+  if (check_generic_bodies_) return Value{types_.dynamic()};
+  if (current_mesh_ == UINT32_MAX) {
+    diags_.emit<diag::SemaDistNoMesh>(ast_.range(bc.children[0]), std::string(bc.name));
+    return Value{error};
+  }
+  const MeshInfo mesh = types_.mesh_info(current_mesh_);
+  auto axis_name = constant_string(bound[1]);
+  if (!axis_name) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "axis", bc.name, "a mesh axis name (a string)",
+                                        source_text(bound[1]));
+    return Value{error};
+  }
+  auto found = std::find(mesh.axes.begin(), mesh.axes.end(), *axis_name);
+  if (found == mesh.axes.end()) {
+    diags_.emit<diag::SemaDistMeshAxis>(ast_.range(bound[1]), *axis_name, joined_axes(mesh));
+    return Value{error};
+  }
+  auto axis = static_cast<int32_t>(found - mesh.axes.begin());
+  int64_t size = mesh.shape[static_cast<size_t>(axis)];
+  ShardingInfo s;
+  if (const ShardingInfo* given = types_.sharding(*x)) s = *given;
+  else s.mesh = current_mesh_;
+  std::vector<DimId> dims(types_.dims(*x).begin(), types_.dims(*x).end());
+  s.dim_axes.resize(dims.size(), -1);
+  TypeInfo info = types_.info(*x);
+  PartialOp op = PartialOp::Sum;
+  if (bc.id == BuiltinId::AllReduce || bc.id == BuiltinId::ReduceScatter) {
+    if (bound[2].valid()) {
+      auto name = constant_string(bound[2]);
+      auto parsed = name ? partial_op_by_name(*name) : std::nullopt;
+      if (!parsed) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[2]), "op", bc.name,
+                                            "one of \"sum\", \"max\", \"min\", \"avg\"", source_text(bound[2]));
+        return Value{error};
+      }
+      op = *parsed;
+    }
+    if ((s.partial_axes & (1u << axis)) && s.partial_op != op) {
+      diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(*x),
+                                                "a reduction with " + std::string(partial_op_name(op)));
+      return Value{error};
+    }
+    s.partial_axes &= ~(1u << axis);
+    if (s.partial_axes == 0) s.partial_op = PartialOp::Sum;
+  }
+  auto dim_argument = [&](NodeId node, std::optional<size_t> otherwise) -> std::optional<size_t> {
+    if (!node.valid() || ast_.kind(node) == NodeKind::NoneLiteral) return otherwise;
+    auto d = constant_int_of(node);
+    if (!d) {
+      diags_.emit<diag::SemaArgumentType>(ast_.range(node), "dim", bc.name, "an integer constant", source_text(node));
+      return std::nullopt;
+    }
+    return tensor_axis(node, *d, dims.size());
+  };
+  switch (bc.id) {
+    case BuiltinId::AllReduce:
+      // Every rank of the axis now holds the same (combined) values.
+      for (int32_t& a : s.dim_axes)
+        if (a == axis) a = -1;
+      break;
+    case BuiltinId::AllGather: {
+      if (dims.empty()) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a tensor of rank 1 or more",
+                                            types_.to_string(*x));
+        return Value{error};
+      }
+      // Along the dimension split over the axis, else dim= (default 0).
+      auto split = std::find(s.dim_axes.begin(), s.dim_axes.end(), axis);
+      std::optional<size_t> at = split != s.dim_axes.end() ? static_cast<size_t>(split - s.dim_axes.begin()) : 0;
+      if (bound[2].valid()) {
+        at = dim_argument(bound[2], at);
+        if (!at) return Value{error};
+        if (split != s.dim_axes.end() && *at != static_cast<size_t>(split - s.dim_axes.begin())) {
+          diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bound[2]), std::string(bc.name), types_.to_string(*x),
+                                                    fmt::format("a gather along dimension {}", *at));
+          return Value{error};
+        }
+      }
+      dims[*at] = types_.binary_dim(DimKind::Mul, dims[*at], types_.constant_dim(size));
+      s.dim_axes[*at] = -1;
+      for (int32_t& a : s.dim_axes)
+        if (a == axis) a = -1;
+      bound.resize(4);
+      out_.collective_dims[bc.call.index] = *at;
+      break;
+    }
+    case BuiltinId::ReduceScatter: {
+      if (dims.empty()) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a tensor of rank 1 or more",
+                                            types_.to_string(*x));
+        return Value{error};
+      }
+      auto at = dim_argument(bound[3], size_t{0});
+      if (!at) return Value{error};
+      // Dimensions split over the axis were summed with the others' blocks.
+      for (int32_t& a : s.dim_axes)
+        if (a == axis) a = -1;
+      if (s.dim_axes[*at] >= 0) {
+        diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(*x),
+                                                  fmt::format("a scatter along dimension {} over '{}'", *at, *axis_name));
+        return Value{error};
+      }
+      auto c = types_.constant_value(dims[*at]);
+      if (c && *c % size != 0) {
+        diags_.emit<diag::SemaDistIndivisible>(ast_.range(bound[0]), static_cast<unsigned>(*at), source_text(bound[0]),
+                                               std::to_string(*c), *axis_name, size);
+        return Value{error};
+      }
+      dims[*at] = types_.binary_dim(DimKind::Div, dims[*at], types_.constant_dim(size));
+      s.dim_axes[*at] = axis;
+      out_.collective_dims[bc.call.index] = *at;
+      break;
+    }
+    default: {  // broadcast
+      if (bound[2].valid()) {
+        auto root = constant_int_of(bound[2]);
+        if (!root || *root < 0 || *root >= size) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[2]), "root", bc.name,
+                                              fmt::format("an index along '{}' (0 to {})", *axis_name, size - 1),
+                                              source_text(bound[2]));
+          return Value{error};
+        }
+      }
+      for (int32_t& a : s.dim_axes)
+        if (a == axis) a = -1;
+      break;
+    }
+  }
+  TypeId result = types_.tensor(info.scalar, info.policy, dims, AddressSpace::Global, false, false);
+  return Value{types_.with_sharding(result, types_.intern_sharding(s))};
+}
+
+Value Checker::check_dist_builtin(BuiltinCall& bc) {
+  switch (bc.id) {
+    case BuiltinId::DistMesh: return check_dist_mesh(bc);
+    case BuiltinId::ShardSpec: return check_shard_spec(bc);
+    case BuiltinId::DistTensor: return check_dist_tensor(bc);
+    case BuiltinId::AllReduce:
+    case BuiltinId::AllGather:
+    case BuiltinId::ReduceScatter:
+    case BuiltinId::Broadcast: return check_collective(bc);
+    default: break;
+  }
+  bc.check_all_arguments();
+  return Value{types_.dynamic()};
+}
+
+// ---------------------------------------------------------------- propagation
+
+// The sharding of an elementwise result of rank `rank` from its operands
+// (NumPy broadcasting: trailing dims aligned; a size-1 dim takes no part).
+std::optional<uint32_t> Checker::elementwise_sharding(NodeId where, std::string_view what,
+                                                       const std::vector<TypeId>& operands, size_t rank,
+                                                       bool linear_sum) {
+  const ShardingInfo* first = nullptr;
+  TypeId first_type{};
+  ShardingInfo out;
+  out.dim_axes.assign(rank, -1);
+  bool any = false;
+  int partial_count = 0;
+  for (TypeId t : operands) {
+    const ShardingInfo* s = types_.sharding(t);
+    if (!s) continue;
+    auto mismatch = [&] {
+      diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(where), std::string(what), types_.to_string(first_type),
+                                                types_.to_string(t));
+      return std::nullopt;
+    };
+    if (!any) {
+      first = s;
+      first_type = t;
+      out.mesh = s->mesh;
+      any = true;
+    } else if (s->mesh != out.mesh) {
+      return mismatch();
+    }
+    if (s->unknown) {
+      out.unknown = true;
+      continue;
+    }
+    if (s->partial_axes) {
+      if (partial_count && (s->partial_axes != out.partial_axes || s->partial_op != out.partial_op)) return mismatch();
+      out.partial_axes = s->partial_axes;
+      out.partial_op = s->partial_op;
+      ++partial_count;
+    }
+    auto d = types_.dims(t);
+    for (size_t i = 0; i < s->dim_axes.size() && i < d.size(); ++i) {
+      if (s->dim_axes[i] < 0) continue;
+      size_t at = rank - d.size() + i;
+      auto c = types_.constant_value(d[i]);
+      if (c && *c == 1 && s->dim_axes[i] < 0) continue;
+      if (out.dim_axes[at] >= 0 && out.dim_axes[at] != s->dim_axes[i]) return mismatch();
+      out.dim_axes[at] = s->dim_axes[i];
+    }
+  }
+  if (!any) return 0;
+  if (out.unknown) {
+    ShardingInfo u;
+    u.mesh = out.mesh;
+    u.unknown = true;
+    return types_.intern_sharding(u);
+  }
+  // A partial value is a sum still to be done: adding partial values of the
+  // same kind, or scaling one by a value that is not partial, keeps it so.
+  if (out.partial_axes) {
+    bool ok = linear_sum ? partial_count == static_cast<int>(operands.size())
+                         : partial_count == 1 && out.partial_op == PartialOp::Sum;
+    if (!ok) {
+      diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(where), std::string(what), types_.to_string(first_type),
+                                                "an operation that needs the reduced value (all_reduce it first)");
+      return std::nullopt;
+    }
+  }
+  (void)first;
+  return types_.intern_sharding(out);
+}
+
+// a[..., m, k] @ b[..., k, n]: rows from a, columns from b; a contraction
+// split over one axis on both sides is a partial sum over that axis.
+std::optional<uint32_t> Checker::matmul_sharding(NodeId where, TypeId a, TypeId b, TypeId result) {
+  const ShardingInfo *sa = types_.sharding(a), *sb = types_.sharding(b);
+  if (!sa && !sb) return 0;
+  auto mismatch = [&](std::string other) {
+    diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(where), "matmul", types_.to_string(a), std::move(other));
+    return std::nullopt;
+  };
+  if (sa && sb && sa->mesh != sb->mesh) return mismatch(types_.to_string(b));
+  size_t ra = types_.dims(a).size(), rb = types_.dims(b).size(), rank = types_.dims(result).size();
+  ShardingInfo out;
+  out.mesh = sa ? sa->mesh : sb->mesh;
+  out.dim_axes.assign(rank, -1);
+  if ((sa && sa->unknown) || (sb && sb->unknown) || ra < 2 || rb < 2) {
+    ShardingInfo u;
+    u.mesh = out.mesh;
+    u.unknown = true;
+    return types_.intern_sharding(u);
+  }
+  auto axis_of = [](const ShardingInfo* s, size_t d) { return s ? s->dim_axes[d] : -1; };
+  for (size_t d = 0; d + 2 < ra; ++d) out.dim_axes[rank - ra + d] = axis_of(sa, d);
+  for (size_t d = 0; d + 2 < rb; ++d) {
+    int32_t x = axis_of(sb, d);
+    if (x < 0) continue;
+    int32_t& o = out.dim_axes[rank - rb + d];
+    if (o >= 0 && o != x) return mismatch(types_.to_string(b));
+    o = x;
+  }
+  out.dim_axes[rank - 2] = axis_of(sa, ra - 2);
+  out.dim_axes[rank - 1] = axis_of(sb, rb - 1);
+  if (out.dim_axes[rank - 2] >= 0 && out.dim_axes[rank - 2] == out.dim_axes[rank - 1]) return mismatch(types_.to_string(b));
+  int32_t ka = axis_of(sa, ra - 1), kb = axis_of(sb, rb - 2);
+  if (ka != kb) return mismatch(types_.to_string(b));
+  uint32_t pa = sa ? sa->partial_axes : 0, pb = sb ? sb->partial_axes : 0;
+  if (pa && pb) return mismatch(types_.to_string(b));
+  if ((pa && sa->partial_op != PartialOp::Sum) || (pb && sb->partial_op != PartialOp::Sum))
+    return mismatch("an operation that needs the reduced value (all_reduce it first)");
+  out.partial_axes = pa | pb;
+  if (ka >= 0) {
+    if (out.partial_axes & (1u << ka)) return mismatch(types_.to_string(b));
+    out.partial_axes |= 1u << ka;
+  }
+  return types_.intern_sharding(out);
+}
+
+// The result sharding of a graph builtin from its tensor arguments'.
+TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
+  if (types_.kind(result) != TypeKind::Tensor || in_device()) return result;
+  switch (bc.id) {
+    case BuiltinId::DistTensor:
+    case BuiltinId::AllReduce:
+    case BuiltinId::AllGather:
+    case BuiltinId::ReduceScatter:
+    case BuiltinId::Broadcast: return result;
+    default: break;
+  }
+  std::vector<NodeId> nodes;
+  if (auto it = out_.call_arguments.find(bc.call.index); it != out_.call_arguments.end()) nodes = it->second;
+  else nodes = bc.args.positional;
+  std::vector<TypeId> tensors;
+  bool sharded = false;
+  for (NodeId n : nodes) {
+    if (!n.valid() || n.index >= out_.node_types.size() || !out_.node_types[n.index].valid()) continue;
+    TypeId t = out_.node_types[n.index];
+    if (types_.kind(t) == TypeKind::Tuple || types_.kind(t) == TypeKind::List) continue;
+    if (types_.kind(t) != TypeKind::Tensor) continue;
+    tensors.push_back(t);
+    sharded = sharded || types_.sharding(t);
+  }
+  if (!sharded) return result;
+  size_t rank = types_.dims(result).size();
+  std::optional<uint32_t> s;
+  switch (bc.info.signature) {
+    case Signature::UnaryFloat:
+    case Signature::UnaryNumeric:
+    case Signature::Activation:
+    case Signature::BinaryNumeric:
+    case Signature::WhereArgs:
+    case Signature::DropoutArgs:
+      s = elementwise_sharding(bc.call, bc.name, tensors, rank, false);
+      break;
+    case Signature::CastArgs:
+      s = elementwise_sharding(bc.call, bc.name, tensors, rank, true);
+      break;
+    case Signature::MinMax:
+      if (tensors.size() == 2) s = elementwise_sharding(bc.call, bc.name, tensors, rank, false);
+      else s = reduction_sharding(bc, tensors[0], rank);
+      break;
+    case Signature::Reduction:
+      s = reduction_sharding(bc, tensors[0], rank);
+      break;
+    case Signature::MatmulArgs:
+      if (tensors.size() == 2) s = matmul_sharding(bc.call, tensors[0], tensors[1], result);
+      break;
+    case Signature::SoftmaxArgs:
+    case Signature::NormArgs: {
+      // Along the last (softmax: the given) axis, which must be whole.
+      const ShardingInfo* x = types_.sharding(tensors[0]);
+      if (x && !x->unknown && !x->dim_axes.empty() && x->dim_axes.back() >= 0 &&
+          bc.info.signature == Signature::NormArgs) {
+        diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name),
+                                                  types_.to_string(tensors[0]), "a normalization over the last dimension");
+        return types_.error();
+      }
+      s = elementwise_sharding(bc.call, bc.name, {tensors[0]}, rank, false);
+      if (s && *s && bc.info.signature == Signature::SoftmaxArgs) {
+        ShardingInfo u = types_.sharding_info(*s);
+        if (!u.unknown) u.unknown = true, u.dim_axes.clear(), u.partial_axes = 0;
+        s = types_.intern_sharding(u);
+      }
+      break;
+    }
+    default: {
+      const ShardingInfo* x = nullptr;
+      for (TypeId t : tensors)
+        if ((x = types_.sharding(t))) break;
+      ShardingInfo u;
+      u.mesh = x->mesh;
+      u.unknown = true;
+      s = types_.intern_sharding(u);
+      break;
+    }
+  }
+  if (!s) return types_.error();
+  return types_.with_sharding(result, *s);
+}
+
+// sum/mean/max/min over axes: a reduced dimension split over a mesh axis
+// leaves a partial value over it.
+std::optional<uint32_t> Checker::reduction_sharding(BuiltinCall& bc, TypeId x, size_t rank) {
+  const ShardingInfo* s = types_.sharding(x);
+  if (!s) return 0;
+  if (s->unknown) return types_.intern_sharding(*s);
+  std::vector<NodeId> nodes;
+  if (auto it = out_.call_arguments.find(bc.call.index); it != out_.call_arguments.end()) nodes = it->second;
+  size_t in_rank = types_.dims(x).size();
+  std::vector<bool> reduced(in_rank, nodes.size() < 2 || !nodes[1].valid() || ast_.kind(nodes[1]) == NodeKind::NoneLiteral);
+  if (nodes.size() >= 2 && nodes[1].valid() && ast_.kind(nodes[1]) != NodeKind::NoneLiteral)
+    for (NodeId a : literal_elements(nodes[1]))
+      if (auto v = constant_int_of(a)) {
+        int64_t d = *v < 0 ? *v + static_cast<int64_t>(in_rank) : *v;
+        if (d >= 0 && d < static_cast<int64_t>(in_rank)) reduced[static_cast<size_t>(d)] = true;
+      }
+  PartialOp op = bc.id == BuiltinId::Max ? PartialOp::Max
+                 : bc.id == BuiltinId::Min ? PartialOp::Min
+                 : bc.id == BuiltinId::Mean ? PartialOp::Avg
+                                            : PartialOp::Sum;
+  if (bc.id == BuiltinId::Prod) op = PartialOp::Avg;  // no partial product: refused below
+  ShardingInfo out;
+  out.mesh = s->mesh;
+  out.partial_axes = s->partial_axes;
+  out.partial_op = s->partial_op;
+  bool keep = rank == in_rank;
+  for (size_t d = 0; d < in_rank; ++d) {
+    if (!reduced[d]) {
+      out.dim_axes.push_back(s->dim_axes[d]);
+      continue;
+    }
+    if (keep) out.dim_axes.push_back(-1);
+    if (s->dim_axes[d] < 0) continue;
+    if ((out.partial_axes && out.partial_op != op) || bc.id == BuiltinId::Prod) {
+      diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(x),
+                                                "a reduction over a split dimension of another kind");
+      return std::nullopt;
+    }
+    out.partial_axes |= 1u << s->dim_axes[d];
+    out.partial_op = op;
+  }
+  if (s->partial_axes && s->partial_op != PartialOp::Sum && out.partial_axes == s->partial_axes) {
+    // max of a partial max etc. is fine; anything else needs the value.
+  }
+  return types_.intern_sharding(out);
+}
+
+}  // namespace tessera::sema
