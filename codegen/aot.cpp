@@ -29,7 +29,7 @@ class ObjectBuilder {
   ObjectBuilder(llvm::Module& module, const AotObjectOptions& options)
       : module_(module), context_(module.getContext()), options_(options), prefix_(aot_symbol_prefix(options.name_space)) {}
 
-  std::optional<std::string> build(const std::vector<AotKernel>& kernels) {
+  std::optional<std::string> build(const std::vector<AotKernel>& kernels, const std::vector<AotKernel>& functions) {
     // The CPU target's table becomes private to this object.
     llvm::GlobalVariable* table = module_.getGlobalVariable("tessera_cpu_kernels");
     llvm::GlobalVariable* version = module_.getGlobalVariable("tessera_cpu_abi_version");
@@ -52,8 +52,7 @@ class ObjectBuilder {
     auto* kernel_type = llvm::StructType::get(context_, {ptr, ptr, llvm::ArrayType::get(i32, 3), i64, i32, ptr, i32, ptr});
     auto* module_type = llvm::StructType::get(context_, {i32, i32, ptr, ptr, i64, ptr, i32, i32, ptr, ptr});
 
-    std::vector<llvm::Constant*> kernel_constants;
-    for (const AotKernel& k : kernels) {
+    auto signature_constant = [&](const AotKernel& k) {
       std::vector<llvm::Constant*> parameters;
       for (const AotParameter& p : k.parameters) {
         llvm::Constant* dims = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(context_));
@@ -66,12 +65,14 @@ class ObjectBuilder {
       for (const std::string& s : k.symbols) symbols.push_back(string(s));
       std::vector<llvm::Constant*> group;
       for (uint32_t g : k.group) group.push_back(llvm::ConstantInt::get(i32, g));
-      kernel_constants.push_back(llvm::ConstantStruct::get(
+      return llvm::ConstantStruct::get(
           kernel_type, {string(k.name), string(k.signature), llvm::ConstantArray::get(llvm::ArrayType::get(i32, 3), group),
                         llvm::ConstantInt::get(i64, k.static_shared_bytes), llvm::ConstantInt::get(i32, parameters.size()),
                         global_array(parameter_type, parameters, "parameters"), llvm::ConstantInt::get(i32, symbols.size()),
-                        global_array(ptr, symbols, "symbols")}));
-    }
+                        global_array(ptr, symbols, "symbols")});
+    };
+    std::vector<llvm::Constant*> kernel_constants;
+    for (const AotKernel& k : kernels) kernel_constants.push_back(signature_constant(k));
 
     llvm::Constant* image = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(context_));
     uint64_t image_bytes = 0;
@@ -104,6 +105,7 @@ class ObjectBuilder {
     llvm::FunctionCallee launch = module_.getOrInsertFunction("tessAotLaunch", launch_type);
     auto* stub_type = llvm::FunctionType::get(i32, {ptr, ptr, ptr, i64, ptr}, false);
     for (size_t i = 0; i < kernels.size(); ++i) {
+      if (kernels[i].generated) continue;  // launched by host code only
       auto* stub = llvm::Function::Create(stub_type, llvm::GlobalValue::ExternalLinkage,
                                           aot_stub_name(options_.name_space, kernels[i].name), module_);
       stub->addFnAttr(llvm::Attribute::NoUnwind);
@@ -111,6 +113,29 @@ class ObjectBuilder {
       llvm::CallInst* call =
           builder.CreateCall(launch, {descriptor, builder.getInt32(static_cast<uint32_t>(i)), stub->getArg(0),
                                       stub->getArg(1), stub->getArg(2), stub->getArg(3), stub->getArg(4)});
+      call->setTailCall();
+      builder.CreateRet(call);
+    }
+
+    // @jit functions: their host code stays internal; an entry per function
+    // passes the module, its signature and its code to tessAotCall.
+    for (const char* name : {"tessera_host_functions", "tessera_host_abi_version"})
+      if (llvm::GlobalVariable* g = module_.getGlobalVariable(name)) g->eraseFromParent();
+    auto* call_type = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr, ptr, ptr}, false);
+    llvm::FunctionCallee call_host = module_.getOrInsertFunction("tessAotCall", call_type);
+    auto* entry_type = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false);
+    for (const AotKernel& f : functions) {
+      llvm::Function* host = module_.getFunction("__tessera_host_" + f.name);
+      if (!host) return "the CPU module has no host code for @jit function '" + f.name + "'";
+      host->setLinkage(llvm::GlobalValue::InternalLinkage);
+      auto* signature = new llvm::GlobalVariable(module_, kernel_type, true, llvm::GlobalValue::PrivateLinkage,
+                                                 signature_constant(f), prefix_ + "function");
+      auto* entry = llvm::Function::Create(entry_type, llvm::GlobalValue::ExternalLinkage,
+                                           aot_function_name(options_.name_space, f.name), module_);
+      entry->addFnAttr(llvm::Attribute::NoUnwind);
+      llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context_, "entry", entry));
+      llvm::CallInst* call = builder.CreateCall(call_host, {descriptor, signature, host, entry->getArg(0), entry->getArg(1),
+                                                            entry->getArg(2), entry->getArg(3)});
       call->setTailCall();
       builder.CreateRet(call);
     }
@@ -155,10 +180,13 @@ std::string aot_stub_name(const std::string& name_space, const std::string& kern
   return aot_symbol_prefix(name_space) + "k_" + kernel;
 }
 std::string aot_module_name(const std::string& name_space) { return aot_symbol_prefix(name_space) + "module"; }
+std::string aot_function_name(const std::string& name_space, const std::string& function) {
+  return aot_symbol_prefix(name_space) + "f_" + function;
+}
 
 std::optional<std::string> emit_aot_object(ir::Operation* module, const std::vector<AotKernel>& kernels,
-                                           const AotObjectOptions& options, DiagnosticEngine& diags,
-                                           std::string& object, bool& reported) {
+                                           const std::vector<AotKernel>& functions, const AotObjectOptions& options,
+                                           DiagnosticEngine& diags, std::string& object, bool& reported) {
   reported = false;
   HostTarget target;
   if (auto error = detect_host_target(target)) return error;
@@ -169,7 +197,7 @@ std::optional<std::string> emit_aot_object(ir::Operation* module, const std::vec
     return std::nullopt;
   }
   llvm_module->setModuleIdentifier(options.source);
-  if (auto error = ObjectBuilder(*llvm_module, options).build(kernels)) return error;
+  if (auto error = ObjectBuilder(*llvm_module, options).build(kernels, functions)) return error;
   return emit_host_object(*llvm_module, options.opt_level, object, options.host_cpu);
 }
 

@@ -10,6 +10,10 @@
 //   - a launch stub per kernel, `tessera_aot_<N><namespace>_k_<kernel>`, which
 //     passes the module, the kernel's index and its arguments to
 //     tessAotLaunch. (<N> is the namespace's length, so names never collide.)
+//   - the host code of every @jit function with annotated parameters
+//     (internal), and an entry per function, `tessera_aot_<N><namespace>_f_<name>`,
+//     which passes the module, the function's signature and its code to
+//     tessAotCall.
 #pragma once
 
 #include <array>
@@ -39,13 +43,15 @@ struct AotObjectOptions {
 std::string aot_symbol_prefix(const std::string& name_space);  // "tessera_aot_5saxpy_"
 std::string aot_stub_name(const std::string& name_space, const std::string& kernel);
 std::string aot_module_name(const std::string& name_space);
+std::string aot_function_name(const std::string& name_space, const std::string& function);
 
 // Tile IR + signatures -> the object file's bytes. `kernels` are the
-// module's kernels in source order. Null after reporting a diagnostic (an
+// module's kernels in source order, `functions` its @jit functions'
+// signatures (jit_function_signatures). Null after reporting a diagnostic (an
 // operation the CPU target cannot emit); an error string for a failure of
 // LLVM's (an internal error).
 std::optional<std::string> emit_aot_object(ir::Operation* module, const std::vector<AotKernel>& kernels,
-                                           const AotObjectOptions& options, DiagnosticEngine& diags,
-                                           std::string& object, bool& reported);
+                                           const std::vector<AotKernel>& functions, const AotObjectOptions& options,
+                                           DiagnosticEngine& diags, std::string& object, bool& reported);
 
 }  // namespace tessera::codegen

@@ -28,6 +28,7 @@ ScalarType argument_scalar(ir::Type t, ir::Operation* kernel) {
 AotKernel kernel_signature(ir::Operation* f) {
   AotKernel k;
   k.name = std::string(f->symbol_name());
+  k.generated = f->has_attr("generated");
   std::vector<int64_t> group = f->attr("group_shape") ? f->attr("group_shape").int_array() : std::vector<int64_t>{};
   for (size_t axis = 0; axis < group.size() && axis < 3; ++axis) k.group[axis] = static_cast<uint32_t>(group[axis]);
   k.group_rank = static_cast<uint32_t>(std::clamp<size_t>(group.size(), 1, 3));
@@ -63,10 +64,40 @@ AotKernel kernel_signature(ir::Operation* f) {
     if (policies && i < policies.size()) p.policy = std::string(policies[i].string_value());
     k.parameters.push_back(std::move(p));
   }
+  // A @jit function's results: "result", or "result.0", "result.1", ...
+  for (size_t i = 0; i < fn.num_results(); ++i) {
+    ir::Type t = fn.result(i);
+    AotParameter r;
+    r.name = fn.num_results() == 1 ? "result" : "result." + std::to_string(i);
+    r.tensor = t.is(ir::TypeKind::MemRef);
+    ScalarType scalar = argument_scalar(t, f);
+    r.dtype = std::string(scalar_info(scalar).name);
+    r.dtype_code = static_cast<uint32_t>(scalar);
+    if (r.tensor)
+      for (size_t d = 0; d < t.rank(); ++d) r.dims.push_back(t.shape()[d] == ir::kDynamic ? INT64_MIN : t.shape()[d]);
+    k.results.push_back(std::move(r));
+  }
   std::string text = k.name + "(";
   for (size_t i = 0; i < k.parameters.size(); ++i) text += (i ? ", " : "") + describe_parameter(k, k.parameters[i]);
   k.signature = text + ")";
+  if (!k.results.empty()) {
+    text = " -> ";
+    if (k.results.size() > 1) text += "(";
+    for (size_t i = 0; i < k.results.size(); ++i) {
+      std::string r = describe_parameter(k, k.results[i]);
+      text += (i ? ", " : "") + r.substr(r.find(": ") + 2);
+    }
+    if (k.results.size() > 1) text += ")";
+    k.signature += text;
+  }
   return k;
+}
+
+std::vector<AotKernel> jit_function_signatures(ir::Operation* module) {
+  std::vector<AotKernel> functions;
+  for (ir::Operation* f : ir::module_functions(module))
+    if (f->has_attr("jit") && f->has_attr("entry")) functions.push_back(kernel_signature(f));
+  return functions;
 }
 
 std::vector<AotKernel> kernel_signatures(ir::Operation* module) {

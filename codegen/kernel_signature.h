@@ -39,6 +39,9 @@ struct AotKernel {
   uint64_t static_shared_bytes = 0;
   std::vector<AotParameter> parameters;
   std::vector<std::string> symbols;  // the symbolic dimensions' names, by number
+  bool generated = false;  // generated for a @jit function (attribute `generated`): not part of the API
+  // A @jit function's results ("result" or "result.N"; a `?` size is INT64_MIN).
+  std::vector<AotParameter> results;
 };
 
 // The signature of one kernel func.func. Arguments without recorded names
@@ -47,6 +50,9 @@ AotKernel kernel_signature(ir::Operation* kernel);
 
 // Every kernel of the module, in module order.
 std::vector<AotKernel> kernel_signatures(ir::Operation* module);
+// Every entry @jit function of the module (annotated, attribute `entry`:
+// its host code's signature), in order.
+std::vector<AotKernel> jit_function_signatures(ir::Operation* module);
 
 // "x: mut f32[n]": a parameter as the signature spells it.
 std::string describe_parameter(const AotKernel& kernel, const AotParameter& parameter);

@@ -41,7 +41,8 @@ std::optional<std::pair<codegen::AotImageKind, std::string>> gpu_image(ir::Opera
 std::optional<AotOutput> aot_object(ir::Operation* module, const AotOptions& aot, const CodegenOptions& options,
                                     DiagnosticEngine& diags) {
   std::vector<codegen::AotKernel> kernels = codegen::kernel_signatures(module);
-  if (kernels.empty()) diags.emit_global<diag::CodegenNoKernels>(aot.source);
+  std::vector<codegen::AotKernel> functions = codegen::jit_function_signatures(module);
+  if (kernels.empty() && functions.empty()) diags.emit_global<diag::CodegenNoKernels>(aot.source);
   if (!host_cpu_known(options, diags)) return std::nullopt;
   auto image = gpu_image(module, aot.gpu_code, options, diags);
   if (!image) return std::nullopt;
@@ -55,11 +56,11 @@ std::optional<AotOutput> aot_object(ir::Operation* module, const AotOptions& aot
   object_options.bounds_check = options.bounds_check;
   AotOutput output;
   bool reported = false;
-  if (auto error = codegen::emit_aot_object(module, kernels, object_options, diags, output.object, reported))
+  if (auto error = codegen::emit_aot_object(module, kernels, functions, object_options, diags, output.object, reported))
     internal_error("codegen", *error);
   if (reported) return std::nullopt;
-  output.header = aot_header(aot.name_space, aot.source, aot.object_name, kernels, object_options.image_kind,
-                             options.arch_list);
+  output.header = aot_header(aot.name_space, aot.source, aot.object_name, kernels, functions,
+                             object_options.image_kind, options.arch_list);
   return output;
 }
 

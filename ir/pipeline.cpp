@@ -7,17 +7,19 @@ namespace tessera::ir {
 namespace {
 
 // Why this order: docs/ir/passes.md ("The default pipeline").
-// The graph level first: @jit functions and programs are inlined and
+// The graph level first: @jit functions and programs are inlined, each
+// graph.grad replaced by a call of its derived function (autodiff, which
+// needs its callees inlined and leaves calls to inline again), and
 // simplified as Graph IR (the end of the Graph stage), decomposed and fused
 // (the Schedule stage), then each fused group becomes a generated kernel;
 // from there everything is Tile IR and host code.
 constexpr std::string_view kDefaultTilePipeline[] = {
-    "inline", "canonicalize", "cse", "dce",
+    "inline", "autodiff", "inline", "canonicalize", "cse", "dce",
     "graph-decompose", "graph-fusion",
     "generate-kernels", "bufferize",
     "canonicalize", "cse", "licm", "canonicalize", "dce",
     "uniformity", "address-space-inference", "shared-layout", "tile-layout", "verify"};
-constexpr size_t kDefaultGraphEnd = 4, kDefaultScheduleEnd = 6;
+constexpr size_t kDefaultGraphEnd = 6, kDefaultScheduleEnd = 8;
 
 // -O0: what the language's rules and code generation need, nothing that
 // only makes code faster. `inline` first so that the checks see whole
@@ -25,10 +27,10 @@ constexpr size_t kDefaultGraphEnd = 4, kDefaultScheduleEnd = 6;
 // uniformity, address-space and shared-memory checks report user errors
 // whatever the optimisation level; tile-layout gives register tiles the
 // layouts that decide the tensor-core path of tile.mma.
-constexpr std::string_view kCheckPipeline[] = {"inline", "graph-decompose", "graph-fusion", "generate-kernels",
+constexpr std::string_view kCheckPipeline[] = {"inline", "autodiff", "inline", "graph-decompose", "graph-fusion", "generate-kernels",
                                                "bufferize", "uniformity", "address-space-inference", "shared-layout",
                                                "tile-layout", "verify"};
-constexpr size_t kCheckGraphEnd = 1, kCheckScheduleEnd = 3;
+constexpr size_t kCheckGraphEnd = 3, kCheckScheduleEnd = 5;
 
 }  // namespace
 

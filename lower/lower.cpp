@@ -7,6 +7,7 @@
 // An early `return` is made structured by moving the rest of the function
 // into the branches of the `if` that returns (docs/ir/lowering.md).
 #include <algorithm>
+#include <functional>
 
 #include "support/diagnostics/internal_error.h"
 #include "ir/core/verifier.h"
@@ -340,8 +341,29 @@ void Lowering::emit_loop_exit(const LoopExit& loop, bool keep_running) {
 void Lowering::emit_return(NodeId value, NodeId where, bool in_branch) {
   std::vector<Value*> values;
   if (value.valid()) {
-    if (ast_.kind(value) == NodeKind::Tuple && result_types_.size() != 1) {
-      for (NodeId element : ast_.children(value)) values.push_back(this->value(element));
+    bool tuple_typed = graph_ && node_type(value).valid() && typed_.types.kind(node_type(value)) == sema::TypeKind::Tuple;
+    if ((ast_.kind(value) == NodeKind::Tuple || tuple_typed) && result_types_.size() != 1) {
+      // A tuple inside the tuple (a custom rule's `return y, (x, y)`) or a
+      // value that is a tuple (a name bound to one, grad(f, argnums=(0, 1))(...)):
+      // its elements, flattened.
+      std::function<void(const Bound&)> flatten_bound = [&](const Bound& b) {
+        if (b.is_value()) return values.push_back(b.value);
+        if (!b.nested.empty()) {
+          for (const Bound& part : b.nested) flatten_bound(part);
+          return;
+        }
+        values.insert(values.end(), b.elements.begin(), b.elements.end());
+      };
+      std::function<void(NodeId)> flatten = [&](NodeId element) {
+        if (ast_.kind(element) == NodeKind::Tuple) {
+          for (NodeId e : ast_.children(element)) flatten(e);
+          return;
+        }
+        if (graph_ && node_type(element).valid() && typed_.types.kind(node_type(element)) == sema::TypeKind::Tuple)
+          return flatten_bound(lower(element));
+        values.push_back(this->value(element));
+      };
+      flatten(value);
     } else {
       values.push_back(this->value(value, result_types_.empty() ? Type{} : result_types_[0]));
     }
@@ -450,6 +472,10 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
     case NodeKind::Tuple:
     case NodeKind::List: {
       auto targets = ast_.children(target);
+      if (!bound.nested.empty() && bound.nested.size() == targets.size()) {
+        for (size_t i = 0; i < targets.size(); ++i) assign(targets[i], bound.nested[i], where);
+        return;
+      }
       if (bound.is_value() || bound.elements.size() != targets.size())
         unsupported(where, "unpacking a value that is not a tuple of the same length");
       for (size_t i = 0; i < targets.size(); ++i) assign(targets[i], Bound{bound.elements[i], {}}, where);
@@ -492,6 +518,8 @@ void Lowering::lower_assign(NodeId statement) {
       return;
     }
   }
+  // `grad_fn = ts.grad(f)`: a function made at compile time, only called.
+  if (is_transform_node(value_node)) return;
   if (ast_.kind(value_node) == NodeKind::Tuple) {
     // All values first: `a, b = b, a` swaps.
     for (NodeId element : ast_.children(value_node)) bound.elements.push_back(value(element));

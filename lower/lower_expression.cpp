@@ -138,7 +138,8 @@ Bound Lowering::lower(NodeId e, Type want) {
   // An untyped constant expression (`2**40 // 2**20`, `-0.001`, `ts.pi`,
   // a module constant) is its exact value, which sema folded: made in the
   // type the context wants, never computed in it (where it could wrap).
-  if (sema::TypeId t = typed_.node_types[e.index]; t.valid() && (typed_.types.kind(t) == SemaKind::UntypedInt ||
+  // (node_type: this @jit instance's typing of the node, not the module's.)
+  if (sema::TypeId t = node_type(e); t.valid() && (typed_.types.kind(t) == SemaKind::UntypedInt ||
                                                                  typed_.types.kind(t) == SemaKind::UntypedFloat)) {
     if (auto c = typed_.constants.find(e.index); c != typed_.constants.end() && !c->second.from_local) {
       result.value = constant_value(c->second, want);
@@ -147,7 +148,16 @@ Bound Lowering::lower(NodeId e, Type want) {
     }
   }
   switch (ast_.kind(e)) {
-    case NodeKind::Name: result.value = lower_name(e, want); break;
+    case NodeKind::Name:
+      // A name bound to a tuple (`grads` of `loss, grads = value_and_grad(...)(...)`).
+      if (auto it = env_.find(ast_.node(e).payload); graph_ && it != env_.end() && !it->second.is_value() &&
+                                                        node_type(e).valid() &&
+                                                        typed_.types.kind(node_type(e)) == sema::TypeKind::Tuple) {
+        builder_.set_location(saved);
+        return it->second;
+      }
+      result.value = lower_name(e, want);
+      break;
     case NodeKind::IntLiteral:
     case NodeKind::SizeLiteral:
     case NodeKind::FloatLiteral:
@@ -467,6 +477,7 @@ bool Lowering::is_builtin_call(NodeId node, BuiltinId builtin) const {
 Bound Lowering::lower_call(NodeId call) {
   NodeId callee = ast_.child(call, 0);
   if (graph_) {
+    if (is_transform_node(callee)) return lower_transform_call(call);
     if (call_instances_ && call_instances_->count(call.index)) return lower_jit_call(call);
     if (ast_.kind(callee) == NodeKind::Subscript) {
       sema::TypeId k = node_type(ast_.child(callee, 0));

@@ -11,6 +11,7 @@
 // the element type sema computed (narrow floats compute in their
 // accumulation type), and subscripts are slices and reshapes.
 #include <algorithm>
+#include <functional>
 
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
@@ -71,31 +72,54 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   NodeId parameters = ast_.child(info.def, 1);
   bool saved_graph = graph_;
   graph_ = true;
+  // A tuple parameter (what a custom rule's forward function saves) is
+  // passed as its elements; a tuple in a returned tuple, flattened too.
   std::vector<Type> inputs;
   for (size_t i = 0; i < info.parameter_types.size(); ++i) {
     NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
-    inputs.push_back(required_type(info.parameter_types[i], parameter,
-                                   "parameter '" + name_of(ast_.node(parameter).payload) + "'"));
+    std::string what = "parameter '" + name_of(ast_.node(parameter).payload) + "'";
+    if (typed_.types.kind(info.parameter_types[i]) == SemaKind::Tuple) {
+      std::vector<sema::TypeId> elements(typed_.types.tuple_elements(info.parameter_types[i]).begin(),
+                                         typed_.types.tuple_elements(info.parameter_types[i]).end());
+      for (sema::TypeId e : elements) inputs.push_back(required_type(e, parameter, what));
+      continue;
+    }
+    inputs.push_back(required_type(info.parameter_types[i], parameter, what));
   }
   std::vector<Type> results;
-  if (info.return_type.valid()) {
-    sema::TypeInfo r = typed_.types.info(info.return_type);
+  std::function<void(sema::TypeId)> add_result = [&](sema::TypeId t) {
+    sema::TypeInfo r = typed_.types.info(t);
     if (r.kind == SemaKind::Tuple) {
-      std::vector<sema::TypeId> elements(typed_.types.tuple_elements(info.return_type).begin(),
-                                         typed_.types.tuple_elements(info.return_type).end());
-      for (sema::TypeId e : elements) results.push_back(required_type(e, info.def, "a returned value"));
+      std::vector<sema::TypeId> elements(typed_.types.tuple_elements(t).begin(), typed_.types.tuple_elements(t).end());
+      for (sema::TypeId e : elements) add_result(e);
     } else if (r.kind != SemaKind::None) {
-      results.push_back(required_type(info.return_type, info.def, "a returned value"));
+      results.push_back(required_type(t, info.def, "a returned value"));
     }
-  }
+  };
+  if (info.return_type.valid()) add_result(info.return_type);
   graph_ = saved_graph;
   std::vector<NamedAttribute> attributes{{"sym_name", context_.string_attr(instance.symbol)},
-                                         {"function_type", context_.type_attr(context_.function_type(inputs, results))},
-                                         {"jit", context_.unit_attr()}};
+                                         {"function_type", context_.type_attr(context_.function_type(inputs, results))}};
+  // Instances made only as a custom rule are no entry points: inlined where
+  // autodiff calls them, then dropped.
+  bool rule_only = std::any_of(typed_.custom_rule_instances.begin(), typed_.custom_rule_instances.end(),
+                               [&](const auto& rule) { return rule.second.first == index || rule.second.second == index; });
+  if (!rule_only) attributes.push_back({"jit", context_.unit_attr()});
   // Parameter names and dimensions, as kernels record them (tesserac run
   // --func and the AOT header check and bind them the same way).
+  // (Not for rule instances: no entry points, and a tuple parameter has
+  // several arguments.)
   for (NamedAttribute& a : kernel_signature_attributes(info))
-    if (a.name == "arg_names" || a.name == "arg_dims") attributes.push_back(a);
+    if (!rule_only && (a.name == "arg_names" || a.name == "arg_dims")) attributes.push_back(a);
+  // `entry`: a @jit function of the source whose every parameter is
+  // annotated, so its signature is its own (not a call's): AOT exports it,
+  // `tesserac run --func` runs it. Generic instances, plain helpers and rule
+  // instances are reached only through calls.
+  const sema::FunctionInfo& declared = typed_.functions[instance.function];
+  bool annotated = declared.kind == sema::FunctionKind::Jit && !rule_only;
+  for (sema::TypeId t : declared.parameter_types)
+    if (!t.valid() || typed_.types.kind(t) == SemaKind::Dynamic) annotated = false;
+  if (annotated && instance.symbol == name_of(declared.name.index)) attributes.push_back({"entry", context_.unit_attr()});
   Operation* func = Operation::create(OpKind::Func, location(info.def), {}, {}, std::move(attributes), 1);
   Block* entry = func->region(0).add_block();
   for (Type t : inputs) entry->add_argument(t);
@@ -125,9 +149,17 @@ void Lowering::lower_jit_instance(uint32_t index) {
   NodeId parameters = ast_.child(info.def, 1);
   builder_.set_insertion_point_to_end(entry_);
   builder_.set_location(location(info.def));
+  unsigned next_argument = 0;
   for (size_t i = 0; i < info.parameter_types.size(); ++i) {
     NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
-    Value* arg = entry_->argument(static_cast<unsigned>(i));
+    if (typed_.types.kind(info.parameter_types[i]) == SemaKind::Tuple) {
+      Bound tuple;
+      for (size_t e = 0; e < typed_.types.tuple_elements(info.parameter_types[i]).size(); ++e)
+        tuple.elements.push_back(entry_->argument(next_argument++));
+      env_[ast_.node(parameter).payload] = tuple;
+      continue;
+    }
+    Value* arg = entry_->argument(next_argument++);
     env_[ast_.node(parameter).payload] = Bound{arg, {}};
     // Symbolic dimensions read as integers: graph.dim of the first tensor
     // that has them.
@@ -202,6 +234,8 @@ void Lowering::lower_program() {
       continue;
     if (kind == NodeKind::ExprStmt && ast_.kind(ast_.child(statement, 0)) == NodeKind::StringLiteral) continue;
     if (typed_.compile_time_statements.count(statement.index)) continue;
+    // `f.defvjp(fwd, bwd)`: registers a rule at compile time.
+    if (kind == NodeKind::ExprStmt && typed_.defvjp_calls.count(ast_.child(statement, 0).index)) continue;
     // Module constants and dtype aliases are compile-time names, not code.
     if (kind == NodeKind::Assign && ast_.children(statement).size() == 2 &&
         ast_.kind(ast_.child(statement, 0)) == NodeKind::Name) {

@@ -510,10 +510,8 @@ Value* Lowering::lower_print(NodeId call) {
   return nullptr;
 }
 
-Bound Lowering::lower_jit_call(NodeId call) {
-  uint32_t instance = call_instances_->at(call.index);
-  Operation* callee = jit_function_op(instance);
-  Type fn = callee->attr("function_type").type();
+// The arguments of a call of a @jit instance, as its parameters want them.
+std::vector<Value*> Lowering::jit_call_operands(NodeId call, Type fn) {
   auto arguments = ast_.children(call).subspan(1);
   std::vector<Value*> operands;
   for (size_t i = 0; i < arguments.size(); ++i) {
@@ -533,16 +531,22 @@ Bound Lowering::lower_jit_call(NodeId call) {
     }
     operands.push_back(convert(v, want));
   }
+  return operands;
+}
+
+Bound Lowering::lower_jit_call(NodeId call) {
+  uint32_t instance = call_instances_->at(call.index);
+  Operation* callee = jit_function_op(instance);
+  Type fn = callee->attr("function_type").type();
+  std::vector<Value*> operands = jit_call_operands(call, fn);
   std::vector<Type> results;
   for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
   Operation* op = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
                                   {{"callee", context_.symbol_attr(callee->symbol_name())}});
+  attach_custom_rule(op, instance);
   std::vector<Value*> values = op->results();
-  // The call's type (dims the caller knows) may be more precise than the
-  // callee's result: reshape to it where they differ.
-  Type typed = graph_type(call);
+  // (The callee's result types: a tuple result is its elements.)
   if (values.size() == 1) return Bound{values[0], {}};
-  (void)typed;
   return Bound{nullptr, values};
 }
 

@@ -27,6 +27,9 @@ inline bool float_element(Type t) { return (t.is_scalar() || t.is_shaped()) && i
 struct Bound {
   Value* value = nullptr;
   std::vector<Value*> elements;
+  // A tuple with a tuple inside (value_and_grad's (value, (grads...))): one
+  // Bound per element, `elements` empty. Only unpacking reads it.
+  std::vector<Bound> nested;
   bool is_value() const { return value != nullptr; }
 };
 
@@ -216,6 +219,12 @@ class Lowering {
   std::vector<Value*> dynamic_dims(Type result, const std::vector<Value*>& extents);
   Bound lower_graph_builtin(NodeId call, sema::BuiltinId builtin);
   Bound lower_jit_call(NodeId call);
+  std::vector<Value*> jit_call_operands(NodeId call, Type function_type);
+  // Autodiff (lower_autodiff.cpp): grad(f)(args) is graph.grad; a call of a
+  // @custom_vjp function carries its rule.
+  bool is_transform_node(NodeId node) const;
+  Bound lower_transform_call(NodeId call);
+  void attach_custom_rule(Operation* call_op, uint32_t instance);
   Bound lower_kernel_launch(NodeId call);
   Value* lower_print(NodeId call);
   Value* lower_matmul(Value* a, Value* b, Type result, NodeId where);

@@ -73,6 +73,7 @@ enum class Signature : uint8_t {
   NpyLoadArgs,
   NpySaveArgs,
   PrintArgs,
+  TransformArgs,  // grad, value_and_grad (check_autodiff.cpp)
   // Checked loosely until their stage (autodiff, distribution) compiles them.
   Deferred,
 };

@@ -87,6 +87,9 @@ Value Checker::check_call(NodeId node) {
     return Value{types_.dynamic()};
   }
 
+  // `F.defvjp(fwd, bwd)`: registers F's custom rule (check_autodiff.cpp).
+  if (!in_device() && ast_.kind(callee) == NodeKind::Attribute && defvjp_function(node)) return check_defvjp(node);
+
   Value target = check_expression(callee);
   const TypeInfo& info = types_.info(target.type);
   switch (info.kind) {
@@ -98,6 +101,12 @@ Value Checker::check_call(NodeId node) {
       const FunctionInfo& callee_info = out_.functions[index];
       if (in_device() && callee_info.kind == FunctionKind::Helper) return check_helper_call(node, index);
       if (callee_info.kind == FunctionKind::Jit && !in_device()) return check_jit_call(node, index, children.subspan(1));
+      // A plain function called from graph code (a @jit function or the
+      // program) is generic graph code too: instantiated per signature,
+      // inlined when compiled.
+      if (callee_info.kind == FunctionKind::Helper && !in_device() && !callee_info.uses_kernel_builtins &&
+          function_ && function_->kind == FunctionKind::Jit)
+        return check_jit_call(node, index, children.subspan(1));
       for (NodeId argument : children.subspan(1)) check_expression(argument);
       if (in_device()) {
         diags_.emit<diag::SemaCallUnknownFunction>(ast_.range(callee), name_of(callee_info.name));
@@ -134,6 +143,7 @@ Value Checker::check_call(NodeId node) {
         return Value{types_.error()};
       }
       return Value{types_.dynamic()};
+    case TypeKind::Transform: return check_transform_call(node, target.type, children.subspan(1));
     case TypeKind::Error:
       for (NodeId argument : children.subspan(1)) check_expression(argument);
       return Value{types_.error()};
@@ -458,6 +468,7 @@ Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
     case Signature::NpySaveArgs:
     case Signature::PrintArgs:
     case Signature::Deferred: return check_graph_builtin(bc);
+    case Signature::TransformArgs: return check_transform_builtin(bc);
   }
   return Value{types_.error()};
 }

@@ -87,6 +87,7 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   if (generic_instance != out_.function_instance.end()) {
     // All parameters annotated: one instance, typed in the module's tables.
     (*call_instances_)[call.index] = generic_instance->second;
+    if (out_.custom_vjps.count(index)) instantiate_custom_rule(generic_instance->second, call);
     const FunctionInfo& info = out_.instances[generic_instance->second].info;
     raise_effect(info.effect, ast_.range(call));
     TypeId result = info.return_type.valid() ? info.return_type : types_.none();
@@ -104,6 +105,7 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   uint32_t instance = instantiate(index, parameter_types, call);
   if (instance == UINT32_MAX) return Value{types_.error()};
   (*call_instances_)[call.index] = instance;
+  if (out_.custom_vjps.count(index)) instantiate_custom_rule(instance, call);
   const FunctionInfo& info = out_.instances[instance].info;
   raise_effect(info.effect, ast_.range(call));
   TypeId result = info.return_type.valid() ? info.return_type : types_.none();
@@ -152,6 +154,8 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   JitInstance instance;
   instance.function = index;
   instance.info = generic;
+  // A plain function instantiated from graph code is graph code itself.
+  if (instance.info.kind == FunctionKind::Helper) instance.info.kind = FunctionKind::Jit;
   instance.info.effect = Effect::Pure;
   instance.symbol = earlier == 0 ? name : name + "." + std::to_string(earlier);
   instance.node_types.assign(out_.node_types.size(), TypeId{});

@@ -92,6 +92,7 @@ SourceRange Checker::function_name_range(NodeId def, std::string_view keyword) c
 
 void Checker::run(NodeId module) {
   collect_module_symbols(module);
+  collect_custom_vjps(module);
   mark_device_functions();
   for (NodeId statement : ast_.children(module))
     if (ast_.kind(statement) == NodeKind::ClassDef) check_class_decorators(statement);

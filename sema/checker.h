@@ -234,6 +234,13 @@ class Checker {
 
   // --- @jit functions and kernel launches (check_jit.cpp) ---
   Value check_jit_call(NodeId call, uint32_t function_index, std::span<const NodeId> arguments);
+  // --- autodiff (check_autodiff.cpp) ---
+  Value check_transform_builtin(BuiltinCall& call);
+  Value check_transform_call(NodeId call, TypeId transform, std::span<const NodeId> arguments);
+  void collect_custom_vjps(NodeId module);
+  std::optional<uint32_t> defvjp_function(NodeId call);
+  Value check_defvjp(NodeId call);
+  void instantiate_custom_rule(uint32_t instance, NodeId call);
   Value check_kernel_launch(NodeId call, NodeId kernel, uint32_t function_index, std::span<const NodeId> arguments);
   uint32_t instantiate(uint32_t function_index, const std::vector<TypeId>& parameter_types, NodeId call);
   // A generic @jit function's body checked once with its unannotated

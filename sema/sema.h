@@ -122,6 +122,14 @@ struct TypedModule {
   std::unordered_map<uint32_t, uint32_t> call_instances;
   // Annotated @jit functions: their instance.
   std::unordered_map<uint32_t, uint32_t> function_instance;
+  // Autodiff (docs/language/autodiff.md). @custom_vjp functions registered
+  // with `f.defvjp(fwd, bwd)`: function index -> (fwd, bwd) function indices;
+  // the registering calls (Call NodeId indices), which are no code; and for
+  // each instance of a registered function, the instances of its rule
+  // (fwd with the same parameter types, bwd with (saved, output gradient)).
+  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> custom_vjps;
+  std::unordered_set<uint32_t> defvjp_calls;
+  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> custom_rule_instances;
   // @precision_policy classes, by the index of the class's name.
   std::unordered_map<uint32_t, PolicyClass> policy_classes;
   const PolicyClass* policy_class(IdentifierId name) const {

@@ -171,6 +171,24 @@ TypeId TypeStore::object(IdentifierId class_name) {
   return intern(with_payload(TypeKind::Object, class_name.index), {});
 }
 
+TypeId TypeStore::transform(const TransformInfo& transform) {
+  TypeInfo info = with_payload(TypeKind::Transform, transform.function);
+  std::vector<uint32_t> extra{static_cast<uint32_t>(transform.kind), transform.tuple ? 1u : 0u};
+  extra.insert(extra.end(), transform.argnums.begin(), transform.argnums.end());
+  return intern(info, extra);
+}
+
+TransformInfo TypeStore::transform_info(TypeId id) const {
+  const TypeInfo& t = info(id);
+  internal_check(t.kind == TypeKind::Transform, "sema", "transform_info of another type");
+  TransformInfo out;
+  out.function = t.payload;
+  out.kind = static_cast<TransformKind>(extra_[t.extra_begin]);
+  out.tuple = extra_[t.extra_begin + 1] != 0;
+  out.argnums.assign(extra_.begin() + t.extra_begin + 2, extra_.begin() + t.extra_begin + t.extra_count);
+  return out;
+}
+
 TypeId TypeStore::with_mut(TypeId tensor_type, bool mut) {
   const TypeInfo& t = info(tensor_type);
   internal_check(t.kind == TypeKind::Tensor, "sema", "with_mut on a non-tensor type");
@@ -396,6 +414,8 @@ std::string TypeStore::to_string(TypeId id) const {
       return std::string(identifiers_.name(IdentifierId{t.payload}));
     case TypeKind::Dynamic:
       return "dynamic";
+    case TypeKind::Transform:
+      return transform_info(id).kind == TransformKind::Grad ? "gradient function" : "value-and-gradient function";
   }
   return "?";
 }

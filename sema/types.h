@@ -99,6 +99,19 @@ enum class TypeKind : uint8_t {
   Range,     // the iterator of range(...) / tile.range(...)
   Object,    // an opaque host-level object; payload: IdentifierId of its class name
   Dynamic,   // graph-level value whose type is known only when traced (unannotated @jit parameters)
+  Transform,  // grad(f, ...) / value_and_grad(f, ...): a function made from a @jit function (TransformInfo)
+};
+
+// What `grad(f, argnums=...)` and `value_and_grad(...)` make
+// (docs/language/autodiff.md): the function transformed, which parameters
+// the gradient is taken with respect to, and whether `argnums` was a tuple
+// (the gradients are then a tuple, else one value).
+enum class TransformKind : uint8_t { Grad, ValueAndGrad };
+struct TransformInfo {
+  TransformKind kind = TransformKind::Grad;
+  uint32_t function = 0;  // index into TypedModule::functions
+  bool tuple = false;
+  std::vector<uint32_t> argnums;
 };
 
 struct TypeId {
@@ -142,6 +155,8 @@ class TypeStore {
   TypeId builtin(uint32_t builtin_id);
   TypeId function(uint32_t node_index);
   TypeId object(IdentifierId class_name);
+  TypeId transform(const TransformInfo& transform);
+  TransformInfo transform_info(TypeId transform) const;
 
   // Variants of an existing tensor type.
   TypeId with_mut(TypeId tensor, bool mut);

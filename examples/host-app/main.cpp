@@ -1,6 +1,8 @@
-// examples/host-app: runs the kernels of kernels.tsr on the CPU device, and on
-// every GPU that works, and checks the results against plain C++.
+// examples/host-app: runs the kernels and the @jit function of kernels.tsr on
+// the CPU device, and on every GPU that works, and checks the results against
+// plain C++.
 // Exit status 0 when every result matches.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -59,6 +61,36 @@ bool run_on(Device device) {
     wrong += std::fabs(sums[r] - reference) > 1e-3;
   }
   std::printf("  row_sums(%lldx%lld): %s\n", static_cast<long long>(rows), static_cast<long long>(cols),
+              wrong ? "MISMATCH" : "ok");
+  ok = ok && !wrong;
+
+  // The @jit function: a new result tensor on the device, freed by the caller.
+  const int64_t batch = 9, features = 20, units = 7;
+  std::vector<float> xs(batch * features), ws(features * units), bs(units);
+  for (int64_t i = 0; i < batch * features; ++i) xs[i] = static_cast<float>((i * 5) % 9) * 0.25f - 1.0f;
+  for (int64_t i = 0; i < features * units; ++i) ws[i] = static_cast<float>((i * 3) % 7) * 0.125f - 0.375f;
+  for (int64_t i = 0; i < units; ++i) bs[i] = 0.1f * static_cast<float>(i) - 0.3f;
+  Buffer xs_buffer(device, xs.size() * sizeof(float)), ws_buffer(device, ws.size() * sizeof(float)),
+      bs_buffer(device, bs.size() * sizeof(float));
+  xs_buffer.copy_from(xs.data(), xs.size() * sizeof(float));
+  ws_buffer.copy_from(ws.data(), ws.size() * sizeof(float));
+  bs_buffer.copy_from(bs.data(), bs.size() * sizeof(float));
+  tessTensor dense{};
+  tessera::rt::check(kernels::dense_relu(device.handle(), tessera::TensorView<const float, 2>(xs_buffer.address(), {batch, features}),
+                                         tessera::TensorView<const float, 2>(ws_buffer.address(), {features, units}),
+                                         tessera::TensorView<const float, 1>(bs_buffer.address(), {units}), &dense));
+  std::vector<float> out(batch * units);
+  tessera::rt::check(tessMemcpyDtoH(device.handle(), out.data(), dense.data, out.size() * sizeof(float)));
+  tessera::rt::check(tessFree(device.handle(), dense.data));
+  wrong = 0;
+  for (int64_t r = 0; r < batch; ++r)
+    for (int64_t u = 0; u < units; ++u) {
+      double reference = bs[u];
+      for (int64_t f = 0; f < features; ++f) reference += double{xs[r * features + f]} * ws[f * units + u];
+      wrong += std::fabs(out[r * units + u] - std::max(reference, 0.0)) > 1e-4;
+    }
+  std::printf("  dense_relu(%lldx%lld @ %lldx%lld): %s\n", static_cast<long long>(batch),
+              static_cast<long long>(features), static_cast<long long>(features), static_cast<long long>(units),
               wrong ? "MISMATCH" : "ok");
   ok = ok && !wrong;
 

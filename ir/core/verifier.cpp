@@ -120,8 +120,10 @@ void Verifier::check_visible(Operation* user, unsigned index, Value* v) {
       error(user, fmt::format("operand #{} is used before it is defined", index));
       return;
     }
+    // An isolated operation's regions see nothing outside it; its own
+    // operands are read where it stands (a schedule.kernel in a loop body
+    // takes values from before the loop).
     if (at != user && at->has_trait(trait::IsolatedFromAbove)) break;
-    if (at == user && user->has_trait(trait::IsolatedFromAbove)) break;
   }
   error(user, fmt::format("operand #{} is defined outside the scope where it is used", index));
 }

@@ -73,13 +73,35 @@ void Verifier::verify_graph_tensor_op(Operation* op) {
   }
 }
 
-// 'graph.grad'
+// 'graph.grad': one result per entry of `argnums` (default [0]), after the
+// value when `value` is set; operands are the function's arguments.
 void Verifier::verify_graph_grad(Operation* op) {
-  if (!results(op, 1)) return;
+  std::vector<int64_t> argnums{0};
+  if (op->has_attr("argnums")) {
+    Attribute list = int_array_attr(op, "argnums");
+    if (!list) return;
+    argnums = list.int_array();
+  }
+  bool with_value = op->has_attr("value");
+  if (!results(op, static_cast<unsigned>(argnums.size() + (with_value ? 1 : 0)))) return;
   Attribute of = attr(op, "of", AttributeKind::Symbol);
   Operation* module = op->enclosing(OpKind::Module);
-  if (of && module && !lookup_function(module, of.string_value()))
-    error(op, fmt::format("differentiates unknown function '@{}'", of.string_value()));
+  if (!of || !module) return;
+  Operation* function = lookup_function(module, of.string_value());
+  if (!function) return void(error(op, fmt::format("differentiates unknown function '@{}'", of.string_value())));
+  Type fn = function->attr("function_type").type();
+  if (op->num_operands() != fn.num_inputs())
+    return void(error(op, fmt::format("passes {} arguments to '@{}', which takes {}", op->num_operands(),
+                                      of.string_value(), fn.num_inputs())));
+  unsigned first = with_value ? 1 : 0;
+  if (with_value && (fn.num_results() != 1 || op->result(0)->type() != fn.result(0)))
+    return void(error(op, "result #0 must be the function's one result"));
+  for (size_t g = 0; g < argnums.size(); ++g) {
+    if (argnums[g] < 0 || static_cast<size_t>(argnums[g]) >= fn.num_inputs())
+      return void(error(op, fmt::format("argnums entry {} is out of range", argnums[g])));
+    if (op->result(static_cast<unsigned>(first + g))->type() != fn.input(static_cast<size_t>(argnums[g])))
+      return void(error(op, fmt::format("the gradient for argument #{} must have its type", argnums[g])));
+  }
 }
 
 // 'graph.mesh'

@@ -21,6 +21,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ir/graph/decompose.h"
+
 #include "ir/core/builder.h"
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
@@ -252,14 +254,14 @@ class Decomposer {
 
 }  // namespace
 
-void run_graph_decompose_pass(Operation* module, PassContext& context) {
+void decompose_graph_operations(Operation* root, Context& context) {
   auto rewrite = [&](OpKind kind, auto&& build) {
     std::vector<Operation*> ops;
-    module->walk([&](Operation* op) {
+    root->walk([&](Operation* op) {
       if (op->is(kind)) ops.push_back(op);
     });
     for (Operation* op : ops) {
-      Decomposer d(context.context, op);
+      Decomposer d(context, op);
       Value* replacement = build(d);
       op->result()->replace_all_uses_with(replacement);
       op->erase();
@@ -271,15 +273,19 @@ void run_graph_decompose_pass(Operation* module, PassContext& context) {
   rewrite(OpKind::GraphNorm, [](Decomposer& d) { return d.norm(); });
   // Each matmul once (the rewritten ones are already in the stdlib's form).
   std::vector<Operation*> matmuls;
-  module->walk([&](Operation* op) {
+  root->walk([&](Operation* op) {
     if (op->is(OpKind::GraphMatmul)) matmuls.push_back(op);
   });
   for (Operation* op : matmuls) {
-    Decomposer d(context.context, op);
+    Decomposer d(context, op);
     Value* replacement = d.matmul_normalized();
     op->result()->replace_all_uses_with(replacement);
     op->erase();
   }
+}
+
+void run_graph_decompose_pass(Operation* module, PassContext& context) {
+  decompose_graph_operations(module, context.context);
 }
 
 }  // namespace tessera::ir

@@ -17,7 +17,8 @@
 // Greedy, in program order: an operation joins the group of an operand's
 // producer when its shape fits that group's space and joining makes no
 // cycle (a path from the group through an operation outside it back into
-// it); otherwise it starts a group. A value computed in a group and used
+// it); a pointwise one whose producers' groups do not take it joins the
+// latest other group that does; otherwise it starts a group. A value computed in a group and used
 // outside it is an output of the group.
 #include <algorithm>
 #include <map>
@@ -190,6 +191,16 @@ class Fusion {
       group_of_[op] = g;
       return;
     }
+    // A pointwise operation of values from outside every group (parameters,
+    // a sibling chain's inputs) joins the latest open group of its space:
+    // `relu(x * a + y) * sigmoid(y)` is one pass, not two.
+    if (is_pointwise(op))
+      for (int g = static_cast<int>(groups_.size()) - 1; g >= 0; --g) {
+        if (std::find(candidates.begin(), candidates.end(), g) != candidates.end() || !can_join(op, g)) continue;
+        groups_[static_cast<size_t>(g)].ops.push_back(op);
+        group_of_[op] = g;
+        return;
+      }
     if (op->is(OpKind::GraphReduce)) {
       if (is_row_reduction(op)) start(op, Strategy::Rows, shape_of(op->operand(0)), false);
       else start(op, Strategy::Reduce, {}, true);

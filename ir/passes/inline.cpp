@@ -145,6 +145,8 @@ void run_inline_pass(Operation* module, PassContext& context) {
     for (Operation* call : calls) {
       Operation* callee = lookup_function(module, call->attr("callee").string_value());
       if (!inlinable(callee, recursive)) continue;
+      // A @custom_vjp call keeps its rule until autodiff has used it.
+      if (call->has_attr("custom_vjp")) continue;
       inline_call(call, callee);
       changed = true;
     }

@@ -120,6 +120,30 @@ class Generator {
   }
 
   // Dimension `axis` of a value of the region, as a host index value.
+  // The first parameter axis of the host function with the same symbolic
+  // size as `value`'s `axis` (arg_dims), or `value`, `axis` themselves.
+  std::pair<Value*, int64_t> symbol_source(Value* value, int64_t axis) {
+    Block* entry = value->owner_block();
+    Operation* function = entry ? entry->parent_op() : nullptr;
+    Attribute dims = function ? function->attr("arg_dims") : Attribute{};
+    if (!dims || !function->is(OpKind::Func) || &function->region(0).front() != entry) return {value, axis};
+    auto symbol_at = [&](size_t argument, size_t a) -> std::string_view {
+      if (argument >= dims.size() || a >= dims[argument].size()) return {};
+      Attribute d = dims[argument][a];
+      return d.is(AttributeKind::String) && d.string_value() != "?" ? d.string_value() : std::string_view{};
+    };
+    std::string_view symbol = symbol_at(value->index(), static_cast<size_t>(axis));
+    if (symbol.empty()) return {value, axis};
+    for (unsigned j = 0; j < entry->num_arguments(); ++j) {
+      Value* argument = entry->argument(j);
+      if (!argument->type().is(TypeKind::Tensor)) continue;
+      for (size_t a = 0; a < argument->type().rank(); ++a)
+        if (symbol_at(j, a) == symbol && argument->type().shape()[a] == kDynamic)
+          return {argument, static_cast<int64_t>(a)};
+    }
+    return {value, axis};
+  }
+
   Value* host_dim(Value* inner, int64_t axis) {
     Type t = inner->type();
     int64_t d = t.shape()[static_cast<size_t>(axis)];
@@ -129,7 +153,18 @@ class Generator {
     Value* result = nullptr;
     Operation* def = inner->defining_op();
     if (!def) {
-      result = host_op(OpKind::GraphDim, {outer(inner)}, context_.index_type(), {{"axis", context_.int_attr(axis)}});
+      // A function parameter's size named by a symbol is the symbol's one
+      // value (the entry's callers check that parameters agree): the same
+      // host value for every parameter of that size, so equal sizes are
+      // seen equal (no run-time broadcast test between x: f32[N] and y: f32[N]).
+      auto [source, source_axis] = symbol_source(outer(inner), axis);
+      auto param_key = std::make_pair(source, source_axis);
+      if (auto it = param_dims_.find(param_key); it != param_dims_.end()) {
+        result = it->second;
+      } else {
+        result = host_op(OpKind::GraphDim, {source}, context_.index_type(), {{"axis", context_.int_attr(source_axis)}});
+        param_dims_[param_key] = result;
+      }
     } else if (def->is(OpKind::GraphConstant) || def->is(OpKind::GraphRandom) || def->is(OpKind::GraphIota)) {
       // The size operands, one per `?`, after the random's seed.
       unsigned first = def->is(OpKind::GraphRandom) ? 1 : 0, at = first;
@@ -166,7 +201,7 @@ class Generator {
         int64_t aligned = axis - static_cast<int64_t>(matmul ? rank - ot.rank() : rank - ot.rank());
         if (aligned < 0 || ot.shape()[static_cast<size_t>(aligned)] == 1) continue;
         Value* size = host_dim(operand, aligned);
-        result = result ? host_max(result, size) : size;
+        result = !result || result == size ? size : host_max(result, size);
       }
       if (!result) result = host_index(1);
     }
@@ -713,6 +748,7 @@ class Generator {
   std::vector<Operation*> ops_;
   Operation* yield_;
   std::map<std::pair<Value*, int64_t>, Value*> dims_;
+  std::map<std::pair<Value*, int64_t>, Value*> param_dims_;  // (parameter, axis) -> its graph.dim
 
   std::unique_ptr<KernelBuilder> kb_;
   std::vector<Value*> space_host_;  // the space's sizes on the host

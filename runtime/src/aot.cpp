@@ -99,10 +99,10 @@ tessStatus load_on(const tessAotModule* module, tessDevice device, tessModule* l
 // The kernel, or with `contiguous` its contiguous variant when the module
 // has one (GPU code: docs/abi.md, "Contiguous variants"; the CPU code's
 // kernels pick for themselves).
-tessStatus get_kernel(const tessAotModule* module, uint32_t kernel_index, tessDevice device, tessKernel* kernel,
-                      bool contiguous = false) {
-  LoadedAotModule& state = state_of(module);
-  std::lock_guard lock(state.mutex);
+// The module's code loaded on `device` (on first use); the caller holds
+// the state's mutex.
+tessStatus loaded_on(const tessAotModule* module, LoadedAotModule& state, tessDevice device,
+                     LoadedAotModule::PerDevice*& loaded) {
   LoadedAotModule::PerDevice& on = state.devices[device];
   if (!on.module) {
     if (auto s = load_on(module, device, &on.module); s) return s;
@@ -110,6 +110,17 @@ tessStatus get_kernel(const tessAotModule* module, uint32_t kernel_index, tessDe
     on.variants.assign(module->kernel_count, nullptr);
     on.variants_looked_up.assign(module->kernel_count, false);
   }
+  loaded = &on;
+  return ok();
+}
+
+tessStatus get_kernel(const tessAotModule* module, uint32_t kernel_index, tessDevice device, tessKernel* kernel,
+                      bool contiguous = false) {
+  LoadedAotModule& state = state_of(module);
+  std::lock_guard lock(state.mutex);
+  LoadedAotModule::PerDevice* loaded = nullptr;
+  if (auto s = loaded_on(module, state, device, loaded); s) return s;
+  LoadedAotModule::PerDevice& on = *loaded;
   tessKernel& cached = on.kernels[kernel_index];
   if (!cached)
     if (auto s = tessModuleGetKernel(on.module, module->kernels[kernel_index].name, &cached); s) return s;
@@ -148,13 +159,14 @@ std::string shape_text(const tessTensor& t) {
 
 // Every tensor's dtype, rank and static sizes, and one value per symbolic
 // dimension across all the tensors that use it.
-tessStatus check_arguments(const tessAotModule* module, const tessAotKernel& k, const void* const* args) {
+tessStatus check_arguments(const tessAotModule* module, const tessAotKernel& k, const void* const* args,
+                           const char* verb = "launching") {
   std::vector<int64_t> symbol_value(k.symbol_count, -1);
   std::vector<std::string> symbol_where(k.symbol_count);
   for (uint32_t i = 0; i < k.parameter_count; ++i) {
     const tessAotParameter& p = k.parameters[i];
     auto error = [&](const std::string& what) {
-      return fail(TESS_ERROR_INVALID_VALUE, fmt::format("launching '{}' ({}): parameter '{}': {}", k.signature,
+      return fail(TESS_ERROR_INVALID_VALUE, fmt::format("{} '{}' ({}): parameter '{}': {}", verb, k.signature,
                                                         module->source, p.name, what));
     };
     if (!args[i]) return error("the argument pointer is null");
@@ -185,7 +197,7 @@ tessStatus check_arguments(const tessAotModule* module, const tessAotKernel& k, 
           symbol_where[symbol] = where;
         } else if (symbol_value[symbol] != t.shape[d]) {
           return fail(TESS_ERROR_INVALID_VALUE,
-                      fmt::format("launching '{}' ({}): dimension mismatch: '{}' is {} from {} but {} from {}", k.signature,
+                      fmt::format("{} '{}' ({}): dimension mismatch: '{}' is {} from {} but {} from {}", verb, k.signature,
                                   module->source, k.symbols[symbol], symbol_value[symbol], symbol_where[symbol], t.shape[d],
                                   where));
         }
@@ -220,6 +232,43 @@ tessStatus check_limits(const tessAotModule* module, const tessAotKernel& k, tes
   return ok();
 }
 
+// The flattened kernel arguments (docs/abi.md): a tensor is its address,
+// sizes and strides, pointing into the caller's tessTensor.
+tessStatus flatten_arguments(const tessAotKernel& k, const void* const* args, std::vector<void*>& flat) {
+  flat.reserve(k.parameter_count * 3 + 1);
+  for (uint32_t i = 0; i < k.parameter_count; ++i) {
+    if (!k.parameters[i].is_tensor) {
+      flat.push_back(const_cast<void*>(args[i]));
+      continue;
+    }
+    void* slots[1 + 2 * TESS_MAX_RANK];
+    size_t count = 0;
+    if (auto s = tessTensorKernelArgs(static_cast<const tessTensor*>(args[i]), slots, std::size(slots), &count); s) return s;
+    flat.insert(flat.end(), slots, slots + count);
+  }
+  flat.push_back(nullptr);
+  return ok();
+}
+
+// The device a call runs on: the stream's, or `device` (which must then
+// match it).
+tessStatus resolve_device(const char* what, tessDevice& device, tessStream stream) {
+  if (stream) {
+    tessDevice owner = nullptr;
+    if (auto s = tessStreamGetDevice(stream, &owner); s) return s;
+    if (device && device != owner)
+      return fail(TESS_ERROR_INVALID_VALUE, fmt::format("{}: the stream belongs to {}, not to {}", what,
+                                                        device_name(owner), device_name(device)));
+    device = owner;
+  }
+  if (!device)
+    return fail(TESS_ERROR_INVALID_VALUE,
+                fmt::format("{}: neither a stream nor a device was given (pass the device to use its default stream)",
+                            what));
+  tessDeviceKind kind;
+  return tessDeviceGetKind(device, &kind);  // checks the handle
+}
+
 }  // namespace
 }  // namespace tessera::rt
 
@@ -242,19 +291,7 @@ tessStatus tessAotLaunch(const tessAotModule* module, uint32_t kernel_index, tes
   const tessAotKernel& k = module->kernels[kernel_index];
   if (!grid) return fail(TESS_ERROR_INVALID_VALUE, fmt::format("launching '{}': `grid` is null", k.name));
   if (!args && k.parameter_count) return fail(TESS_ERROR_INVALID_VALUE, fmt::format("launching '{}': `args` is null", k.name));
-  if (stream) {
-    tessDevice owner = nullptr;
-    if (auto s = tessStreamGetDevice(stream, &owner); s) return s;
-    if (device && device != owner)
-      return fail(TESS_ERROR_INVALID_VALUE, fmt::format("launching '{}': the stream belongs to {}, not to {}", k.name,
-                                                        device_name(owner), device_name(device)));
-    device = owner;
-  }
-  if (!device)
-    return fail(TESS_ERROR_INVALID_VALUE,
-                fmt::format("launching '{}': neither a stream nor a device was given (pass the device to use its default "
-                            "stream)",
-                            k.name));
+  if (auto s = resolve_device(fmt::format("launching '{}'", k.name).c_str(), device, stream); s) return s;
   tessDeviceKind kind;
   if (auto s = tessDeviceGetKind(device, &kind); s) return s;
   if (auto s = check_arguments(module, k, args); s) return s;
@@ -265,24 +302,44 @@ tessStatus tessAotLaunch(const tessAotModule* module, uint32_t kernel_index, tes
   tessKernel kernel = nullptr;
   if (auto s = get_kernel(module, kernel_index, device, &kernel, contiguous); s) return s;
 
-  // The flattened kernel arguments (docs/abi.md): a tensor is its address,
-  // sizes and strides, pointing into the caller's tessTensor.
   std::vector<void*> flat;
-  flat.reserve(k.parameter_count * 3);
-  for (uint32_t i = 0; i < k.parameter_count; ++i) {
-    if (!k.parameters[i].is_tensor) {
-      flat.push_back(const_cast<void*>(args[i]));
-      continue;
-    }
-    void* slots[1 + 2 * TESS_MAX_RANK];
-    size_t count = 0;
-    if (auto s = tessTensorKernelArgs(static_cast<const tessTensor*>(args[i]), slots, std::size(slots), &count); s) return s;
-    flat.insert(flat.end(), slots, slots + count);
-  }
-  flat.push_back(nullptr);
+  if (auto s = flatten_arguments(k, args, flat); s) return s;
   tessStatus s = tessLaunchKernel(kernel, grid, k.group, dynamic_shared_bytes, stream, flat.data());
   if (s) return fail(s, fmt::format("launching '{}' ({}) on {}: {}", k.name, module->source, device_name(device),
                                     tessGetLastErrorMessage()));
+  return ok();
+}
+
+tessStatus tessAotCall(const tessAotModule* module, const tessAotKernel* function, tessHostFunction host,
+                       tessDevice device, tessStream stream, const void* const* args, void** results) {
+  using namespace tessera::rt;
+  if (!module || !function || !host) return fail(TESS_ERROR_INVALID_VALUE, "tessAotCall: a null module or function");
+  if (module->abi_version != TESS_AOT_ABI_VERSION || !module->cache)
+    return fail(TESS_ERROR_INVALID_MODULE,
+                fmt::format("tessAotCall: the object compiled from '{}' has AOT ABI version {}, this runtime reads "
+                            "version {}: recompile it",
+                            module->source ? module->source : "?", module->abi_version, TESS_AOT_ABI_VERSION));
+  const tessAotKernel& f = *function;
+  std::string what = fmt::format("calling '{}'", f.name);
+  if (!args && f.parameter_count) return fail(TESS_ERROR_INVALID_VALUE, what + ": `args` is null");
+  if (auto s = resolve_device(what.c_str(), device, stream); s) return s;
+  if (auto s = check_arguments(module, f, args, "calling"); s) return s;
+  std::vector<void*> flat;
+  if (auto s = flatten_arguments(f, args, flat); s) return s;
+  tessModule loaded = nullptr;
+  {
+    LoadedAotModule& state = state_of(module);
+    std::lock_guard lock(state.mutex);
+    LoadedAotModule::PerDevice* on = nullptr;
+    if (auto s = loaded_on(module, state, device, on); s) return s;
+    loaded = on->module;
+  }
+  tessHostContext context = nullptr;
+  if (auto s = tessHostContextCreate(device, stream, loaded, &context); s) return s;
+  tessStatus status = tessHostCall(context, host, flat.data(), results);
+  std::string message = status ? tessGetLastErrorMessage() : std::string();
+  tessHostContextDestroy(context);
+  if (status) return fail(status, fmt::format("{} ({}) on {}: {}", what, module->source, device_name(device), message));
   return ok();
 }
 

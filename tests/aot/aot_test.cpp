@@ -4,7 +4,8 @@
 // ranks, static sizes, group and shared-memory limits); two objects with a
 // kernel of the same name in one program; the contiguous and general
 // versions of a kernel picked by its tensors' layout; sizes past 2^31 - 1
-// rejected. Runs on the CPU device.
+// rejected; @jit functions with tuple, 0-d and GEMM results. Runs on the
+// CPU device.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include <tessera/runtime.hpp>
 
 #include "concurrent.h"
+#include "graph.h"
 #include "narrow.h"
 #include "signatures.h"
 #include "two_a.h"
@@ -412,4 +414,61 @@ TEST_CASE("a dimension past 2^31 - 1 is rejected before anything runs") {
                     std::string::npos,
                 last_error());
   CHECK(y.read() == std::vector<float>(4, 0.0f));
+}
+
+TEST_CASE("@jit functions through the generated header") {
+  Device cpu = Device::cpu();
+  const int64_t rows = 3, cols = 5;
+  std::vector<float> values(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i) values[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+  Array<float> x(cpu, values);
+  tessera::TensorView<const float, 2> x_view(x.buffer.address(), {rows, cols});
+  tessTensor probabilities{}, total{};
+  REQUIRE_MESSAGE(graph::softmax_and_sum(cpu.handle(), x_view, 1.5f, &probabilities, &total) == TESS_SUCCESS,
+                  last_error());
+  REQUIRE(probabilities.rank == 2);
+  CHECK(probabilities.shape[0] == rows);
+  CHECK(probabilities.shape[1] == cols);
+  CHECK(total.rank == 0);
+  std::vector<float> p(rows * cols);
+  float sum = 0.0f;
+  REQUIRE(tessMemcpyDtoH(cpu.handle(), p.data(), probabilities.data, p.size() * sizeof(float)) == TESS_SUCCESS);
+  REQUIRE(tessMemcpyDtoH(cpu.handle(), &sum, total.data, sizeof(float)) == TESS_SUCCESS);
+  double expected_sum = 0.0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double denominator = 0.0, largest = -1e30;
+    for (int64_t c = 0; c < cols; ++c) largest = std::max(largest, 3.0 * values[r * cols + c]);
+    for (int64_t c = 0; c < cols; ++c) denominator += std::exp(3.0 * values[r * cols + c] - largest);
+    for (int64_t c = 0; c < cols; ++c) {
+      CHECK(p[r * cols + c] == doctest::Approx(std::exp(3.0 * values[r * cols + c] - largest) / denominator).epsilon(1e-5));
+      expected_sum += values[r * cols + c] + 1.0;
+    }
+  }
+  CHECK(sum == doctest::Approx(expected_sum).epsilon(1e-5));
+  CHECK(tessFree(cpu.handle(), probabilities.data) == TESS_SUCCESS);
+  CHECK(tessFree(cpu.handle(), total.data) == TESS_SUCCESS);
+
+  SUBCASE("a GEMM, and its arguments checked") {
+    const int64_t m = 4, k = 3, n = 2;
+    std::vector<float> a_values(m * k), b_values(k * n);
+    for (int64_t i = 0; i < m * k; ++i) a_values[i] = static_cast<float>(i) - 3.0f;
+    for (int64_t i = 0; i < k * n; ++i) b_values[i] = 0.5f * static_cast<float>(i);
+    Array<float> a(cpu, a_values), b(cpu, b_values);
+    tessera::TensorView<const float, 2> a_view(a.buffer.address(), {m, k}), b_view(b.buffer.address(), {k, n});
+    tessTensor c{};
+    REQUIRE_MESSAGE(graph::product(cpu.handle(), a_view, b_view, &c) == TESS_SUCCESS, last_error());
+    std::vector<float> c_values(m * n);
+    REQUIRE(tessMemcpyDtoH(cpu.handle(), c_values.data(), c.data, c_values.size() * sizeof(float)) == TESS_SUCCESS);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float want = 0.0f;
+        for (int64_t l = 0; l < k; ++l) want += a_values[i * k + l] * b_values[l * n + j];
+        CHECK(c_values[i * n + j] == doctest::Approx(want));
+      }
+    CHECK(tessFree(cpu.handle(), c.data) == TESS_SUCCESS);
+    tessera::TensorView<const float, 2> wrong(b.buffer.address(), {n, k});
+    CHECK(graph::product(cpu.handle(), a_view, wrong, &c) == TESS_ERROR_INVALID_VALUE);
+    CHECK(last_error().find("calling 'product(a: f32[M, K], b: f32[K, N]) -> f32[?, ?]'") != std::string::npos);
+    CHECK(last_error().find("dimension mismatch: 'K' is 3") != std::string::npos);
+  }
 }

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <charconv>
 #include <cinttypes>
@@ -384,14 +385,17 @@ class Runner {
   // The @jit function --func names (an annotated one: a generic function
   // has no signature of its own).
   ir::Operation* find_function(ir::Operation* module) {
+    // An entry (every parameter annotated), or else the instance the
+    // module's own calls made of a generic function (its first, named like
+    // the function: `tesserac run FILE --func F` runs F as the program calls it).
     std::string names;
     for (ir::Operation* f : ir::module_functions(module)) {
       if (!f->has_attr("jit")) continue;
       if (f->symbol_name() == options_.func) return f;
-      names += (names.empty() ? "'" : ", '") + std::string(f->symbol_name()) + "'";
+      if (f->has_attr("entry")) names += (names.empty() ? "'" : ", '") + std::string(f->symbol_name()) + "'";
     }
-    fail("no @jit function named '" + options_.func + "' with annotated parameters in '" + options_.input + "'" +
-         (names.empty() ? std::string() : " (it has " + names + ")"));
+    fail("no @jit function named '" + options_.func + "' with annotated parameters or called by the program in '" +
+         options_.input + "'" + (names.empty() ? std::string() : " (it has " + names + ")"));
   }
 
   // Runs the program or a @jit function: its arguments from --arg, its
@@ -435,6 +439,28 @@ class Runner {
       fail((program ? "the program" : "'" + name + "'") + std::string(" failed on ") + device_name + ": " + message);
     }
     if (!options_.quiet && !program) std::fprintf(stderr, "tesserac run: ran '%s' on %s\n", name.c_str(), device_name);
+    if (options_.repeat > 0 && !program) {
+      // Whole calls, wall-clock: the host code, its launches and its
+      // allocations (the results are freed after each).
+      std::vector<double> times;
+      for (int r = 0; r < options_.repeat; ++r) {
+        std::vector<tessTensor> again(fn.num_results());
+        std::vector<uint64_t> scalars_again(fn.num_results());
+        std::vector<void*> slots;
+        for (size_t i = 0; i < fn.num_results(); ++i)
+          slots.push_back(fn.result(i).is(ir::TypeKind::MemRef) ? static_cast<void*>(&again[i])
+                                                                : static_cast<void*>(&scalars_again[i]));
+        auto start = std::chrono::steady_clock::now();
+        check(tessHostCall(context, entry, pointers.data(), slots.data()), "timing '" + name + "'");
+        check(tessDeviceSynchronize(device), "timing '" + name + "'");
+        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        for (size_t i = 0; i < fn.num_results(); ++i)
+          if (fn.result(i).is(ir::TypeKind::MemRef)) tessHostFreeTensor(context, &again[i]);
+      }
+      std::sort(times.begin(), times.end());
+      std::printf("time: %s: min %.6f ms, median %.6f ms over %d calls\n", name.c_str(), times.front(),
+                  times[times.size() / 2], options_.repeat);
+    }
     for (size_t i = 0; i < fn.num_results(); ++i) {
       if (!fn.result(i).is(ir::TypeKind::MemRef)) continue;
       npy::Array array = download_result(device, results[i]);

@@ -80,6 +80,18 @@ tessStatus tessAotLaunch(const tessAotModule* module, uint32_t kernel_index, tes
 /* The kernel handle for `device`, loading the module there on first use. */
 tessStatus tessAotGetKernel(const tessAotModule* module, uint32_t kernel_index, tessDevice device, tessKernel* kernel);
 
+/* Calls the compiled host code of a @jit function of `module` (docs/aot.md,
+ * "@jit functions"): `function` is its signature (the group fields unused),
+ * `host` its code. Device and stream as tessAotLaunch's; `args` as
+ * tessAotLaunch's, checked against the signature the same way. `results[i]`
+ * points at a tessTensor that receives result i, a new tensor on the device
+ * the caller frees with tessFree(device, tensor.data), or at a scalar of the
+ * result's type. The kernels it launches run on the stream; it returns when
+ * they are done. Allocations of the call that are not results are freed, also
+ * when it fails. */
+tessStatus tessAotCall(const tessAotModule* module, const tessAotKernel* function, tessHostFunction host,
+                       tessDevice device, tessStream stream, const void* const* args, void** results);
+
 #ifdef __cplusplus
 }
 #endif

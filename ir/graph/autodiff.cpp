@@ -1,0 +1,613 @@
+// autodiff: reverse-mode differentiation of Graph IR (docs/language/autodiff.md).
+//
+// Each `graph.grad %args {of = @f, argnums = [...], value}` becomes a call of
+// a derived function `@f.grad.<argnums>[.value]` built once per (f, argnums,
+// value): the body of @f cloned, its composite operations decomposed
+// (softmax, norms, attention, matmul normalisation: decompose.cpp), then the
+// backward pass appended in reverse order of the forward operations, seeded
+// with 1 for the 0-d result, and the function returns (value,) gradients.
+// Residuals are simply the forward values the rules read (fusion later
+// recomputes the cheap ones inside the kernels that read them).
+//
+// Only operations on float tensors that depend on a differentiated argument
+// and that the result depends on get adjoints (activity analysis); an
+// operation without a rule there is an error (ir.autodiff-unsupported), a
+// kernel launch one of its own (ir.autodiff-kernel). A call carrying a
+// `custom_vjp = [@fwd, @bwd]` rule (a @custom_vjp function, lower_autodiff.cpp)
+// is replaced in the derived function by a call of fwd, whose results after
+// the first are what bwd receives with the output's gradient. Afterwards the
+// `custom_vjp` attributes are dropped, so that the inline pass that follows
+// inlines those calls like any other.
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/core/builder.h"
+#include "ir/core/graph_ops.h"
+#include "ir/core/graph_shapes.h"
+#include "ir/graph/decompose.h"
+#include "ir/passes/passes.h"
+#include "support/diagnostics/internal_error.h"
+
+namespace tessera::ir {
+
+namespace {
+
+// Reported once; the derived function is then dropped.
+struct AutodiffFailed {};
+
+// A function type's inputs or results.
+std::vector<Type> types_of(Type function, bool inputs) {
+  std::vector<Type> out;
+  size_t n = inputs ? function.num_inputs() : function.num_results();
+  for (size_t i = 0; i < n; ++i) out.push_back(inputs ? function.input(i) : function.result(i));
+  return out;
+}
+
+bool is_float_tensor(Value* v) { return v->type().is(TypeKind::Tensor) && is_float(v->type().scalar()); }
+
+class Derivation {
+ public:
+  Derivation(PassContext& pass, Operation* module, Operation* function)
+      : pass_(pass), context_(pass.context), builder_(pass.context), module_(module), function_(function) {}
+
+  // Appends the backward pass to `function_` (a clone of the source, already
+  // decomposed) for the arguments `argnums`; returns the gradients.
+  std::vector<Value*> run(const std::vector<int64_t>& argnums) {
+    Block& body = function_->region(0).front();
+    Operation* ret = body.terminator();
+    Value* output = ret->operand(0);
+    std::vector<Operation*> ops;
+    for (Operation* op : body)
+      if (op != ret) ops.push_back(op);
+    // Active: depends on a differentiated argument (float tensors only).
+    for (int64_t i : argnums) {
+      Value* arg = body.argument(static_cast<unsigned>(i));
+      if (is_float_tensor(arg)) active_.insert(arg);
+    }
+    for (Operation* op : ops) {
+      bool any = false;
+      for (Value* v : op->operands()) any = any || active_.count(v);
+      if (!any) continue;
+      for (Value* r : op->results())
+        if (is_float_tensor(r)) active_.insert(r);
+    }
+    // Needed: the result depends on it.
+    std::unordered_set<Value*> needed{output};
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+      Operation* op = *it;
+      bool any = false;
+      for (Value* r : op->results()) any = any || needed.count(r);
+      if (!any) continue;
+      for (Value* v : op->operands()) needed.insert(v);
+    }
+    builder_.set_insertion_point(ret);
+    builder_.set_location(ret->loc());
+    if (active_.count(output)) {
+      adjoint_[output] = constant_like(output, 1.0);
+      for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+        Operation* op = *it;
+        bool relevant = false;
+        for (Value* r : op->results()) relevant = relevant || (active_.count(r) && needed.count(r));
+        if (!relevant) continue;
+        bool has_adjoint = false;
+        for (Value* r : op->results()) has_adjoint = has_adjoint || adjoint_.count(r);
+        if (!has_adjoint) continue;
+        builder_.set_location(op->loc());
+        differentiate(op);
+      }
+    }
+    builder_.set_location(ret->loc());
+    std::vector<Value*> gradients;
+    for (int64_t i : argnums) {
+      Value* arg = body.argument(static_cast<unsigned>(i));
+      auto it = adjoint_.find(arg);
+      gradients.push_back(it != adjoint_.end() ? it->second : constant_like(arg, 0.0));
+    }
+    return gradients;
+  }
+
+ private:
+  [[noreturn]] void fail(Operation* op, std::string what, std::string why) {
+    report_at<DiagnosticKind::IrAutodiffUnsupported>(pass_, op, std::move(what), std::move(why));
+    throw AutodiffFailed{};
+  }
+
+  // --- building graph operations ---------------------------------------------------
+  Value* make(OpKind kind, std::vector<Value*> operands, Type declared, std::vector<NamedAttribute> attributes = {}) {
+    Operation* op = builder_.create(kind, std::span<Value* const>(operands), std::span<const Type>(&declared, 1),
+                                    std::move(attributes));
+    std::string why;
+    std::optional<GraphResult> r = infer_graph_result(op, 0, why);
+    if (!r) internal_error("autodiff", "built an invalid '" + std::string(op->name()) + "': " + why);
+    op->result()->set_type(r->type(context_));
+    return op->result();
+  }
+  Value* ew(std::string_view fn, std::vector<Value*> operands) {
+    return make(OpKind::GraphElementwise, std::move(operands), context_.tensor_type({}, ScalarType::F32),
+                {{"op", context_.string_attr(fn)}});
+  }
+  Value* scalar(double v, ScalarType element) { return builder_.constant_float(v, context_.scalar_type(element)); }
+  Value* dim(Value* x, size_t axis) {
+    int64_t d = x->type().shape()[axis];
+    if (d != kDynamic) return builder_.constant_index(d);
+    return builder_
+        .create(OpKind::GraphDim, {x}, {context_.index_type()}, {{"axis", context_.int_attr(static_cast<int64_t>(axis))}})
+        ->result();
+  }
+  // Index operands for the `?` dimensions of `dims`, read from `like`'s
+  // dimension `from[d]` for dimension d.
+  std::vector<Value*> dynamic_sizes(const std::vector<int64_t>& dims, Value* like, const std::vector<size_t>& from) {
+    std::vector<Value*> sizes;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (dims[d] == kDynamic) sizes.push_back(dim(like, from[d]));
+    return sizes;
+  }
+  std::vector<size_t> identity(size_t rank) {
+    std::vector<size_t> axes(rank);
+    for (size_t i = 0; i < rank; ++i) axes[i] = i;
+    return axes;
+  }
+  // A tensor of `like`'s type filled with `v`.
+  Value* constant_like(Value* like, double v) {
+    Type t = like->type();
+    std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
+    std::vector<Value*> sizes = dynamic_sizes(dims, like, identity(dims.size()));
+    Attribute value = is_float(t.scalar()) ? context_.float_attr(v) : context_.int_attr(static_cast<int64_t>(v));
+    return make(OpKind::GraphConstant, sizes, t, {{"value", value}});
+  }
+  Value* reshape(Value* x, Type to, std::vector<Value*> sizes) {
+    std::vector<Value*> operands{x};
+    operands.insert(operands.end(), sizes.begin(), sizes.end());
+    return make(OpKind::GraphReshape, operands, to);
+  }
+  // `x` with `like`'s type, when only size-1 dimensions differ.
+  Value* reshape_like(Value* x, Value* like) {
+    if (x->type() == like->type()) return x;
+    std::vector<int64_t> dims(like->type().shape().begin(), like->type().shape().end());
+    return reshape(x, like->type(), dynamic_sizes(dims, like, identity(dims.size())));
+  }
+  // `x` broadcast to `like`'s shape (select(true, x, x), as decompose does).
+  Value* broadcast_like(Value* x, Value* like) {
+    if (x->type().shape().size() == like->type().rank() &&
+        std::equal(x->type().shape().begin(), x->type().shape().end(), like->type().shape().begin()))
+      return x;
+    std::vector<int64_t> dims(like->type().shape().begin(), like->type().shape().end());
+    Value* yes = make(OpKind::GraphConstant, dynamic_sizes(dims, like, identity(dims.size())),
+                      context_.tensor_type(dims, ScalarType::Bool), {{"value", context_.bool_attr(true)}});
+    return ew("select", {yes, x, x});
+  }
+  Value* sum(Value* x, const std::vector<int64_t>& axes, bool keep) {
+    std::vector<NamedAttribute> attributes{{"kind", context_.string_attr("sum")},
+                                           {"axes", context_.int_array_attr(axes)}};
+    if (keep) attributes.push_back({"keepdims", context_.unit_attr()});
+    return make(OpKind::GraphReduce, {x}, context_.tensor_type({}, x->type().scalar()), std::move(attributes));
+  }
+  Value* cast(Value* x, ScalarType to) {
+    if (x->type().scalar() == to) return x;
+    return make(OpKind::GraphCast, {x}, context_.tensor_type(x->type().shape(), to));
+  }
+  Value* transpose(Value* x, const std::vector<int64_t>& perm) {
+    return make(OpKind::GraphTranspose, {x}, context_.tensor_type({}, x->type().scalar()),
+                {{"perm", context_.int_array_attr(perm)}});
+  }
+  Value* swap_last_two(Value* x) {
+    size_t r = x->type().rank();
+    std::vector<int64_t> perm;
+    for (size_t a = 0; a < r; ++a) perm.push_back(static_cast<int64_t>(a));
+    std::swap(perm[r - 1], perm[r - 2]);
+    return transpose(x, perm);
+  }
+  // The element count of `x` over `axes`, as a scalar of type `element`.
+  Value* count(Value* x, const std::vector<int64_t>& axes, ScalarType element) {
+    int64_t n = 1;
+    Value* dynamic = nullptr;
+    for (int64_t a : axes) {
+      int64_t d = x->type().shape()[static_cast<size_t>(a)];
+      if (d != kDynamic) {
+        n *= d;
+        continue;
+      }
+      Value* size = dim(x, static_cast<size_t>(a));
+      dynamic = dynamic ? builder_.create(OpKind::MulI, {dynamic, size}, {context_.index_type()})->result() : size;
+    }
+    if (!dynamic) return scalar(static_cast<double>(n), element);
+    Type f = context_.scalar_type(element);
+    Value* as_int = builder_.create(OpKind::IndexCast, {dynamic}, {context_.i64_type()})->result();
+    Value* as_float = builder_.create(OpKind::SIToFP, {as_int}, {f})->result();
+    return builder_.create(OpKind::MulF, {as_float, scalar(static_cast<double>(n), element)}, {f})->result();
+  }
+
+  // --- adjoints ----------------------------------------------------------------------
+  // Adds `contribution` (of the result's shape, possibly broadcast from
+  // `v`'s) to the adjoint of `v`, summing over broadcast dimensions.
+  void accumulate(Value* v, Value* contribution) {
+    if (!active_.count(v)) return;
+    contribution = unbroadcast(contribution, v);
+    if (contribution->type().scalar() != v->type().scalar()) contribution = cast(contribution, v->type().scalar());
+    auto it = adjoint_.find(v);
+    if (it == adjoint_.end()) {
+      adjoint_[v] = contribution;
+      return;
+    }
+    it->second = ew("add", {it->second, contribution});
+  }
+  Value* unbroadcast(Value* g, Value* v) {
+    Type gt = g->type(), vt = v->type();
+    if (gt == vt) return g;
+    size_t r = gt.rank(), s = vt.rank();
+    if (s > r) internal_error("autodiff", "a gradient of lower rank than its value");
+    std::vector<int64_t> axes;
+    for (size_t d = 0; d < r; ++d) {
+      if (d < r - s) {
+        axes.push_back(static_cast<int64_t>(d));
+        continue;
+      }
+      int64_t vd = vt.shape()[d - (r - s)], gd = gt.shape()[d];
+      if (vd == 1 && gd != 1) axes.push_back(static_cast<int64_t>(d));
+    }
+    Value* reduced = axes.empty() ? g : sum(g, axes, false);
+    return reshape_like(reduced, v);
+  }
+  Value* grad_of(Value* v) { return adjoint_.at(v); }
+
+  void differentiate(Operation* op) {
+    switch (op->kind()) {
+      case OpKind::GraphElementwise: return elementwise(op);
+      case OpKind::GraphCast: return accumulate(op->operand(0), grad_of(op->result()));
+      case OpKind::GraphReduce: return reduce(op);
+      case OpKind::GraphMatmul: return matmul(op);
+      case OpKind::GraphReshape: return accumulate(op->operand(0), reshape_like(grad_of(op->result()), op->operand(0)));
+      case OpKind::GraphTranspose: {
+        std::vector<int64_t> perm = op->attr("perm").int_array(), inverse(perm.size());
+        for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+        return accumulate(op->operand(0), transpose(grad_of(op->result()), inverse));
+      }
+      case OpKind::GraphSlice: return slice(op);
+      case OpKind::GraphConcat: return concat(op);
+      case OpKind::Call: return custom_rule(op);
+      case OpKind::GraphLaunch:
+        report_at<DiagnosticKind::IrAutodiffKernel>(pass_, op, std::string(op->attr("kernel").string_value()));
+        throw AutodiffFailed{};
+      case OpKind::GraphGrad: fail(op, "'graph.grad'", "a gradient inside a differentiated function (higher order) is not supported yet");
+      case OpKind::For:
+      case OpKind::If:
+      case OpKind::While:
+        fail(op, "'" + std::string(op->name()) + "'", "control flow in a differentiated function is not supported yet");
+      default: break;
+    }
+    fail(op, "'" + std::string(op->name()) + "'", "it has no derivative rule");
+  }
+
+  void elementwise(Operation* op) {
+    Value* y = op->result();
+    Value* g = grad_of(y);
+    ScalarType t = y->type().scalar();
+    Value* a = op->operand(0);
+    Value* b = op->num_operands() > 1 ? op->operand(1) : nullptr;
+    auto zero = [&] { return scalar(0.0, t); };
+    auto one = [&] { return scalar(1.0, t); };
+    switch (elementwise_op(op)) {
+      case ElementwiseOp::Add:
+        accumulate(a, g);
+        accumulate(b, g);
+        return;
+      case ElementwiseOp::Sub:
+        accumulate(a, g);
+        if (active_.count(b)) accumulate(b, ew("neg", {g}));
+        return;
+      case ElementwiseOp::Mul:
+        if (active_.count(a)) accumulate(a, ew("mul", {g, b}));
+        if (active_.count(b)) accumulate(b, ew("mul", {g, a}));
+        return;
+      case ElementwiseOp::Div:
+        if (active_.count(a)) accumulate(a, ew("div", {g, b}));
+        if (active_.count(b)) accumulate(b, ew("neg", {ew("div", {ew("mul", {g, y}), b})}));
+        return;
+      case ElementwiseOp::Pow: {
+        if (active_.count(a)) {
+          // b * a^(b - 1)
+          Value* b_minus_one;
+          if (b->type().is(TypeKind::Tensor)) {
+            b_minus_one = ew("sub", {b, one()});
+          } else {
+            Type st = b->type();
+            b_minus_one = builder_.create(OpKind::SubF, {b, builder_.constant_float(1.0, st)}, {st})->result();
+          }
+          accumulate(a, ew("mul", {g, ew("mul", {ew("pow", {a, b_minus_one}), b})}));
+        }
+        if (active_.count(b)) accumulate(b, ew("mul", {g, ew("mul", {y, ew("log", {a})})}));
+        return;
+      }
+      case ElementwiseOp::Max:
+      case ElementwiseOp::Min: {
+        // Ties split the gradient equally, as JAX does.
+        bool max = elementwise_op(op) == ElementwiseOp::Max;
+        Value* wins = ew(max ? "gt" : "lt", {a, b});
+        Value* tie = ew("eq", {a, b});
+        Value* share_a = ew("select", {wins, one(), ew("select", {tie, scalar(0.5, t), zero()})});
+        if (active_.count(a)) accumulate(a, ew("mul", {g, share_a}));
+        if (active_.count(b)) accumulate(b, ew("mul", {g, ew("sub", {one(), share_a})}));
+        return;
+      }
+      case ElementwiseOp::Neg: return accumulate(a, ew("neg", {g}));
+      case ElementwiseOp::Abs: {
+        Value* sign = ew("select", {ew("gt", {a, zero()}), one(),
+                                    ew("select", {ew("lt", {a, zero()}), scalar(-1.0, t), zero()})});
+        return accumulate(a, ew("mul", {g, sign}));
+      }
+      case ElementwiseOp::Exp: return accumulate(a, ew("mul", {g, y}));
+      case ElementwiseOp::Log: return accumulate(a, ew("div", {g, a}));
+      case ElementwiseOp::Sqrt: return accumulate(a, ew("div", {g, ew("mul", {y, scalar(2.0, t)})}));
+      case ElementwiseOp::Rsqrt:
+        // d/da a^(-1/2) = -1/2 a^(-3/2) = -0.5 * y / a
+        return accumulate(a, ew("mul", {g, ew("div", {ew("mul", {y, scalar(-0.5, t)}), a})}));
+      case ElementwiseOp::Tanh: return accumulate(a, ew("mul", {g, ew("sub", {one(), ew("mul", {y, y})})}));
+      case ElementwiseOp::Sin: return accumulate(a, ew("mul", {g, ew("cos", {a})}));
+      case ElementwiseOp::Cos: return accumulate(a, ew("neg", {ew("mul", {g, ew("sin", {a})})}));
+      case ElementwiseOp::Sigmoid:
+        return accumulate(a, ew("mul", {g, ew("mul", {y, ew("sub", {one(), y})})}));
+      case ElementwiseOp::Relu: return accumulate(a, ew("select", {ew("gt", {a, zero()}), g, zero()}));
+      case ElementwiseOp::Gelu: {
+        // y = 0.5 a (1 + tanh(u)), u = c (a + k a^3):
+        // y' = 0.5 (1 + tanh u) + 0.5 a (1 - tanh^2 u) c (1 + 3 k a^2)
+        constexpr double c = 0.7978845608028654, k = 0.044715;
+        Value* a2 = ew("mul", {a, a});
+        Value* u = ew("mul", {scalar(c, t), ew("add", {a, ew("mul", {scalar(k, t), ew("mul", {a2, a})})})});
+        Value* th = ew("tanh", {u});
+        Value* left = ew("mul", {scalar(0.5, t), ew("add", {one(), th})});
+        Value* du = ew("mul", {scalar(c, t), ew("add", {one(), ew("mul", {scalar(3 * k, t), a2})})});
+        Value* right = ew("mul", {ew("mul", {scalar(0.5, t), a}), ew("mul", {ew("sub", {one(), ew("mul", {th, th})}), du})});
+        return accumulate(a, ew("mul", {g, ew("add", {left, right})}));
+      }
+      case ElementwiseOp::Silu: {
+        Value* s = ew("sigmoid", {a});
+        Value* d = ew("mul", {s, ew("add", {one(), ew("mul", {a, ew("sub", {one(), s})})})});
+        return accumulate(a, ew("mul", {g, d}));
+      }
+      case ElementwiseOp::Copy: return accumulate(a, g);
+      case ElementwiseOp::Mod:
+        accumulate(a, g);
+        if (active_.count(b)) accumulate(b, ew("neg", {ew("mul", {g, ew("floordiv", {a, b})})}));
+        return;
+      case ElementwiseOp::Select:
+        if (active_.count(b)) accumulate(b, ew("select", {a, g, zero()}));
+        if (active_.count(op->operand(2))) accumulate(op->operand(2), ew("select", {a, zero(), g}));
+        return;
+      // Piecewise constant: no gradient.
+      case ElementwiseOp::Floor:
+      case ElementwiseOp::Ceil:
+      case ElementwiseOp::Round:
+      case ElementwiseOp::FloorDiv: return;
+      // Bool or integer results are never active.
+      case ElementwiseOp::Lt:
+      case ElementwiseOp::Le:
+      case ElementwiseOp::Gt:
+      case ElementwiseOp::Ge:
+      case ElementwiseOp::Eq:
+      case ElementwiseOp::Ne:
+      case ElementwiseOp::And:
+      case ElementwiseOp::Or:
+      case ElementwiseOp::Xor:
+      case ElementwiseOp::Not: return;
+    }
+  }
+
+  void reduce(Operation* op) {
+    Value* x = op->operand(0);
+    Value* y = op->result();
+    Value* g = grad_of(y);
+    std::vector<int64_t> axes = op->attr("axes").int_array();
+    bool keep = op->has_attr("keepdims");
+    // The gradient and the result with the reduced axes kept (size 1).
+    auto kept = [&](Value* v) {
+      if (keep) return v;
+      std::vector<int64_t> dims(x->type().shape().begin(), x->type().shape().end());
+      for (int64_t a : axes) dims[static_cast<size_t>(a)] = 1;
+      return reshape(v, context_.tensor_type(dims, v->type().scalar()),
+                     dynamic_sizes(dims, x, identity(dims.size())));
+    };
+    ScalarType t = x->type().scalar();
+    switch (reduce_kind(op)) {
+      case ReduceKind::Sum: return accumulate(x, broadcast_like(kept(g), x));
+      case ReduceKind::Mean: return accumulate(x, broadcast_like(ew("div", {kept(g), count(x, axes, t)}), x));
+      case ReduceKind::Max:
+      case ReduceKind::Min: {
+        // Split equally between the elements equal to the extremum.
+        Value* hit = ew("eq", {x, kept(y)});
+        Value* ones = ew("select", {hit, scalar(1.0, t), scalar(0.0, t)});
+        Value* share = ew("div", {kept(g), sum(ones, axes, true)});
+        return accumulate(x, ew("select", {hit, share, scalar(0.0, t)}));
+      }
+      case ReduceKind::Prod: fail(op, "a product reduction", "its rule is not written yet");
+    }
+  }
+
+  void matmul(Operation* op) {
+    Value* a = op->operand(0);
+    Value* b = op->operand(1);
+    Value* g = grad_of(op->result());
+    if (active_.count(a))
+      accumulate(a, make(OpKind::GraphMatmul, {g, swap_last_two(b)}, context_.tensor_type({}, g->type().scalar())));
+    if (active_.count(b))
+      accumulate(b, make(OpKind::GraphMatmul, {swap_last_two(a), g}, context_.tensor_type({}, g->type().scalar())));
+  }
+
+  // The gradient of a slice: its gradient placed in zeros (one concat per
+  // sliced dimension).
+  void slice(Operation* op) {
+    Value* x = op->operand(0);
+    std::vector<int64_t> starts = op->attr("starts").int_array(), limits = op->attr("limits").int_array(),
+                         steps = op->attr("steps").int_array();
+    Value* g = grad_of(op->result());
+    for (size_t d = 0; d < starts.size(); ++d) {
+      if (steps[d] != 1) fail(op, "a slice with a step", "its rule is not written yet");
+      if (limits[d] == -1 && starts[d] == 0) continue;
+      int64_t extent = x->type().shape()[d];
+      if (extent == kDynamic) fail(op, "a slice of a dimension known only at run time", "its rule needs the size");
+      if (starts[d] == 0 && limits[d] == extent) continue;
+      std::vector<Value*> parts;
+      auto zeros = [&](int64_t size) {
+        std::vector<int64_t> dims(g->type().shape().begin(), g->type().shape().end());
+        dims[d] = size;
+        Type zt = context_.tensor_type(dims, g->type().scalar());
+        return make(OpKind::GraphConstant, dynamic_sizes(dims, g, identity(dims.size())), zt,
+                    {{"value", context_.float_attr(0.0)}});
+      };
+      if (starts[d] > 0) parts.push_back(zeros(starts[d]));
+      parts.push_back(g);
+      if (limits[d] < extent) parts.push_back(zeros(extent - limits[d]));
+      g = make(OpKind::GraphConcat, parts, context_.tensor_type({}, g->type().scalar()),
+               {{"axis", context_.int_attr(static_cast<int64_t>(d))}});
+    }
+    accumulate(x, reshape_like(g, x));
+  }
+
+  void concat(Operation* op) {
+    Value* g = grad_of(op->result());
+    auto axis = static_cast<size_t>(op->attr("axis").int_value());
+    int64_t offset = 0;
+    size_t rank = g->type().rank();
+    for (Value* part : op->operands()) {
+      int64_t size = part->type().shape()[axis];
+      if (size == kDynamic) fail(op, "a concatenation of parts known only at run time", "its rule needs their sizes");
+      if (active_.count(part)) {
+        std::vector<int64_t> starts(rank, 0), limits(rank, -1), steps(rank, 1);
+        starts[axis] = offset;
+        limits[axis] = offset + size;
+        Value* piece = make(OpKind::GraphSlice, {g}, context_.tensor_type({}, g->type().scalar()),
+                            {{"starts", context_.int_array_attr(starts)},
+                             {"limits", context_.int_array_attr(limits)},
+                             {"steps", context_.int_array_attr(steps)}});
+        accumulate(part, reshape_like(piece, part));
+      }
+      offset += size;
+    }
+  }
+
+  // A call of a @custom_vjp function: fwd replaces it in the forward pass;
+  // bwd(saved..., gradient) gives the arguments' gradients.
+  void custom_rule(Operation* call) {
+    Attribute rule = call->attr("custom_vjp");
+    if (!rule) fail(call, "a call of '@" + std::string(call->attr("callee").string_value()) + "'",
+                    "calls are inlined before autodiff; this one was not (recursion or a declaration)");
+    Operation* fwd = lookup_function(module_, rule[0].string_value());
+    Operation* bwd = lookup_function(module_, rule[1].string_value());
+    if (!fwd || !bwd) internal_error("autodiff", "a custom rule names a missing function");
+    Type fwd_type = fwd->attr("function_type").type(), bwd_type = bwd->attr("function_type").type();
+    // The forward call, just before the original one.
+    Builder forward(context_);
+    forward.set_insertion_point(call);
+    forward.set_location(call->loc());
+    std::vector<Value*> arguments = call->operands();
+    std::vector<Type> fwd_results = types_of(fwd_type, false);
+    Operation* f = forward.create(OpKind::Call, std::span<Value* const>(arguments), std::span<const Type>(fwd_results),
+                                  {{"callee", context_.symbol_attr(fwd->symbol_name())}});
+    if (f->num_results() < 1 || call->num_results() != 1)
+      internal_error("autodiff", "a custom rule whose forward function returns nothing");
+    Value* y = call->result();
+    std::vector<Value*> fwd_values = f->results();
+    std::vector<Value*> operands(fwd_values.begin() + 1, fwd_values.end());
+    operands.push_back(grad_of(y));
+    std::vector<Type> bwd_results = types_of(bwd_type, false);
+    Operation* b = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(bwd_results),
+                                   {{"callee", context_.symbol_attr(bwd->symbol_name())}});
+    if (b->num_results() != call->num_operands())
+      internal_error("autodiff", "a custom rule's backward function returns the wrong number of gradients");
+    for (unsigned i = 0; i < call->num_operands(); ++i)
+      if (is_float_tensor(call->operand(i))) accumulate(call->operand(i), b->result(i));
+    // The forward value from fwd (the original call is then dead).
+    adjoint_[f->result(0)] = adjoint_.at(y);
+    y->replace_all_uses_with(f->result(0));
+  }
+
+  PassContext& pass_;
+  Context& context_;
+  Builder builder_;
+  Operation* module_;
+  Operation* function_;
+  std::unordered_set<Value*> active_;
+  std::unordered_map<Value*, Value*> adjoint_;
+};
+
+std::string derived_name(std::string_view of, const std::vector<int64_t>& argnums, bool with_value) {
+  std::string name = std::string(of) + ".grad";
+  for (int64_t i : argnums) name += "." + std::to_string(i);
+  if (with_value) name += ".value";
+  return name;
+}
+
+// The derived function for one use of graph.grad, made on first use.
+Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
+  Operation* source = lookup_function(module, grad->attr("of").string_value());
+  std::vector<int64_t> argnums = grad->has_attr("argnums") ? grad->attr("argnums").int_array() : std::vector<int64_t>{0};
+  bool with_value = grad->has_attr("value");
+  std::string name = derived_name(source->symbol_name(), argnums, with_value);
+  if (Operation* existing = lookup_function(module, name)) return existing;
+  if (source->region(0).num_blocks() != 1) {
+    report_at<DiagnosticKind::IrAutodiffUnsupported>(pass, grad, "'@" + std::string(source->symbol_name()) + "'",
+                                                     "it has no body or more than one block");
+    return nullptr;
+  }
+  Type source_type = source->attr("function_type").type();
+  std::vector<Type> inputs = types_of(source_type, true);
+  std::vector<Type> results(grad->result_types());
+  std::vector<NamedAttribute> attributes{{"sym_name", pass.context.string_attr(name)},
+                                         {"function_type", pass.context.type_attr(pass.context.function_type(inputs, results))}};
+  Operation* derived = Operation::create(OpKind::Func, source->loc(), {}, {}, std::move(attributes), 1);
+  Block* entry = derived->region(0).add_block();
+  Block& body = source->region(0).front();
+  IRMapping mapping;
+  for (unsigned i = 0; i < body.num_arguments(); ++i) mapping.map(body.argument(i), entry->add_argument(inputs[i]));
+  for (Operation* op : body) entry->push_back(op->clone(mapping));
+  module->region(0).front().insert_before(source->next(), derived);
+  decompose_graph_operations(derived, pass.context);
+  try {
+    Derivation derivation(pass, module, derived);
+    std::vector<Value*> gradients = derivation.run(argnums);
+    Operation* ret = entry->terminator();
+    std::vector<Value*> returned;
+    if (with_value) returned.push_back(ret->operand(0));
+    returned.insert(returned.end(), gradients.begin(), gradients.end());
+    Builder builder(pass.context);
+    builder.set_insertion_point(ret);
+    builder.set_location(ret->loc());
+    builder.create(OpKind::Return, std::span<Value* const>(returned), std::span<const Type>{});
+    ret->erase();
+  } catch (AutodiffFailed&) {
+    derived->erase();
+    return nullptr;
+  }
+  return derived;
+}
+
+}  // namespace
+
+void run_autodiff_pass(Operation* module, PassContext& context) {
+  std::vector<Operation*> grads;
+  module->walk([&](Operation* op) {
+    if (op->is(OpKind::GraphGrad)) grads.push_back(op);
+  });
+  for (Operation* grad : grads) {
+    Operation* derived = derive(context, module, grad);
+    if (!derived) return;
+    Builder builder(context.context);
+    builder.set_insertion_point(grad);
+    builder.set_location(grad->loc());
+    std::vector<Value*> operands = grad->operands();
+    std::vector<Type> results = grad->result_types();
+    Operation* call = builder.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
+                                     {{"callee", context.context.symbol_attr(derived->symbol_name())}});
+    for (unsigned i = 0; i < grad->num_results(); ++i) grad->result(i)->replace_all_uses_with(call->result(i));
+    grad->erase();
+  }
+  // The rules have been used: the calls inline like any other from here.
+  module->walk([&](Operation* op) {
+    if (op->is(OpKind::Call) && op->has_attr("custom_vjp")) op->remove_attr("custom_vjp");
+  });
+}
+
+}  // namespace tessera::ir

@@ -1,0 +1,78 @@
+// Lowering of autodiff (docs/language/autodiff.md): a call of
+// `grad(f, ...)` / `value_and_grad(f, ...)` becomes graph.grad naming the
+// instance of `f` for the arguments; the autodiff pass (ir/graph/autodiff.cpp)
+// replaces it with a call of the derived function. A call of a @custom_vjp
+// function with a registered rule carries the rule's instances in its
+// `custom_vjp` attribute, so that autodiff uses them instead of
+// differentiating the body.
+#include <algorithm>
+
+#include "lower/lowering.h"
+
+namespace tessera::ir {
+
+using SemaKind = sema::TypeKind;
+
+bool Lowering::is_transform_node(NodeId node) const {
+  sema::TypeId t = node_type(node);
+  return t.valid() && typed_.types.kind(t) == SemaKind::Transform;
+}
+
+Bound Lowering::lower_transform_call(NodeId call) {
+  sema::TransformInfo transform = typed_.types.transform_info(node_type(ast_.child(call, 0)));
+  if (!call_instances_ || !call_instances_->count(call.index)) unsupported(call, "this call of a gradient function");
+  uint32_t instance = call_instances_->at(call.index);
+  Operation* callee = jit_function_op(instance);
+  Type fn = callee->attr("function_type").type();
+  if (fn.num_results() != 1) unsupported(call, "a gradient of a function with several results");
+  std::vector<Value*> operands = jit_call_operands(call, fn);
+  bool with_value = transform.kind == sema::TransformKind::ValueAndGrad;
+  std::vector<Type> results;
+  if (with_value) results.push_back(fn.result(0));
+  std::vector<int64_t> argnums;
+  for (uint32_t i : transform.argnums) {
+    results.push_back(fn.input(i));
+    argnums.push_back(i);
+  }
+  std::vector<NamedAttribute> attributes{{"of", context_.symbol_attr(callee->symbol_name())},
+                                         {"argnums", context_.int_array_attr(argnums)}};
+  if (with_value) attributes.push_back({"value", context_.unit_attr()});
+  Operation* op = builder_.create(OpKind::GraphGrad, std::span<Value* const>(operands), std::span<const Type>(results),
+                                  std::move(attributes));
+  std::vector<Value*> values = op->results();
+  // A gradient of the caller's static shape where the callee has `?`.
+  auto arguments = ast_.children(call).subspan(1);
+  for (size_t g = 0; g < transform.argnums.size(); ++g) {
+    Value*& v = values[g + (with_value ? 1 : 0)];
+    Value* argument = operands[transform.argnums[g]];
+    NodeId node = arguments[transform.argnums[g]];
+    std::optional<Type> want = typed_type(node);
+    if (!want || *want == v->type() || !want->is(TypeKind::Tensor)) continue;
+    std::vector<Value*> extents;
+    for (size_t d = 0; d < want->rank(); ++d)
+      extents.push_back(want->shape()[d] == kDynamic ? graph_dim(argument, static_cast<int64_t>(d)) : nullptr);
+    std::vector<Value*> reshape{v};
+    for (Value* d : dynamic_dims(*want, extents)) reshape.push_back(d);
+    v = builder_.create(OpKind::GraphReshape, std::span<Value* const>(reshape), std::span<const Type>(&*want, 1))->result();
+  }
+  if (!with_value) {
+    if (!transform.tuple) return Bound{values[0], {}};
+    return Bound{nullptr, values};
+  }
+  if (!transform.tuple) return Bound{nullptr, values};
+  Bound out;
+  out.nested.push_back(Bound{values[0], {}});
+  out.nested.push_back(Bound{nullptr, std::vector<Value*>(values.begin() + 1, values.end())});
+  return out;
+}
+
+void Lowering::attach_custom_rule(Operation* call_op, uint32_t instance) {
+  auto rule = typed_.custom_rule_instances.find(instance);
+  if (rule == typed_.custom_rule_instances.end() || rule->second.first == UINT32_MAX) return;
+  Operation* fwd = jit_function_op(rule->second.first);
+  Operation* bwd = jit_function_op(rule->second.second);
+  Attribute symbols[] = {context_.symbol_attr(fwd->symbol_name()), context_.symbol_attr(bwd->symbol_name())};
+  call_op->set_attr("custom_vjp", context_.array_attr(symbols));
+}
+
+}  // namespace tessera::ir

@@ -1,0 +1,307 @@
+// Sema: autodiff (docs/language/autodiff.md). `grad(f, argnums=..., wrt=...)`
+// and `value_and_grad(...)` make a transformed function (TypeKind::Transform);
+// calling it instantiates `f` for the arguments, as a call of `f` would, and
+// types the result: one gradient per differentiated parameter, of that
+// parameter's type (a tuple when `argnums`/`wrt` was a tuple), after the
+// value for value_and_grad. `f.defvjp(fwd, bwd)` registers a custom rule of a
+// @custom_vjp function; each instance of it instantiates `fwd` with its
+// parameter types and `bwd` with (what fwd saves, the output's gradient).
+#include <algorithm>
+
+#include "sema/builtin_call.h"
+#include "sema/checker.h"
+#include "sema/decorators.h"
+
+namespace tessera::sema {
+
+std::string dotted_path_of(const Ast& ast, const ValueStores& values, NodeId node);
+
+namespace {
+
+bool has_decorator(const Ast& ast, const ValueStores& values, NodeId def, Decorator wanted) {
+  for (NodeId decorator : ast.children(ast.child(def, 0))) {
+    NodeId head = ast.child(decorator, 0);
+    NodeId callee = ast.kind(head) == NodeKind::Call ? ast.child(head, 0) : head;
+    if (lookup_decorator(dotted_path_of(ast, values, callee)) == wanted) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// grad(fun, argnums=0, wrt=None, has_aux=False) / value_and_grad(...).
+Value Checker::check_transform_builtin(BuiltinCall& bc) {
+  TypeId error = types_.error();
+  auto bound = bc.bind({"fun", "argnums", "wrt", "has_aux"}, 1);
+  if (bound.empty()) return Value{error};
+  Value fun = bc.value_of(bound[0]);
+  if (types_.is_error(fun.type)) {
+    bc.check_all_arguments();
+    return Value{error};
+  }
+  TypeInfo f = types_.info(fun.type);
+  // Its kind comes from its decorators, read when it is checked.
+  if (f.kind == TypeKind::Function) check_function(f.payload);
+  if (f.kind != TypeKind::Function || out_.functions[f.payload].kind != FunctionKind::Jit) {
+    diags_.emit<diag::SemaGradNotJit>(ast_.range(bound[0]), std::string(bc.name), source_text(bound[0]));
+    bc.check_all_arguments();
+    return Value{error};
+  }
+  uint32_t index = f.payload;
+  const FunctionInfo& function = out_.functions[index];
+  std::string function_name = name_of(function.name);
+  auto parameters = ast_.children(ast_.child(function.def, 1)).subspan(function.first_parameter);
+  auto count = static_cast<unsigned>(parameters.size());
+  TransformInfo transform;
+  transform.kind = bc.id == BuiltinId::ValueAndGrad ? TransformKind::ValueAndGrad : TransformKind::Grad;
+  transform.function = index;
+  bool ok = true;
+  if (bound[1].valid() && bound[2].valid()) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(bound[2]), "wrt", std::string(bc.name),
+                                        "left out when argnums= is given", source_text(bound[2]));
+    bc.check_all_arguments();
+    return Value{error};
+  }
+  if (bound[2].valid()) {
+    // wrt="W" or wrt=("W", "b"): parameters by name.
+    NodeId wrt = bound[2];
+    std::vector<NodeId> names;
+    if (ast_.kind(wrt) == NodeKind::Tuple || ast_.kind(wrt) == NodeKind::List) {
+      transform.tuple = true;
+      names.assign(ast_.children(wrt).begin(), ast_.children(wrt).end());
+      set_type(wrt, types_.dynamic());
+    } else {
+      names.push_back(wrt);
+    }
+    for (NodeId n : names) {
+      if (ast_.kind(n) != NodeKind::StringLiteral) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(n), "wrt", std::string(bc.name),
+                                            "a parameter name or a tuple of them", source_text(n));
+        ok = false;
+        continue;
+      }
+      set_type(n, types_.string());
+      const std::string& wanted = values_.strings[ast_.node(n).payload];
+      auto it = std::find_if(parameters.begin(), parameters.end(),
+                             [&](NodeId p) { return name_of(ast_.node(p).payload) == wanted; });
+      if (it == parameters.end()) {
+        diags_.emit<diag::SemaGradWrtUnknown>(ast_.range(n), function_name, wanted);
+        ok = false;
+        continue;
+      }
+      transform.argnums.push_back(static_cast<uint32_t>(it - parameters.begin()));
+    }
+  } else {
+    // argnums: an int or a tuple of ints (JAX's convention), default 0.
+    std::vector<NodeId> numbers;
+    if (bound[1].valid() && (ast_.kind(bound[1]) == NodeKind::Tuple || ast_.kind(bound[1]) == NodeKind::List)) {
+      transform.tuple = true;
+      numbers.assign(ast_.children(bound[1]).begin(), ast_.children(bound[1]).end());
+      set_type(bound[1], types_.dynamic());
+    } else if (bound[1].valid()) {
+      numbers.push_back(bound[1]);
+    }
+    for (NodeId n : numbers) {
+      std::optional<int64_t> v = bc.require_constant_integer(n, "argnums");
+      if (!v) {
+        ok = false;
+        continue;
+      }
+      if (*v < 0 || *v >= static_cast<int64_t>(count)) {
+        diags_.emit<diag::SemaGradArgnum>(ast_.range(n), *v, function_name, count, count == 1 ? "" : "s");
+        ok = false;
+        continue;
+      }
+      transform.argnums.push_back(static_cast<uint32_t>(*v));
+    }
+    if (!bound[1].valid()) {
+      if (count == 0) {
+        diags_.emit<diag::SemaGradArgnum>(ast_.range(bound[0]), 0, function_name, count, "s");
+        ok = false;
+      }
+      transform.argnums.push_back(0);
+    }
+  }
+  if (bound[3].valid()) {
+    Value aux = bc.value_of(bound[3]);
+    if (!types_.is_error(aux.type) && (!aux.constant || aux.constant->integer != 0)) {
+      diags_.emit<diag::SemaArgumentType>(ast_.range(bound[3]), "has_aux", std::string(bc.name),
+                                          "False (auxiliary results are not supported yet)", source_text(bound[3]));
+      ok = false;
+    }
+  }
+  if (!ok) return Value{error};
+  return Value{types_.transform(transform)};
+}
+
+// grad(f, ...)(args): f instantiated for the arguments; the gradients have
+// the types of the differentiated arguments.
+Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::span<const NodeId> arguments) {
+  TransformInfo transform = types_.transform_info(transform_type);
+  const FunctionInfo& generic = out_.functions[transform.function];
+  std::string function_name = name_of(generic.name);
+  Value value = check_jit_call(call, transform.function, arguments);
+  TypeKind value_kind = types_.kind(value.type);
+  if (value_kind == TypeKind::Error) return value;
+  if (value_kind == TypeKind::Dynamic) return value;  // a generic caller: typed per instance
+  TypeInfo r = types_.info(value.type);
+  if (r.kind != TypeKind::Tensor || types_.dims(value.type).size() != 0 || !is_float(r.scalar)) {
+    diags_.emit<diag::SemaGradNonScalar>(ast_.range(call), function_name, types_.to_string(value.type));
+    return Value{types_.error()};
+  }
+  auto instance = call_instances_->find(call.index);
+  if (instance == call_instances_->end()) return Value{types_.error()};
+  const FunctionInfo& info = out_.instances[instance->second].info;
+  auto parameters = ast_.children(ast_.child(generic.def, 1)).subspan(generic.first_parameter);
+  std::vector<TypeId> gradients;
+  bool ok = true;
+  for (uint32_t i : transform.argnums) {
+    TypeId parameter = info.parameter_types[i];
+    TypeInfo p = types_.info(parameter);
+    if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
+      diags_.emit<diag::SemaGradNonFloat>(ast_.range(arguments[i]), function_name,
+                                          name_of(ast_.node(parameters[i]).payload), types_.to_string(parameter));
+      ok = false;
+      continue;
+    }
+    // The argument's own type: the caller's dimensions.
+    TypeId argument = default_type(out_.node_types[arguments[i].index]);
+    if (types_.kind(argument) != TypeKind::Tensor) argument = parameter;
+    gradients.push_back(types_.with_mut(argument, false));
+  }
+  if (!ok) return Value{types_.error()};
+  TypeId grads = transform.tuple ? types_.tuple(gradients) : gradients[0];
+  if (transform.kind == TransformKind::ValueAndGrad) {
+    std::vector<TypeId> pair{value.type, grads};
+    return Value{types_.tuple(pair)};
+  }
+  return Value{grads};
+}
+
+// Finds `F.defvjp(fwd, bwd)` statements before anything is checked, so that
+// the rule functions are @jit functions (instantiated per use) whatever the
+// order of the module's statements.
+void Checker::collect_custom_vjps(NodeId module) {
+  for (NodeId statement : ast_.children(module)) {
+    if (ast_.kind(statement) != NodeKind::ExprStmt) continue;
+    NodeId call = ast_.child(statement, 0);
+    if (ast_.kind(call) != NodeKind::Call) continue;
+    std::optional<uint32_t> function = defvjp_function(call);
+    if (!function) continue;
+    auto arguments = ast_.children(call).subspan(1);
+    if (arguments.size() != 2) continue;
+    std::vector<uint32_t> rule;
+    for (NodeId a : arguments) {
+      if (ast_.kind(a) != NodeKind::Name) break;
+      auto symbol = module_symbols_.find(ast_.node(a).payload);
+      if (symbol == module_symbols_.end() || symbol->second.kind != ModuleSymbol::Kind::Function) break;
+      if (out_.functions[symbol->second.function_index].kind == FunctionKind::Kernel) break;
+      rule.push_back(symbol->second.function_index);
+    }
+    if (rule.size() != 2 || out_.custom_vjps.count(*function)) continue;  // reported by check_defvjp
+    out_.custom_vjps[*function] = {rule[0], rule[1]};
+    for (uint32_t r : rule) out_.functions[r].kind = FunctionKind::Jit;
+  }
+}
+
+// The @custom_vjp function whose `.defvjp` `call` calls, if it is one.
+std::optional<uint32_t> Checker::defvjp_function(NodeId call) {
+  NodeId callee = ast_.child(call, 0);
+  if (ast_.kind(callee) != NodeKind::Attribute || name_of(ast_.node(callee).payload) != "defvjp") return std::nullopt;
+  NodeId object = ast_.child(callee, 0);
+  if (ast_.kind(object) != NodeKind::Name || locals_.count(ast_.node(object).payload)) return std::nullopt;
+  auto symbol = module_symbols_.find(ast_.node(object).payload);
+  if (symbol == module_symbols_.end() || symbol->second.kind != ModuleSymbol::Kind::Function) return std::nullopt;
+  uint32_t index = symbol->second.function_index;
+  if (!has_decorator(ast_, values_, out_.functions[index].def, Decorator::CustomVjp)) return std::nullopt;
+  return index;
+}
+
+// `F.defvjp(fwd, bwd)`: at module level, once per function, naming two
+// functions of the module.
+Value Checker::check_defvjp(NodeId call) {
+  uint32_t index = *defvjp_function(call);
+  NodeId callee = ast_.child(call, 0);
+  set_type(ast_.child(callee, 0), types_.function(index));
+  set_type(callee, types_.dynamic());
+  auto arguments = ast_.children(call).subspan(1);
+  std::string name = name_of(out_.functions[index].name);
+  auto registered = out_.custom_vjps.find(index);
+  bool ok = function_ == nullptr && arguments.size() == 2 && registered != out_.custom_vjps.end();
+  for (NodeId a : arguments) check_expression(a);
+  if (ok) {
+    ok = ast_.kind(arguments[0]) == NodeKind::Name && ast_.kind(arguments[1]) == NodeKind::Name &&
+         out_.functions[registered->second.first].name.index == ast_.node(arguments[0]).payload &&
+         out_.functions[registered->second.second].name.index == ast_.node(arguments[1]).payload &&
+         !out_.defvjp_calls.count(call.index) &&
+         std::none_of(out_.defvjp_calls.begin(), out_.defvjp_calls.end(), [&](uint32_t other) {
+           return *defvjp_function(NodeId{other}) == index;
+         });
+  }
+  if (!ok) {
+    diags_.emit<diag::SemaCustomVjp>(ast_.range(call),
+                                     "'" + name + ".defvjp(fwd, bwd)' registers a rule once, at module level, naming two "
+                                     "functions of the module (the forward and the backward rule)");
+    return Value{types_.error()};
+  }
+  out_.defvjp_calls.insert(call.index);
+  return Value{types_.none()};
+}
+
+// An instance of a @custom_vjp function with a rule: fwd for the same
+// parameter types must return (y, saved) with y of the function's result
+// type; bwd takes (saved, gradient of y) and returns one gradient per
+// parameter.
+void Checker::instantiate_custom_rule(uint32_t instance, NodeId call) {
+  uint32_t function = out_.instances[instance].function;
+  auto rule = out_.custom_vjps.find(function);
+  if (rule == out_.custom_vjps.end() || out_.custom_rule_instances.count(instance)) return;
+  // In progress from here (fwd usually calls the function itself).
+  out_.custom_rule_instances[instance] = {UINT32_MAX, UINT32_MAX};
+  std::vector<TypeId> parameters = out_.instances[instance].info.parameter_types;
+  TypeId result = out_.instances[instance].info.return_type;
+  std::string name = name_of(out_.functions[function].name);
+  auto fail = [&](const std::string& why) {
+    out_.custom_rule_instances.erase(instance);
+    diags_.emit<diag::SemaCustomVjp>(ast_.range(call), "the rule of '" + name + "' " + why);
+  };
+  uint32_t fwd = instantiate(rule->second.first, parameters, call);
+  if (fwd == UINT32_MAX) return out_.custom_rule_instances.erase(instance), void();
+  TypeId fwd_result = out_.instances[fwd].info.return_type;
+  if (!fwd_result.valid() || types_.kind(fwd_result) != TypeKind::Tuple || types_.tuple_elements(fwd_result).size() != 2) {
+    fail("does not work: its forward function must return (y, saved)");
+    return;
+  }
+  std::vector<TypeId> pair(types_.tuple_elements(fwd_result).begin(), types_.tuple_elements(fwd_result).end());
+  if (result.valid() && pair[0] != result) {
+    fail("does not work: its forward function returns '" + types_.to_string(pair[0]) + "' where '" + name +
+         "' returns '" + types_.to_string(result) + "'");
+    return;
+  }
+  TypeId saved = pair[1];
+  if (types_.kind(saved) == TypeKind::Tuple) {
+    for (TypeId e : types_.tuple_elements(saved))
+      if (types_.kind(e) != TypeKind::Tensor && !types_.is_numeric_scalar(e)) {
+        fail("does not work: what its forward function saves must be tensors or a flat tuple of them");
+        return;
+      }
+  }
+  uint32_t bwd = instantiate(rule->second.second, {saved, pair[0]}, call);
+  if (bwd == UINT32_MAX) return out_.custom_rule_instances.erase(instance), void();
+  TypeId bwd_result = out_.instances[bwd].info.return_type;
+  std::vector<TypeId> grads;
+  if (bwd_result.valid() && types_.kind(bwd_result) == TypeKind::Tuple)
+    grads.assign(types_.tuple_elements(bwd_result).begin(), types_.tuple_elements(bwd_result).end());
+  else if (bwd_result.valid())
+    grads.push_back(bwd_result);
+  bool ok = grads.size() == parameters.size();
+  for (size_t i = 0; ok && i < grads.size(); ++i) ok = types_.kind(grads[i]) == types_.kind(parameters[i]);
+  if (!ok) {
+    fail("does not work: its backward function must return one gradient per parameter (" +
+         std::to_string(parameters.size()) + ")");
+    return;
+  }
+  out_.custom_rule_instances[instance] = {fwd, bwd};
+}
+
+}  // namespace tessera::sema
