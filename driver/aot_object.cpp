@@ -18,8 +18,12 @@ std::optional<std::pair<codegen::AotImageKind, std::string>> gpu_image(ir::Opera
   using Kind = codegen::AotImageKind;
   if (gpu_code == GpuCode::None) return std::make_pair(Kind::None, std::string());
   // Auto: a fatbin when an assembler and fatbinary are here; else PTX, which
-  // the driver compiles when the module is loaded.
-  bool fatbin = gpu_code == GpuCode::Fatbin || (gpu_code == GpuCode::Auto && fatbin_tools_found(options));
+  // the driver compiles when the module is loaded. A tool path given on the
+  // command line is meant to be used: one that cannot run is an error
+  // (codegen.tool-path-invalid), not a silent fallback to PTX.
+  bool tool_named = !options.toolkit.ptxas.empty() || !options.toolkit.fatbinary.empty();
+  bool fatbin = gpu_code == GpuCode::Fatbin ||
+                (gpu_code == GpuCode::Auto && (tool_named || fatbin_tools_found(options)));
   if (fatbin) {
     std::optional<std::string> image = gpu_binary(module, GpuBinary::Fatbin, options, diags);
     if (!image) return std::nullopt;

@@ -59,7 +59,7 @@ Location Lowering::location(NodeId node) {
 }
 
 void Lowering::unsupported(NodeId node, std::string what) {
-  diags_.emit<diag::LowerUnsupported>(ast_.range(node), std::move(what), graph_ ? "@jit code" : "kernels");
+  diags_.emit<diag::LowerUnsupported>(ast_.range(node), std::move(what));
   throw LoweringFailed{};
 }
 

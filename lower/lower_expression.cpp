@@ -633,7 +633,9 @@ Value* Lowering::view_of(const Place& place, NodeId where) {
   Type m = place.memref->type();
   std::vector<int64_t> sizes, shape, dropped;
   for (size_t axis = 0; axis < place.extents.size(); ++axis) {
-    if (place.extents[axis] == kDynamic) diags_.emit<diag::LowerNotStatic>(ast_.range(where), "this slice"), throw LoweringFailed{};
+    // Sema allows a size known only at run time where no view is made
+    // (sema.slice-not-static); views of run-time size are not compiled yet.
+    if (place.extents[axis] == kDynamic) unsupported(where, "a view of a slice whose size is known only at run time");
     sizes.push_back(place.extents[axis]);
     if (place.indexed[axis]) dropped.push_back(static_cast<int64_t>(axis));
     else shape.push_back(place.extents[axis]);

@@ -15,7 +15,7 @@ Bound Lowering::lower_memory_builtin(NodeId call, BuiltinId builtin) {
   switch (builtin) {
     case BuiltinId::TileAllocShared: {
       if (!result || !result->is(TypeKind::MemRef) || !result->has_static_shape())
-        diags_.emit<diag::LowerNotStatic>(ast_.range(call), "a shared-memory allocation"), throw LoweringFailed{};
+        unsupported(call, "a shared-memory allocation of a size not known at compile time");  // sema: sema.not-constant
       int64_t padding = 0, alignment = 16;
       Swizzle swizzle = Swizzle::None;
       for (NodeId a : ast_.children(call).subspan(1)) {
@@ -37,7 +37,7 @@ Bound Lowering::lower_memory_builtin(NodeId call, BuiltinId builtin) {
     case BuiltinId::TileAllocLocal: {
       // A memref in local memory (sema's local space).
       if (!result || !result->is(TypeKind::MemRef))
-        diags_.emit<diag::LowerNotStatic>(ast_.range(call), "a local-memory allocation"), throw LoweringFailed{};
+        unsupported(call, "a local-memory allocation of a size not known at compile time");  // sema: sema.not-constant
       return Bound{emit(OpKind::AllocLocal, {}, *result), {}};
     }
     case BuiltinId::TileAllocRegister: {

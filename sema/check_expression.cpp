@@ -814,6 +814,7 @@ Value Checker::check_subscript(NodeId node) {
   size_t consumed = 0;
   std::vector<DimId> remaining;
   bool error = false;
+  bool bound_reported = false;  // a slice bound had an error: its length is not the user's doing
   for (NodeId i : indices) {
     if (ast_.kind(i) == NodeKind::NoneLiteral) {
       remaining.push_back(types_.constant_dim(1));  // new axis
@@ -832,6 +833,7 @@ Value Checker::check_subscript(NodeId node) {
       for (NodeId part : {lower, upper, step}) {
         if (!part.valid()) continue;
         Value v = check_expression(part);
+        if (types_.is_error(v.type)) bound_reported = true;
         if (!types_.is_error(v.type) && types_.kind(default_type(v.type)) == TypeKind::Scalar &&
             !is_integer(types_.info(default_type(v.type)).scalar)) {
           diags_.emit<diag::SemaIndexNotInteger>(ast_.range(part), types_.to_string(v.type));
@@ -913,7 +915,18 @@ Value Checker::check_subscript(NodeId node) {
     if (!in_device()) return Value{types_.tensor(info.scalar, info.policy, {}, info.space, false, info.seed_style)};
     return Value{element_value_type(base.type)};
   }
-  return Value{types_.tensor(info.scalar, info.policy, remaining, info.space, info.mut, info.seed_style)};
+  TypeId result = types_.tensor(info.scalar, info.policy, remaining, info.space, info.mut, info.seed_style);
+  // In device code a slice is a view of memory, whose size lowering fixes
+  // at compile time; only an element loop (slice assignment) or a vector's
+  // start take a size known at run time.
+  if (in_device() && !bound_reported && info.space != AddressSpace::Register &&
+      !runtime_length_slices_.contains(node.index) &&
+      std::ranges::any_of(remaining, [&](DimId d) { return !types_.constant_value(d).has_value(); })) {
+    diags_.emit<diag::SemaSliceNotStatic>(ast_.range(node), source_text(node), types_.to_string(result),
+                                          std::string(slice_use_));
+    return Value{types_.error()};
+  }
+  return Value{result};
 }
 
 }  // namespace tessera::sema

@@ -94,6 +94,7 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
     case Signature::MmaArgs: {
       auto bound = bc.bind({"a", "b", "accum"}, 2);
       if (bound.empty()) return Value{types_.error()};
+      SliceUse use(*this, "tile.mma");
       auto a = bc.require_tensor(bound[0], "a", false);
       auto c = bc.require_tensor(bound[1], "b", false);
       if (!a || !c) return Value{types_.error()};

@@ -5,6 +5,19 @@
 
 namespace tessera::sema {
 
+// A vector of `width` elements starts at its slice: a slice whose last
+// axis is known to be shorter would read or write past its end.
+void Checker::check_vector_span(NodeId slice, TypeId type, int64_t width, std::string_view builtin,
+                                const char* parameter) {
+  if (types_.kind(type) != TypeKind::Tensor || types_.dims(type).empty()) return;
+  std::optional<int64_t> length = types_.constant_value(types_.dims(type).back());
+  if (!length || *length >= width) return;
+  diags_.emit<diag::SemaArgumentType>(ast_.range(slice), parameter, std::string(builtin),
+                                      "a slice of at least " + std::to_string(width) +
+                                          " elements along its last axis (the vector's width)",
+                                      types_.to_string(type));
+}
+
 Value Checker::check_memory_builtin(BuiltinCall& bc) {
   switch (bc.info.signature) {
     case Signature::AllocShared: {
@@ -119,11 +132,13 @@ Value Checker::check_memory_builtin(BuiltinCall& bc) {
     case Signature::LoadVectorArgs: {
       auto bound = bc.bind({"source", "width"}, 1);
       if (bound.empty()) return Value{types_.error()};
+      allow_runtime_length(bound[0]);  // the vector starts there
       Value source = bc.value_of(bound[0]);
       int64_t width = 4;
       if (bound[1].valid()) width = bc.require_constant_integer(bound[1], "width").value_or(4);
       const TypeInfo& t = types_.info(source.type);
       if (t.kind == TypeKind::Error) return Value{types_.error()};
+      check_vector_span(bound[0], source.type, width, bc.name, "source");
       ScalarType element = t.kind == TypeKind::Tensor || t.kind == TypeKind::Scalar ? t.scalar : ScalarType::F32;
       DimId dims[] = {types_.constant_dim(width)};
       return Value{types_.tensor(element, t.policy, dims, AddressSpace::Register, false, false)};
@@ -131,8 +146,12 @@ Value Checker::check_memory_builtin(BuiltinCall& bc) {
     case Signature::StoreVectorArgs: {
       auto bound = bc.bind({"destination", "value"}, 2);
       if (bound.empty()) return Value{types_.none()};
+      allow_runtime_length(bound[0]);  // the vector is stored from there
       Value destination = bc.value_of(bound[0]);
-      bc.value_of(bound[1]);
+      Value stored = bc.value_of(bound[1]);
+      if (types_.kind(stored.type) == TypeKind::Tensor && types_.dims(stored.type).size() == 1)
+        if (auto width = types_.constant_value(types_.dims(stored.type)[0]))
+          check_vector_span(bound[0], destination.type, *width, bc.name, "destination");
       NodeId root = bound[0];
       while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
       TypeId object = ast_.kind(bound[0]) == NodeKind::Subscript ? out_.node_types[ast_.child(bound[0], 0).index]
@@ -143,6 +162,7 @@ Value Checker::check_memory_builtin(BuiltinCall& bc) {
     case Signature::CpAsyncArgs: {
       auto bound = bc.bind({"destination", "source"}, 2);
       if (bound.empty()) return Value{types_.none()};
+      SliceUse use(*this, "tile.cp_async");
       Value source = bc.value_of(bound[1]);
       NodeId destination = bound[0];
       // The first copy into a bare `tshared.alloc` fixes its element type.

@@ -863,6 +863,12 @@ void Checker::check_statement(NodeId statement) {
     }
     case NodeKind::Assign: {
       NodeId value_node = children.back();
+      // `t[a:b] = u[c:d]`: an element loop, whose bounds may be run-time values.
+      for (NodeId target : children.first(children.size() - 1)) {
+        if (ast_.kind(target) != NodeKind::Subscript) continue;
+        allow_runtime_length(target);
+        if (ast_.kind(value_node) == NodeKind::Subscript) allow_runtime_length(value_node);
+      }
       Value value = check_expression(value_node);
       for (NodeId target : children.first(children.size() - 1)) assign_to(target, value, value_node);
       return;
@@ -892,6 +898,7 @@ void Checker::check_statement(NodeId statement) {
     }
     case NodeKind::AugAssign: {
       NodeId target = children[0];
+      if (ast_.kind(target) == NodeKind::Subscript) allow_runtime_length(target);  // a slice is invalid-operands
       Value current = check_expression(target);
       Value value = check_expression(children[1]);
       TypeId result =
@@ -1106,6 +1113,16 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
       if (object_type.valid() && types_.kind(object_type) == TypeKind::Tensor) {
         if (types_.info(object_type).space == AddressSpace::Register && !types_.is_error(slot.type)) {
           diags_.emit<diag::SemaWriteRegisterValue>(ast_.range(target), source_text(object));
+          return;
+        }
+        // A register tile (a tile.mma result) is stored by its warps at
+        // once, into a view of its shape.
+        if (in_device() && types_.kind(value.type) == TypeKind::Tensor &&
+            types_.info(value.type).space == AddressSpace::Register && types_.dims(value.type).size() > 1 &&
+            types_.kind(slot.type) == TypeKind::Tensor &&
+            std::ranges::any_of(types_.dims(slot.type), [&](DimId d) { return !types_.constant_value(d); })) {
+          diags_.emit<diag::SemaSliceNotStatic>(ast_.range(target), source_text(target), types_.to_string(slot.type),
+                                                std::string("storing a register tile (a tile.mma result)"));
           return;
         }
         write_tensor_element(target, object_type, root);

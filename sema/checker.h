@@ -324,6 +324,25 @@ class Checker {
   std::unordered_map<uint32_t, Local> locals_;
   int loop_depth_ = 0;
   bool assigning_ = false;                // checking the target of an assignment
+  // Subscripts in device code that may be slices of a length known only at
+  // run time: a slice assignment's target and value (an element loop) and a
+  // vector's source or destination (it starts there). Anywhere else a slice
+  // is a view, whose size must be known at compile time.
+  std::unordered_set<uint32_t> runtime_length_slices_;
+  // What a slice checked now is used for, named when its size is not static.
+  const char* slice_use_ = "a view of memory (a helper's argument, a name bound to the slice, indexing it again)";
+  // Marks the slices that may have a run-time size (see above).
+  void allow_runtime_length(NodeId subscript) { runtime_length_slices_.insert(subscript.index); }
+  void check_vector_span(NodeId slice, TypeId type, int64_t width, std::string_view builtin, const char* parameter);
+  // Names the use of the slices checked while it lives.
+  struct SliceUse {
+    SliceUse(Checker& checker, const char* use) : checker(checker), saved(checker.slice_use_) { checker.slice_use_ = use; }
+    ~SliceUse() { checker.slice_use_ = saved; }
+    SliceUse(const SliceUse&) = delete;
+    SliceUse& operator=(const SliceUse&) = delete;
+    Checker& checker;
+    const char* saved;
+  };
   std::vector<uint32_t> checking_stack_;  // function indices, for recursion
   std::vector<uint8_t> checked_;          // per function: 0 not yet, 1 in progress, 2 done
   std::unordered_map<uint32_t, bool> reported_inferred_write_;
