@@ -6,6 +6,12 @@
 
 #include "ir/core/ir_text.h"
 
+// Set by ir/CMakeLists.txt; builds that compile this file alone (the
+// fuzzers) have no build tree's stdlib.
+#ifndef TESSERA_BUILD_STDLIB_DIR
+#define TESSERA_BUILD_STDLIB_DIR ""
+#endif
+
 namespace tessera::ir {
 
 std::string KernelInstance::key() const {
