@@ -257,8 +257,7 @@ OwningModule Lowering::run(const std::string& only_kernel) {
   return std::move(module_);
 }
 
-void Lowering::lower_function(uint32_t index, Operation* func) {
-  const sema::FunctionInfo& info = typed_.functions[index];
+void Lowering::begin_body(const sema::FunctionInfo& info, Operation* func) {
   function_ = &info;
   entry_ = &func->region(0).front();
   prologue_end_ = nullptr;
@@ -266,6 +265,11 @@ void Lowering::lower_function(uint32_t index, Operation* func) {
   dim_sources_.clear();
   dim_values_.clear();
   locals_.clear();
+}
+
+void Lowering::lower_function(uint32_t index, Operation* func) {
+  const sema::FunctionInfo& info = typed_.functions[index];
+  begin_body(info, func);
   assigned_names(ast_, ast_.child(info.def, 3), locals_);
   pending_tokens_.clear();
   vector_buffers_.clear();

@@ -201,6 +201,9 @@ class Lowering {
   // --- the graph level (lower_graph.cpp, lower_graph_builtins.cpp) ---
   void lower_jit_instance(uint32_t instance);
   void lower_program();
+  // Starts lowering `info`'s body into `func`'s entry block: no values,
+  // dimensions or locals from the function before.
+  void begin_body(const sema::FunctionInfo& info, Operation* func);
   bool inert_host_value(NodeId e) const;
   std::string source_position(NodeId node);
   Operation* jit_function_op(uint32_t instance);
