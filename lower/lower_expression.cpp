@@ -696,6 +696,13 @@ void Lowering::emit_store(NodeId target, Value* v) {
   if (place.has_slice) {
     if (!v->type().is(TypeKind::Tile)) return store_slice(target, NodeId{}, v);  // a fill or a copy
     Value* view = view_of(place, target);
+    // Each element would be converted as `t[i] = x` converts it (the
+    // tensor's policy included); register tiles have no per-element access
+    // in the IR yet.
+    if (view->type().scalar() != v->type().scalar())
+      unsupported(target, "storing a register tile of " + std::string(sema::scalar_info(v->type().scalar()).name) +
+                              " into a tensor of " + std::string(sema::scalar_info(view->type().scalar()).name) +
+                              " (a conversion on store)");
     builder_.create(OpKind::StoreTile, {v, view}, {});
     return;
   }
