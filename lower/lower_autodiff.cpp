@@ -24,7 +24,8 @@ Bound Lowering::lower_transform_call(NodeId call) {
   uint32_t instance = call_instances_->at(call.index);
   Operation* callee = jit_function_op(instance);
   Type fn = callee->attr("function_type").type();
-  if (fn.num_results() != 1) unsupported(call, "a gradient of a function with several results");
+  // With has_aux, results 1.. of f are aux (a tuple in it flattened).
+  if (fn.num_results() != 1 && !transform.has_aux) unsupported(call, "a gradient of a function with several results");
   std::vector<Value*> operands = jit_call_operands(call, fn);
   bool with_value = transform.kind == sema::TransformKind::ValueAndGrad;
   std::vector<Type> results;
@@ -34,9 +35,13 @@ Bound Lowering::lower_transform_call(NodeId call) {
     results.push_back(fn.input(i));
     argnums.push_back(i);
   }
+  size_t first_aux = results.size();
+  if (transform.has_aux)
+    for (size_t i = 1; i < fn.num_results(); ++i) results.push_back(fn.result(i));
   std::vector<NamedAttribute> attributes{{"of", context_.symbol_attr(callee->symbol_name())},
                                          {"argnums", context_.int_array_attr(argnums)}};
   if (with_value) attributes.push_back({"value", context_.unit_attr()});
+  if (transform.has_aux) attributes.push_back({"aux", context_.unit_attr()});
   Operation* op = builder_.create(OpKind::GraphGrad, std::span<Value* const>(operands), std::span<const Type>(results),
                                   std::move(attributes));
   std::vector<Value*> values = op->results();
@@ -55,14 +60,42 @@ Bound Lowering::lower_transform_call(NodeId call) {
     for (Value* d : dynamic_dims(*want, extents)) reshape.push_back(d);
     v = builder_.create(OpKind::GraphReshape, std::span<Value* const>(reshape), std::span<const Type>(&*want, 1))->result();
   }
-  if (!with_value) {
-    if (!transform.tuple) return Bound{values[0], {}};
-    return Bound{nullptr, values};
+  size_t first_gradient = with_value ? 1 : 0;
+  Bound gradients = transform.tuple ? Bound{nullptr, std::vector<Value*>(values.begin() + first_gradient,
+                                                                        values.begin() + first_aux)}
+                                    : Bound{values[first_gradient], {}};
+  Bound aux;
+  if (transform.has_aux) {
+    // f's instance returns (value, aux): aux's structure, over the flat results.
+    sema::TypeId returned = typed_.instances[instance].info.return_type;
+    size_t next = first_aux;
+    aux = bound_from_flat(typed_.types.tuple_elements(returned)[1], values, next);
   }
-  if (!transform.tuple) return Bound{nullptr, values};
+  auto pair = [](Bound a, Bound b) {
+    if (a.is_value() && b.is_value()) return Bound{nullptr, {a.value, b.value}};
+    Bound out;
+    out.nested.push_back(std::move(a));
+    out.nested.push_back(std::move(b));
+    return out;
+  };
+  if (!with_value) return transform.has_aux ? pair(std::move(gradients), std::move(aux)) : gradients;
+  Bound value{values[0], {}};
+  if (transform.has_aux) value = pair(std::move(value), std::move(aux));
+  return pair(std::move(value), std::move(gradients));
+}
+
+// The Bound of a value of sema type `type` whose IR values are the flat
+// `values` from `next` on (a tuple in a tuple was flattened).
+Bound Lowering::bound_from_flat(sema::TypeId type, const std::vector<Value*>& values, size_t& next) {
+  if (typed_.types.kind(type) != SemaKind::Tuple) return Bound{values.at(next++), {}};
+  std::vector<Bound> parts;
+  for (sema::TypeId element : typed_.types.tuple_elements(type)) parts.push_back(bound_from_flat(element, values, next));
+  bool flat = std::all_of(parts.begin(), parts.end(), [](const Bound& b) { return b.is_value(); });
   Bound out;
-  out.nested.push_back(Bound{values[0], {}});
-  out.nested.push_back(Bound{nullptr, std::vector<Value*>(values.begin() + 1, values.end())});
+  for (Bound& part : parts) {
+    if (flat) out.elements.push_back(part.value);
+    else out.nested.push_back(std::move(part));
+  }
   return out;
 }
 

@@ -235,6 +235,7 @@ class Lowering {
   // Autodiff (lower_autodiff.cpp): grad(f)(args) is graph.grad; a call of a
   // @custom_vjp function carries its rule.
   bool is_transform_node(NodeId node) const;
+  Bound bound_from_flat(sema::TypeId type, const std::vector<Value*>& values, size_t& next);
   Bound lower_transform_call(NodeId call);
   void attach_custom_rule(Operation* call_op, uint32_t instance);
   Bound lower_kernel_launch(NodeId call);

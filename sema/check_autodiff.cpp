@@ -123,12 +123,9 @@ Value Checker::check_transform_builtin(BuiltinCall& bc) {
     }
   }
   if (bound[3].valid()) {
-    Value aux = bc.value_of(bound[3]);
-    if (!types_.is_error(aux.type) && (!aux.constant || aux.constant->integer != 0)) {
-      diags_.emit<diag::SemaArgumentType>(ast_.range(bound[3]), "has_aux", std::string(bc.name),
-                                          "False (auxiliary results are not supported yet)", source_text(bound[3]));
-      ok = false;
-    }
+    std::optional<bool> has_aux = constant_bool(bc, bound[3], "has_aux");
+    if (!has_aux) ok = false;
+    transform.has_aux = has_aux.value_or(false);
   }
   if (!ok) return Value{error};
   return Value{types_.transform(transform)};
@@ -144,6 +141,16 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
   TypeKind value_kind = types_.kind(value.type);
   if (value_kind == TypeKind::Error) return value;
   if (value_kind == TypeKind::Dynamic) return value;  // a generic caller: typed per instance
+  // has_aux=True: f returns (value, aux); aux passes through untouched.
+  TypeId aux;
+  if (transform.has_aux) {
+    if (value_kind != TypeKind::Tuple || types_.tuple_elements(value.type).size() != 2) {
+      diags_.emit<diag::SemaGradAuxNotPair>(ast_.range(call), function_name, types_.to_string(value.type));
+      return Value{types_.error()};
+    }
+    aux = types_.tuple_elements(value.type)[1];
+    value.type = types_.tuple_elements(value.type)[0];
+  }
   TypeInfo r = types_.info(value.type);
   if (r.kind != TypeKind::Tensor || types_.dims(value.type).size() != 0 || !is_float(r.scalar)) {
     diags_.emit<diag::SemaGradNonScalar>(ast_.range(call), function_name, types_.to_string(value.type));
@@ -172,7 +179,17 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
   if (!ok) return Value{types_.error()};
   TypeId grads = transform.tuple ? types_.tuple(gradients) : gradients[0];
   if (transform.kind == TransformKind::ValueAndGrad) {
-    std::vector<TypeId> pair{value.type, grads};
+    // JAX's shape: ((value, aux), grads) with has_aux.
+    TypeId first = value.type;
+    if (transform.has_aux) {
+      std::vector<TypeId> value_aux{value.type, aux};
+      first = types_.tuple(value_aux);
+    }
+    std::vector<TypeId> pair{first, grads};
+    return Value{types_.tuple(pair)};
+  }
+  if (transform.has_aux) {
+    std::vector<TypeId> pair{grads, aux};
     return Value{types_.tuple(pair)};
   }
   return Value{grads};

@@ -173,7 +173,8 @@ TypeId TypeStore::object(IdentifierId class_name) {
 
 TypeId TypeStore::transform(const TransformInfo& transform) {
   TypeInfo info = with_payload(TypeKind::Transform, transform.function);
-  std::vector<uint32_t> extra{static_cast<uint32_t>(transform.kind), transform.tuple ? 1u : 0u};
+  std::vector<uint32_t> extra{static_cast<uint32_t>(transform.kind),
+                             (transform.tuple ? 1u : 0u) | (transform.has_aux ? 2u : 0u)};
   extra.insert(extra.end(), transform.argnums.begin(), transform.argnums.end());
   return intern(info, extra);
 }
@@ -184,7 +185,8 @@ TransformInfo TypeStore::transform_info(TypeId id) const {
   TransformInfo out;
   out.function = t.payload;
   out.kind = static_cast<TransformKind>(extra_[t.extra_begin]);
-  out.tuple = extra_[t.extra_begin + 1] != 0;
+  out.tuple = (extra_[t.extra_begin + 1] & 1u) != 0;
+  out.has_aux = (extra_[t.extra_begin + 1] & 2u) != 0;
   out.argnums.assign(extra_.begin() + t.extra_begin + 2, extra_.begin() + t.extra_begin + t.extra_count);
   return out;
 }

@@ -155,6 +155,7 @@ struct TransformInfo {
   TransformKind kind = TransformKind::Grad;
   uint32_t function = 0;  // index into TypedModule::functions
   bool tuple = false;
+  bool has_aux = false;  // f returns (value, aux); aux is passed through
   std::vector<uint32_t> argnums;
 };
 

@@ -83,25 +83,35 @@ void Verifier::verify_graph_grad(Operation* op) {
     argnums = list.int_array();
   }
   bool with_value = op->has_attr("value");
-  if (!results(op, static_cast<unsigned>(argnums.size() + (with_value ? 1 : 0)))) return;
+  bool with_aux = op->has_attr("aux");
   Attribute of = attr(op, "of", AttributeKind::Symbol);
   Operation* module = op->enclosing(OpKind::Module);
   if (!of || !module) return;
   Operation* function = lookup_function(module, of.string_value());
   if (!function) return void(error(op, fmt::format("differentiates unknown function '@{}'", of.string_value())));
   Type fn = function->attr("function_type").type();
+  // Results: the value (with `value`), one gradient per argnums entry, then
+  // the function's results after the first (with `aux`).
+  size_t aux_count = with_aux && fn.num_results() > 0 ? fn.num_results() - 1 : 0;
+  if (!results(op, static_cast<unsigned>(argnums.size() + (with_value ? 1 : 0) + aux_count))) return;
   if (op->num_operands() != fn.num_inputs())
     return void(error(op, fmt::format("passes {} arguments to '@{}', which takes {}", op->num_operands(),
                                       of.string_value(), fn.num_inputs())));
+  if (fn.num_results() == 0 || (!with_aux && fn.num_results() != 1))
+    return void(error(op, with_aux ? "differentiates a function without results"
+                                   : "differentiates a function with several results (without 'aux')"));
   unsigned first = with_value ? 1 : 0;
-  if (with_value && (fn.num_results() != 1 || op->result(0)->type() != fn.result(0)))
-    return void(error(op, "result #0 must be the function's one result"));
+  if (with_value && op->result(0)->type() != fn.result(0))
+    return void(error(op, "result #0 must be the function's first result"));
   for (size_t g = 0; g < argnums.size(); ++g) {
     if (argnums[g] < 0 || static_cast<size_t>(argnums[g]) >= fn.num_inputs())
       return void(error(op, fmt::format("argnums entry {} is out of range", argnums[g])));
     if (op->result(static_cast<unsigned>(first + g))->type() != fn.input(static_cast<size_t>(argnums[g])))
       return void(error(op, fmt::format("the gradient for argument #{} must have its type", argnums[g])));
   }
+  for (size_t a = 0; a < aux_count; ++a)
+    if (op->result(static_cast<unsigned>(first + argnums.size() + a))->type() != fn.result(a + 1))
+      return void(error(op, fmt::format("auxiliary result #{} must have the type of the function's result #{}", a, a + 1)));
 }
 
 // 'graph.mesh'

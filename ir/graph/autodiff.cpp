@@ -1,11 +1,12 @@
 // autodiff: reverse-mode differentiation of Graph IR (docs/language/autodiff.md).
 //
-// Each `graph.grad %args {of = @f, argnums = [...], value}` becomes a call of
-// a derived function `@f.grad.<argnums>[.value]` built once per (f, argnums,
-// value): the body of @f cloned, its composite operations decomposed
-// (softmax, norms, attention, matmul normalisation: decompose.cpp), then the
-// backward pass appended in reverse order of the forward operations, seeded
-// with 1 for the 0-d result, and the function returns (value,) gradients.
+// Each `graph.grad %args {of = @f, argnums = [...], value, aux}` becomes a
+// call of a derived function `@f.grad.<argnums>[.value][.aux]` built once per
+// (f, argnums, value, aux): the body of @f cloned, its composite operations
+// decomposed (softmax, norms, attention, matmul normalisation:
+// decompose.cpp), then the backward pass appended in reverse order of the
+// forward operations, seeded with 1 for the 0-d (first) result, and the
+// function returns (value,) gradients (, the other results: has_aux).
 // Residuals are simply the forward values the rules read (fusion later
 // recomputes the cheap ones inside the kernels that read them).
 //
@@ -533,10 +534,11 @@ class Derivation {
   std::unordered_map<Value*, Value*> adjoint_;
 };
 
-std::string derived_name(std::string_view of, const std::vector<int64_t>& argnums, bool with_value) {
+std::string derived_name(std::string_view of, const std::vector<int64_t>& argnums, bool with_value, bool with_aux) {
   std::string name = std::string(of) + ".grad";
   for (int64_t i : argnums) name += "." + std::to_string(i);
   if (with_value) name += ".value";
+  if (with_aux) name += ".aux";
   return name;
 }
 
@@ -545,7 +547,8 @@ Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
   Operation* source = lookup_function(module, grad->attr("of").string_value());
   std::vector<int64_t> argnums = grad->has_attr("argnums") ? grad->attr("argnums").int_array() : std::vector<int64_t>{0};
   bool with_value = grad->has_attr("value");
-  std::string name = derived_name(source->symbol_name(), argnums, with_value);
+  bool with_aux = grad->has_attr("aux");
+  std::string name = derived_name(source->symbol_name(), argnums, with_value, with_aux);
   if (Operation* existing = lookup_function(module, name)) return existing;
   if (source->region(0).num_blocks() != 1) {
     report_at<DiagnosticKind::IrAutodiffUnsupported>(pass, grad, "'@" + std::string(source->symbol_name()) + "'",
@@ -572,6 +575,9 @@ Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
     std::vector<Value*> returned;
     if (with_value) returned.push_back(ret->operand(0));
     returned.insert(returned.end(), gradients.begin(), gradients.end());
+    // has_aux: the function's other results, as computed by its body.
+    if (with_aux)
+      for (unsigned i = 1; i < ret->num_operands(); ++i) returned.push_back(ret->operand(i));
     Builder builder(pass.context);
     builder.set_insertion_point(ret);
     builder.set_location(ret->loc());
