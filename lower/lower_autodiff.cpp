@@ -6,6 +6,7 @@
 // `custom_vjp` attribute, so that autodiff uses them instead of
 // differentiating the body.
 #include <algorithm>
+#include <functional>
 
 #include "lower/lowering.h"
 
@@ -18,8 +19,77 @@ bool Lowering::is_transform_node(NodeId node) const {
   return t.valid() && typed_.types.kind(t) == SemaKind::Transform;
 }
 
+// `vjp(f, *primals)`: a call of f's instance for the primals, and the vjp
+// function, a compile-time value bound to the primals (their IR values; its
+// sema type names the instance). (out, f_vjp).
+Bound Lowering::lower_vjp(NodeId call) {
+  uint32_t instance = call_instances_->at(call.index);
+  Operation* callee = jit_function_op(instance);
+  Type fn = callee->attr("function_type").type();
+  std::vector<Value*> operands = jit_call_operands(call, fn, /*first_argument=*/2);
+  std::vector<Type> results;
+  for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
+  Operation* op = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
+                                  {{"callee", context_.symbol_attr(callee->symbol_name())}});
+  attach_custom_rule(op, instance);
+  size_t next = 0;
+  Bound out = bound_from_flat(typed_.instances[instance].info.return_type, op->results(), next);
+  Bound pair;
+  pair.nested.push_back(std::move(out));
+  pair.nested.push_back(Bound{nullptr, operands});
+  return pair;
+}
+
+// f_vjp(cotangent): graph.grad of f's instance at the primals f_vjp is bound
+// to, seeded with the cotangent (`cotangents`: one operand per result of f,
+// after the arguments); a tuple of gradients, one per primal.
+Bound Lowering::lower_vjp_call(NodeId call, const sema::TransformInfo& transform) {
+  NodeId callee_node = ast_.child(call, 0);
+  auto bound = ast_.kind(callee_node) == NodeKind::Name ? env_.find(ast_.node(callee_node).payload) : env_.end();
+  if (bound == env_.end() || bound->second.is_value())
+    unsupported(call, "a call of a vjp function that is not a name bound by 'out, f_vjp = vjp(f, ...)'");
+  std::vector<Value*> operands = bound->second.elements;
+  Operation* callee = jit_function_op(transform.instance);
+  Type fn = callee->attr("function_type").type();
+  Bound cotangent = lower(ast_.child(call, 1), Type{});
+  std::vector<Value*> seeds;
+  std::function<void(const Bound&)> flatten = [&](const Bound& b) {
+    if (b.is_value()) return seeds.push_back(b.value);
+    for (const Bound& part : b.nested) flatten(part);
+    seeds.insert(seeds.end(), b.elements.begin(), b.elements.end());
+  };
+  flatten(cotangent);
+  if (seeds.size() != fn.num_results()) unsupported(call, "a cotangent of another structure than the function's result");
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    Type want = fn.result(i);
+    Value*& v = seeds[i];
+    if (v->type() == want) continue;
+    // The caller's static dimensions where the instance has `?`.
+    std::vector<Value*> extents;
+    for (size_t d = 0; d < want.rank(); ++d)
+      extents.push_back(want.shape()[d] == kDynamic ? graph_dim(v, static_cast<int64_t>(d)) : nullptr);
+    std::vector<Value*> reshape{v};
+    for (Value* d : dynamic_dims(want, extents)) reshape.push_back(d);
+    v = builder_.create(OpKind::GraphReshape, std::span<Value* const>(reshape), std::span<const Type>(&want, 1))->result();
+  }
+  operands.insert(operands.end(), seeds.begin(), seeds.end());
+  std::vector<Type> results;
+  std::vector<int64_t> argnums;
+  for (uint32_t i : transform.argnums) {
+    results.push_back(fn.input(i));
+    argnums.push_back(i);
+  }
+  std::vector<NamedAttribute> attributes{{"of", context_.symbol_attr(callee->symbol_name())},
+                                         {"argnums", context_.int_array_attr(argnums)},
+                                         {"cotangents", context_.unit_attr()}};
+  Operation* op = builder_.create(OpKind::GraphGrad, std::span<Value* const>(operands), std::span<const Type>(results),
+                                  std::move(attributes));
+  return Bound{nullptr, op->results()};
+}
+
 Bound Lowering::lower_transform_call(NodeId call) {
   sema::TransformInfo transform = typed_.types.transform_info(node_type(ast_.child(call, 0)));
+  if (transform.kind == sema::TransformKind::Vjp) return lower_vjp_call(call, transform);
   if (!call_instances_ || !call_instances_->count(call.index)) unsupported(call, "this call of a gradient function");
   uint32_t instance = call_instances_->at(call.index);
   Operation* callee = jit_function_op(instance);

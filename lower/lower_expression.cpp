@@ -478,6 +478,7 @@ Bound Lowering::lower_call(NodeId call) {
   NodeId callee = ast_.child(call, 0);
   if (graph_) {
     if (is_transform_node(callee)) return lower_transform_call(call);
+    if (is_builtin_call(call, BuiltinId::Vjp)) return lower_vjp(call);
     if (call_instances_ && call_instances_->count(call.index)) return lower_jit_call(call);
     if (ast_.kind(callee) == NodeKind::Subscript) {
       sema::TypeId k = node_type(ast_.child(callee, 0));

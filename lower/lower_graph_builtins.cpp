@@ -521,8 +521,8 @@ Value* Lowering::lower_print(NodeId call) {
 }
 
 // The arguments of a call of a @jit instance, as its parameters want them.
-std::vector<Value*> Lowering::jit_call_operands(NodeId call, Type fn) {
-  auto arguments = ast_.children(call).subspan(1);
+std::vector<Value*> Lowering::jit_call_operands(NodeId call, Type fn, size_t first_argument) {
+  auto arguments = ast_.children(call).subspan(first_argument);
   std::vector<Value*> operands;
   for (size_t i = 0; i < arguments.size(); ++i) {
     Type want = fn.input(i);

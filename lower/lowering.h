@@ -231,12 +231,14 @@ class Lowering {
   static std::string_view collective_op_name(sema::PartialOp op);
   Value* global_view(Value* v, NodeId node);
   Bound lower_jit_call(NodeId call);
-  std::vector<Value*> jit_call_operands(NodeId call, Type function_type);
+  std::vector<Value*> jit_call_operands(NodeId call, Type function_type, size_t first_argument = 1);
   // Autodiff (lower_autodiff.cpp): grad(f)(args) is graph.grad; a call of a
   // @custom_vjp function carries its rule.
   bool is_transform_node(NodeId node) const;
   Bound bound_from_flat(sema::TypeId type, const std::vector<Value*>& values, size_t& next);
   Bound lower_transform_call(NodeId call);
+  Bound lower_vjp(NodeId call);
+  Bound lower_vjp_call(NodeId call, const sema::TransformInfo& transform);
   void attach_custom_rule(Operation* call_op, uint32_t instance);
   Bound lower_kernel_launch(NodeId call);
   Value* lower_print(NodeId call);

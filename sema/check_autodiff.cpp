@@ -31,6 +31,7 @@ bool has_decorator(const Ast& ast, const ValueStores& values, NodeId def, Decora
 
 // grad(fun, argnums=0, wrt=None, has_aux=False) / value_and_grad(...).
 Value Checker::check_transform_builtin(BuiltinCall& bc) {
+  if (bc.id == BuiltinId::Vjp) return check_vjp(bc);
   TypeId error = types_.error();
   auto bound = bc.bind({"fun", "argnums", "wrt", "has_aux"}, 1);
   if (bound.empty()) return Value{error};
@@ -131,10 +132,122 @@ Value Checker::check_transform_builtin(BuiltinCall& bc) {
   return Value{types_.transform(transform)};
 }
 
+// vjp(f, *primals) -> (out, f_vjp): f instantiated for the primals (every
+// one a float tensor); f_vjp is a compile-time function bound to them.
+Value Checker::check_vjp(BuiltinCall& bc) {
+  TypeId error = types_.error();
+  for (const auto& [keyword, node] : bc.args.keywords) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(node), std::string(keyword), std::string(bc.name),
+                                        "left out (vjp takes the function and its arguments)", source_text(node));
+    bc.check_all_arguments();
+    return Value{error};
+  }
+  if (bc.args.positional.empty()) {
+    diags_.emit<diag::SemaArgumentCount>(bc.where, std::string(bc.name), "at least 1 argument (the function)", 0u);
+    return Value{error};
+  }
+  NodeId fun_node = bc.args.positional[0];
+  Value fun = bc.value_of(fun_node);
+  if (types_.is_error(fun.type)) {
+    bc.check_all_arguments();
+    return Value{error};
+  }
+  TypeInfo f = types_.info(fun.type);
+  if (f.kind == TypeKind::Function) check_function(f.payload);
+  if (f.kind != TypeKind::Function || out_.functions[f.payload].kind != FunctionKind::Jit) {
+    diags_.emit<diag::SemaGradNotJit>(ast_.range(fun_node), std::string(bc.name), source_text(fun_node));
+    bc.check_all_arguments();
+    return Value{error};
+  }
+  uint32_t index = f.payload;
+  std::string function_name = name_of(out_.functions[index].name);
+  std::span<const NodeId> primals(bc.args.positional.begin() + 1, bc.args.positional.end());
+  Value out = check_jit_call(bc.call, index, primals);
+  if (types_.is_error(out.type) || types_.kind(out.type) == TypeKind::Dynamic) return out;
+  auto instance = call_instances_->find(bc.call.index);
+  if (instance == call_instances_->end()) return Value{error};
+  const FunctionInfo& info = out_.instances[instance->second].info;
+  auto parameters = ast_.children(ast_.child(out_.functions[index].def, 1)).subspan(out_.functions[index].first_parameter);
+  bool ok = true;
+  for (size_t i = 0; i < primals.size(); ++i) {
+    TypeInfo p = types_.info(info.parameter_types[i]);
+    if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
+      diags_.emit<diag::SemaGradNonFloat>(ast_.range(primals[i]), function_name,
+                                          name_of(ast_.node(parameters[i]).payload),
+                                          types_.to_string(info.parameter_types[i]));
+      ok = false;
+    }
+  }
+  // The result: float tensors (a tuple of them), each with a cotangent.
+  std::vector<TypeId> outputs;
+  if (types_.kind(out.type) == TypeKind::Tuple)
+    outputs.assign(types_.tuple_elements(out.type).begin(), types_.tuple_elements(out.type).end());
+  else
+    outputs.push_back(out.type);
+  for (TypeId o : outputs) {
+    TypeInfo r = types_.info(o);
+    if (r.kind != TypeKind::Tensor || !is_float(r.scalar)) {
+      diags_.emit<diag::SemaVjpResult>(ast_.range(bc.call), function_name, types_.to_string(out.type));
+      ok = false;
+      break;
+    }
+  }
+  if (!ok) return Value{error};
+  TransformInfo transform;
+  transform.kind = TransformKind::Vjp;
+  transform.function = index;
+  transform.instance = instance->second;
+  transform.tuple = true;
+  for (uint32_t i = 0; i < primals.size(); ++i) transform.argnums.push_back(i);
+  std::vector<TypeId> pair{out.type, types_.transform(transform)};
+  return Value{types_.tuple(pair)};
+}
+
+// f_vjp(cotangent): one cotangent of the type of f's result (a tuple for a
+// tuple); returns a tuple of gradients, one per primal (JAX's convention).
+Value Checker::check_vjp_call(NodeId call, const TransformInfo& transform, std::span<const NodeId> arguments) {
+  const FunctionInfo& info = out_.instances[transform.instance].info;
+  std::string function_name = name_of(out_.functions[transform.function].name);
+  TypeId out = info.return_type;
+  if (arguments.size() != 1) {
+    diags_.emit<diag::SemaArgumentCount>(ast_.range(call), "the vjp function of '" + function_name + "'", "1 argument (the cotangent)",
+                                         static_cast<unsigned>(arguments.size()));
+    for (NodeId a : arguments) check_expression(a);
+    return Value{types_.error()};
+  }
+  Value cotangent = check_expression(arguments[0]);
+  if (types_.is_error(cotangent.type)) return Value{types_.error()};
+  std::vector<TypeId> want, have;
+  auto elements = [&](TypeId t, std::vector<TypeId>& into) {
+    if (types_.kind(t) == TypeKind::Tuple) into.assign(types_.tuple_elements(t).begin(), types_.tuple_elements(t).end());
+    else into.push_back(t);
+  };
+  elements(out, want);
+  elements(cotangent.type, have);
+  bool match = want.size() == have.size();
+  for (size_t i = 0; match && i < want.size(); ++i) {
+    TypeInfo w = types_.info(want[i]), h = types_.info(have[i]);
+    match = h.kind == TypeKind::Tensor && h.scalar == w.scalar && types_.dims(want[i]).size() == types_.dims(have[i]).size();
+    for (size_t d = 0; match && d < types_.dims(want[i]).size(); ++d) {
+      auto a = types_.constant_value(types_.dims(want[i])[d]), b = types_.constant_value(types_.dims(have[i])[d]);
+      match = !(a && b && *a != *b);
+    }
+  }
+  if (!match) {
+    diags_.emit<diag::SemaVjpCotangent>(ast_.range(arguments[0]), function_name, types_.to_string(out),
+                                        types_.to_string(cotangent.type));
+    return Value{types_.error()};
+  }
+  std::vector<TypeId> gradients;
+  for (uint32_t i : transform.argnums) gradients.push_back(types_.with_mut(info.parameter_types[i], false));
+  return Value{types_.tuple(gradients)};
+}
+
 // grad(f, ...)(args): f instantiated for the arguments; the gradients have
 // the types of the differentiated arguments.
 Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::span<const NodeId> arguments) {
   TransformInfo transform = types_.transform_info(transform_type);
+  if (transform.kind == TransformKind::Vjp) return check_vjp_call(call, transform, arguments);
   const FunctionInfo& generic = out_.functions[transform.function];
   std::string function_name = name_of(generic.name);
   Value value = check_jit_call(call, transform.function, arguments);

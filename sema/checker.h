@@ -258,6 +258,8 @@ class Checker {
   Value check_jit_call(NodeId call, uint32_t function_index, std::span<const NodeId> arguments);
   // --- autodiff (check_autodiff.cpp) ---
   Value check_transform_builtin(BuiltinCall& call);
+  Value check_vjp(BuiltinCall& call);
+  Value check_vjp_call(NodeId call, const TransformInfo& transform, std::span<const NodeId> arguments);
   Value check_transform_call(NodeId call, TypeId transform, std::span<const NodeId> arguments);
   void collect_custom_vjps(NodeId module);
   std::optional<uint32_t> defvjp_function(NodeId call);

@@ -174,7 +174,7 @@ TypeId TypeStore::object(IdentifierId class_name) {
 TypeId TypeStore::transform(const TransformInfo& transform) {
   TypeInfo info = with_payload(TypeKind::Transform, transform.function);
   std::vector<uint32_t> extra{static_cast<uint32_t>(transform.kind),
-                             (transform.tuple ? 1u : 0u) | (transform.has_aux ? 2u : 0u)};
+                             (transform.tuple ? 1u : 0u) | (transform.has_aux ? 2u : 0u), transform.instance};
   extra.insert(extra.end(), transform.argnums.begin(), transform.argnums.end());
   return intern(info, extra);
 }
@@ -187,7 +187,8 @@ TransformInfo TypeStore::transform_info(TypeId id) const {
   out.kind = static_cast<TransformKind>(extra_[t.extra_begin]);
   out.tuple = (extra_[t.extra_begin + 1] & 1u) != 0;
   out.has_aux = (extra_[t.extra_begin + 1] & 2u) != 0;
-  out.argnums.assign(extra_.begin() + t.extra_begin + 2, extra_.begin() + t.extra_begin + t.extra_count);
+  out.instance = extra_[t.extra_begin + 2];
+  out.argnums.assign(extra_.begin() + t.extra_begin + 3, extra_.begin() + t.extra_begin + t.extra_count);
   return out;
 }
 
@@ -497,7 +498,12 @@ std::string TypeStore::to_string(TypeId id) const {
     case TypeKind::Dynamic:
       return "dynamic";
     case TypeKind::Transform:
-      return transform_info(id).kind == TransformKind::Grad ? "gradient function" : "value-and-gradient function";
+      switch (transform_info(id).kind) {
+        case TransformKind::Grad: return "gradient function";
+        case TransformKind::ValueAndGrad: return "value-and-gradient function";
+        case TransformKind::Vjp: return "vjp function";
+      }
+      return "";
   }
   return "?";
 }

@@ -150,10 +150,13 @@ enum class TypeKind : uint8_t {
 // (docs/language/autodiff.md): the function transformed, which parameters
 // the gradient is taken with respect to, and whether `argnums` was a tuple
 // (the gradients are then a tuple, else one value).
-enum class TransformKind : uint8_t { Grad, ValueAndGrad };
+// Grad/ValueAndGrad: grad(f, ...) / value_and_grad(f, ...). Vjp: the
+// `f_vjp` of `out, f_vjp = vjp(f, *primals)`, bound to one instance of f.
+enum class TransformKind : uint8_t { Grad, ValueAndGrad, Vjp };
 struct TransformInfo {
   TransformKind kind = TransformKind::Grad;
   uint32_t function = 0;  // index into TypedModule::functions
+  uint32_t instance = UINT32_MAX;  // Vjp: index into TypedModule::instances
   bool tuple = false;
   bool has_aux = false;  // f returns (value, aux); aux is passed through
   std::vector<uint32_t> argnums;

@@ -84,22 +84,33 @@ void Verifier::verify_graph_grad(Operation* op) {
   }
   bool with_value = op->has_attr("value");
   bool with_aux = op->has_attr("aux");
+  bool with_cotangents = op->has_attr("cotangents");
   Attribute of = attr(op, "of", AttributeKind::Symbol);
   Operation* module = op->enclosing(OpKind::Module);
   if (!of || !module) return;
   Operation* function = lookup_function(module, of.string_value());
   if (!function) return void(error(op, fmt::format("differentiates unknown function '@{}'", of.string_value())));
   Type fn = function->attr("function_type").type();
+  if (with_cotangents && (with_value || with_aux))
+    return void(error(op, "takes 'cotangents' without 'value' or 'aux'"));
   // Results: the value (with `value`), one gradient per argnums entry, then
   // the function's results after the first (with `aux`).
   size_t aux_count = with_aux && fn.num_results() > 0 ? fn.num_results() - 1 : 0;
   if (!results(op, static_cast<unsigned>(argnums.size() + (with_value ? 1 : 0) + aux_count))) return;
-  if (op->num_operands() != fn.num_inputs())
-    return void(error(op, fmt::format("passes {} arguments to '@{}', which takes {}", op->num_operands(),
-                                      of.string_value(), fn.num_inputs())));
-  if (fn.num_results() == 0 || (!with_aux && fn.num_results() != 1))
-    return void(error(op, with_aux ? "differentiates a function without results"
-                                   : "differentiates a function with several results (without 'aux')"));
+  // Operands: the function's arguments, then (with `cotangents`) one seed per
+  // result of the function.
+  size_t operands = fn.num_inputs() + (with_cotangents ? fn.num_results() : 0);
+  if (op->num_operands() != operands)
+    return void(error(op, fmt::format("passes {} operands to '@{}', which takes {}{}", op->num_operands(),
+                                      of.string_value(), fn.num_inputs(),
+                                      with_cotangents ? fmt::format(" and {} cotangents", fn.num_results()) : "")));
+  if (fn.num_results() == 0 || (!with_aux && !with_cotangents && fn.num_results() != 1))
+    return void(error(op, with_aux || with_cotangents ? "differentiates a function without results"
+                                                      : "differentiates a function with several results (without 'aux')"));
+  if (with_cotangents)
+    for (size_t r = 0; r < fn.num_results(); ++r)
+      if (op->operand(static_cast<unsigned>(fn.num_inputs() + r))->type() != fn.result(r))
+        return void(error(op, fmt::format("cotangent #{} must have the type of the function's result #{}", r, r)));
   unsigned first = with_value ? 1 : 0;
   if (with_value && op->result(0)->type() != fn.result(0))
     return void(error(op, "result #0 must be the function's first result"));

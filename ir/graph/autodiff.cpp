@@ -56,11 +56,12 @@ class Derivation {
       : pass_(pass), context_(pass.context), builder_(pass.context), module_(module), function_(function) {}
 
   // Appends the backward pass to `function_` (a clone of the source, already
-  // decomposed) for the arguments `argnums`; returns the gradients.
-  std::vector<Value*> run(const std::vector<int64_t>& argnums) {
+  // decomposed) for the arguments `argnums`; returns the gradients. `seeds`
+  // pairs results with their cotangents (vjp); empty: the first result,
+  // seeded with 1 (grad).
+  std::vector<Value*> run(const std::vector<int64_t>& argnums, std::vector<std::pair<Value*, Value*>> seeds = {}) {
     Block& body = function_->region(0).front();
     Operation* ret = body.terminator();
-    Value* output = ret->operand(0);
     std::vector<Operation*> ops;
     for (Operation* op : body)
       if (op != ret) ops.push_back(op);
@@ -76,8 +77,12 @@ class Derivation {
       for (Value* r : op->results())
         if (is_float_tensor(r)) active_.insert(r);
     }
-    // Needed: the result depends on it.
-    std::unordered_set<Value*> needed{output};
+    // Needed: a seeded result depends on it.
+    builder_.set_insertion_point(ret);
+    builder_.set_location(ret->loc());
+    if (seeds.empty() && active_.count(ret->operand(0))) seeds.push_back({ret->operand(0), constant_like(ret->operand(0), 1.0)});
+    std::unordered_set<Value*> needed;
+    for (auto [output, seed] : seeds) needed.insert(output);
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
       Operation* op = *it;
       bool any = false;
@@ -85,21 +90,17 @@ class Derivation {
       if (!any) continue;
       for (Value* v : op->operands()) needed.insert(v);
     }
-    builder_.set_insertion_point(ret);
-    builder_.set_location(ret->loc());
-    if (active_.count(output)) {
-      adjoint_[output] = constant_like(output, 1.0);
-      for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
-        Operation* op = *it;
-        bool relevant = false;
-        for (Value* r : op->results()) relevant = relevant || (active_.count(r) && needed.count(r));
-        if (!relevant) continue;
-        bool has_adjoint = false;
-        for (Value* r : op->results()) has_adjoint = has_adjoint || adjoint_.count(r);
-        if (!has_adjoint) continue;
-        builder_.set_location(op->loc());
-        differentiate(op);
-      }
+    for (auto [output, seed] : seeds) accumulate(output, seed);
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+      Operation* op = *it;
+      bool relevant = false;
+      for (Value* r : op->results()) relevant = relevant || (active_.count(r) && needed.count(r));
+      if (!relevant) continue;
+      bool has_adjoint = false;
+      for (Value* r : op->results()) has_adjoint = has_adjoint || adjoint_.count(r);
+      if (!has_adjoint) continue;
+      builder_.set_location(op->loc());
+      differentiate(op);
     }
     builder_.set_location(ret->loc());
     std::vector<Value*> gradients;
@@ -548,7 +549,9 @@ Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
   std::vector<int64_t> argnums = grad->has_attr("argnums") ? grad->attr("argnums").int_array() : std::vector<int64_t>{0};
   bool with_value = grad->has_attr("value");
   bool with_aux = grad->has_attr("aux");
+  bool with_cotangents = grad->has_attr("cotangents");
   std::string name = derived_name(source->symbol_name(), argnums, with_value, with_aux);
+  if (with_cotangents) name = derived_name(source->symbol_name(), argnums, false, false) + ".vjp";
   if (Operation* existing = lookup_function(module, name)) return existing;
   if (source->region(0).num_blocks() != 1) {
     report_at<DiagnosticKind::IrAutodiffUnsupported>(pass, grad, "'@" + std::string(source->symbol_name()) + "'",
@@ -557,6 +560,9 @@ Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
   }
   Type source_type = source->attr("function_type").type();
   std::vector<Type> inputs = types_of(source_type, true);
+  // vjp: the cotangents follow the arguments.
+  if (with_cotangents)
+    for (Type r : types_of(source_type, false)) inputs.push_back(r);
   std::vector<Type> results(grad->result_types());
   std::vector<NamedAttribute> attributes{{"sym_name", pass.context.string_attr(name)},
                                          {"function_type", pass.context.type_attr(pass.context.function_type(inputs, results))}};
@@ -564,14 +570,21 @@ Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
   Block* entry = derived->region(0).add_block();
   Block& body = source->region(0).front();
   IRMapping mapping;
-  for (unsigned i = 0; i < body.num_arguments(); ++i) mapping.map(body.argument(i), entry->add_argument(inputs[i]));
+  for (unsigned i = 0; i < inputs.size(); ++i) {
+    Value* argument = entry->add_argument(inputs[i]);
+    if (i < body.num_arguments()) mapping.map(body.argument(i), argument);
+  }
   for (Operation* op : body) entry->push_back(op->clone(mapping));
   module->region(0).front().insert_before(source->next(), derived);
   decompose_graph_operations(derived, pass.context);
   try {
     Derivation derivation(pass, module, derived);
-    std::vector<Value*> gradients = derivation.run(argnums);
     Operation* ret = entry->terminator();
+    std::vector<std::pair<Value*, Value*>> seeds;
+    if (with_cotangents)
+      for (unsigned r = 0; r < ret->num_operands(); ++r)
+        seeds.push_back({ret->operand(r), entry->argument(body.num_arguments() + r)});
+    std::vector<Value*> gradients = derivation.run(argnums, std::move(seeds));
     std::vector<Value*> returned;
     if (with_value) returned.push_back(ret->operand(0));
     returned.insert(returned.end(), gradients.begin(), gradients.end());
