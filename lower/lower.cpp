@@ -213,12 +213,13 @@ Operation* Lowering::function_op(uint32_t index, const std::vector<Type>& argume
   return func;
 }
 
-OwningModule Lowering::run(const std::string& only_kernel) {
+OwningModule Lowering::run(const std::string& only_kernel, bool skip_autotuned) {
   module_ = create_module(location(ast_.root()));
   // Kernels in source order; the helpers they call are lowered as they are reached.
   for (uint32_t i = 0; i < typed_.functions.size(); ++i) {
     if (typed_.functions[i].kind != FunctionKind::Kernel) continue;
     if (!only_kernel.empty() && name_of(typed_.functions[i].name.index) != only_kernel) continue;
+    if (skip_autotuned && !typed_.functions[i].autotune.empty() && !typed_.functions[i].autotune_pinned) continue;
     try {
       function_op(i);
     } catch (LoweringFailed&) {
@@ -858,8 +859,9 @@ void Lowering::lower_while(NodeId statement) {
 }
 
 OwningModule lower_to_tile_ir(Context& context, const Ast& ast, const ValueStores& values,
-                              const sema::TypedModule& typed, DiagnosticEngine& diags, const std::string& only_kernel) {
-  return Lowering(context, ast, values, typed, diags).run(only_kernel);
+                              const sema::TypedModule& typed, DiagnosticEngine& diags, const std::string& only_kernel,
+                              bool skip_autotuned) {
+  return Lowering(context, ast, values, typed, diags).run(only_kernel, skip_autotuned);
 }
 
 }  // namespace tessera::ir
