@@ -226,13 +226,17 @@ OwningModule Lowering::run(const std::string& only_kernel, bool skip_autotuned) 
       failed_ = true;
     }
   }
-  for (size_t next = 0; next < pending_bodies_.size(); ++next) {
-    try {
-      lower_function(pending_bodies_[next].first, pending_bodies_[next].second);
-    } catch (LoweringFailed&) {
-      failed_ = true;
+  size_t next_body = 0;
+  auto lower_pending_bodies = [&] {
+    for (; next_body < pending_bodies_.size(); ++next_body) {
+      try {
+        lower_function(pending_bodies_[next_body].first, pending_bodies_[next_body].second);
+      } catch (LoweringFailed&) {
+        failed_ = true;
+      }
     }
-  }
+  };
+  lower_pending_bodies();
   // The graph level: every @jit instance sema made, then the program (not
   // when one kernel is asked for: `tesserac run --kernel` runs that alone).
   bool only_kernels = !only_kernel.empty();
@@ -248,6 +252,9 @@ OwningModule Lowering::run(const std::string& only_kernel, bool skip_autotuned) 
   } catch (LoweringFailed&) {
     failed_ = true;
   }
+  // Kernels first reached by a launch in graph code (an autotuned kernel
+  // the loop above skipped: the driver replaces it by its default variant).
+  lower_pending_bodies();
   if (failed_) return nullptr;
   // Helpers follow the kernels in the order they were first called.
   // Lowering must produce valid IR: anything else is a bug in tesserac.

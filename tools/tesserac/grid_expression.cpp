@@ -85,6 +85,8 @@ class Evaluator {
         v = multiply(*v, *r);
       } else if (*r == 0) {
         return fail("division by zero");
+      } else if (*v == INT64_MIN && *r == -1) {
+        return fail("a value overflows 64 bits");
       } else {
         // Python's floor division and modulo.
         int64_t q = *v / *r, m = *v % *r;
