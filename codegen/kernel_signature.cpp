@@ -29,6 +29,19 @@ AotKernel kernel_signature(ir::Operation* f) {
   AotKernel k;
   k.name = std::string(f->symbol_name());
   k.generated = f->has_attr("generated");
+  if (f->has_attr("autotune_of")) {
+    k.autotune_of = std::string(f->string_attr("autotune_of"));
+    if (ir::Attribute knobs = f->attr("autotune_knobs"))
+      for (size_t i = 0; i < knobs.size(); ++i) k.knobs.emplace_back(knobs[i].string_value());
+    if (ir::Attribute values = f->attr("autotune_values")) k.knob_values = values.int_array();
+    if (ir::Attribute index = f->attr("autotune_index")) k.point_index = index.int_value();
+    k.autotune_default = f->has_attr("autotune_default");
+    // A variant other than the default is not part of the API (the AOT
+    // header has no launcher of its own for it; the tuner launches it).
+    if (!k.autotune_default) k.generated = true;
+    if (ir::Attribute key = f->attr("autotune_key"))
+      for (size_t i = 0; i < key.size(); ++i) k.autotune_key.emplace_back(key[i].string_value());
+  }
   std::vector<int64_t> group = f->attr("group_shape") ? f->attr("group_shape").int_array() : std::vector<int64_t>{};
   for (size_t axis = 0; axis < group.size() && axis < 3; ++axis) k.group[axis] = static_cast<uint32_t>(group[axis]);
   k.group_rank = static_cast<uint32_t>(std::clamp<size_t>(group.size(), 1, 3));

@@ -39,9 +39,19 @@ struct AotKernel {
   uint64_t static_shared_bytes = 0;
   std::vector<AotParameter> parameters;
   std::vector<std::string> symbols;  // the symbolic dimensions' names, by number
-  bool generated = false;  // generated for a @jit function (attribute `generated`): not part of the API
+  bool generated = false;  // generated for a @jit function (attribute `generated`), or an autotuned kernel's
+                           // variant other than its default: not part of the API
   // A @jit function's results ("result" or "result.N"; a `?` size is INT64_MIN).
   std::vector<AotParameter> results;
+  // A variant of an autotuned kernel (docs/autotuning.md): the kernel it is
+  // a point of, the knobs and this point's values, its index in the space,
+  // whether it is the default point, and the tuner's key (key=(...)).
+  std::string autotune_of;
+  std::vector<std::string> knobs;
+  std::vector<int64_t> knob_values;
+  int64_t point_index = -1;
+  bool autotune_default = false;
+  std::vector<std::string> autotune_key;
 };
 
 // The signature of one kernel func.func. Arguments without recorded names

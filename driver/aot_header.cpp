@@ -112,7 +112,27 @@ std::string aot_header(const std::string& name_space, const std::string& source,
     h += "inline tessStatus " + name + "(tessStream stream, tessera::Grid grid" + parameters + ") {\n" + body +
          "  return " + stub + "(nullptr, stream, grid.groups, grid.dynamic_shared_bytes, " + args + ");\n}\n";
     h += "inline tessStatus " + name + "(tessDevice device, tessera::Grid grid" + parameters + ") {\n" + body +
-         "  return " + stub + "(device, nullptr, grid.groups, grid.dynamic_shared_bytes, " + args + ");\n}\n";
+         "  return " + stub + "(device, nullptr, grid.groups, grid.dynamic_shared_bytes, " + args + ");\n}\n";    if (!k.autotune_of.empty()) {
+      // An autotuned kernel: the overloads above launch its default point;
+      // NAME_tuned the variant the tuner picks, each on its own grid.
+      std::string index = std::to_string(&k - kernels.data());
+      std::string points;
+      for (const codegen::AotKernel& v : kernels)
+        if (v.autotune_of == k.autotune_of) {
+          std::string point;
+          for (size_t i = 0; i < v.knobs.size() && i < v.knob_values.size(); ++i)
+            point += (i ? ", " : "") + v.knobs[i] + "=" + std::to_string(v.knob_values[i]);
+          points += "//   " + point + (v.autotune_default ? " (the default)" : "") + "\n";
+        }
+      h += "// " + name + "_tuned: through the tuner (docs/autotuning.md, \"AOT\"); grid_of(tessera::Knobs)\n"
+           "// returns each variant's tessera::Grid. The variants:\n" + points;
+      h += "template <class GridOf>\ninline tessStatus " + name + "_tuned(tessStream stream, GridOf grid_of" + parameters +
+           ") {\n" + body + "  return tessera::launch_tuned(module(), " + index + ", nullptr, stream, grid_of, " + args +
+           ");\n}\n";
+      h += "template <class GridOf>\ninline tessStatus " + name + "_tuned(tessDevice device, GridOf grid_of" + parameters +
+           ") {\n" + body + "  return tessera::launch_tuned(module(), " + index + ", device, nullptr, grid_of, " + args +
+           ");\n}\n";
+    }
   }
   if (!functions.empty())
     h += "\n// @jit functions: each runs the function's host code, which launches its\n"

@@ -54,6 +54,7 @@ const sema::TypedModule* Compilation::check() {
   if (diags_.has_errors()) return nullptr;
   enter("sema");
   typed_ = sema::check_module(ast_, values_, diags_);
+  if (!diags_.has_errors()) autotuned_ = check_autotune_points(ast_, values_, *typed_, diags_);
   return diags_.has_errors() ? nullptr : typed_.get();
 }
 
@@ -61,8 +62,15 @@ ir::Operation* Compilation::lower(int opt_level, bool run_passes, ir::PipelineSt
                                   const std::string& only_kernel) {
   if (!typed_ || diags_.has_errors()) return nullptr;
   enter("lower");
-  module_ = ir::lower_to_tile_ir(context_, ast_, values_, *typed_, diags_, only_kernel);
+  module_ = ir::lower_to_tile_ir(context_, ast_, values_, *typed_, diags_, only_kernel, true);
   if (!module_) return nullptr;
+  bool variants_ok = true;
+  for (AutotunedKernel& kernel : autotuned_)
+    if (only_kernel.empty() || only_kernel == kernel.name)
+      variants_ok = lower_autotune_points(kernel, context_, module_.get(), ast_, values_, diags_,
+                                          tuned_points_ ? &*tuned_points_ : nullptr) &&
+                    variants_ok;
+  if (!variants_ok) return nullptr;
   return run_passes ? run_pipeline(opt_level, stage) : module_.get();
 }
 

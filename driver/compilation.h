@@ -16,6 +16,7 @@
 #include "ir/core/ir.h"
 #include "ir/passes/pass_manager.h"
 #include "ir/pipeline.h"
+#include "driver/autotune.h"
 #include "driver/overrides.h"
 #include "ir/schedule_to_tile/kernel_library.h"
 #include "sema/sema.h"
@@ -47,6 +48,7 @@ class Compilation {
   const Ast& parse();
   // Sema; only on a file that parsed without errors (a recovered parse
   // leaves holes that would give misleading follow-on errors): null otherwise.
+  // Then every point of each autotuned kernel's space (driver/autotune.h).
   const sema::TypedModule* check();
   // Lowering and the IR pipeline at `opt_level` (ir::compile_pipeline), on
   // a module sema accepted; null after an error. Without `run_pipeline` the
@@ -64,9 +66,17 @@ class Compilation {
   // anywhere compiles like IR from lowering. Null after an error.
   ir::Operation* parse_ir(int opt_level, ir::PipelineStage stage = ir::PipelineStage::Tile);
 
+  // tesserac -c --tune-cache: the points to keep of each autotuned kernel
+  // the cache names (driver/autotune.h); before lower().
+  void set_tuned_points(std::map<std::string, std::set<std::string>> points) { tuned_points_ = std::move(points); }
+
   // Where generate-kernels finds the stdlib's kernels; the default is
   // ir::default_stdlib_directory().
   void set_stdlib_directory(std::string directory);
+
+  // The autotuned kernels: their points, kept or pruned (after check(); the
+  // lowering prunes more), for --emit=tuning and the tuner.
+  const std::vector<AutotunedKernel>& autotuned() const { return autotuned_; }
 
   FileId file() const { return file_; }
   ValueStores& values() { return values_; }
@@ -91,6 +101,8 @@ class Compilation {
   std::optional<TokenizedBuffer> tokens_;
   Ast ast_;
   std::unique_ptr<sema::TypedModule> typed_;
+  std::vector<AutotunedKernel> autotuned_;
+  std::optional<std::map<std::string, std::set<std::string>>> tuned_points_;
   ir::Context context_;
   ir::OwningModule module_;
   std::unique_ptr<ir::KernelLibrary> library_;

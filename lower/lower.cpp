@@ -213,25 +213,30 @@ Operation* Lowering::function_op(uint32_t index, const std::vector<Type>& argume
   return func;
 }
 
-OwningModule Lowering::run(const std::string& only_kernel) {
+OwningModule Lowering::run(const std::string& only_kernel, bool skip_autotuned) {
   module_ = create_module(location(ast_.root()));
   // Kernels in source order; the helpers they call are lowered as they are reached.
   for (uint32_t i = 0; i < typed_.functions.size(); ++i) {
     if (typed_.functions[i].kind != FunctionKind::Kernel) continue;
     if (!only_kernel.empty() && name_of(typed_.functions[i].name.index) != only_kernel) continue;
+    if (skip_autotuned && !typed_.functions[i].autotune.empty() && !typed_.functions[i].autotune_pinned) continue;
     try {
       function_op(i);
     } catch (LoweringFailed&) {
       failed_ = true;
     }
   }
-  for (size_t next = 0; next < pending_bodies_.size(); ++next) {
-    try {
-      lower_function(pending_bodies_[next].first, pending_bodies_[next].second);
-    } catch (LoweringFailed&) {
-      failed_ = true;
+  size_t next_body = 0;
+  auto lower_pending_bodies = [&] {
+    for (; next_body < pending_bodies_.size(); ++next_body) {
+      try {
+        lower_function(pending_bodies_[next_body].first, pending_bodies_[next_body].second);
+      } catch (LoweringFailed&) {
+        failed_ = true;
+      }
     }
-  }
+  };
+  lower_pending_bodies();
   // The graph level: every @jit instance sema made, then the program (not
   // when one kernel is asked for: `tesserac run --kernel` runs that alone).
   bool only_kernels = !only_kernel.empty();
@@ -247,6 +252,9 @@ OwningModule Lowering::run(const std::string& only_kernel) {
   } catch (LoweringFailed&) {
     failed_ = true;
   }
+  // Kernels first reached by a launch in graph code (an autotuned kernel
+  // the loop above skipped: the driver replaces it by its default variant).
+  lower_pending_bodies();
   if (failed_) return nullptr;
   // Helpers follow the kernels in the order they were first called.
   // Lowering must produce valid IR: anything else is a bug in tesserac.
@@ -858,8 +866,9 @@ void Lowering::lower_while(NodeId statement) {
 }
 
 OwningModule lower_to_tile_ir(Context& context, const Ast& ast, const ValueStores& values,
-                              const sema::TypedModule& typed, DiagnosticEngine& diags, const std::string& only_kernel) {
-  return Lowering(context, ast, values, typed, diags).run(only_kernel);
+                              const sema::TypedModule& typed, DiagnosticEngine& diags, const std::string& only_kernel,
+                              bool skip_autotuned) {
+  return Lowering(context, ast, values, typed, diags).run(only_kernel, skip_autotuned);
 }
 
 }  // namespace tessera::ir

@@ -20,9 +20,12 @@ namespace tessera::ir {
 // errors). The result is verified: a verifier failure is a bug in tesserac,
 // thrown as an InternalError (phase "lower"; the driver exits with code 3).
 // With `only_kernel`, only the kernel of that name (if there is one) and the
-// helpers it calls.
+// helpers it calls. With `skip_autotuned`, autotuned kernels (not checked
+// at one point of their space) are left out: the driver lowers each point
+// of their space on its own (driver/autotune.h); without it they are
+// lowered with each knob at its largest value.
 OwningModule lower_to_tile_ir(Context& context, const Ast& ast, const ValueStores& values,
                               const sema::TypedModule& typed, DiagnosticEngine& diags,
-                              const std::string& only_kernel = {});
+                              const std::string& only_kernel = {}, bool skip_autotuned = false);
 
 }  // namespace tessera::ir

@@ -568,7 +568,17 @@ Bound Lowering::lower_kernel_launch(NodeId call) {
   sema::TypeId k = node_type(ast_.child(subscript, 0));
   uint32_t index = typed_.types.info(k).payload;
   const sema::FunctionInfo& kernel = typed_.functions[index];
-  Operation* callee = functions_.at(index);
+  // An autotuned kernel is not lowered with the others (skip_autotuned):
+  // made here, its body lowered after the graph code.
+  Operation* callee = nullptr;
+  if (functions_.count(index)) {
+    callee = functions_.at(index);
+  } else {
+    bool saved_graph = graph_;
+    graph_ = false;  // a kernel's signature: memrefs, not graph tensors
+    callee = function_op(index);
+    graph_ = saved_graph;
+  }
   NodeId configuration = ast_.child(subscript, 1);
   NodeId grid_node = configuration;
   if (ast_.kind(configuration) == NodeKind::Tuple && !(ast_.node(configuration).flags & 1))

@@ -53,7 +53,7 @@ class Lowering {
  public:
   Lowering(Context& context, const Ast& ast, const ValueStores& values, const sema::TypedModule& typed,
            DiagnosticEngine& diags);
-  OwningModule run(const std::string& only_kernel);
+  OwningModule run(const std::string& only_kernel, bool skip_autotuned = false);
 
   // --- module and functions (lower.cpp) ---
   // The func.func of a function, declared on first use (its body is lowered

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git python3
   llvm-22-dev llvm-22-tools libclang-rt-22-dev clang-22
   re2c bison
-  libcli11-dev libfmt-dev doctest-dev
+  libcli11-dev libfmt-dev doctest-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin
   clang-format
   python3-numpy libopenblas0-pthread

@@ -596,6 +596,10 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
       grid_rank(value);
     } else if (name == "space" && context == "autotune") {
       autotune_space(value);
+    } else if (name == "where" && context == "autotune") {
+      info.autotune_where = value;
+    } else if (name == "key" && context == "autotune") {
+      read_autotune_key(info, value);
     } else {
       diags_.emit<diag::SemaUnknownKernelClause>(ast_.node(argument).range, name);
     }
@@ -702,12 +706,23 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
   info.parameter_types.clear();
   std::string function_name = name_of(info.name);
 
-  for (const AutotuneParameter& parameter : info.autotune) {
+  // The knobs: at one point of the space when pinned (exact), else each at
+  // its largest value, which types the body but rejects nothing: every
+  // point is checked on its own (docs/autotuning.md).
+  if (!given && info.kind == FunctionKind::Kernel && !info.autotune.empty()) {
+    info.name_range = function_name_range(def);
+    enumerate_autotune_points(info);
+  }
+  info.autotune_pinned = pin_ && info.kind == FunctionKind::Kernel && !info.autotune.empty() &&
+                         pin_->kernel == function_name && pin_->values.size() == info.autotune.size();
+  for (size_t k = 0; k < info.autotune.size(); ++k) {
+    const AutotuneParameter& parameter = info.autotune[k];
     Local local;
     local.type = types_.scalar(ScalarType::I32);
     local.def = decorators;
-    local.constant = Constant{false, *std::max_element(parameter.candidates.begin(), parameter.candidates.end())};
-    local.constant->from_local = true;  // one of several values: not exact enough to reject a program with
+    int64_t largest = *std::max_element(parameter.candidates.begin(), parameter.candidates.end());
+    local.constant = Constant{false, info.autotune_pinned ? pin_->values[k] : largest};
+    local.constant->from_local = !info.autotune_pinned;  // one of several values: not exact enough to reject a program with
     locals_[parameter.name.index] = local;
   }
 
@@ -779,6 +794,14 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
     }
   }
 
+  // key=(...) names symbolic dimensions of the parameters.
+  for (const std::string& key : info.autotune_key) {
+    auto it = locals_.find(values_.identifiers.intern(key).index);
+    if (it == locals_.end() || !it->second.is_dimension)
+      diags_.emit<diag::SemaInvalidAutotuneKey>(ast_.range(decorators), "'" + key + "' is not a symbolic dimension of '" +
+                                                                           function_name + "''s parameters");
+  }
+
   // A generic @jit function: each instance checks the body with its types.
   bool generic = !given && info.kind == FunctionKind::Jit &&
                  std::any_of(info.parameter_types.begin(), info.parameter_types.end(),
@@ -809,7 +832,9 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
   }
 
   uint64_t limit = kDefaultSharedLimitBytes;
-  if (info.kind == FunctionKind::Kernel && info.shared_budget && info.shared_bytes > *info.shared_budget) {
+  bool exact_sizes = info.autotune.empty() || info.autotune_pinned;  // an autotuned kernel: per point
+  if (!exact_sizes) {
+  } else if (info.kind == FunctionKind::Kernel && info.shared_budget && info.shared_bytes > *info.shared_budget) {
     diags_.emit<diag::SemaSharedBudgetExceeded>(function_name_range(def), function_name, info.shared_bytes,
                                                 *info.shared_budget);
   } else if (info.kind == FunctionKind::Kernel && info.shared_bytes > limit) {
@@ -1224,9 +1249,11 @@ void Checker::write_tensor_element(NodeId target, TypeId tensor, NodeId root) {
   if (annotation.valid()) builder.note_fix_it_insert(ast_.range(annotation).begin, "mut ");
 }
 
-std::unique_ptr<TypedModule> check_module(const Ast& ast, ValueStores& values, DiagnosticEngine& diags) {
+std::unique_ptr<TypedModule> check_module(const Ast& ast, ValueStores& values, DiagnosticEngine& diags,
+                                          const AutotunePin* pin) {
   auto module = std::make_unique<TypedModule>(values.identifiers);
   Checker checker(ast, values, diags, *module);
+  checker.set_autotune_pin(pin);
   checker.run(ast.root());
   return module;
 }

@@ -282,6 +282,14 @@ class Checker {
   bool method_signature_matches(uint32_t index, std::span<const TypeId> parameters, TypeId result);
   bool has_element_quantize(const PolicyClass& policy);
   void read_kernel_decorator(FunctionInfo& info, NodeId decorator);
+  // --- autotune spaces (check_autotune.cpp) ---
+  void set_autotune_pin(const AutotunePin* pin) { pin_ = pin; }
+  void read_autotune_key(FunctionInfo& info, NodeId value);
+  // Every point of the space, with `where=` evaluated at each.
+  void enumerate_autotune_points(FunctionInfo& info);
+  std::optional<bool> constant_condition(NodeId node);
+  std::optional<int64_t> constant_integer(NodeId node);
+  const AutotunePin* pin_ = nullptr;
   void check_statements(NodeId suite);
   void check_statement(NodeId statement);
   void assign_to(NodeId target, const Value& value, NodeId value_node);

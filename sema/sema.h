@@ -34,6 +34,22 @@ struct AutotuneParameter {
   std::vector<int64_t> candidates;
 };
 
+// One point of an autotune space (docs/autotuning.md): a value for each
+// knob, in the order the space names them. `pruned` says why the point is
+// out ("" while it is kept); sema fills it for a `where=` constraint that
+// is false, the driver for a point that does not compile.
+struct AutotunePoint {
+  std::vector<int64_t> values;
+  std::string pruned;
+};
+
+// Checking one point of a kernel's space: the kernel's knobs are exact
+// constants with these values (check_module's `pin`).
+struct AutotunePin {
+  std::string kernel;
+  std::vector<int64_t> values;
+};
+
 struct FunctionInfo {
   NodeId def;
   IdentifierId name;
@@ -45,6 +61,13 @@ struct FunctionInfo {
   std::optional<uint64_t> shared_budget;
   uint64_t shared_bytes = 0;  // static shared memory allocated by the body
   std::vector<AutotuneParameter> autotune;
+  // Every point of the space, the cartesian product of the knobs' lists in
+  // the order written (the first knob varies slowest); `where=` prunes some.
+  std::vector<AutotunePoint> autotune_points;
+  NodeId autotune_where;        // the `where=lambda ...: ...` constraint, if any
+  std::vector<std::string> autotune_key;  // `key=("n", ...)`: what the tuner's key holds (empty: every tensor extent)
+  bool autotune_pinned = false;
+  SourceRange name_range;        // the kernel's name in `def NAME` (diagnostics about the whole kernel)  // checked at one point (AutotunePin): budgets are exact
   bool deterministic = false;
   bool autodiff = false;
   std::vector<TypeId> parameter_types;
@@ -150,7 +173,10 @@ inline constexpr uint64_t kDefaultSharedLimitBytes = 48 * 1024;
 // Shared memory a bare `tshared.alloc` may use when the kernel names no budget.
 inline constexpr uint64_t kDefaultSharedBudgetBytes = 48 * 1024;
 
-std::unique_ptr<TypedModule> check_module(const Ast& ast, ValueStores& values, DiagnosticEngine& diags);
+// With `pin`, the named kernel's autotune knobs are the pin's values
+// (exact constants: its budgets are checked), one point of its space.
+std::unique_ptr<TypedModule> check_module(const Ast& ast, ValueStores& values, DiagnosticEngine& diags,
+                                          const AutotunePin* pin = nullptr);
 
 // `--emit=typed-ast`: the AST dump with every expression's type and every
 // function's kind and effect.

@@ -49,6 +49,41 @@ TEST_CASE("policies intern and print") {
   CHECK(types.to_string(types.scalar(ScalarType::FP8E4M3, id)) == "fp8_e4m3 @accum(f32) @stochastic_round");
 }
 
+TEST_CASE("autotune: the points are the product in the order written; where= prunes; a pin is exact") {
+  SourceManager sources;
+  CollectingDiagnosticConsumer consumer;
+  DiagnosticEngine diags(sources, consumer);
+  ValueStores values;
+  FileId file = sources.add_file("t.tsr",
+                                 "@kernel.autotune(space=dict(A=[1, 2], B=[10, 20, 30]), where=lambda B, A: A * B != 40)\n"
+                                 "def k(x: mut f32[n]):\n"
+                                 "    s = tile.alloc_shared((A * 8192,), f32)\n"
+                                 "    x[tile.linear_id()] = 1.0\n");
+  ParsedFile parsed = lex_and_parse(file, sources, values, diags);
+  auto module = check_module(parsed.ast, values, diags);
+  diags.flush();
+  CHECK(consumer.diagnostics.empty());  // A=2 is over the group's 48 KiB, but only per point
+  const FunctionInfo& k = module->functions[0];
+  REQUIRE(k.autotune_points.size() == 6);
+  std::vector<std::vector<int64_t>> expected = {{1, 10}, {1, 20}, {1, 30}, {2, 10}, {2, 20}, {2, 30}};
+  for (size_t p = 0; p < 6; ++p) {
+    CHECK(k.autotune_points[p].values == expected[p]);
+    CHECK(k.autotune_points[p].pruned == (p == 4 ? "where= is false" : ""));
+  }
+  CHECK_FALSE(k.autotune_pinned);
+  AutotunePin small{"k", {1, 10}};
+  auto pinned = check_module(parsed.ast, values, diags, &small);
+  diags.flush();
+  CHECK(consumer.diagnostics.empty());
+  CHECK(pinned->functions[0].autotune_pinned);
+  CHECK(pinned->functions[0].shared_bytes == 32768u);
+  AutotunePin large{"k", {2, 10}};
+  pinned = check_module(parsed.ast, values, diags, &large);
+  diags.flush();
+  REQUIRE(consumer.diagnostics.size() == 1);
+  CHECK(consumer.diagnostics[0].kind == diag::SemaSharedTargetLimit);
+}
+
 TEST_CASE("dtype names and aliases") {
   CHECK(lookup_dtype("f32")->type == ScalarType::F32);
   CHECK(lookup_dtype("fp32")->type == ScalarType::F32);

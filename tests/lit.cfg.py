@@ -89,6 +89,11 @@ config.environment["NO_COLOR"] = "1"
 config.environment["TERM"] = "dumb"
 # Every IR text a tool prints is parsed back and must print identically.
 config.environment["TESSERA_CHECK_ROUND_TRIP"] = "1"
+# No tuning (docs/autotuning.md): an autotuned kernel runs its default point,
+# and nothing writes a tuning cache in $HOME. The tests of the tuner
+# (conformance/autotune/) turn it on with TESSERA_AUTOTUNE=1 and a
+# TESSERA_CACHE_DIR under %t.
+config.environment["TESSERA_AUTOTUNE"] = "0"
 # The diagnostic-coverage check sets this to collect every emitted kind.
 if "TESSERA_DIAGNOSTIC_LOG" in os.environ:
     config.environment["TESSERA_DIAGNOSTIC_LOG"] = os.environ["TESSERA_DIAGNOSTIC_LOG"]

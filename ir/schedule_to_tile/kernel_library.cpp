@@ -67,6 +67,10 @@ Operation* DirectoryKernelLibrary::instantiate(Context& context, Operation* modu
   Operation* copy = kernel->clone();
   copy->set_attr("sym_name", context.string_attr(symbol));
   copy->set_attr("stdlib", context.string_attr(instance.key()));
+  // One point of an autotuned stdlib kernel (its default): a kernel of its own here.
+  for (const char* name : {"autotune_of", "autotune_knobs", "autotune_values", "autotune_index", "autotune_default",
+                           "autotune_key"})
+    copy->remove_attr(name);
   module->region(0).front().push_back(copy);
   return copy;
 }

@@ -9,6 +9,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
 #include <cstring>
 #include <thread>
 #include <string>
@@ -17,6 +22,7 @@
 #include <tessera/numerics.hpp>
 #include <tessera/runtime.hpp>
 
+#include "autotuned.h"
 #include "concurrent.h"
 #include "graph.h"
 #include "narrow.h"
@@ -471,4 +477,57 @@ TEST_CASE("@jit functions through the generated header") {
     CHECK(last_error().find("calling 'product(a: f32[M, K], b: f32[K, N]) -> f32[?, ?]'") != std::string::npos);
     CHECK(last_error().find("dimension mismatch: 'K' is 3") != std::string::npos);
   }
+}
+
+TEST_CASE("an autotuned kernel through the tuner: each variant on its grid, results from the inputs") {
+  // The cache in a fresh directory (docs/autotuning.md, "AOT").
+  const char* base = std::getenv("TMPDIR");
+  std::string dir = std::string(base && *base ? base : "/tmp") + "/tessera-aot-tune.XXXXXX";
+  REQUIRE(mkdtemp(dir.data()) != nullptr);
+  setenv("TESSERA_CACHE_DIR", dir.c_str(), 1);
+  setenv("TESSERA_AUTOTUNE", "1", 1);
+  Device cpu = Device::cpu();
+  const int64_t n = 1000;
+  std::vector<float> xs(n), ys(n);
+  for (int64_t i = 0; i < n; ++i) {
+    xs[i] = static_cast<float>(i);
+    ys[i] = 1.0f;
+  }
+  int grids_asked = 0;
+  auto grid_of = [&](const tessera::Knobs& knobs) {
+    ++grids_asked;
+    return tessera::Grid(tessera::cdiv(n, knobs["BM"]));
+  };
+  for (int round = 0; round < 2; ++round) {
+    Array<float> x(cpu, xs), y(cpu, ys);
+    REQUIRE_MESSAGE(autotuned::blocked_tuned(cpu.handle(), grid_of,
+                                             tessera::TensorView<const float, 1>(x.buffer.address(), {n}),
+                                             tessera::TensorView<float, 1>(y.buffer.address(), {n})) == TESS_SUCCESS,
+                    last_error());
+    std::vector<float> out = y.read();
+    for (int64_t i = 0; i < n; ++i)
+      if (out[i] != 2.0f * xs[i] + 1.0f) {
+        FAIL_CHECK("round " << round << ", element " << i << ": " << out[i]);
+        break;
+      }
+  }
+  CHECK(grids_asked == 6);  // every variant's grid, on each launch
+  // One cache file with the kernel's entry, choosing one of its points.
+  std::string cache;
+  for (const auto& f : std::filesystem::directory_iterator(dir))
+    if (f.path().extension() == ".json") cache = f.path().string();
+  REQUIRE(!cache.empty());
+  std::stringstream text;
+  text << std::ifstream(cache).rdbuf();
+  CHECK(text.str().find("\"kernel\": \"blocked\"") != std::string::npos);
+  CHECK(text.str().find("x:f32[1024] y:f32[1024]") != std::string::npos);
+  // The default point through the plain overload, on its own grid (BM=256).
+  Array<float> x(cpu, xs), y(cpu, ys);
+  REQUIRE(autotuned::blocked(cpu.handle(), tessera::Grid(tessera::cdiv(n, 256)),
+                             tessera::TensorView<const float, 1>(x.buffer.address(), {n}),
+                             tessera::TensorView<float, 1>(y.buffer.address(), {n})) == TESS_SUCCESS);
+  CHECK(y.read()[n - 1] == 2.0f * xs[n - 1] + 1.0f);
+  unsetenv("TESSERA_CACHE_DIR");
+  unsetenv("TESSERA_AUTOTUNE");
+  std::filesystem::remove_all(dir);
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -34,6 +35,7 @@
 #include "tools/tesserac/diagnostic_flags.h"
 #include "tools/tesserac/output_file.h"
 #include "tools/tesserac/run.h"
+#include "tessera/tessera_tuner.h"
 
 namespace tessera {
 namespace {
@@ -74,7 +76,7 @@ int report_internal_error(const std::string& phase, const std::string& what) {
   return kExitInternalError;
 }
 
-enum class Emit { None, Tokens, Ast, TypedAst, GraphIr, ScheduleIr, TileIr, Llvm, Ptx, Cubin, Fatbin, Object };
+enum class Emit { None, Tokens, Ast, TypedAst, Tuning, GraphIr, ScheduleIr, TileIr, Llvm, Ptx, Cubin, Fatbin, Object };
 
 // The last phase a run goes through.
 enum class StopAfter { Lex, Parse, Sema };
@@ -92,6 +94,7 @@ struct Options {
   std::string arch = "sm_80";
   bool compile_object = false;  // -c: an AOT host object and its C++ header
   std::string header;           // -c: the header's path (default: the object's with .h)
+  std::string tune_cache;       // -c: keep only the variants this tuning cache chose (docs/autotuning.md)
   std::string name_space;       // -c: the header's namespace (default: the file's stem)
   std::string gpu_code = "auto";
   std::string host_cpu;  // empty: generic for objects, native for --emit=llvm
@@ -269,6 +272,7 @@ int compile(const Options& options) {
   Emit emit = options.emit == "tokens"      ? Emit::Tokens
               : options.emit == "ast"       ? Emit::Ast
               : options.emit == "typed-ast" ? Emit::TypedAst
+              : options.emit == "tuning"    ? Emit::Tuning
               : options.emit == "graph-ir"  ? Emit::GraphIr
               : options.emit == "schedule-ir" ? Emit::ScheduleIr
               : options.emit == "tile-ir"   ? Emit::TileIr
@@ -332,8 +336,32 @@ int compile(const Options& options) {
     // holes that would produce misleading follow-on errors.
     if (stop == StopAfter::Sema && !diags.has_errors()) {
       compilation.check();
+      if (!options.tune_cache.empty() && !diags.has_errors()) {
+        // --tune-cache: each autotuned kernel keeps the points the cache chose.
+        std::map<std::string, std::set<std::string>> keep;
+        for (const driver::AutotunedKernel& kernel : compilation.autotuned()) {
+          std::vector<char> choices(1 << 16);
+          tessStatus status = tessTuneCacheChoices(options.tune_cache.c_str(), kernel.name.c_str(), choices.data(),
+                                                   choices.size());
+          if (status != TESS_SUCCESS) {
+            diags.emit_global<diag::DriverInvalidTuneCache>(options.tune_cache, std::string(tessGetLastErrorMessage()));
+            break;
+          }
+          std::stringstream lines(choices.data());
+          std::string line;
+          while (std::getline(lines, line))
+            if (!line.empty()) keep[kernel.name].insert(line);
+          keep[kernel.name];  // named, even with no entry: its default point alone
+        }
+        compilation.set_tuned_points(std::move(keep));
+      }
       if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*compilation.typed(), ast, sources, values);
       if (wants_ir && !diags.has_errors()) generate(compilation.lower(options.opt_level, !options.no_ir_passes, stage));
+      // The points of each autotuned kernel, after lowering each (which may prune more).
+      if (emit == Emit::Tuning) {
+        if (!diags.has_errors()) compilation.lower(options.opt_level, false);
+        output = driver::tuning_report(compilation.autotuned());
+      }
     } else if (emit == Emit::TypedAst) {
       output = dump_ast(ast, sources, values);
     }
@@ -381,11 +409,14 @@ int run(int argc, char** argv) {
   app.add_option("input", options.input, "Input .tsr file ('-' reads standard input)");
   app.add_option("-o,--output", options.output, "Output file ('-' for standard output, the default for dumps)");
   app.add_option("--emit", options.emit,
-                 "What to produce: tokens, ast, typed-ast, graph-ir, schedule-ir, tile-ir, llvm, ptx, cubin, fatbin (GPU); llvm, obj (--target=cpu)")
-      ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "graph-ir", "schedule-ir", "tile-ir", "llvm", "ptx", "cubin", "fatbin", "obj"}));
+                 "What to produce: tokens, ast, typed-ast, tuning (autotune points), graph-ir, schedule-ir, tile-ir, llvm, ptx, cubin, fatbin (GPU); llvm, obj (--target=cpu)")
+      ->check(CLI::IsMember({"tokens", "ast", "typed-ast", "tuning", "graph-ir", "schedule-ir", "tile-ir", "llvm", "ptx", "cubin", "fatbin", "obj"}));
   app.add_flag("-c", options.compile_object,
                "Compile to a host object (GPU code + CPU code + launch stubs) and a C++ header for linking into "
                "programs (docs/aot.md)");
+  app.add_option("--tune-cache", options.tune_cache,
+                 "With -c: keep of each autotuned kernel only the variants this tuning cache file chose, and its "
+                 "default (docs/autotuning.md)");
   app.add_option("--header", options.header, "With -c: where the C++ header goes (default: the object's path with .h)");
   app.add_option("-D", options.defines, "NAME=VALUE: give a module-level constant (NAME = ... at the top level) this value");
   app.add_option("--stdlib-dir", options.stdlib_dir,
@@ -452,7 +483,7 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
   if (options.target == "cpu" && !options.emit.empty() && options.emit != "llvm" && options.emit != "obj" &&
-      options.emit != "tokens" && options.emit != "ast" && options.emit != "typed-ast" && options.emit != "tile-ir" && options.emit != "graph-ir" &&
+      options.emit != "tokens" && options.emit != "ast" && options.emit != "typed-ast" && options.emit != "tuning" && options.emit != "tile-ir" && options.emit != "graph-ir" &&
       options.emit != "schedule-ir") {
     std::fprintf(stderr, "tesserac: error: --target=cpu produces --emit=llvm or --emit=obj, not '%s'\n", options.emit.c_str());
     return kExitUsage;
@@ -500,6 +531,7 @@ int main(int argc, char** argv) {
   tessera::install_handlers();
   try {
     if (argc > 1 && std::strcmp(argv[1], "run") == 0) return tessera::run_command(argc - 1, argv + 1);
+    if (argc > 1 && std::strcmp(argv[1], "tune") == 0) return tessera::tune_command(argc - 1, argv + 1);
     return tessera::run(argc, argv);
   } catch (const tessera::InternalError& e) {
     return tessera::report_internal_error(e.phase(), e.what());

@@ -32,9 +32,11 @@
 #include "support/diagnostics/diagnostics.h"
 #include "tessera/numerics.hpp"
 #include "tessera/tessera_runtime.h"
+#include "tessera/tessera_tuner.h"
 #include "support/npy.h"
 #include "tools/tesserac/crash_report.h"
 #include "tools/tesserac/diagnostic_flags.h"
+#include "tools/tesserac/grid_expression.h"
 #include "tools/tesserac/output_file.h"
 
 namespace tessera {
@@ -63,6 +65,9 @@ struct RunOptions {
   bool quiet = false;
   bool no_bounds_check = false;
   int repeat = 0;
+  bool retune = false;       // --tune: time the variants even when the cache has the key
+  bool tune_only = false;    // `tesserac tune`: tune, write the cache, run nothing more
+  std::string tune_output;   // `tesserac tune -o FILE`: the cache file to write or merge into
   DiagnosticFlags diagnostics;  // -w, -Werror, -ferror-limit, --color: the compiler's
 };
 
@@ -345,11 +350,16 @@ class Runner {
              "with --func, no @kernel");
       fail("running a kernel needs --grid (groups per axis)");
     }
-    signature_ = find_kernel(codegen::kernel_signatures(module));
+    all_signatures_ = codegen::kernel_signatures(module);
+    signature_ = find_kernel(all_signatures_);
+    if (options_.tune_only && signature_.autotune_of.empty())
+      fail("'" + kernel_name_ + "' has no autotune space: nothing to tune (write @kernel.autotune(space=dict(...)))");
     parameters_ = signature_.parameters;
     std::vector<uint32_t> group = declared_group();
-    std::vector<uint32_t> grid = parse_shape(options_.grid, "grid");
+    // A plain --grid is checked before the arguments (its errors first).
+    if (options_.grid.find_first_not_of("0123456789x, ") == std::string::npos) parse_shape(options_.grid, "grid");
     bind_arguments();
+    std::vector<uint32_t> grid = grid_for(signature_);
 
     tessDevice device = open_device();
     char device_name[128];
@@ -360,12 +370,25 @@ class Runner {
     if (!error.empty()) fail(error);
     if (!loaded) return kExitUserError;
     std::vector<void*> pointers = upload(device);
-    tessKernel handle = nullptr;
-    check(tessModuleGetKernel(loaded.handle(), launched_kernel(device).c_str(), &handle), "kernel lookup");
     // On the CPU the kernel runs in this process: a crash from here on is
     // the kernel's, not the compiler's (crash_report.h).
     const bool in_process = std::string_view(device_name).substr(0, 3) == "cpu";
     if (in_process) kernel_crash_begin(kernel_name_, device_name, !options_.no_bounds_check);
+    // An autotuned kernel: the tuner picks the variant (docs/autotuning.md).
+    std::string variant = kernel_name_;
+    if (!signature_.autotune_of.empty()) {
+      const codegen::AotKernel& chosen = tune(device, device_name, loaded.handle(), group, pointers);
+      variant = chosen.name;
+      grid = grid_for(chosen);
+    }
+    if (options_.tune_only) {
+      if (in_process) kernel_crash_end();
+      for (Argument& a : arguments_)
+        if (a.device) tessFree(device, a.device);
+      return kExitOk;
+    }
+    tessKernel handle = nullptr;
+    check(tessModuleGetKernel(loaded.handle(), launched_kernel(device, variant).c_str(), &handle), "kernel lookup");
     check(tessLaunchKernel(handle, grid.data(), group.data(), 0, nullptr, pointers.data()),
           "running '" + kernel_name_ + "' on " + device_name);
     check(tessDeviceSynchronize(device), "running '" + kernel_name_ + "' on " + device_name);
@@ -535,6 +558,9 @@ class Runner {
   }
 
   codegen::AotKernel find_kernel(std::vector<codegen::AotKernel> kernels) {
+    // An autotuned kernel is named by its default variant (the others are
+    // the tuner's: variants_).
+    std::erase_if(kernels, [](const codegen::AotKernel& k) { return !k.autotune_of.empty() && !k.autotune_default; });
     std::string names;
     for (const codegen::AotKernel& k : kernels) names += (names.empty() ? "'" : ", '") + k.name + "'";
     if (kernels.empty()) fail("'" + options_.input + "' has no @kernel function");
@@ -715,10 +741,10 @@ class Runner {
   // On a GPU, the kernel's contiguous variant when the tensors allow it
   // (docs/abi.md, "Contiguous variants"; the CPU target's kernels pick for
   // themselves). After upload: the views are the device's.
-  std::string launched_kernel(tessDevice device) {
+  std::string launched_kernel(tessDevice device, const std::string& name) {
     tessDeviceKind kind = TESS_DEVICE_CPU;
     check(tessDeviceGetKind(device, &kind), "device");
-    if (kind == TESS_DEVICE_CPU) return kernel_name_;
+    if (kind == TESS_DEVICE_CPU) return name;
     std::vector<const tessTensor*> tensors;
     std::vector<uint8_t> writes;
     for (size_t i = 0; i < parameters_.size(); ++i)
@@ -728,7 +754,143 @@ class Runner {
       }
     int applies = 0;
     check(tessContiguousVariantApplies(tensors.data(), writes.data(), tensors.size(), &applies), "tensors");
-    return applies && !tensors.empty() ? kernel_name_ + TESS_CONTIGUOUS_VARIANT_SUFFIX : kernel_name_;
+    return applies && !tensors.empty() ? name + TESS_CONTIGUOUS_VARIANT_SUFFIX : name;
+  }
+
+  // The variant of the autotuned kernel to launch, from the tuner: the
+  // cache's choice for this key, else every variant timed with these
+  // arguments (the mut tensors are uploaded again afterwards, so the real
+  // run sees the inputs), or the default point with TESSERA_AUTOTUNE=0.
+  const codegen::AotKernel& tune(tessDevice device, const char* device_name, tessModule module,
+                                 std::vector<uint32_t>& group, std::vector<void*>& pointers) {
+    std::vector<codegen::AotKernel>& variants = variants_;
+    for (const codegen::AotKernel& k : all_signatures_)
+      if (k.autotune_of == kernel_name_) variants.push_back(k);
+    std::sort(variants.begin(), variants.end(),
+              [](const codegen::AotKernel& a, const codegen::AotKernel& b) { return a.point_index < b.point_index; });
+    std::vector<std::string> points;
+    size_t default_index = 0;
+    for (size_t v = 0; v < variants.size(); ++v) {
+      std::string point;
+      for (size_t k = 0; k < variants[v].knobs.size() && k < variants[v].knob_values.size(); ++k)
+        point += (k ? ", " : "") + variants[v].knobs[k] + "=" + std::to_string(variants[v].knob_values[k]);
+      points.push_back(point);
+      if (variants[v].autotune_default) default_index = v;
+    }
+    std::vector<const char*> point_texts;
+    for (const std::string& p : points) point_texts.push_back(p.c_str());
+    // The key: the tensors (bucketed extents, or key=(...)'s dimensions).
+    std::vector<tessTuneTensor> tensors;
+    std::vector<tessTuneDimension> dimensions;
+    for (size_t i = 0; i < parameters_.size(); ++i)
+      if (parameters_[i].tensor)
+        tensors.push_back({parameters_[i].name.c_str(), static_cast<tessDtype>(parameters_[i].dtype_code),
+                           static_cast<int32_t>(arguments_[i].array.shape.size()), arguments_[i].array.shape.data()});
+    for (const std::string& name : signature_.autotune_key)
+      dimensions.push_back({name.c_str(), symbol_value(name)});
+    char key[4096];
+    check(tessTuneMakeKey(tensors.data(), tensors.size(), signature_.autotune_key.empty() ? nullptr : dimensions.data(),
+                          dimensions.size(), "tesserac " TESSERA_VERSION, key, sizeof key),
+          "the tuning key");
+    struct Launches {
+      std::vector<tessKernel> handles;
+      std::vector<std::vector<uint32_t>> grids;  // each variant's (--grid may depend on the knobs)
+      std::vector<uint32_t>* group;
+      std::vector<void*>* pointers;
+      tessDevice device;
+    } launches{{}, {}, &group, &pointers, device};
+    for (const codegen::AotKernel& v : variants) {
+      tessKernel handle = nullptr;
+      check(tessModuleGetKernel(module, launched_kernel(device, v.name).c_str(), &handle), "kernel lookup");
+      launches.handles.push_back(handle);
+      launches.grids.push_back(grid_for(v));
+    }
+    tessTuneRequest request{};
+    request.kernel = kernel_name_.c_str();
+    request.key = key;
+    request.device = device_name;
+    request.variants = point_texts.data();
+    request.variant_count = point_texts.size();
+    request.default_variant = default_index;
+    request.user = &launches;
+    request.run = [](void* user, size_t v) -> tessStatus {
+      auto* l = static_cast<Launches*>(user);
+      tessStatus s = tessLaunchKernel(l->handles[v], l->grids[v].data(), l->group->data(), 0, nullptr, l->pointers->data());
+      return s != TESS_SUCCESS ? s : tessDeviceSynchronize(l->device);
+    };
+    request.force = options_.retune || options_.tune_only;
+    request.cache_file = options_.tune_output.empty() ? nullptr : options_.tune_output.c_str();
+    tessTuneResult result{};
+    check(tessTune(&request, &result), "tuning '" + kernel_name_ + "' on " + device_name);
+    // The timing runs wrote the mut tensors: the real run starts from the inputs.
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+      Argument& a = arguments_[i];
+      std::vector<char>& bytes = a.format ? a.storage : a.array.data;
+      if (parameters_[i].tensor && parameters_[i].mut && !bytes.empty() && result.source == TESS_TUNE_TIMED)
+        check(tessMemcpyHtoD(device, a.device, bytes.data(), bytes.size()), "copying " + parameters_[i].name);
+    }
+    char path[4096] = "";
+    if (!options_.tune_output.empty())
+      std::snprintf(path, sizeof path, "%s", options_.tune_output.c_str());
+    else
+      check(tessTuneCachePath(device_name, path, sizeof path), "the tuning cache");
+    const std::string& chosen = points[result.chosen];
+    if (!options_.quiet || options_.tune_only) {
+      switch (result.source) {
+        case TESS_TUNE_DEFAULT:
+          std::fprintf(stderr, "tesserac: '%s' at %s, the default point (TESSERA_AUTOTUNE=0)\n", kernel_name_.c_str(),
+                       chosen.c_str());
+          break;
+        case TESS_TUNE_CACHE:
+          std::fprintf(stderr, "tesserac: '%s' at %s from the tuning cache %s (key %s)\n", kernel_name_.c_str(),
+                       chosen.c_str(), path, key);
+          break;
+        case TESS_TUNE_TIMED:
+          std::fprintf(stderr,
+                       "tesserac: tuned '%s' for key %s: %s, median %.4f ms (%zu variants timed in %.1f ms), written to %s\n",
+                       kernel_name_.c_str(), key, chosen.c_str(), result.chosen_median_ms, variants.size(),
+                       result.tuning_ms, path);
+          break;
+      }
+    }
+    return variants[result.chosen];
+  }
+
+  // --grid for the kernel (an autotuned kernel: for one variant). Plain
+  // numbers, or expressions of the symbolic dimensions and the variant's
+  // knobs (grid_expression.h).
+  std::vector<uint32_t> grid_for(const codegen::AotKernel& kernel) {
+    if (options_.grid.find_first_not_of("0123456789x, ") == std::string::npos) return parse_shape(options_.grid, "grid");
+    std::map<std::string, int64_t> names;
+    for (size_t i = 0; i < parameters_.size(); ++i)
+      for (size_t d = 0; d < parameters_[i].dims.size() && parameters_[i].tensor; ++d) {
+        int64_t spec = parameters_[i].dims[d];
+        if (spec < 0 && spec != INT64_MIN) names[signature_.symbols[static_cast<size_t>(-1 - spec)]] = arguments_[i].array.shape[d];
+      }
+    for (size_t k = 0; k < kernel.knobs.size() && k < kernel.knob_values.size(); ++k)
+      names[kernel.knobs[k]] = kernel.knob_values[k];
+    std::string error;
+    std::optional<std::vector<std::string>> axes = split_grid_axes(options_.grid, error);
+    if (!axes) fail("--grid '" + options_.grid + "': " + error);
+    std::vector<uint32_t> grid;
+    for (const std::string& axis : *axes) {
+      std::optional<int64_t> v = evaluate_grid_axis(axis, names, error);
+      if (!v) fail("--grid '" + options_.grid + "': " + error);
+      grid.push_back(static_cast<uint32_t>(*v));
+    }
+    while (grid.size() < 3) grid.push_back(1);
+    return grid;
+  }
+
+  // The value of the symbolic dimension `name` in the bound arguments.
+  int64_t symbol_value(const std::string& name) {
+    for (size_t i = 0; i < parameters_.size(); ++i)
+      for (size_t d = 0; d < parameters_[i].dims.size() && parameters_[i].tensor; ++d) {
+        int64_t spec = parameters_[i].dims[d];
+        if (spec < 0 && spec != INT64_MIN && signature_.symbols[static_cast<size_t>(-1 - spec)] == name)
+          return arguments_[i].array.shape[d];
+      }
+    fail("key '" + name + "': no tensor argument has that dimension");
   }
 
   void download(tessDevice device) {
@@ -762,6 +924,8 @@ class Runner {
   const RunOptions& options_;
   std::string kernel_name_;
   codegen::AotKernel signature_;
+  std::vector<codegen::AotKernel> all_signatures_;
+  std::vector<codegen::AotKernel> variants_;  // an autotuned kernel's, by point
   std::vector<Parameter> parameters_;
   std::vector<Argument> arguments_;
   std::vector<std::pair<std::string, std::string>> outs_;
@@ -769,18 +933,29 @@ class Runner {
 
 }  // namespace
 
-int run_command(int argc, char** argv) {
-  CLI::App app{"tesserac run: compile a .tsr file and run its program (its top-level statements), one @jit function "
-               "(--func) or one kernel (--kernel, --grid), on the GPU or on the CPU target without one",
-               "tesserac run"};
+namespace {
+
+int run_or_tune(int argc, char** argv, bool tune) {
+  CLI::App app{tune ? "tesserac tune: time every variant of an autotuned kernel with these arguments and write the "
+                      "choice to a tuning cache file (docs/autotuning.md)"
+                    : "tesserac run: compile a .tsr file and run its program (its top-level statements), one @jit "
+                      "function (--func) or one kernel (--kernel, --grid), on the GPU or on the CPU target without one",
+               tune ? "tesserac tune" : "tesserac run"};
   RunOptions options;
+  options.tune_only = tune;
+  if (tune)
+    app.add_option("-o,--output", options.tune_output,
+                   "The cache file to write (entries it has for other keys are kept; default: the device's cache, "
+                   "TESSERA_CACHE_DIR/DEVICE.json)");
   app.add_option("input", options.input, "The .tsr file")->required();
   app.add_option("-D", options.defines, "NAME=VALUE: give a module-level constant (NAME = ... at the top level) this value");
   app.add_option("--stdlib-dir", options.stdlib_dir,
                  "Where the stdlib's compiled kernels are (default: TESSERA_STDLIB_DIR, the installed ones)");
   app.add_option("--func", options.func, "The @jit function to run (results: --out result=FILE.npy, or result.0, result.1, ... for a tuple)");
   app.add_option("--kernel", options.kernel, "The @kernel to run (may be left out when the file has one)");
-  app.add_option("--grid", options.grid, "Groups per axis: G, GxH or G,H,K (kernels)");
+  app.add_option("--grid", options.grid,
+                 "Groups per axis: G, GxH or G,H,K (kernels); or expressions of the symbolic dimensions and an "
+                 "autotuned kernel's knobs, 'cdiv(N, BN), cdiv(M, BM)' (docs/autotuning.md)");
   app.add_option("--group", options.group, "Lanes per group (must be the kernel's declared group shape)");
   app.add_option("--arg", options.args, "NAME=FILE.npy for a tensor parameter, NAME=VALUE for a scalar");
   app.add_option("--out", options.outs, "NAME=FILE.npy: write the mut tensor NAME after the run");
@@ -797,6 +972,8 @@ int run_command(int argc, char** argv) {
   app.add_flag("-q,--quiet", options.quiet, "Do not report where the kernel ran");
   app.add_flag("--no-bounds-check", options.no_bounds_check,
                "Compile without index checks (on by default: an out-of-bounds index fails the run with its .tsr location)");
+  app.add_flag("--tune", options.retune,
+               "An autotuned kernel: time its variants even when the tuning cache has this key (docs/autotuning.md)");
   app.add_option("--time", options.repeat,
                  "After the checked run, launch N more times and print the fastest and median launch times (benchmarks)")
       ->check(CLI::Range(1, 100000));
@@ -812,9 +989,14 @@ int run_command(int argc, char** argv) {
   try {
     return Runner(options).run();
   } catch (const RunError& e) {
-    std::fprintf(stderr, "tesserac run: error: %s\n", e.message.c_str());
+    std::fprintf(stderr, "tesserac %s: error: %s\n", tune ? "tune" : "run", e.message.c_str());
     return kExitUserError;
   }
 }
+
+}  // namespace
+
+int run_command(int argc, char** argv) { return run_or_tune(argc, argv, false); }
+int tune_command(int argc, char** argv) { return run_or_tune(argc, argv, true); }
 
 }  // namespace tessera

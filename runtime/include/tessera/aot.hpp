@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <string_view>
 #include <type_traits>
 
 #include "tessera/tessera_aot.h"
@@ -146,5 +147,38 @@ struct Grid {
   uint32_t groups[3];
   size_t dynamic_shared_bytes;
 };
+
+// The point of a variant of an autotuned kernel: its knobs' values by name
+// (docs/autotuning.md, "AOT"). A name the kernel does not have is 0.
+class Knobs {
+ public:
+  Knobs(const tessAotKnob* knobs, size_t count) : knobs_(knobs), count_(count) {}
+  int64_t operator[](std::string_view name) const {
+    for (size_t i = 0; i < count_; ++i)
+      if (name == knobs_[i].name) return knobs_[i].value;
+    return 0;
+  }
+
+ private:
+  const tessAotKnob* knobs_;
+  size_t count_;
+};
+
+// a / b rounded up: the groups that cover `a` items, `b` per group.
+inline uint32_t cdiv(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
+// Launches an autotuned kernel through the tuner: `grid_of(Knobs)` returns
+// the Grid of each variant (its dynamic shared memory is not used: tuned
+// launches have none).
+template <class GridOf>
+tessStatus launch_tuned(const tessAotModule& module, uint32_t kernel_index, tessDevice device, tessStream stream,
+                        GridOf& grid_of, const void* const* args) {
+  auto thunk = [](void* user, const tessAotKnob* knobs, size_t count, uint32_t out[3]) -> tessStatus {
+    Grid g = (*static_cast<GridOf*>(user))(Knobs(knobs, count));
+    std::copy_n(g.groups, 3, out);
+    return TESS_SUCCESS;
+  };
+  return tessAotLaunchTuned(&module, kernel_index, device, stream, thunk, &grid_of, 0, args);
+}
 
 }  // namespace tessera

@@ -22,7 +22,7 @@ extern "C" {
 
 /* Bumped on any change to the structures below; tessAotLaunch refuses a
  * module of another version. */
-#define TESS_AOT_ABI_VERSION 1u
+#define TESS_AOT_ABI_VERSION 2u
 
 typedef enum tessAotImageKind {
   TESS_AOT_IMAGE_NONE = 0,   /* compiled without GPU code (--gpu-code=none) */
@@ -52,6 +52,10 @@ typedef struct tessAotKernel {
   const tessAotParameter* parameters;
   uint32_t symbol_count;
   const char* const* symbols; /* names of the symbolic dimensions */
+  /* A variant of an autotuned kernel (docs/autotuning.md): the kernel's
+   * name, and this variant's point ("BM=64, BN=128"); null otherwise. */
+  const char* autotune_of;
+  const char* autotune_point;
 } tessAotKernel;
 
 typedef struct tessAotModule {
@@ -76,6 +80,26 @@ typedef struct tessAotModule {
  * kernel, the parameter and the sizes. */
 tessStatus tessAotLaunch(const tessAotModule* module, uint32_t kernel_index, tessDevice device, tessStream stream,
                          const uint32_t grid[3], size_t dynamic_shared_bytes, const void* const* args);
+
+/* One knob of a variant's point. */
+typedef struct tessAotKnob {
+  const char* name;
+  int64_t value;
+} tessAotKnob;
+
+/* The grid of one variant: fills grid[0..2] for the variant's knobs. */
+typedef tessStatus (*tessAotGridFunction)(void* user, const tessAotKnob* knobs, size_t knob_count, uint32_t grid[3]);
+
+/* Launches autotuned kernel `kernel_index` (its default variant) through
+ * the tuner (tessera_tuner.h, docs/autotuning.md, "AOT"): the variant the
+ * cache names for the arguments' key, else every variant of the module
+ * timed with these arguments (the `mut` tensors are copied first and put
+ * back after), or the default with TESSERA_AUTOTUNE=0. Each variant runs on
+ * the grid `grid` gives for its knobs. The choice is remembered in the
+ * process for the key. Then launches the choice like tessAotLaunch. */
+tessStatus tessAotLaunchTuned(const tessAotModule* module, uint32_t kernel_index, tessDevice device, tessStream stream,
+                              tessAotGridFunction grid, void* grid_user, size_t dynamic_shared_bytes,
+                              const void* const* args);
 
 /* The kernel handle for `device`, loading the module there on first use. */
 tessStatus tessAotGetKernel(const tessAotModule* module, uint32_t kernel_index, tessDevice device, tessKernel* kernel);

@@ -1,0 +1,196 @@
+// The tuner's C functions (tessera_tuner.h): keys, the cache's place,
+// timing the variants. The cache file itself is tuning_cache.cpp.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime_internal.h"
+#include "tessera/tessera_tuner.h"
+#include "tuning_cache.h"
+
+using tessera::rt::fail;
+
+namespace {
+
+tessStatus copy_out(const std::string& text, char* out, size_t capacity, const char* what) {
+  if (!out || capacity <= text.size())
+    return fail(TESS_ERROR_INVALID_VALUE, std::string(what) + " needs " + std::to_string(text.size() + 1) + " bytes");
+  std::memcpy(out, text.c_str(), text.size() + 1);
+  return TESS_SUCCESS;
+}
+
+std::string cache_directory() {
+  if (const char* dir = std::getenv("TESSERA_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/tessera";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/tessera";
+  return ".tessera-cache";
+}
+
+std::string cache_path(const std::string& device) {
+  std::string file;
+  for (char c : device) {
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (keep)
+      file += c;
+    else if (!file.empty() && file.back() != '-')
+      file += '-';
+  }
+  while (!file.empty() && file.back() == '-') file.pop_back();
+  return cache_directory() + "/" + (file.empty() ? "device" : file) + ".json";
+}
+
+bool tuning_disabled() {
+  const char* setting = std::getenv("TESSERA_AUTOTUNE");
+  return setting && std::strcmp(setting, "0") == 0;
+}
+
+void warn_about_cache(const std::string& path, const std::string& warning) {
+  if (!warning.empty())
+    std::fprintf(stderr, "tessera: warning: ignoring the tuning cache '%s': %s; it will be rewritten\n", path.c_str(),
+                 warning.c_str());
+}
+
+// The variant the cache chose for the request's key, if it is still one of them.
+bool cached_choice(const tessera::rt::TuningCache& cache, const tessTuneRequest& r, size_t& chosen) {
+  auto it = cache.entries.find(tessera::rt::entry_name(r.kernel, r.key));
+  if (it == cache.entries.end()) return false;
+  for (size_t v = 0; v < r.variant_count; ++v)
+    if (it->second.choice == r.variants[v]) {
+      chosen = v;
+      return true;
+    }
+  return false;  // compiled with other points since: tune again
+}
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+extern "C" {
+
+int64_t tessTuneBucket(int64_t extent) {
+  int64_t bucket = 1;
+  while (bucket < extent && bucket < (INT64_C(1) << 62)) bucket <<= 1;
+  return bucket;
+}
+
+tessStatus tessTuneMakeKey(const tessTuneTensor* tensors, size_t tensor_count, const tessTuneDimension* dimensions,
+                           size_t dimension_count, const char* compiler_version, char* key, size_t capacity) {
+  if ((tensor_count > 0 && !tensors) || (dimension_count > 0 && !dimensions))
+    return fail(TESS_ERROR_INVALID_VALUE, "tessTuneMakeKey: null tensors or dimensions");
+  std::string text;
+  for (size_t d = 0; d < dimension_count; ++d) {
+    if (!dimensions[d].name) return fail(TESS_ERROR_INVALID_VALUE, "tessTuneMakeKey: a dimension without a name");
+    text += std::string(text.empty() ? "" : " ") + dimensions[d].name + "=" + std::to_string(dimensions[d].value);
+  }
+  for (size_t t = 0; t < tensor_count; ++t) {
+    const tessTuneTensor& tensor = tensors[t];
+    if (!tensor.name || tensor.rank < 0 || (tensor.rank > 0 && !tensor.shape))
+      return fail(TESS_ERROR_INVALID_VALUE, "tessTuneMakeKey: a tensor without a name or shape");
+    text += std::string(text.empty() ? "" : " ") + tensor.name + ":" + tessDtypeName(tensor.dtype);
+    if (dimensions) continue;  // key=(...): the named dimensions stand for the shapes
+    text += "[";
+    for (int32_t i = 0; i < tensor.rank; ++i) text += (i ? "," : "") + std::to_string(tessTuneBucket(tensor.shape[i]));
+    text += "]";
+  }
+  text += std::string(" | ") + (compiler_version ? compiler_version : "unknown compiler");
+  return copy_out(text, key, capacity, "tessTuneMakeKey: the key");
+}
+
+tessStatus tessTuneCacheChoices(const char* path, const char* kernel, char* choices, size_t capacity) {
+  if (!path || !kernel) return fail(TESS_ERROR_INVALID_VALUE, "tessTuneCacheChoices: null path or kernel");
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return fail(TESS_ERROR_NOT_FOUND, std::string("no such file"));
+  std::string warning;
+  tessera::rt::TuningCache cache = tessera::rt::read_tuning_cache(path, warning);
+  if (!warning.empty()) return fail(TESS_ERROR_INVALID_VALUE, warning);
+  std::set<std::string> chosen;
+  for (const auto& [name, entry] : cache.entries)
+    if (entry.kernel == kernel) chosen.insert(entry.choice);
+  std::string text;
+  for (const std::string& c : chosen) text += c + "\n";
+  return copy_out(text, choices, capacity, "tessTuneCacheChoices: the choices");
+}
+
+tessStatus tessTuneCacheDirectory(char* path, size_t capacity) {
+  return copy_out(cache_directory(), path, capacity, "tessTuneCacheDirectory: the path");
+}
+
+tessStatus tessTuneCachePath(const char* device, char* path, size_t capacity) {
+  if (!device) return fail(TESS_ERROR_INVALID_VALUE, "tessTuneCachePath: null device name");
+  return copy_out(cache_path(device), path, capacity, "tessTuneCachePath: the path");
+}
+
+tessStatus tessTune(const tessTuneRequest* request, tessTuneResult* result) {
+  if (!request || !result || !request->kernel || !request->key || !request->device || !request->variants ||
+      request->variant_count == 0 || request->default_variant >= request->variant_count || !request->run)
+    return fail(TESS_ERROR_INVALID_VALUE, "tessTune: a null field or no variants in the request");
+  for (size_t v = 0; v < request->variant_count; ++v)
+    if (!request->variants[v]) return fail(TESS_ERROR_INVALID_VALUE, "tessTune: a variant without its point");
+  auto start = std::chrono::steady_clock::now();
+  *result = tessTuneResult{request->default_variant, TESS_TUNE_DEFAULT, 0.0, 0.0};
+  if (tuning_disabled() && !request->force) return TESS_SUCCESS;  // force: asked for explicitly
+
+  std::string path = request->cache_file ? request->cache_file : cache_path(request->device);
+  std::string warning;
+  if (!request->force) {
+    tessera::rt::TuningCache cache = tessera::rt::read_tuning_cache(path, warning);
+    if (cached_choice(cache, *request, result->chosen)) {
+      result->source = TESS_TUNE_CACHE;
+      result->tuning_ms = milliseconds_since(start);
+      return TESS_SUCCESS;
+    }
+  }
+  // Tune under the lock, after reading the cache again: a process that
+  // waited for another one's tuning finds its result.
+  tessera::rt::TuningLock lock(path);
+  if (!lock.ok()) return fail(TESS_ERROR_INVALID_VALUE, "tessTune: " + lock.error());
+  warning.clear();
+  tessera::rt::TuningCache cache = tessera::rt::read_tuning_cache(path, warning);
+  warn_about_cache(path, warning);
+  if (!request->force && cached_choice(cache, *request, result->chosen)) {
+    result->source = TESS_TUNE_CACHE;
+    result->tuning_ms = milliseconds_since(start);
+    return TESS_SUCCESS;
+  }
+  int warmup = request->warmup > 0 ? request->warmup : 1;
+  int repetitions = request->repetitions > 0 ? request->repetitions : 5;
+  tessera::rt::TuningEntry entry{request->kernel, request->key, {}, {}};
+  double best = 0.0;
+  for (size_t v = 0; v < request->variant_count; ++v) {
+    for (int i = 0; i < warmup; ++i)
+      if (tessStatus s = request->run(request->user, v); s != TESS_SUCCESS) return s;
+    std::vector<double> times;
+    for (int i = 0; i < repetitions; ++i) {
+      auto run_start = std::chrono::steady_clock::now();
+      if (tessStatus s = request->run(request->user, v); s != TESS_SUCCESS) return s;
+      times.push_back(milliseconds_since(run_start));
+    }
+    std::sort(times.begin(), times.end());
+    double median = times[times.size() / 2];
+    entry.median_ms[request->variants[v]] = median;
+    if (v == 0 || median < best) {  // ties keep the earlier point
+      best = median;
+      result->chosen = v;
+    }
+  }
+  entry.choice = request->variants[result->chosen];
+  if (cache.device.empty()) cache.device = request->device;
+  cache.entries[tessera::rt::entry_name(entry.kernel, entry.key)] = std::move(entry);
+  std::string error;
+  if (!tessera::rt::write_tuning_cache(path, cache, error)) return fail(TESS_ERROR_INVALID_VALUE, "tessTune: " + error);
+  result->source = TESS_TUNE_TIMED;
+  result->chosen_median_ms = best;
+  result->tuning_ms = milliseconds_since(start);
+  return TESS_SUCCESS;
+}
+
+}  // extern "C"
