@@ -51,6 +51,7 @@ std::string_view Lowering::collective_op_name(sema::PartialOp op) {
     case sema::PartialOp::Max: return "max";
     case sema::PartialOp::Min: return "min";
     case sema::PartialOp::Avg: return "mean";
+    case sema::PartialOp::Prod: return "prod";
   }
   return "sum";
 }

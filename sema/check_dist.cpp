@@ -30,6 +30,7 @@ std::optional<PartialOp> partial_op_by_name(std::string_view name) {
   if (name == "max") return PartialOp::Max;
   if (name == "min") return PartialOp::Min;
   if (name == "avg" || name == "mean") return PartialOp::Avg;
+  if (name == "prod") return PartialOp::Prod;
   return std::nullopt;
 }
 
@@ -209,7 +210,7 @@ Value Checker::check_shard_spec(BuiltinCall& bc) {
   }
   if (bound[3].valid()) {
     auto s = constant_string(bound[3]);
-    if (!s || !partial_op_by_name(*s)) return bad(bound[3], "reduce= is one of \"sum\", \"max\", \"min\", \"avg\"");
+    if (!s || !partial_op_by_name(*s)) return bad(bound[3], "reduce= is one of \"sum\", \"max\", \"min\", \"avg\", \"prod\"");
     layout.reduce = *s;
   }
   return Value{types_.layout(layout)};
@@ -406,7 +407,7 @@ Value Checker::check_collective(BuiltinCall& bc) {
       auto parsed = name ? partial_op_by_name(*name) : std::nullopt;
       if (!parsed) {
         diags_.emit<diag::SemaArgumentType>(ast_.range(bound[2]), "op", bc.name,
-                                            "one of \"sum\", \"max\", \"min\", \"avg\"", source_text(bound[2]));
+                                            "one of \"sum\", \"max\", \"min\", \"avg\", \"prod\"", source_text(bound[2]));
         return Value{error};
       }
       op = *parsed;
@@ -740,7 +741,7 @@ std::optional<uint32_t> Checker::reduction_sharding(BuiltinCall& bc, TypeId x, s
                  : bc.id == BuiltinId::Min ? PartialOp::Min
                  : bc.id == BuiltinId::Mean ? PartialOp::Avg
                                             : PartialOp::Sum;
-  if (bc.id == BuiltinId::Prod) op = PartialOp::Avg;  // no partial product: refused below
+  if (bc.id == BuiltinId::Prod) op = PartialOp::Prod;
   ShardingInfo out;
   out.mesh = s->mesh;
   out.partial_axes = s->partial_axes;
@@ -753,7 +754,7 @@ std::optional<uint32_t> Checker::reduction_sharding(BuiltinCall& bc, TypeId x, s
     }
     if (keep) out.dim_axes.push_back(-1);
     if (s->dim_axes[d] < 0) continue;
-    if ((out.partial_axes && out.partial_op != op) || bc.id == BuiltinId::Prod) {
+    if (out.partial_axes && out.partial_op != op) {
       diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(x),
                                                 "a reduction over a split dimension of another kind");
       return std::nullopt;

@@ -205,6 +205,7 @@ std::string_view partial_op_name(PartialOp op) {
     case PartialOp::Max: return "max";
     case PartialOp::Min: return "min";
     case PartialOp::Avg: return "avg";
+    case PartialOp::Prod: return "prod";
   }
   return "sum";
 }

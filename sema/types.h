@@ -50,7 +50,7 @@ struct MeshInfo {
 
 // A pending reduction of a partial value (ShardSpec reduce=, a contraction
 // or reduction over a sharded dimension).
-enum class PartialOp : uint8_t { Sum, Max, Min, Avg };
+enum class PartialOp : uint8_t { Sum, Max, Min, Avg, Prod };
 std::string_view partial_op_name(PartialOp op);
 
 // How a tensor lies on a mesh: per dimension the mesh axis it is split over

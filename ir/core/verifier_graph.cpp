@@ -151,7 +151,7 @@ void Verifier::verify_graph_shard(Operation* op) {
 // 'graph.all_reduce', 'graph.reduce_scatter'
 void Verifier::verify_graph_reduction_collective(Operation* op) {
   if (!shape(op, 1, 1)) return;
-  string_choice(op, "op", {"sum", "max", "min", "mean"});
+  string_choice(op, "op", {"sum", "max", "min", "mean", "prod"});
   if (attr(op, "axis", AttributeKind::String) && op->attr("mesh")) check_result_type(op);
 }
 

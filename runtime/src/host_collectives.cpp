@@ -69,6 +69,7 @@ tessReduceOp reduce_op(const std::string& name) {
   if (name == "max") return TESS_REDUCE_MAX;
   if (name == "min") return TESS_REDUCE_MIN;
   if (name == "mean" || name == "avg") return TESS_REDUCE_AVG;
+  if (name == "prod") return TESS_REDUCE_PROD;
   return TESS_REDUCE_SUM;
 }
 
