@@ -603,6 +603,11 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
 Value Checker::check_binary(NodeId node) {
   const Node& n = ast_.node(node);
   auto op = static_cast<BinaryOperator>(n.op);
+  // A dtype with policies written in an expression
+  // (`ts.cast(x, fp8_e4m3 @saturate)`): a type, as on the right of an alias
+  // (`@` parsed as a matmul; its left side names a dtype, never a value).
+  if (op == BinaryOperator::MatMul && denotes_dtype(node))
+    return Value{types_.dtype(resolve_type(node)), std::nullopt, false, true};
   Value lhs = check_expression(ast_.child(node, 0));
   Value rhs = check_expression(ast_.child(node, 1));
 
