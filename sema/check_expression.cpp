@@ -215,6 +215,16 @@ Value Checker::check_expression(NodeId node) {
       Value operand = check_expression(ast_.child(node, 0));
       auto op = static_cast<UnaryOperator>(n.op);
       if (op == UnaryOperator::Not) {
+        const TypeInfo& t = types_.info(operand.type);
+        if (t.kind == TypeKind::Tensor) {
+          // Python's `not` asks for one truth value: NumPy raises for an
+          // array; the elementwise not of a bool tensor is `~`.
+          NodeId x = ast_.child(node, 0);
+          auto d = diags_.emit<diag::SemaTensorTruthValue>(n.range, "not", types_.to_string(operand.type), "~");
+          if (t.scalar == ScalarType::Bool) d.fix_it_replace(n.range, "~(" + std::string(source_text(x)) + ")");
+          value = Value{types_.error()};
+          break;
+        }
         value = Value{types_.scalar(ScalarType::Bool)};
         if (operand.constant) value.constant = Constant{false, operand.constant->as_double() == 0.0};
         break;
@@ -253,8 +263,25 @@ Value Checker::check_expression(NodeId node) {
       break;
     }
     case NodeKind::BoolOp: {
-      Value lhs = check_expression(ast_.child(node, 0));
-      Value rhs = check_expression(ast_.child(node, 1));
+      NodeId left = ast_.child(node, 0), right = ast_.child(node, 1);
+      Value lhs = check_expression(left);
+      Value rhs = check_expression(right);
+      const TypeInfo &lt = types_.info(lhs.type), &rt = types_.info(rhs.type);
+      if (lt.kind == TypeKind::Tensor || rt.kind == TypeKind::Tensor) {
+        bool is_and = static_cast<BoolOperator>(n.op) == BoolOperator::And;
+        std::string_view elementwise = is_and ? "&" : "|";
+        auto d = diags_.emit<diag::SemaTensorTruthValue>(n.range, is_and ? "and" : "or",
+                                                         types_.to_string(lt.kind == TypeKind::Tensor ? lhs.type : rhs.type),
+                                                         std::string(elementwise));
+        bool both_bool = (lt.kind != TypeKind::Tensor || lt.scalar == ScalarType::Bool) &&
+                         (rt.kind != TypeKind::Tensor || rt.scalar == ScalarType::Bool) &&
+                         lt.kind != TypeKind::Error && rt.kind != TypeKind::Error;
+        if (both_bool)
+          d.fix_it_replace(n.range, "(" + std::string(source_text(left)) + ") " + std::string(elementwise) + " (" +
+                                        std::string(source_text(right)) + ")");
+        value = Value{types_.error()};
+        break;
+      }
       value = Value{types_.scalar(ScalarType::Bool)};
       if (lhs.constant && rhs.constant) {
         bool a = lhs.constant->as_double() != 0.0, b = rhs.constant->as_double() != 0.0;
@@ -899,7 +926,12 @@ Value Checker::check_subscript(NodeId node) {
     Value v = check_expression(i);
     TypeId t = default_type(v.type);
     const TypeInfo& ti = types_.info(t);
-    if (ti.kind != TypeKind::Error && ti.kind != TypeKind::Dynamic &&
+    if (ti.kind == TypeKind::Tensor && !in_device() && !types_.dims(t).empty()) {
+      // NumPy's boolean-mask and integer-array indexing: a data-dependent shape.
+      auto d = diags_.emit<diag::SemaTensorIndex>(ast_.range(i), types_.to_string(v.type));
+      if (ti.scalar == ScalarType::Bool) d.note<diag::NoteMaskWhere>(ast_.range(i), source_text(i), source_text(object));
+      error = true;
+    } else if (ti.kind != TypeKind::Error && ti.kind != TypeKind::Dynamic &&
         !(ti.kind == TypeKind::Scalar && is_integer(ti.scalar))) {
       diags_.emit<diag::SemaIndexNotInteger>(ast_.range(i), types_.to_string(v.type));
       error = true;
