@@ -92,6 +92,29 @@ Operation* Lowering::jit_function_op(uint32_t index) {
     if (r.kind == SemaKind::Tuple) {
       std::vector<sema::TypeId> elements(typed_.types.tuple_elements(t).begin(), typed_.types.tuple_elements(t).end());
       for (sema::TypeId e : elements) add_result(e);
+    } else if (r.kind == SemaKind::Dynamic) {
+      // Sema could not type the value (a Python builtin, a method or an
+      // attribute it does not know): name the innermost such expression.
+      NodeId where = info.def;
+      std::function<bool(NodeId)> find = [&](NodeId node) {
+        for (NodeId child : ast_.children(node))
+          if (child.valid() && find(child)) return true;
+        const std::vector<sema::TypeId>& types = instance.node_types.empty() ? typed_.node_types : instance.node_types;
+        sema::TypeId nt = node.index < types.size() ? types[node.index] : sema::TypeId{};
+        if (!nt.valid() || typed_.types.kind(nt) != SemaKind::Dynamic) return false;
+        where = node;
+        return true;
+      };
+      find(ast_.child(info.def, 3));
+      std::string what = "a returned value whose type sema does not know";
+      if (where != info.def) {
+        NodeId callee = ast_.kind(where) == NodeKind::Call ? ast_.child(where, 0) : where;
+        if (ast_.kind(callee) == NodeKind::Name) what = "the call of '" + name_of(ast_.node(callee).payload) + "'";
+        else if (ast_.kind(callee) == NodeKind::Attribute) what = "'." + name_of(ast_.node(callee).payload) + "'";
+        else what = "the expression '" + std::string(node_kind_name(ast_.kind(where))) + "'";
+        what += " in graph code (sema does not know its type)";
+      }
+      unsupported(where, what);
     } else if (r.kind != SemaKind::None) {
       results.push_back(required_type(t, info.def, "a returned value"));
     }

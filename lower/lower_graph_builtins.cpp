@@ -216,7 +216,7 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     case sema::Signature::Reduction: {
       bool is_max = builtin == BuiltinId::Max;
       if ((builtin == BuiltinId::Max || builtin == BuiltinId::Min) && arg(1).valid() &&
-          !is_builtin_keyword_axis(call)) {
+          !is_builtin_keyword_axis(call) && !typed_.method_calls.count(call.index)) {
         // max(a, b): elementwise.
         return Bound{graph_elementwise(is_max ? "max" : "min", {as_element(0), as_element(1)}, call), {}};
       }

@@ -242,6 +242,8 @@ class Lowering {
   Value* graph_unary(NodeId node);
   Value* graph_subscript(NodeId node);
   Value* graph_dim(Value* tensor, int64_t axis);
+  Value* tensor_size(Value* x, int64_t axis);  // the size of an axis as i32 (a constant where static)
+  Bound lower_tensor_attribute(NodeId node);
   std::vector<Value*> dynamic_dims(Type result, const std::vector<Value*>& extents);
   Bound lower_graph_builtin(NodeId call, sema::BuiltinId builtin);
   // --- distribution (lower_dist.cpp) ---

@@ -506,7 +506,7 @@ Value Checker::resolve_attribute(NodeId node) {
     case TypeKind::Error:
       return Value{types_.error()};
     case TypeKind::Tensor:
-      if (!in_device()) return Value{types_.dynamic()};
+      if (!in_device()) return tensor_attribute(node, base.type, member);
       break;
     case TypeKind::Dynamic:
     case TypeKind::Object:
@@ -520,6 +520,36 @@ Value Checker::resolve_attribute(NodeId node) {
       break;
   }
   diags_.emit<diag::SemaUnknownMember>(ast_.range(node), types_.to_string(base.type), member);
+  return Value{types_.error()};
+}
+
+// NumPy's attributes of a tensor in graph code: `x.T` (the axes reversed),
+// `x.shape` (a tuple of i32; `x.shape[k]` is a constant where the size is),
+// `x.ndim`, `x.size`, `x.dtype`. Anything else is an unknown member.
+Value Checker::tensor_attribute(NodeId node, TypeId tensor, const std::string& member) {
+  const TypeInfo& info = types_.info(tensor);
+  std::vector<DimId> dims(types_.dims(tensor).begin(), types_.dims(tensor).end());
+  auto integer = [&](int64_t v) { return Value{types_.untyped_int(), Constant{false, v, 0.0}}; };
+  if (member == "T") {
+    std::reverse(dims.begin(), dims.end());
+    return Value{types_.tensor(info.scalar, {}, dims, value_space(), false, false)};
+  }
+  if (member == "ndim") return integer(static_cast<int64_t>(dims.size()));
+  if (member == "size") {
+    int64_t total = 1;
+    for (DimId d : dims) {
+      std::optional<int64_t> v = types_.constant_value(d);
+      if (!v) return Value{types_.scalar(ScalarType::I32)};
+      total *= *v;
+    }
+    return integer(total);
+  }
+  if (member == "shape") {
+    std::vector<TypeId> elements(dims.size(), types_.scalar(ScalarType::I32));
+    return Value{types_.tuple(elements)};
+  }
+  if (member == "dtype") return Value{types_.dtype(types_.scalar(info.scalar)), std::nullopt, false, true};
+  diags_.emit<diag::SemaUnknownMember>(ast_.range(node), types_.to_string(tensor), member);
   return Value{types_.error()};
 }
 
@@ -815,7 +845,22 @@ Value Checker::check_subscript(NodeId node) {
     case TypeKind::Tuple: {
       Value i = check_expression(index);
       auto elements = types_.tuple_elements(base.type);
-      std::optional<int64_t> k = i.constant ? i.constant->as_int64() : std::nullopt;
+      int64_t k_value = -1;
+      bool shape = ast_.kind(object) == NodeKind::Attribute && name_of(ast_.node(object).payload) == "shape";
+      if (i.constant) {
+        if (std::optional<int64_t> c = i.constant->as_int64())
+          k_value = *c < 0 && shape ? *c + static_cast<int64_t>(elements.size()) : *c;
+      }
+      std::optional<int64_t> k = k_value >= 0 ? std::optional<int64_t>(k_value) : std::nullopt;
+      // `x.shape[k]` of a tensor (k may count from the end): a constant
+      // where the size is one.
+      if (shape && k && static_cast<size_t>(*k) < elements.size()) {
+        TypeId tensor = out_.node_types[ast_.child(object, 0).index];
+        if (tensor.valid() && types_.kind(tensor) == TypeKind::Tensor) {
+          if (auto size = types_.constant_value(types_.dims(tensor)[static_cast<size_t>(*k)]))
+            return Value{types_.untyped_int(), Constant{false, *size, 0.0}};
+        }
+      }
       if (k && *k >= 0 && static_cast<size_t>(*k) < elements.size()) return Value{elements[static_cast<size_t>(*k)]};
       return Value{types_.dynamic()};
     }
