@@ -90,6 +90,16 @@ Value Checker::check_call(NodeId node) {
         if (types_.kind(x.type) == TypeKind::Error) return Value{types_.error()};
         break;  // reported as an unknown member below
       }
+      if ((builtin == BuiltinId::Reshape || builtin == BuiltinId::Transpose) && args.positional.size() > 1) {
+        // NumPy's x.reshape(4, 3): here the sizes (or axes) are one tuple.
+        SourceRange sizes{ast_.range(args.positional.front()).begin, ast_.range(args.positional.back()).end};
+        std::string listed(diags_.sources().pointer(sizes.begin), sizes.end - sizes.begin);
+        std::string fixed = source_text(callee) + "((" + listed + "))";
+        diags_.emit<diag::SemaMethodSizesAsArguments>(ast_.range(node), source_text(callee),
+                                                      builtin == BuiltinId::Reshape ? "shape" : "axes", fixed)
+            .fix_it_replace(sizes, "(" + listed + ")");
+        return Value{types_.error()};
+      }
       set_type(callee, types_.builtin(static_cast<uint32_t>(builtin)));
       out_.method_calls.insert(node.index);
       return check_builtin_call(node, builtin, object, x);

@@ -237,7 +237,9 @@ Value Checker::check_expression(NodeId node) {
                       t.kind == TypeKind::Dynamic ||
                       (t.kind == TypeKind::Tensor && !in_device() && (is_integer(t.scalar) || t.scalar == ScalarType::Bool));
       if (t.kind == TypeKind::Error) break;
-      if (!numeric || (op == UnaryOperator::Invert && !integral)) {
+      // NumPy refuses `-` of a bool array (TypeError: use `~`).
+      bool bool_tensor_negation = op == UnaryOperator::Neg && t.kind == TypeKind::Tensor && t.scalar == ScalarType::Bool;
+      if (!numeric || (op == UnaryOperator::Invert && !integral) || bool_tensor_negation) {
         diags_.emit<diag::SemaInvalidOperand>(n.range, std::string(operator_spelling(op)),
                                               types_.to_string(operand.type));
         break;
