@@ -237,6 +237,8 @@ void print_tensor(const std::string& name, const std::string& parameter_dtype, c
                   const std::vector<char>& storage) {
   std::string dtype = npy::tessera_dtype_of(a.descr);
   const numerics::Format* format = numerics::find_format(parameter_dtype);
+  // A @jit function's f16 result (no parameter dtype): NumPy's float16 codes.
+  if (!format && dtype == "f16") format = &numerics::f16;
   const bool zero_d = a.shape.empty();
   std::string text = name + (zero_d ? " = " : " = [");
   const int64_t n = a.element_count();
