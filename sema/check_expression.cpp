@@ -950,7 +950,21 @@ Value Checker::check_subscript(NodeId node) {
       }
       bool extent_known = types_.constant_value(dims[consumed]).has_value();
       if (extent_known) extent = *types_.constant_value(dims[consumed]);
-      if (!lower.valid() && !upper.valid() && !step.valid()) {
+      // NumPy's negative step on a constant size with constant bounds:
+      // bounds wrap once and clamp to [-1, size - 1], the defaults run from
+      // the last element through the first.
+      std::optional<int64_t> negative_step;
+      if (step.valid()) {
+        auto c = constants_.find(step.index);
+        if (c != constants_.end() && c->second.as_int64() && *c->second.as_int64() < 0) negative_step = *c->second.as_int64();
+      }
+      if (negative_step && extent_known && lo_known && (!upper.valid() || hi_known)) {
+        auto wrap = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + extent : v, -1, extent - 1); };
+        int64_t a = lower.valid() ? wrap(lo_value) : extent - 1, b = upper.valid() ? wrap(hi_value) : -1;
+        length = types_.constant_dim(a > b ? (a - b - 1) / -*negative_step + 1 : 0);
+      } else if (negative_step) {
+        // known when it runs (the lowering reports what it cannot compile)
+      } else if (!lower.valid() && !upper.valid() && !step.valid()) {
         length = dims[consumed];
       } else if (extent_known && step_known && lo_known && (!upper.valid() || hi_known)) {
         auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + extent : v, 0, extent); };

@@ -315,7 +315,18 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
       std::vector<int64_t> dims;
       for (size_t d = 0; d < a->rank(); ++d) {
         int64_t extent = a->shape()[d];
-        if (t[d] <= 0) return fail("steps must be positive");
+        if (t[d] == 0) return fail("steps must not be 0");
+        if (t[d] < 0) {
+          // NumPy's negative step: elements start, start + step, ... above
+          // `limits` (-1: through element 0), on a static dimension.
+          if (s[d] == kDynamic || l[d] == kDynamic || extent == kDynamic)
+            return fail(fmt::format("dimension {} has a negative step, which needs static bounds and size", d));
+          if (window[d] != kDynamic) return fail("'sizes' may only give the size of a window with a '?' bound");
+          if (s[d] < 0 || s[d] >= extent || l[d] < -1 || l[d] >= s[d])
+            return fail(fmt::format("dimension {} is sliced [{}:{}:{}] but has size {}", d, s[d], l[d], t[d], extent));
+          dims.push_back((s[d] - l[d] - 1) / -t[d] + 1);
+          continue;
+        }
         if (s[d] == kDynamic || l[d] == kDynamic) {
           if (window[d] != kDynamic && window[d] < 0) return fail("'sizes' entries must be non-negative or '?'");
           dims.push_back(window[d]);
