@@ -81,7 +81,7 @@ Value Checker::check_call(NodeId node) {
         {"sum", BuiltinId::Sum},   {"mean", BuiltinId::Mean},       {"max", BuiltinId::Max},
         {"min", BuiltinId::Min},   {"prod", BuiltinId::Prod},       {"reshape", BuiltinId::Reshape},
         {"transpose", BuiltinId::Transpose}};
-    std::string_view member = name_of(ast_.node(callee).payload);
+    const std::string member = name_of(ast_.node(callee).payload);  // owned: name_of returns a temporary
     for (auto [method, builtin] : methods) {
       if (member != method) continue;
       NodeId object = ast_.child(callee, 0);
