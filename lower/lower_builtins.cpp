@@ -142,7 +142,18 @@ Bound Lowering::lower_math_builtin(NodeId call, BuiltinId builtin) {
     }
     case BuiltinId::Cast: {
       if (!result || !result->is_scalar()) unsupported(call, "casting a tensor");
-      return Bound{convert(value(arg(0)), *result), {}};
+      Value* x = value(arg(0));
+      if (x->type().is_index()) x = convert(x, context_.i64_type());
+      std::optional<sema::Policy> policy = dtype_policy(arg(1));
+      if (!policy || !float_element(*result)) return Bound{convert(x, *result), {}};
+      // A policy on the dtype rounds as a store into such a tensor does
+      // (docs/numerics.md, "Policies").
+      if (policy->stochastic_round)
+        unsupported(call, "@stochastic_round in a cast of a scalar (its random bits are numbered by a tensor element's index)");
+      check_rounding_source(x->type().scalar(), result->scalar(), *policy, call, "casting",
+                            dtype_text(arg(1)));
+      if (!(x->type().is_scalar() && x->type().scalar() == ScalarType::F64)) x = convert(x, context_.f32_type());
+      return Bound{emit_rounding_conversion(builder_, x, *result, rounding_policy(*policy), nullptr), {}};
     }
     default: unsupported(call, "the builtin '" + std::string(sema::builtin_info(builtin).path) + "'");
   }

@@ -169,6 +169,11 @@ Bound Lowering::lower(NodeId e, Type want) {
     case NodeKind::IfExp: result.value = lower_if_expression(e); break;
     case NodeKind::Call: result = lower_call(e); break;
     case NodeKind::Subscript: result = lower_subscript(e); break;
+    case NodeKind::Attribute:
+      if (!graph_ || !is_tensor_node(ast_.child(e, 0)))
+        unsupported(e, "the attribute '." + name_of(ast_.node(e).payload) + "'");
+      result = lower_tensor_attribute(e);
+      break;
     case NodeKind::Tuple:
     case NodeKind::List:
       for (NodeId element : ast_.children(e)) result.elements.push_back(value(element));
@@ -214,6 +219,9 @@ Value* Lowering::lower_name(NodeId name, Type want) {
     return it->second.value;
   }
   if (dim_sources_.count(id)) return symbol_dim(id);
+  // A @jit function's symbolic dimension: graph.dim of its first parameter
+  // that has it, read at the top of the function (lower_graph.cpp).
+  if (auto it = dim_values_.find(id); graph_ && it != dim_values_.end()) return it->second;
   if (auto it = typed_.constants.find(name.index); it != typed_.constants.end() && !is_local(id))
     return constant_value(it->second, want && want.is_scalar() ? want : typed_type(name).value_or(Type{}));
   unsupported(name, "using '" + name_of(id) + "' as a value");
@@ -477,6 +485,10 @@ bool Lowering::is_builtin_call(NodeId node, BuiltinId builtin) const {
 Bound Lowering::lower_call(NodeId call) {
   NodeId callee = ast_.child(call, 0);
   if (graph_) {
+    // len(x) of a tensor: the size of its first axis (sema's check_call).
+    if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "len" &&
+        ast_.children(call).size() == 2 && is_tensor_node(ast_.child(call, 1)))
+      return Bound{tensor_size(value(ast_.child(call, 1)), 0), {}};
     if (is_transform_node(callee)) return lower_transform_call(call);
     if (is_builtin_call(call, BuiltinId::Vjp)) return lower_vjp(call);
     if (call_instances_ && call_instances_->count(call.index)) return lower_jit_call(call);
@@ -651,9 +663,55 @@ Value* Lowering::view_of(const Place& place, NodeId where) {
                          std::move(attributes))->result();
 }
 
+// `x.T`, `x.shape` (a tuple of i32), `x.size` of a graph tensor (sema's
+// tensor_attribute; `x.ndim`, constant sizes and `x.dtype` are constants).
+Bound Lowering::lower_tensor_attribute(NodeId node) {
+  std::string member = name_of(ast_.node(node).payload);
+  Value* x = value(ast_.child(node, 0));
+  Type t = x->type();
+  size_t rank = t.rank();
+  if (member == "T") {
+    std::vector<int64_t> perm, dims;
+    for (size_t d = rank; d-- > 0;) {
+      perm.push_back(static_cast<int64_t>(d));
+      dims.push_back(t.shape()[d]);
+    }
+    return Bound{graph_op(OpKind::GraphTranspose, {x}, context_.tensor_type(dims, t.scalar()),
+                          {{"perm", context_.int_array_attr(perm)}}, node),
+                 {}};
+  }
+  if (member == "shape") {
+    Bound shape;
+    for (size_t d = 0; d < rank; ++d) shape.elements.push_back(tensor_size(x, static_cast<int64_t>(d)));
+    return shape;
+  }
+  if (member == "size") {
+    Value* total = builder_.constant_int(1, context_.i32_type());
+    for (size_t d = 0; d < rank; ++d)
+      total = emit(OpKind::MulI, {total, tensor_size(x, static_cast<int64_t>(d))}, context_.i32_type());
+    return Bound{total, {}};
+  }
+  unsupported(node, "the attribute '." + member + "' of a tensor");
+}
+
+Value* Lowering::tensor_size(Value* x, int64_t axis) {
+  int64_t d = x->type().shape()[static_cast<size_t>(axis)];
+  if (d != kDynamic) return builder_.constant_int(d, context_.i32_type());
+  return convert(graph_dim(x, axis), context_.i32_type());
+}
+
 Bound Lowering::lower_subscript(NodeId node) {
   NodeId object = ast_.child(node, 0);
   if (graph_ && is_tensor_node(object)) return Bound{graph_subscript(node), {}};
+  // `x.shape[k]` of a graph tensor (a size sema knows is a constant already).
+  if (graph_ && ast_.kind(object) == NodeKind::Attribute && name_of(ast_.node(object).payload) == "shape" &&
+      is_tensor_node(ast_.child(object, 0))) {
+    Value* x = value(ast_.child(object, 0));
+    std::optional<int64_t> k = constant_of(ast_.child(node, 1));
+    int64_t rank = static_cast<int64_t>(x->type().rank());
+    if (!k || *k < -rank || *k >= rank) unsupported(node, "an index of 'shape' that is not a constant in range");
+    return Bound{tensor_size(x, *k < 0 ? *k + rank : *k), {}};
+  }
   // A list element: `smem[stage]`.
   if (ast_.kind(object) == NodeKind::Name) {
     auto it = env_.find(ast_.node(object).payload);

@@ -92,6 +92,29 @@ Operation* Lowering::jit_function_op(uint32_t index) {
     if (r.kind == SemaKind::Tuple) {
       std::vector<sema::TypeId> elements(typed_.types.tuple_elements(t).begin(), typed_.types.tuple_elements(t).end());
       for (sema::TypeId e : elements) add_result(e);
+    } else if (r.kind == SemaKind::Dynamic) {
+      // Sema could not type the value (a Python builtin, a method or an
+      // attribute it does not know): name the innermost such expression.
+      NodeId where = info.def;
+      std::function<bool(NodeId)> find = [&](NodeId node) {
+        for (NodeId child : ast_.children(node))
+          if (child.valid() && find(child)) return true;
+        const std::vector<sema::TypeId>& types = instance.node_types.empty() ? typed_.node_types : instance.node_types;
+        sema::TypeId nt = node.index < types.size() ? types[node.index] : sema::TypeId{};
+        if (!nt.valid() || typed_.types.kind(nt) != SemaKind::Dynamic) return false;
+        where = node;
+        return true;
+      };
+      find(ast_.child(info.def, 3));
+      std::string what = "a returned value whose type sema does not know";
+      if (where != info.def) {
+        NodeId callee = ast_.kind(where) == NodeKind::Call ? ast_.child(where, 0) : where;
+        if (ast_.kind(callee) == NodeKind::Name) what = "the call of '" + name_of(ast_.node(callee).payload) + "'";
+        else if (ast_.kind(callee) == NodeKind::Attribute) what = "'." + name_of(ast_.node(callee).payload) + "'";
+        else what = "the expression '" + std::string(node_kind_name(ast_.kind(where))) + "'";
+        what += " in graph code (sema does not know its type)";
+      }
+      unsupported(where, what);
     } else if (r.kind != SemaKind::None) {
       results.push_back(required_type(t, info.def, "a returned value"));
     }
@@ -468,7 +491,34 @@ Value* Lowering::graph_subscript(NodeId node) {
         continue;
       }
       int64_t s = step.valid() ? constant(step, "slice step") : 1;
-      if (s <= 0) unsupported(step, "a slice step that is not positive");
+      if (s == 0) unsupported(step, "a slice step of 0");
+      if (s < 0) {
+        // NumPy's negative step (`x[::-1]`, `x[5:1:-2]`): bounds wrap once
+        // and clamp to [-1, size - 1]; the defaults run from the last
+        // element through the first. Static sizes and bounds only.
+        std::optional<int64_t> lo_c = lo.valid() ? constant_of(lo) : std::nullopt;
+        std::optional<int64_t> hi_c = hi.valid() ? constant_of(hi) : std::nullopt;
+        if (extent == kDynamic || (lo.valid() && !lo_c) || (hi.valid() && !hi_c))
+          unsupported(step, "a negative slice step on a dimension whose size or bounds are known only at run time");
+        auto wrap = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + extent : v, -1, extent - 1); };
+        int64_t a = lo_c ? wrap(*lo_c) : extent - 1;
+        int64_t b = hi_c ? wrap(*hi_c) : -1;
+        if (a <= b) {  // empty
+          starts.push_back(0);
+          limits.push_back(0);
+          steps.push_back(1);
+          out_dims.push_back(0);
+        } else {
+          starts.push_back(a);
+          limits.push_back(b);
+          steps.push_back(s);
+          out_dims.push_back((a - b - 1) / -s + 1);
+        }
+        out_extents.push_back(nullptr);
+        sliced = true;
+        ++axis;
+        continue;
+      }
       // The bounds' values where known at compile time (an absent lower
       // bound is 0; an absent upper bound stays unknown: the end).
       int64_t lo_value = 0, hi_value = 0;
@@ -599,6 +649,7 @@ Value* Lowering::graph_subscript(NodeId node) {
     std::vector<int64_t> dims;
     for (size_t d = 0; d < starts.size(); ++d)
       dims.push_back(window_sizes[d] != kDynamic ? window_sizes[d]
+                     : steps[d] < 0 ? (starts[d] - limits[d] - 1) / -steps[d] + 1
                      : limits[d] == -1 || limits[d] == kDynamic
                          ? kDynamic
                          : (limits[d] - starts[d] + steps[d] - 1) / steps[d]);

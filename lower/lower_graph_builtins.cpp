@@ -106,6 +106,24 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
   }
   Type result = tensor_result ? graph_type(call) : Type{};
   ScalarType element = tensor_result ? result.scalar() : ScalarType::F32;
+  // dtype= with a rounding policy (zeros, ones, full, rand, randn): the
+  // values are made in f32, then rounded by the policy as ts.cast rounds.
+  std::optional<sema::Policy> rounding;
+  NodeId rounding_dtype;
+  ScalarType rounded_element = element;
+  if (tensor_result && (info.signature == sema::Signature::RandomArgs || info.signature == sema::Signature::FillArgs)) {
+    rounding_dtype = arg(info.signature == sema::Signature::RandomArgs || builtin == BuiltinId::Full ? 2 : 1);
+    if (rounding_dtype.valid()) rounding = dtype_policy(rounding_dtype);
+    if (rounding && is_float(element)) {
+      element = ScalarType::F32;
+      result = context_.tensor_type(result.shape(), element);
+    } else {
+      rounding.reset();
+    }
+  }
+  auto round_by_dtype = [&](Value* v) {
+    return rounding ? graph_cast_by_policy(v, rounded_element, *rounding, call, rounding_dtype) : v;
+  };
   auto tensor = [&](size_t i) { return value(arg(i)); };
   auto as_element = [&](size_t i) {
     return to_element(value(arg(i), is_tensor_node(arg(i)) ? Type{} : context_.scalar_type(element)), element, arg(i));
@@ -187,14 +205,18 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     case sema::Signature::BinaryNumeric:  // pow
       return Bound{graph_elementwise("pow", {as_element(0), as_element(1)}, call), {}};
     case sema::Signature::CastArgs: {
+      // A dtype with a rounding policy: graph.cast carries the policy as
+      // arith.truncf does in a kernel store (docs/language/graph.md, "Casts").
       Value* x = tensor(0);
-      return Bound{to_element(x, element, call), {}};
+      std::optional<sema::Policy> policy = dtype_policy(arg(1));
+      if (!policy || !is_float(element)) return Bound{to_element(x, element, call), {}};
+      return Bound{graph_cast_by_policy(x, element, *policy, call, arg(1)), {}};
     }
     case sema::Signature::MinMax:
     case sema::Signature::Reduction: {
       bool is_max = builtin == BuiltinId::Max;
       if ((builtin == BuiltinId::Max || builtin == BuiltinId::Min) && arg(1).valid() &&
-          !is_builtin_keyword_axis(call)) {
+          !is_builtin_keyword_axis(call) && !typed_.method_calls.count(call.index)) {
         // max(a, b): elementwise.
         return Bound{graph_elementwise(is_max ? "max" : "min", {as_element(0), as_element(1)}, call), {}};
       }
@@ -435,9 +457,9 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       Value* seed = arg(1).valid() ? value(arg(1), context_.i64_type()) : builder_.constant_int(0, context_.i64_type());
       std::vector<Value*> operands{seed};
       for (Value* d : shape_operands(arg(0), result)) operands.push_back(d);
-      return Bound{graph_op(OpKind::GraphRandom, operands, result,
-                            {{"distribution", context_.string_attr(builtin == BuiltinId::Randn ? "normal" : "uniform")}},
-                            call),
+      return Bound{round_by_dtype(graph_op(OpKind::GraphRandom, operands, result,
+                                           {{"distribution", context_.string_attr(builtin == BuiltinId::Randn ? "normal" : "uniform")}},
+                                           call)),
                    {}};
     }
     case sema::Signature::FillArgs: {
@@ -446,7 +468,7 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       Attribute constant = is_float(element) ? context_.float_attr(v)
                            : element == ScalarType::Bool ? context_.bool_attr(v != 0.0)
                                                          : context_.int_attr(static_cast<int64_t>(v));
-      return Bound{graph_op(OpKind::GraphConstant, shape_operands(arg(0), result), result, {{"value", constant}}, call),
+      return Bound{round_by_dtype(graph_op(OpKind::GraphConstant, shape_operands(arg(0), result), result, {{"value", constant}}, call)),
                    {}};
     }
     case sema::Signature::DropoutArgs: {

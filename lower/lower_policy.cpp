@@ -6,8 +6,8 @@
 // tile.store, and reports every other use of a value whose type carries a
 // policy it does not implement as `lower.unsupported`: a policy is applied
 // or rejected, never dropped.
-#include <limits>
 
+#include "ir/core/rounding_conversion.h"
 #include "lower/lowering.h"
 
 namespace tessera::ir {
@@ -96,6 +96,24 @@ std::string_view truncf_rounding(const sema::Policy& policy) {
 
 }  // namespace
 
+RoundingPolicy Lowering::rounding_policy(const sema::Policy& policy) {
+  return RoundingPolicy{truncf_rounding(policy), policy.saturate};
+}
+
+// The seed of a stochastic rounding (docs/numerics.md, "Random bits of a
+// stochastic store"): the policy's constant, or the integer parameter of
+// this function it names, as i64.
+Value* Lowering::stochastic_seed(const sema::Policy& policy, NodeId where) {
+  Type i64 = context_.i64_type();
+  if (!policy.seed_name.valid()) return builder_.constant_int(policy.seed, i64);
+  auto it = env_.find(policy.seed_name.index);
+  if (it == env_.end() || !it->second.is_value() || !it->second.value->type().is_scalar() ||
+      !it->second.value->type().is_int())
+    unsupported(where, "the seed '" + name_of(policy.seed_name.index) +
+                           "' of @stochastic_round, which is not an integer parameter of this function,");
+  return convert(it->second.value, i64);
+}
+
 // The random bits of a stochastically rounded store (docs/numerics.md,
 // "Policies"): numerics::random_bits(seed, counter) with the policy's seed
 // (a constant, or a kernel integer parameter read at run time) and as
@@ -104,17 +122,7 @@ std::string_view truncf_rounding(const sema::Policy& policy) {
 // or group stores it, and are the same on every target.
 Value* Lowering::random_bits_for(const sema::Policy& policy, const Place& place, NodeId where) {
   Type i64 = context_.i64_type();
-  Value* seed = nullptr;
-  if (policy.seed_name.valid()) {
-    auto it = env_.find(policy.seed_name.index);
-    if (it == env_.end() || !it->second.is_value() || !it->second.value->type().is_scalar() ||
-        !it->second.value->type().is_int())
-      unsupported(where, "the seed '" + name_of(policy.seed_name.index) +
-                             "' of @stochastic_round, which is not an integer parameter of this function,");
-    seed = convert(it->second.value, i64);
-  } else {
-    seed = builder_.constant_int(policy.seed, i64);
-  }
+  Value* seed = stochastic_seed(policy, where);
   Type m = place.memref->type();
   Value* offset = nullptr;
   for (size_t axis = 0; axis < place.indices.size(); ++axis) {
@@ -133,47 +141,71 @@ Value* Lowering::random_bits_for(const sema::Policy& policy, const Place& place,
   return emit(OpKind::RandomBits, {seed, counter}, context_.i32_type());
 }
 
+void Lowering::check_rounding_source(ScalarType from, ScalarType to, const sema::Policy& policy, NodeId where,
+                                     std::string_view verb, const std::string& type_text) {
+  bool directed = policy.stochastic_round || policy.rounding != sema::RoundingMode::NearestEven;
+  if (!directed) return;
+  // The value must become f32 exactly before the policy's rounding: an f64
+  // or a wide integer would be rounded twice.
+  if (!sema::is_float(from) && sema::scalar_info(from).bits > 16)
+    unsupported(where, std::string(verb) + " a " + std::string(sema::scalar_info(from).name) +
+                           " value with a rounding policy (" + type_text + ")");
+  if (from == ScalarType::F64 && to != ScalarType::F64)
+    unsupported(where, std::string(verb) + " an f64 value with a rounding policy (" + type_text +
+                           "), which would round twice,");
+}
+
+std::optional<sema::Policy> Lowering::dtype_policy(NodeId dtype) {
+  sema::TypeId t = dtype.valid() ? node_type(dtype) : sema::TypeId{};
+  if (!t.valid() || typed_.types.kind(t) != SemaKind::Dtype) return std::nullopt;
+  sema::TypeId scalar{typed_.types.info(t).payload};
+  sema::PolicyId id = typed_.types.info(scalar).policy;
+  if (id == sema::PolicyId{}) return std::nullopt;
+  sema::Policy policy = typed_.types.policy(id);
+  std::string type = "'" + typed_.types.to_string(scalar) + "'";
+  // The result of a cast is a value of the storage type without a policy
+  // (later reads decode it as stored): a scale or a class would have to
+  // follow the tensor, which casts do not do yet.
+  if (policy.custom.valid())
+    unsupported(dtype, "the numeric policy '@" + name_of(policy.custom.index) +
+                           "' (a @precision_policy class) as a dtype argument (" + type + ")");
+  if (policy.loss_scale != 0.0) unsupported(dtype, "the numeric policy @loss_scale as a dtype argument (" + type + ")");
+  if (!changes_values(policy)) return std::nullopt;
+  if (typed_.types.info(scalar).scalar == ScalarType::F64)
+    unsupported(dtype, "a numeric policy on an f64 dtype (" + type + ")");
+  return policy;
+}
+
+std::string Lowering::dtype_text(NodeId dtype) const {
+  sema::TypeId t = node_type(dtype);
+  if (t.valid() && typed_.types.kind(t) == SemaKind::Dtype) t = sema::TypeId{typed_.types.info(t).payload};
+  return t.valid() ? typed_.types.to_string(t) : std::string("?");
+}
+
+Value* Lowering::graph_cast_by_policy(Value* x, ScalarType element, const sema::Policy& policy, NodeId where,
+                                      NodeId dtype) {
+  check_rounding_source(x->type().scalar(), element, policy, where, "casting", dtype_text(dtype));
+  std::vector<Value*> operands{x};
+  if (policy.stochastic_round) operands.push_back(stochastic_seed(policy, where));
+  Type t = context_.tensor_type(x->type().shape(), element);
+  return graph_op(OpKind::GraphCast, operands, t, rounding_attributes(context_, rounding_policy(policy)), where);
+}
+
 Value* Lowering::convert_for_store(Value* v, NodeId target, const Place& place) {
   Type element = context_.scalar_type(place.memref->type().scalar());
   std::optional<sema::Policy> policy = policy_of(target);
   if (!policy || !changes_values(*policy)) return convert(v, element);  // (custom: rejected by require_policy)
   Type f32 = context_.f32_type();
   Type from = v->type();
-  bool directed = policy->stochastic_round || policy->rounding != sema::RoundingMode::NearestEven;
+  if (from.is_scalar())
+    check_rounding_source(from.scalar(), element.scalar(), *policy, target, "storing",
+                          typed_.types.to_string(node_type(target)));
   // The value as f32, exactly where the policy's rounding is not nearest
-  // even (an f64 or a wide integer would be rounded twice).
-  if (from.is_scalar() && !sema::is_float(from.scalar())) {
-    if (directed && sema::scalar_info(from.scalar()).bits > 16)
-      unsupported(target, "storing a " + std::string(sema::scalar_info(from.scalar()).name) + " value with a rounding policy (" +
-                              typed_.types.to_string(node_type(target)) + ")");
-  } else if (from.is_scalar() && from.scalar() == ScalarType::F64 && element.scalar() != ScalarType::F64) {
-    if (directed)
-      unsupported(target, "storing an f64 value with a rounding policy (" +
-                              typed_.types.to_string(node_type(target)) + "), which would round twice,");
-  }
+  // even (checked above).
   Value* x = (from.is_scalar() && from.scalar() == ScalarType::F64) ? v : convert(v, f32);
   if (policy->loss_scale != 0.0) x = emit(OpKind::MulF, {x, builder_.constant_float(policy->loss_scale, x->type())}, x->type());
-  if (element.scalar() == ScalarType::F32 && x->type() == f32) {
-    if (!policy->saturate) return x;
-    // f32 @saturate: infinities become the largest finite f32 of their sign
-    // (ordered comparisons: a NaN stays).
-    Value* max = builder_.constant_float(static_cast<double>(std::numeric_limits<float>::max()), f32);
-    Value* min = builder_.constant_float(-static_cast<double>(std::numeric_limits<float>::max()), f32);
-    Value* above = emit(OpKind::CmpF, {x, max}, context_.bool_type(), {{"predicate", context_.string_attr("ogt")}});
-    x = emit(OpKind::Select, {above, max, x}, f32);
-    Value* below = emit(OpKind::CmpF, {x, min}, context_.bool_type(), {{"predicate", context_.string_attr("olt")}});
-    return emit(OpKind::Select, {below, min, x}, f32);
-  }
-  std::vector<NamedAttribute> attributes;
-  std::string_view rounding = truncf_rounding(*policy);
-  if (rounding != "nearest_even") attributes.push_back({"rounding", context_.string_attr(rounding)});
-  if (policy->saturate) attributes.push_back({"saturate", context_.unit_attr()});
-  if (policy->stochastic_round) {
-    Value* bits = random_bits_for(*policy, place, target);
-    Operation* op = builder_.create(OpKind::TruncF, {x, bits}, {element}, std::move(attributes));
-    return op->result();
-  }
-  return emit(OpKind::TruncF, {x}, element, std::move(attributes));
+  Value* bits = policy->stochastic_round ? random_bits_for(*policy, place, target) : nullptr;
+  return emit_rounding_conversion(builder_, x, element, rounding_policy(*policy), bits);
 }
 
 Value* Lowering::apply_load_policy(Value* loaded, NodeId node) {

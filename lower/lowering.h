@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/core/builder.h"
+#include "ir/core/rounding_conversion.h"
 #include "lower/lower.h"
 #include "sema/definite_assignment.h"
 
@@ -179,6 +180,26 @@ class Lowering {
   // divides; the result is then f32 rather than the storage type).
   Value* apply_load_policy(Value* loaded, NodeId node);
   Value* random_bits_for(const sema::Policy& policy, const Place& place, NodeId where);
+  // The seed of @stochastic_round as i64: its constant or the integer
+  // parameter it names (lower.unsupported at `where` otherwise).
+  Value* stochastic_seed(const sema::Policy& policy, NodeId where);
+  // The truncf rounding mode and saturation of a policy.
+  static RoundingPolicy rounding_policy(const sema::Policy& policy);
+  // Rejects (lower.unsupported) a directed or stochastic rounding of a
+  // value that cannot become f32 exactly first (f64, integers wider than
+  // 16 bits): it would be rounded twice. `verb` says what the code does
+  // ("storing", "casting"), `type_text` the policy's type.
+  void check_rounding_source(ScalarType from, ScalarType to, const sema::Policy& policy, NodeId where,
+                             std::string_view verb, const std::string& type_text);
+  // The policy of a dtype argument (`ts.cast(x, fp8_e4m3 @saturate)`,
+  // `dtype=RZ`) when it changes values (@rounding other than nearest even,
+  // @saturate, @stochastic_round); @loss_scale, @precision_policy classes
+  // and policies on f64 are lower.unsupported there.
+  std::optional<sema::Policy> dtype_policy(NodeId dtype);
+  std::string dtype_text(NodeId dtype) const;  // the dtype a dtype argument names, policies included
+  // graph.cast of tensor `x` to `element` rounding by `policy` (the
+  // attributes of arith.truncf; a stochastic rounding's seed as operand #1).
+  Value* graph_cast_by_policy(Value* x, ScalarType element, const sema::Policy& policy, NodeId where, NodeId dtype);
   // @precision_policy classes (docs/numerics.md, "Precision policy classes").
   // The class of parameter `i` of a kernel, when it is a tensor of one (its
   // scale is then the next argument of the func.func); else null.
@@ -221,6 +242,8 @@ class Lowering {
   Value* graph_unary(NodeId node);
   Value* graph_subscript(NodeId node);
   Value* graph_dim(Value* tensor, int64_t axis);
+  Value* tensor_size(Value* x, int64_t axis);  // the size of an axis as i32 (a constant where static)
+  Bound lower_tensor_attribute(NodeId node);
   std::vector<Value*> dynamic_dims(Type result, const std::vector<Value*>& extents);
   Bound lower_graph_builtin(NodeId call, sema::BuiltinId builtin);
   // --- distribution (lower_dist.cpp) ---

@@ -18,7 +18,7 @@ Arguments split_arguments(const Ast& ast, const ValueStores& values, std::span<c
   return args;
 }
 
-BuiltinCall::BuiltinCall(Checker& c, NodeId call_node, BuiltinId builtin)
+BuiltinCall::BuiltinCall(Checker& c, NodeId call_node, BuiltinId builtin, NodeId self, Value self_value)
     : checker(c),
       info(builtin_info(builtin)),
       id(builtin),
@@ -27,7 +27,13 @@ BuiltinCall::BuiltinCall(Checker& c, NodeId call_node, BuiltinId builtin)
       children(c.ast_.children(call_node)),
       where(c.ast_.range(call_node)),
       args(split_arguments(c.ast_, c.values_, children.subspan(1))),
-      i32(c.types_.scalar(ScalarType::I32)) {}
+      i32(c.types_.scalar(ScalarType::I32)) {
+  if (self.valid()) {
+    method = true;
+    args.positional.insert(args.positional.begin(), self);
+    checked_.emplace_back(self.index, self_value);
+  }
+}
 
 Value BuiltinCall::value_of(NodeId argument) {
   for (auto& [index, value] : checked_) {

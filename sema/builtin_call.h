@@ -27,7 +27,9 @@ Arguments split_arguments(const Ast& ast, const ValueStores& values, std::span<c
 
 class BuiltinCall {
  public:
-  BuiltinCall(Checker& checker, NodeId call, BuiltinId builtin);
+  // `self`: the object of a method call (`x.sum(axis=1)`), bound as the
+  // first positional argument, its value already checked.
+  BuiltinCall(Checker& checker, NodeId call, BuiltinId builtin, NodeId self = {}, Value self_value = {});
 
   // Checks an argument expression (each at most once) and returns its value.
   Value value_of(NodeId argument);
@@ -54,6 +56,7 @@ class BuiltinCall {
   BuiltinId id;
   std::string_view name;  // the canonical path, for messages
   NodeId call;
+  bool method = false;  // x.max(0): a method of tensor x
   std::span<const NodeId> children;  // the callee, then the arguments
   SourceRange where;
   Arguments args;

@@ -72,6 +72,40 @@ Value Checker::check_call(NodeId node) {
     // Anything else: reported as an unknown member below.
   }
 
+  // NumPy's reduction, reshape and transpose methods of a tensor in graph
+  // code (`x.sum(axis=1)`, `x.max(0)`, `x.reshape((4, 3))`, `x.transpose()`):
+  // typed and lowered as the builtin with the tensor as argument 0 (a
+  // positional argument after it is the axis, as in NumPy).
+  if (ast_.kind(callee) == NodeKind::Attribute && !in_device()) {
+    static constexpr std::pair<std::string_view, BuiltinId> methods[] = {
+        {"sum", BuiltinId::Sum},   {"mean", BuiltinId::Mean},       {"max", BuiltinId::Max},
+        {"min", BuiltinId::Min},   {"prod", BuiltinId::Prod},       {"reshape", BuiltinId::Reshape},
+        {"transpose", BuiltinId::Transpose}};
+    const std::string member = name_of(ast_.node(callee).payload);  // owned: name_of returns a temporary
+    for (auto [method, builtin] : methods) {
+      if (member != method) continue;
+      NodeId object = ast_.child(callee, 0);
+      Value x = check_expression(object);
+      if (types_.kind(x.type) != TypeKind::Tensor) {
+        if (types_.kind(x.type) == TypeKind::Error) return Value{types_.error()};
+        break;  // reported as an unknown member below
+      }
+      if ((builtin == BuiltinId::Reshape || builtin == BuiltinId::Transpose) && args.positional.size() > 1) {
+        // NumPy's x.reshape(4, 3): here the sizes (or axes) are one tuple.
+        SourceRange sizes{ast_.range(args.positional.front()).begin, ast_.range(args.positional.back()).end};
+        std::string listed(diags_.sources().pointer(sizes.begin), sizes.end - sizes.begin);
+        std::string fixed = source_text(callee) + "((" + listed + "))";
+        diags_.emit<diag::SemaMethodSizesAsArguments>(ast_.range(node), source_text(callee),
+                                                      builtin == BuiltinId::Reshape ? "shape" : "axes", fixed)
+            .fix_it_replace(sizes, "(" + listed + ")");
+        return Value{types_.error()};
+      }
+      set_type(callee, types_.builtin(static_cast<uint32_t>(builtin)));
+      out_.method_calls.insert(node.index);
+      return check_builtin_call(node, builtin, object, x);
+    }
+  }
+
   // `float("inf")`, `float("-inf")`, `float("nan")` (and any other float
   // Python reads from a string), `float(2)`: a float constant, as Python
   // computes it (docs/language/types.md, "Infinity and NaN").
@@ -85,6 +119,24 @@ Value Checker::check_call(NodeId node) {
       return Value{types_.error()};
     }
     return Value{types_.dynamic()};
+  }
+
+  // `len(x)` of a tensor in graph code: the size of its first axis, as
+  // `x.shape[0]` (a constant where the size is one).
+  if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "len" && !in_device() &&
+      !locals_.count(ast_.node(callee).payload) && !module_symbols_.count(ast_.node(callee).payload) &&
+      args.positional.size() == 1 && args.keywords.empty()) {
+    set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
+    Value x = check_expression(args.positional[0]);
+    if (types_.kind(x.type) != TypeKind::Tensor) return Value{types_.dynamic()};
+    auto dims = types_.dims(x.type);
+    if (dims.empty()) {
+      diags_.emit<diag::SemaArgumentType>(ast_.range(args.positional[0]), "obj", "len", "a tensor of rank 1 or more",
+                                          types_.to_string(x.type));
+      return Value{types_.error()};
+    }
+    if (auto size = types_.constant_value(dims[0])) return Value{types_.untyped_int(), Constant{false, *size, 0.0}};
+    return Value{types_.scalar(ScalarType::I32)};
   }
 
   // `F.defvjp(fwd, bwd)`: registers F's custom rule (check_autodiff.cpp).
@@ -382,8 +434,8 @@ std::unordered_map<uint32_t, DimId> Checker::bind_call_shapes(const FunctionInfo
   return bound;
 }
 
-Value Checker::check_builtin_call(NodeId call, BuiltinId builtin) {
-  BuiltinCall bc(*this, call, builtin);
+Value Checker::check_builtin_call(NodeId call, BuiltinId builtin, NodeId self, Value self_value) {
+  BuiltinCall bc(*this, call, builtin, self, self_value);
   if (bc.info.context == CallContext::Kernel && !in_device()) {
     bc.check_all_arguments();
     diags_.emit<diag::SemaKernelOnlyBuiltin>(ast_.range(bc.children[0]), bc.name);

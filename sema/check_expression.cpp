@@ -215,6 +215,16 @@ Value Checker::check_expression(NodeId node) {
       Value operand = check_expression(ast_.child(node, 0));
       auto op = static_cast<UnaryOperator>(n.op);
       if (op == UnaryOperator::Not) {
+        const TypeInfo& t = types_.info(operand.type);
+        if (t.kind == TypeKind::Tensor) {
+          // Python's `not` asks for one truth value: NumPy raises for an
+          // array; the elementwise not of a bool tensor is `~`.
+          NodeId x = ast_.child(node, 0);
+          auto d = diags_.emit<diag::SemaTensorTruthValue>(n.range, "not", types_.to_string(operand.type), "~");
+          if (t.scalar == ScalarType::Bool) d.fix_it_replace(n.range, "~(" + std::string(source_text(x)) + ")");
+          value = Value{types_.error()};
+          break;
+        }
         value = Value{types_.scalar(ScalarType::Bool)};
         if (operand.constant) value.constant = Constant{false, operand.constant->as_double() == 0.0};
         break;
@@ -227,7 +237,9 @@ Value Checker::check_expression(NodeId node) {
                       t.kind == TypeKind::Dynamic ||
                       (t.kind == TypeKind::Tensor && !in_device() && (is_integer(t.scalar) || t.scalar == ScalarType::Bool));
       if (t.kind == TypeKind::Error) break;
-      if (!numeric || (op == UnaryOperator::Invert && !integral)) {
+      // NumPy refuses `-` of a bool array (TypeError: use `~`).
+      bool bool_tensor_negation = op == UnaryOperator::Neg && t.kind == TypeKind::Tensor && t.scalar == ScalarType::Bool;
+      if (!numeric || (op == UnaryOperator::Invert && !integral) || bool_tensor_negation) {
         diags_.emit<diag::SemaInvalidOperand>(n.range, std::string(operator_spelling(op)),
                                               types_.to_string(operand.type));
         break;
@@ -253,8 +265,25 @@ Value Checker::check_expression(NodeId node) {
       break;
     }
     case NodeKind::BoolOp: {
-      Value lhs = check_expression(ast_.child(node, 0));
-      Value rhs = check_expression(ast_.child(node, 1));
+      NodeId left = ast_.child(node, 0), right = ast_.child(node, 1);
+      Value lhs = check_expression(left);
+      Value rhs = check_expression(right);
+      const TypeInfo &lt = types_.info(lhs.type), &rt = types_.info(rhs.type);
+      if (lt.kind == TypeKind::Tensor || rt.kind == TypeKind::Tensor) {
+        bool is_and = static_cast<BoolOperator>(n.op) == BoolOperator::And;
+        std::string_view elementwise = is_and ? "&" : "|";
+        auto d = diags_.emit<diag::SemaTensorTruthValue>(n.range, is_and ? "and" : "or",
+                                                         types_.to_string(lt.kind == TypeKind::Tensor ? lhs.type : rhs.type),
+                                                         std::string(elementwise));
+        bool both_bool = (lt.kind != TypeKind::Tensor || lt.scalar == ScalarType::Bool) &&
+                         (rt.kind != TypeKind::Tensor || rt.scalar == ScalarType::Bool) &&
+                         lt.kind != TypeKind::Error && rt.kind != TypeKind::Error;
+        if (both_bool)
+          d.fix_it_replace(n.range, "(" + std::string(source_text(left)) + ") " + std::string(elementwise) + " (" +
+                                        std::string(source_text(right)) + ")");
+        value = Value{types_.error()};
+        break;
+      }
       value = Value{types_.scalar(ScalarType::Bool)};
       if (lhs.constant && rhs.constant) {
         bool a = lhs.constant->as_double() != 0.0, b = rhs.constant->as_double() != 0.0;
@@ -479,7 +508,7 @@ Value Checker::resolve_attribute(NodeId node) {
     case TypeKind::Error:
       return Value{types_.error()};
     case TypeKind::Tensor:
-      if (!in_device()) return Value{types_.dynamic()};
+      if (!in_device()) return tensor_attribute(node, base.type, member);
       break;
     case TypeKind::Dynamic:
     case TypeKind::Object:
@@ -493,6 +522,36 @@ Value Checker::resolve_attribute(NodeId node) {
       break;
   }
   diags_.emit<diag::SemaUnknownMember>(ast_.range(node), types_.to_string(base.type), member);
+  return Value{types_.error()};
+}
+
+// NumPy's attributes of a tensor in graph code: `x.T` (the axes reversed),
+// `x.shape` (a tuple of i32; `x.shape[k]` is a constant where the size is),
+// `x.ndim`, `x.size`, `x.dtype`. Anything else is an unknown member.
+Value Checker::tensor_attribute(NodeId node, TypeId tensor, const std::string& member) {
+  const TypeInfo& info = types_.info(tensor);
+  std::vector<DimId> dims(types_.dims(tensor).begin(), types_.dims(tensor).end());
+  auto integer = [&](int64_t v) { return Value{types_.untyped_int(), Constant{false, v, 0.0}}; };
+  if (member == "T") {
+    std::reverse(dims.begin(), dims.end());
+    return Value{types_.tensor(info.scalar, {}, dims, value_space(), false, false)};
+  }
+  if (member == "ndim") return integer(static_cast<int64_t>(dims.size()));
+  if (member == "size") {
+    int64_t total = 1;
+    for (DimId d : dims) {
+      std::optional<int64_t> v = types_.constant_value(d);
+      if (!v) return Value{types_.scalar(ScalarType::I32)};
+      total *= *v;
+    }
+    return integer(total);
+  }
+  if (member == "shape") {
+    std::vector<TypeId> elements(dims.size(), types_.scalar(ScalarType::I32));
+    return Value{types_.tuple(elements)};
+  }
+  if (member == "dtype") return Value{types_.dtype(types_.scalar(info.scalar)), std::nullopt, false, true};
+  diags_.emit<diag::SemaUnknownMember>(ast_.range(node), types_.to_string(tensor), member);
   return Value{types_.error()};
 }
 
@@ -603,6 +662,11 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
 Value Checker::check_binary(NodeId node) {
   const Node& n = ast_.node(node);
   auto op = static_cast<BinaryOperator>(n.op);
+  // A dtype with policies written in an expression
+  // (`ts.cast(x, fp8_e4m3 @saturate)`): a type, as on the right of an alias
+  // (`@` parsed as a matmul; its left side names a dtype, never a value).
+  if (op == BinaryOperator::MatMul && denotes_dtype(node))
+    return Value{types_.dtype(resolve_type(node)), std::nullopt, false, true};
   Value lhs = check_expression(ast_.child(node, 0));
   Value rhs = check_expression(ast_.child(node, 1));
 
@@ -783,7 +847,22 @@ Value Checker::check_subscript(NodeId node) {
     case TypeKind::Tuple: {
       Value i = check_expression(index);
       auto elements = types_.tuple_elements(base.type);
-      std::optional<int64_t> k = i.constant ? i.constant->as_int64() : std::nullopt;
+      int64_t k_value = -1;
+      bool shape = ast_.kind(object) == NodeKind::Attribute && name_of(ast_.node(object).payload) == "shape";
+      if (i.constant) {
+        if (std::optional<int64_t> c = i.constant->as_int64())
+          k_value = *c < 0 && shape ? *c + static_cast<int64_t>(elements.size()) : *c;
+      }
+      std::optional<int64_t> k = k_value >= 0 ? std::optional<int64_t>(k_value) : std::nullopt;
+      // `x.shape[k]` of a tensor (k may count from the end): a constant
+      // where the size is one.
+      if (shape && k && static_cast<size_t>(*k) < elements.size()) {
+        TypeId tensor = out_.node_types[ast_.child(object, 0).index];
+        if (tensor.valid() && types_.kind(tensor) == TypeKind::Tensor) {
+          if (auto size = types_.constant_value(types_.dims(tensor)[static_cast<size_t>(*k)]))
+            return Value{types_.untyped_int(), Constant{false, *size, 0.0}};
+        }
+      }
       if (k && *k >= 0 && static_cast<size_t>(*k) < elements.size()) return Value{elements[static_cast<size_t>(*k)]};
       return Value{types_.dynamic()};
     }
@@ -871,7 +950,21 @@ Value Checker::check_subscript(NodeId node) {
       }
       bool extent_known = types_.constant_value(dims[consumed]).has_value();
       if (extent_known) extent = *types_.constant_value(dims[consumed]);
-      if (!lower.valid() && !upper.valid() && !step.valid()) {
+      // NumPy's negative step on a constant size with constant bounds:
+      // bounds wrap once and clamp to [-1, size - 1], the defaults run from
+      // the last element through the first.
+      std::optional<int64_t> negative_step;
+      if (step.valid()) {
+        auto c = constants_.find(step.index);
+        if (c != constants_.end() && c->second.as_int64() && *c->second.as_int64() < 0) negative_step = *c->second.as_int64();
+      }
+      if (negative_step && extent_known && lo_known && (!upper.valid() || hi_known)) {
+        auto wrap = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + extent : v, -1, extent - 1); };
+        int64_t a = lower.valid() ? wrap(lo_value) : extent - 1, b = upper.valid() ? wrap(hi_value) : -1;
+        length = types_.constant_dim(a > b ? (a - b - 1) / -*negative_step + 1 : 0);
+      } else if (negative_step) {
+        // known when it runs (the lowering reports what it cannot compile)
+      } else if (!lower.valid() && !upper.valid() && !step.valid()) {
         length = dims[consumed];
       } else if (extent_known && step_known && lo_known && (!upper.valid() || hi_known)) {
         auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + extent : v, 0, extent); };
@@ -894,7 +987,12 @@ Value Checker::check_subscript(NodeId node) {
     Value v = check_expression(i);
     TypeId t = default_type(v.type);
     const TypeInfo& ti = types_.info(t);
-    if (ti.kind != TypeKind::Error && ti.kind != TypeKind::Dynamic &&
+    if (ti.kind == TypeKind::Tensor && !in_device() && !types_.dims(t).empty()) {
+      // NumPy's boolean-mask and integer-array indexing: a data-dependent shape.
+      auto d = diags_.emit<diag::SemaTensorIndex>(ast_.range(i), types_.to_string(v.type));
+      if (ti.scalar == ScalarType::Bool) d.note<diag::NoteMaskWhere>(ast_.range(i), source_text(i), source_text(object));
+      error = true;
+    } else if (ti.kind != TypeKind::Error && ti.kind != TypeKind::Dynamic &&
         !(ti.kind == TypeKind::Scalar && is_integer(ti.scalar))) {
       diags_.emit<diag::SemaIndexNotInteger>(ast_.range(i), types_.to_string(v.type));
       error = true;

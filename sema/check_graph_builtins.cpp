@@ -237,11 +237,17 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
         else if (keepdims) result.push_back(types_.constant_dim(1));
       }
       std::optional<ScalarType> element = graph_element(*x);
-      if (!element || *element == ScalarType::Bool) {
+      // NumPy counts a bool tensor: its sum and product are i64 (NumPy's
+      // default integer), its mean f32 as for integers; max and min of
+      // bools (NumPy's any/all) are not reductions here.
+      bool counts = element && *element == ScalarType::Bool &&
+                    (bc.id == BuiltinId::Sum || bc.id == BuiltinId::Prod || bc.id == BuiltinId::Mean);
+      if (!element || (*element == ScalarType::Bool && !counts)) {
         diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a tensor of numbers",
                                             types_.to_string(*x));
         return Value{error};
       }
+      if (counts) element = ScalarType::I64;
       if (bc.id == BuiltinId::Mean && !is_float(*element)) element = ScalarType::F32;
       return Value{graph_tensor(*element, result)};
     }

@@ -41,7 +41,7 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
     }
     case Signature::MinMax: {
       // max(x) / min(x) of one tensor (with axis= and keepdims=): a reduction.
-      if (bc.args.positional.size() == 1 && !in_device()) return check_graph_builtin(bc);
+      if ((bc.args.positional.size() == 1 || bc.method) && !in_device()) return check_graph_builtin(bc);
       auto bound = bc.bind({"a", "b"}, 2);
       if (bound.empty()) return Value{types_.error()};
       Value a = bc.value_of(bound[0]), c = bc.value_of(bound[1]);

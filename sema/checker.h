@@ -151,7 +151,10 @@ class Checker {
   // --- expressions (check_expression.cpp) ---
   Value check_expression(NodeId node);
   Value check_call(NodeId node);
-  Value check_builtin_call(NodeId call, BuiltinId builtin);
+  // `self`: the tensor of a method call (`x.sum(axis=1)`), argument 0,
+  // already checked (`self_value`).
+  Value tensor_attribute(NodeId node, TypeId tensor, const std::string& member);
+  Value check_builtin_call(NodeId call, BuiltinId builtin, NodeId self = {}, Value self_value = {});
   Value check_builtin_family(BuiltinCall& call);
   // One checker per family of builtins (builtin_call.h).
   Value check_kernel_builtin(BuiltinCall& call);

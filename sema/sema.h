@@ -141,6 +141,10 @@ struct TypedModule {
   // the signature's parameters in order (positional, then by keyword), an
   // invalid id for an omitted optional one. Absent when the call had errors.
   std::unordered_map<uint32_t, std::vector<NodeId>> call_arguments;
+  // Calls written as a tensor's method (`x.max(0)`, `x.sum(axis=1)`): the
+  // tensor is argument 0 and a positional argument after it is the axis
+  // (check_call.cpp).
+  std::unordered_set<uint32_t> method_calls;
   // @jit instances, in the order they were created; and for calls outside
   // any instance (the program, annotated functions), which instance each
   // call of a @jit function reaches.

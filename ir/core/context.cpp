@@ -298,7 +298,12 @@ Attribute Context::array_attr(std::span<const Attribute> elements) {
   s.key = "[";
   for (size_t i = 0; i < elements.size(); ++i) {
     s.elements.push_back(elements[i].storage());
-    s.key += (i ? ", " : "") + std::string(elements[i].str());
+    // A size or bound known only at run time (kDynamic, an i64 element of
+    // an array: graph.slice's starts/limits/sizes) prints as `?`, as in
+    // tensor types; the parser reads it back.
+    bool dynamic = elements[i].is(AttributeKind::Integer) && elements[i].int_value() == kDynamic &&
+                   elements[i].type() == i64_type();
+    s.key += (i ? ", " : "") + (dynamic ? std::string("?") : std::string(elements[i].str()));
   }
   s.key += "]";
   return intern(std::move(s));

@@ -154,9 +154,27 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
       return tensor_of(element, dims);
     }
     case OpKind::GraphCast: {
+      // A rounding policy (docs/ir/graph.md, "graph.cast"): the attributes of
+      // arith.truncf, on a float result; a stochastic rounding takes the
+      // seed (an integer) as operand #1.
       auto a = tensor_operand(0);
-      if (!a || op->num_operands() != 1 || !declared.is(TypeKind::Tensor))
-        return fail("converts a tensor to a tensor of the same shape");
+      bool stochastic = op->string_attr("rounding") == "stochastic";
+      if (!a || op->num_operands() != (stochastic ? 2u : 1u) || !declared.is(TypeKind::Tensor))
+        return fail(stochastic ? "with stochastic rounding converts a tensor, given a seed, to a tensor of the same shape"
+                               : "converts a tensor to a tensor of the same shape");
+      if (stochastic && !op->operand(1)->type().is_int()) return fail("operand #1 must be the seed, an integer");
+      if (Attribute r = op->attr("rounding")) {
+        static constexpr std::string_view modes[] = {"toward_zero", "down", "up", "nearest_away", "stochastic"};
+        if (!r.is(AttributeKind::String) ||
+            std::find(std::begin(modes), std::end(modes), op->string_attr("rounding")) == std::end(modes))
+          return fail("attribute 'rounding' must be one of \"toward_zero\", \"down\", \"up\", \"nearest_away\", "
+                      "\"stochastic\"");
+      }
+      if (op->has_attr("saturate") && !op->attr("saturate").is(AttributeKind::Unit))
+        return fail("attribute 'saturate' is a flag");
+      if ((op->has_attr("rounding") || op->has_attr("saturate")) &&
+          (!is_float(declared.scalar()) || declared.scalar() == ScalarType::F64))
+        return fail("a rounding policy needs a float result narrower than f64");
       return tensor_of(declared.scalar(), {a->shape().begin(), a->shape().end()});
     }
     case OpKind::GraphReduce: {
@@ -297,7 +315,18 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
       std::vector<int64_t> dims;
       for (size_t d = 0; d < a->rank(); ++d) {
         int64_t extent = a->shape()[d];
-        if (t[d] <= 0) return fail("steps must be positive");
+        if (t[d] == 0) return fail("steps must not be 0");
+        if (t[d] < 0) {
+          // NumPy's negative step: elements start, start + step, ... above
+          // `limits` (-1: through element 0), on a static dimension.
+          if (s[d] == kDynamic || l[d] == kDynamic || extent == kDynamic)
+            return fail(fmt::format("dimension {} has a negative step, which needs static bounds and size", d));
+          if (window[d] != kDynamic) return fail("'sizes' may only give the size of a window with a '?' bound");
+          if (s[d] < 0 || s[d] >= extent || l[d] < -1 || l[d] >= s[d])
+            return fail(fmt::format("dimension {} is sliced [{}:{}:{}] but has size {}", d, s[d], l[d], t[d], extent));
+          dims.push_back((s[d] - l[d] - 1) / -t[d] + 1);
+          continue;
+        }
         if (s[d] == kDynamic || l[d] == kDynamic) {
           if (window[d] != kDynamic && window[d] < 0) return fail("'sizes' entries must be non-negative or '?'");
           dims.push_back(window[d]);

@@ -340,8 +340,12 @@ class IRParser {
       ++pos_;
       std::vector<Attribute> elements;
       if (!consume(']')) {
-        do elements.push_back(parse_attribute());
-        while (consume(','));
+        do {
+          // `?`: an i64 element known only at run time (kDynamic), as the
+          // printer writes it (Context::array_attr).
+          if (consume('?')) elements.push_back(ctx_.int_attr(kDynamic));
+          else elements.push_back(parse_attribute());
+        } while (consume(','));
         expect(']');
       }
       return ctx_.array_attr(elements);

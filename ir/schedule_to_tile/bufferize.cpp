@@ -310,7 +310,12 @@ class Bufferizer {
           }
           strides.push_back(steps[a] == 1 ? s : mul(s, index(steps[a])));
         }
-        return replace(o, {view(src, o->result()->type(), offset, sizes, strides)});
+        Value* sliced = view(src, o->result()->type(), offset, sizes, strides);
+        // A negative step (`x[::-1]`) is a view with negative strides only
+        // long enough to copy it: buffers the runtime sees (prints, saves,
+        // launches, results) have non-negative strides.
+        bool reversed = std::any_of(steps.begin(), steps.end(), [](int64_t step) { return step < 0; });
+        return replace(o, {reversed ? copy(sliced) : sliced});
       }
       case OpKind::GraphReshape: return reshape(o);
       case OpKind::GraphConcat: {

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "ir/core/graph_ops.h"
+#include "ir/core/rounding_conversion.h"
 #include "support/diagnostics/internal_error.h"
 
 namespace tessera::ir {
@@ -170,7 +171,23 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
   Context& context = kb.context();
   Type result_element = context.scalar_type(op->result()->type().scalar());
   switch (op->kind()) {
-    case OpKind::GraphCast: return kb.convert(operands[0], result_element);
+    case OpKind::GraphCast: {
+      RoundingPolicy policy = rounding_policy_of(*op);
+      if (!policy.changes_values()) return kb.convert(operands[0], result_element);
+      // As a kernel store into a tensor with the policy (lower_policy.cpp):
+      // the value made f32 (exact for every source the lowering accepts
+      // with a directed rounding), then arith.truncf with the policy; the
+      // random bits of a stochastic rounding numbered by the element's
+      // row-major index in the result.
+      Value* x = operands[0];
+      if (x->type().scalar() != ScalarType::F64) x = kb.convert(x, context.f32_type());
+      Value* bits = nullptr;
+      if (policy.rounding == "stochastic")
+        bits = kb.op(OpKind::RandomBits,
+                     {kb.convert(operands[1], context.i64_type()), kb.convert(position.linear_index(), context.i64_type())},
+                     context.i32_type());
+      return emit_rounding_conversion(kb.builder(), x, result_element, policy, bits);
+    }
     case OpKind::GraphConstant: {
       Attribute v = op->attr("value");
       if (v.is(AttributeKind::Float)) return kb.constant(v.float_value(), result_element);

@@ -45,6 +45,13 @@ DiagnosticBuilder::~DiagnosticBuilder() {
 }
 
 void DiagnosticEngine::commit(Diagnostic diagnostic) {
+  // The same diagnostic twice (one construct checked or lowered twice, as a
+  // @jit function is for its entry and for each call of it) is shown once.
+  for (const Diagnostic& seen : pending_)
+    if (seen.kind == diagnostic.kind && seen.has_location == diagnostic.has_location &&
+        seen.range.begin == diagnostic.range.begin && seen.range.end == diagnostic.range.end &&
+        seen.message == diagnostic.message && seen.notes.size() == diagnostic.notes.size())
+      return;
   if (diagnostic.severity == Severity::Warning) {
     if (options_.suppress_warnings) return;
     if (options_.warnings_as_errors) {

@@ -233,14 +233,19 @@ void decode_storage(const numerics::Format& format, const std::vector<char>& sto
   }
 }
 
-// One line of the tensor's values, row-major. Narrow floats (f16, bf16, fp8,
-// fp6, fp4) print the values their codes stand for (shortest round-trip
-// decimal of the f32 value; nan and inf as such), whatever the .npy file held.
+// One line of the tensor's values, row-major, in brackets; a 0-d tensor (a
+// @jit function's scalar result) as its one value without brackets, as NumPy
+// prints a 0-d array. Narrow floats (f16, bf16, fp8, fp6, fp4) print the
+// values their codes stand for (%.9g of the f32 value; nan and inf as
+// such), whatever the .npy file held.
 void print_tensor(const std::string& name, const std::string& parameter_dtype, const npy::Array& a,
                   const std::vector<char>& storage) {
   std::string dtype = npy::tessera_dtype_of(a.descr);
   const numerics::Format* format = numerics::find_format(parameter_dtype);
-  std::string text = name + " = [";
+  // A @jit function's f16 result (no parameter dtype): NumPy's float16 codes.
+  if (!format && dtype == "f16") format = &numerics::f16;
+  const bool zero_d = a.shape.empty();
+  std::string text = name + (zero_d ? " = " : " = [");
   const int64_t n = a.element_count();
   const char* data = a.data.data();
   for (int64_t i = 0; i < n; ++i) {
@@ -282,7 +287,7 @@ void print_tensor(const std::string& name, const std::string& parameter_dtype, c
     }
     text += buffer;
   }
-  std::printf("%s]\n", text.c_str());
+  std::printf("%s%s\n", text.c_str(), zero_d ? "" : "]");
 }
 
 void check(tessStatus status, const std::string& what) {

@@ -20,9 +20,16 @@ with NumPy (`np`) and these helpers in scope:
   workdir   the work directory (with `os`, to read what a program wrote)
   random_bits(seed, counters)   Philox-4x32-10 words as ts.rand/randn/dropout
         use them (docs/numerics.md, "The random bits")
+  qp(dtype, a, rounding="rne", saturate=False, seed=None)   a rounded to dtype
+        by a numeric policy, element by element with the exact encoder of
+        tests/conformance/exec/Inputs/exec_check.py (every narrow format, f16;
+        rounding "rne", "rna", "rz", "ru", "rd"; with `seed`, stochastic
+        rounding with the random bits of each element's row-major index), as
+        float32 values; dtype "f32" with saturate clamps infinities
   func(name, args, expect, dtype, rtol=None, atol=None, defines={}, fails=None)
         `tesserac run FILE --func NAME --arg P=P.npy ... --out result=...`: args
-        a dict of arrays in parameter order; expect one reference, or a tuple
+        a dict of arrays in parameter order (a Python int or float is passed
+        as `--arg P=VALUE`, for a scalar parameter); expect one reference, or a tuple
         of them for a tuple result (dtype a tuple too)
 
 Programs and functions run at `tesserac run -O0` unless --opt-level says
@@ -44,6 +51,10 @@ import subprocess
 import sys
 
 import numpy as np
+
+sys.dont_write_bytecode = True  # tests write only into their %t
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "exec", "Inputs"))
+import exec_check  # noqa: E402  (the exact encoder of the narrow formats)
 
 # (rtol, atol) per result dtype.
 TOLERANCE = {
@@ -90,6 +101,20 @@ def q(dtype, a):
             r = np.where(r > largest, np.inf, r)
         return np.copysign(r, x).astype(np.float32)
     return a.astype(NUMPY_DTYPE[dtype])
+
+
+def qp(dtype, a, rounding="rne", saturate=False, seed=None):
+    """a (float32 values) rounded to dtype by a policy, as float32 values."""
+    a = np.asarray(a, dtype=np.float32)
+    flat = a.reshape(-1)
+    if dtype == "f32":
+        limit = np.float32(np.finfo(np.float32).max)
+        return np.where(np.isinf(a) & saturate, np.copysign(limit, a), a).astype(np.float32)
+    out = []
+    for i, x in enumerate(flat.tolist()):
+        random = exec_check.random_bits(seed, i) if seed is not None else 0
+        out.append(exec_check.quantize_with(dtype, x, "stochastic" if seed is not None else rounding, saturate, random))
+    return np.array(out, dtype=np.float32).reshape(a.shape)
 
 
 def random_bits(seed, counters):
@@ -218,6 +243,9 @@ class Checker:
         self.calls += 1
         arguments = ["--func", name]
         for parameter, value in args.items():
+            if isinstance(value, (int, float)):  # a scalar parameter: --arg P=VALUE
+                arguments += ["--arg", f"{parameter}={value}"]
+                continue
             path = f"{name}.{self.calls}.{parameter}.npy"
             np.save(os.path.join(self.workdir, path), np.asarray(value))
             arguments += ["--arg", f"{parameter}={path}"]
@@ -259,7 +287,7 @@ def main():
     _check_random_bits()
     checker = Checker(options.tesserac, options.source, options.workdir, options.opt_level)
     namespace = {"np": np, "q": q, "rnd": checker.rnd, "save": checker.save, "program": checker.program,
-                 "expect": checker.expect, "func": checker.func, "random_bits": random_bits,
+                 "expect": checker.expect, "func": checker.func, "random_bits": random_bits, "qp": qp,
                  "os": os, "workdir": options.workdir}
     exec(compile("\n".join(lines), options.source + " (# NP: lines)", "exec"), namespace)
     return 1 if checker.failed else 0

@@ -1,0 +1,43 @@
+// The conversion of a value to a float element type under a numeric
+// policy's rounding (@rounding, @saturate, @stochastic_round): the one piece
+// of code that kernel element stores (lower/lower_policy.cpp), scalar casts
+// (lower/lower_builtins.cpp) and the graph level's `graph.cast`
+// (schedule_to_tile/element_code.cpp) all emit, so that a policy rounds the
+// same way wherever it is written (docs/numerics.md, "Policies").
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "ir/core/builder.h"
+
+namespace tessera::ir {
+
+// How a value is rounded: `rounding` is one of arith.truncf's modes
+// ("nearest_even", "toward_zero", "down", "up", "nearest_away",
+// "stochastic"); `saturate` clamps overflow and infinities to the largest
+// finite value of the sign.
+struct RoundingPolicy {
+  std::string_view rounding = "nearest_even";
+  bool saturate = false;
+
+  bool changes_values() const { return rounding != "nearest_even" || saturate; }
+  bool directed() const { return rounding != "nearest_even"; }
+};
+
+// The attributes of an arith.truncf (or graph.cast) for `policy`: `rounding`
+// unless nearest even, `saturate` when set.
+std::vector<NamedAttribute> rounding_attributes(Context& context, const RoundingPolicy& policy);
+
+// The policy a graph.cast's attributes say.
+RoundingPolicy rounding_policy_of(const Operation& op);
+
+// `x` (f32, or f64 when the policy rounds to nearest even) converted to
+// the float type `element` by `policy`: arith.truncf with the policy's
+// attributes (`random_bits`, one i32, as its second operand when
+// stochastic); for an f32 `element`, f32 `x` under @saturate has its
+// infinities clamped to +-FLT_MAX (NaN stays).
+Value* emit_rounding_conversion(Builder& builder, Value* x, Type element, const RoundingPolicy& policy,
+                                Value* random_bits);
+
+}  // namespace tessera::ir
