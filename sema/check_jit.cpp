@@ -54,8 +54,9 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
     positional.push_back(argument);
     TypeId t = default_type(v.type);
     if (types_.kind(t) == TypeKind::Tensor) t = types_.with_mut(t, false);
-    // A sharded argument: the function sees this rank's shard.
-    if (types_.sharding(t)) {
+    // A sharded argument of the program: the function sees this rank's
+    // shard. (Inside a @jit function, values already are shards.)
+    if (types_.sharding(t) && !function_) {
       auto local = shard_view(argument, t, true);
       if (!local) return Value{types_.error()};
       t = *local;
@@ -133,8 +134,11 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   const FunctionInfo& info = out_.instances[instance].info;
   raise_effect(info.effect, ast_.range(call));
   TypeId result = substitute_dims(info.return_type.valid() ? info.return_type : types_.none(), bound);
-  // Sharded results as the program sees them: global dims.
-  auto global = [&](TypeId t) { return types_.sharding(t) ? shard_view(call, t, false).value_or(t) : t; };
+  // Sharded results as the program sees them: global dims (a @jit caller
+  // keeps this rank's shard).
+  auto global = [&](TypeId t) {
+    return types_.sharding(t) && !function_ ? shard_view(call, t, false).value_or(t) : t;
+  };
   if (types_.kind(result) == TypeKind::Tuple) {
     std::vector<TypeId> elements(types_.tuple_elements(result).begin(), types_.tuple_elements(result).end());
     for (TypeId& e : elements) e = global(e);
