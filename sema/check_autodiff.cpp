@@ -29,26 +29,34 @@ bool has_decorator(const Ast& ast, const ValueStores& values, NodeId def, Decora
 
 }  // namespace
 
+// The function `fun_node` names, when it is one written in Tessera that
+// grad/value_and_grad/vjp can differentiate; else reported.
+std::optional<uint32_t> Checker::transformed_function(BuiltinCall& bc, NodeId fun_node) {
+  Value fun = bc.value_of(fun_node);
+  if (types_.is_error(fun.type)) {
+    bc.check_all_arguments();
+    return std::nullopt;
+  }
+  TypeInfo f = types_.info(fun.type);
+  // Its kind comes from its decorators, read when it is checked.
+  if (f.kind == TypeKind::Function) check_function(f.payload);
+  if (f.kind != TypeKind::Function || out_.functions[f.payload].kind != FunctionKind::Jit) {
+    diags_.emit<diag::SemaGradNotJit>(ast_.range(fun_node), std::string(bc.name), source_text(fun_node));
+    bc.check_all_arguments();
+    return std::nullopt;
+  }
+  return f.payload;
+}
+
 // grad(fun, argnums=0, wrt=None, has_aux=False) / value_and_grad(...).
 Value Checker::check_transform_builtin(BuiltinCall& bc) {
   if (bc.id == BuiltinId::Vjp) return check_vjp(bc);
   TypeId error = types_.error();
   auto bound = bc.bind({"fun", "argnums", "wrt", "has_aux"}, 1);
   if (bound.empty()) return Value{error};
-  Value fun = bc.value_of(bound[0]);
-  if (types_.is_error(fun.type)) {
-    bc.check_all_arguments();
-    return Value{error};
-  }
-  TypeInfo f = types_.info(fun.type);
-  // Its kind comes from its decorators, read when it is checked.
-  if (f.kind == TypeKind::Function) check_function(f.payload);
-  if (f.kind != TypeKind::Function || out_.functions[f.payload].kind != FunctionKind::Jit) {
-    diags_.emit<diag::SemaGradNotJit>(ast_.range(bound[0]), std::string(bc.name), source_text(bound[0]));
-    bc.check_all_arguments();
-    return Value{error};
-  }
-  uint32_t index = f.payload;
+  std::optional<uint32_t> differentiated = transformed_function(bc, bound[0]);
+  if (!differentiated) return Value{error};
+  uint32_t index = *differentiated;
   const FunctionInfo& function = out_.functions[index];
   std::string function_name = name_of(function.name);
   auto parameters = ast_.children(ast_.child(function.def, 1)).subspan(function.first_parameter);
@@ -146,20 +154,9 @@ Value Checker::check_vjp(BuiltinCall& bc) {
     diags_.emit<diag::SemaArgumentCount>(bc.where, std::string(bc.name), "at least 1 argument (the function)", 0u);
     return Value{error};
   }
-  NodeId fun_node = bc.args.positional[0];
-  Value fun = bc.value_of(fun_node);
-  if (types_.is_error(fun.type)) {
-    bc.check_all_arguments();
-    return Value{error};
-  }
-  TypeInfo f = types_.info(fun.type);
-  if (f.kind == TypeKind::Function) check_function(f.payload);
-  if (f.kind != TypeKind::Function || out_.functions[f.payload].kind != FunctionKind::Jit) {
-    diags_.emit<diag::SemaGradNotJit>(ast_.range(fun_node), std::string(bc.name), source_text(fun_node));
-    bc.check_all_arguments();
-    return Value{error};
-  }
-  uint32_t index = f.payload;
+  std::optional<uint32_t> differentiated = transformed_function(bc, bc.args.positional[0]);
+  if (!differentiated) return Value{error};
+  uint32_t index = *differentiated;
   std::string function_name = name_of(out_.functions[index].name);
   std::span<const NodeId> primals(bc.args.positional.begin() + 1, bc.args.positional.end());
   Value out = check_jit_call(bc.call, index, primals);

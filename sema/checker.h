@@ -262,6 +262,7 @@ class Checker {
   // --- autodiff (check_autodiff.cpp) ---
   Value check_transform_builtin(BuiltinCall& call);
   Value check_vjp(BuiltinCall& call);
+  std::optional<uint32_t> transformed_function(BuiltinCall& call, NodeId fun_node);
   Value check_vjp_call(NodeId call, const TransformInfo& transform, std::span<const NodeId> arguments);
   Value check_transform_call(NodeId call, TypeId transform, std::span<const NodeId> arguments);
   void collect_custom_vjps(NodeId module);

@@ -3,6 +3,9 @@
 import numpy as np
 import sys
 
+sys.dont_write_bytecode = True  # nothing written beside the test
+from saved_arrays import compare  # noqa: E402
+
 d, dp, tp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 a = np.load(d + "/a.npy")
 b = np.load(d + "/b.npy")
@@ -13,12 +16,4 @@ expected = {
     "summed_over_dp.npy": 2 * blocks.sum(axis=0),        # row blocks summed: one block, replicated
     "largest_over_dp.npy": blocks.max(axis=0),
 }
-failed = False
-for name, want in expected.items():
-    got = np.load(d + "/" + name)
-    if got.shape != want.shape or not np.array_equal(got, want):
-        print(f"{name}: got {got.shape}\n{got}\nexpected {want.shape}\n{want}")
-        failed = True
-    else:
-        print(f"{name}: ok {got.shape}")
-sys.exit(1 if failed else 0)
+sys.exit(compare(d, expected))
