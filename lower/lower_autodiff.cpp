@@ -63,14 +63,8 @@ Bound Lowering::lower_vjp_call(NodeId call, const sema::TransformInfo& transform
   for (size_t i = 0; i < seeds.size(); ++i) {
     Type want = fn.result(i);
     Value*& v = seeds[i];
-    if (v->type() == want) continue;
     // The caller's static dimensions where the instance has `?`.
-    std::vector<Value*> extents;
-    for (size_t d = 0; d < want.rank(); ++d)
-      extents.push_back(want.shape()[d] == kDynamic ? graph_dim(v, static_cast<int64_t>(d)) : nullptr);
-    std::vector<Value*> reshape{v};
-    for (Value* d : dynamic_dims(want, extents)) reshape.push_back(d);
-    v = builder_.create(OpKind::GraphReshape, std::span<Value* const>(reshape), std::span<const Type>(&want, 1))->result();
+    if (v->type() != want) v = reshape_as(v, want, v);
   }
   operands.insert(operands.end(), seeds.begin(), seeds.end());
   std::vector<Type> results;
@@ -123,12 +117,7 @@ Bound Lowering::lower_transform_call(NodeId call) {
     NodeId node = arguments[transform.argnums[g]];
     std::optional<Type> want = typed_type(node);
     if (!want || *want == v->type() || !want->is(TypeKind::Tensor)) continue;
-    std::vector<Value*> extents;
-    for (size_t d = 0; d < want->rank(); ++d)
-      extents.push_back(want->shape()[d] == kDynamic ? graph_dim(argument, static_cast<int64_t>(d)) : nullptr);
-    std::vector<Value*> reshape{v};
-    for (Value* d : dynamic_dims(*want, extents)) reshape.push_back(d);
-    v = builder_.create(OpKind::GraphReshape, std::span<Value* const>(reshape), std::span<const Type>(&*want, 1))->result();
+    v = reshape_as(v, *want, argument);
   }
   size_t first_gradient = with_value ? 1 : 0;
   Bound gradients = transform.tuple ? Bound{nullptr, std::vector<Value*>(values.begin() + first_gradient,

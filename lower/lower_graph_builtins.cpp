@@ -543,6 +543,17 @@ Value* Lowering::lower_print(NodeId call) {
 }
 
 // The arguments of a call of a @jit instance, as its parameters want them.
+// `v` as a tensor of type `want` (the same elements): graph.reshape, whose
+// `?` dimensions are read from `dims_of`'s.
+Value* Lowering::reshape_as(Value* v, Type want, Value* dims_of) {
+  std::vector<Value*> extents;
+  for (size_t d = 0; d < want.rank(); ++d)
+    extents.push_back(want.shape()[d] == kDynamic ? graph_dim(dims_of, static_cast<int64_t>(d)) : nullptr);
+  std::vector<Value*> reshape{v};
+  for (Value* d : dynamic_dims(want, extents)) reshape.push_back(d);
+  return builder_.create(OpKind::GraphReshape, std::span<Value* const>(reshape), std::span<const Type>(&want, 1))->result();
+}
+
 std::vector<Value*> Lowering::jit_call_operands(NodeId call, Type fn, size_t first_argument) {
   auto arguments = ast_.children(call).subspan(first_argument);
   std::vector<Value*> operands;
@@ -553,13 +564,7 @@ std::vector<Value*> Lowering::jit_call_operands(NodeId call, Type fn, size_t fir
       if (v->type().scalar() != want.scalar()) unsupported(arguments[i], "an argument of another element type");
       // Static dims where the callee has `?`: pass as they are (the verifier
       // of func.call compares types exactly, so reshape to the callee's view).
-      std::vector<Value*> extents;
-      for (size_t d = 0; d < want.rank(); ++d)
-        extents.push_back(want.shape()[d] == kDynamic ? graph_dim(v, static_cast<int64_t>(d)) : nullptr);
-      std::vector<Value*> reshape{v};
-      for (Value* d : dynamic_dims(want, extents)) reshape.push_back(d);
-      Operation* op = builder_.create(OpKind::GraphReshape, std::span<Value* const>(reshape), std::span<const Type>(&want, 1));
-      v = op->result();
+      v = reshape_as(v, want, v);
     }
     operands.push_back(convert(v, want));
   }

@@ -258,6 +258,7 @@ class Lowering {
   // Autodiff (lower_autodiff.cpp): grad(f)(args) is graph.grad; a call of a
   // @custom_vjp function carries its rule.
   bool is_transform_node(NodeId node) const;
+  Value* reshape_as(Value* v, Type want, Value* dims_of);
   Bound bound_from_flat(sema::TypeId type, const std::vector<Value*>& values, size_t& next);
   Bound lower_transform_call(NodeId call);
   Bound lower_vjp(NodeId call);
