@@ -67,6 +67,7 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
     case sema::Signature::NpySaveArgs:
     case sema::Signature::PrintArgs:
     case sema::Signature::TransformArgs:
+    case sema::Signature::ScheduleArgs:
     case sema::Signature::Deferred: break;  // graph level: sema rejects them in kernels
   }
   unsupported(call, "the builtin '" + std::string(sema::builtin_info(builtin).path) + "'");

@@ -251,12 +251,31 @@ Value* Lowering::lower_binary(NodeId node) {
   Value* a = value(lhs, result.is(TypeKind::Tile) ? Type{} : result);
   Value* b = value(rhs, result.is(TypeKind::Tile) ? context_.scalar_type(result.scalar()) : result);
   // Sema calls every register tile a tile; a load_vector result is an IR
-  // vector, and a scalar meeting it is splatted to that vector.
+  // vector of sema's element type (an f16 vector times a float is f32), and
+  // a scalar meeting it is splatted to that vector.
   if (result.is(TypeKind::Tile)) {
-    if (a->type().is(TypeKind::Vector)) result = a->type();
-    else if (b->type().is(TypeKind::Vector)) result = b->type();
+    Value* vector = a->type().is(TypeKind::Vector) ? a : b->type().is(TypeKind::Vector) ? b : nullptr;
+    if (vector) {
+      result = context_.vector_type(vector->type().shape()[0], result.scalar());
+      a = convert_vector(a, result, lhs);
+      b = convert_vector(b, result, rhs);
+    }
   }
   return emit_binary(op, convert(a, result), convert(b, result), node);
+}
+
+// A vector converted element by element to vector type `to` (floats
+// widened, integers to floats); scalars are left to convert()'s splat.
+Value* Lowering::convert_vector(Value* v, Type to, NodeId where) {
+  Type from = v->type();
+  if (!from.is(TypeKind::Vector) || from == to) return v;
+  ScalarType f = from.scalar(), t = to.scalar();
+  bool from_float = float_element(context_.scalar_type(f)), to_float = float_element(context_.scalar_type(t));
+  if (from_float && to_float && scalar_info(f).bits < scalar_info(t).bits) return emit(OpKind::ExtF, {v}, to);
+  if (!from_float && to_float && f != ScalarType::Bool)
+    return emit(is_unsigned(context_.scalar_type(f)) ? OpKind::UIToFP : OpKind::SIToFP, {v}, to);
+  unsupported(where, "converting a vector of " + std::string(scalar_info(f).name) + " to " +
+                         std::string(scalar_info(t).name) + " in vector arithmetic");
 }
 
 Value* Lowering::emit_binary(BinaryOperator op, Value* a, Value* b, NodeId where) {

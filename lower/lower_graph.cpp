@@ -188,7 +188,9 @@ void Lowering::lower_jit_instance(uint32_t index) {
         dim_values_[d.symbol.index] = convert(graph_dim(arg, static_cast<int64_t>(axis)), context_.i32_type());
     }
   }
+  schedule_directives_.clear();
   lower_rest({Segment{ast_.child(info.def, 3), 0}}, false, nullptr);
+  apply_schedule_directives(func);
   function_ = nullptr;
   graph_ = false;
   node_types_ = &typed_.node_types;

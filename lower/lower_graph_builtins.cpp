@@ -83,6 +83,11 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     case BuiltinId::AllGather:
     case BuiltinId::ReduceScatter:
     case BuiltinId::Broadcast: return lower_dist_builtin(call, builtin);
+    case BuiltinId::ScheduleTile:
+    case BuiltinId::ScheduleVectorize:
+    case BuiltinId::SchedulePipelineStages:
+    case BuiltinId::ScheduleAsyncCopy:
+    case BuiltinId::ScheduleUseSharedMemory: return lower_schedule_directive(call);
     default: break;
   }
   auto arg = [&](size_t i) { return call_argument(call, i); };

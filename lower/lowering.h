@@ -108,6 +108,7 @@ class Lowering {
   Bound lower(NodeId expression, Type want = {});
   Value* value(NodeId expression, Type want = {});
   Value* convert(Value* v, Type to);
+  Value* convert_vector(Value* v, Type to, NodeId where);
   std::optional<Type> typed_type(NodeId expression);  // null for untyped literals and non-values
   Type common_type(NodeId a, NodeId b);
   Value* lower_name(NodeId name, Type want);
@@ -246,6 +247,9 @@ class Lowering {
   Bound lower_tensor_attribute(NodeId node);
   std::vector<Value*> dynamic_dims(Type result, const std::vector<Value*>& extents);
   Bound lower_graph_builtin(NodeId call, sema::BuiltinId builtin);
+  // --- schedule directives (lower_schedule.cpp) ---
+  Bound lower_schedule_directive(NodeId call);
+  void apply_schedule_directives(Operation* func);
   // --- distribution (lower_dist.cpp) ---
   Bound lower_dist_builtin(NodeId call, sema::BuiltinId builtin);
   Attribute mesh_attribute(uint32_t mesh);
@@ -302,6 +306,9 @@ class Lowering {
     Value* memref;
     int64_t axis;
   };
+  // The schedule directives of the @jit instance being lowered, applied
+  // when its body is done.
+  std::vector<std::pair<NodeId, const sema::ScheduleDirective*>> schedule_directives_;
   std::unordered_map<uint32_t, DimSource> dim_sources_;  // symbolic dimension -> where to read it
   std::unordered_map<uint32_t, Value*> dim_values_;
   std::unordered_map<uint32_t, Value*> policy_scales_;  // kernel tensor parameter -> its @precision_policy scale

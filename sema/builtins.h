@@ -74,6 +74,7 @@ enum class Signature : uint8_t {
   NpySaveArgs,
   PrintArgs,
   TransformArgs,  // grad, value_and_grad (check_autodiff.cpp)
+  ScheduleArgs,   // schedule.tile, ... (check_schedule.cpp)
   // Checked loosely until their stage (autodiff, distribution) compiles them.
   Deferred,
 };

@@ -541,6 +541,7 @@ Value Checker::check_builtin_family(BuiltinCall& bc) {
     case Signature::NpySaveArgs:
     case Signature::PrintArgs: return check_graph_builtin(bc);
     case Signature::TransformArgs: return check_transform_builtin(bc);
+    case Signature::ScheduleArgs: return check_schedule_directive(bc);
     case Signature::Deferred:
       switch (bc.id) {
         case BuiltinId::DistMesh:

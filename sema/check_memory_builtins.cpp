@@ -152,6 +152,14 @@ Value Checker::check_memory_builtin(BuiltinCall& bc) {
       if (types_.kind(stored.type) == TypeKind::Tensor && types_.dims(stored.type).size() == 1)
         if (auto width = types_.constant_value(types_.dims(stored.type)[0]))
           check_vector_span(bound[0], destination.type, *width, bc.name, "destination");
+      // The vector's elements are stored as they are (one vector store):
+      // its element type is the destination's.
+      if (types_.kind(stored.type) == TypeKind::Tensor && types_.kind(destination.type) == TypeKind::Tensor &&
+          types_.info(stored.type).scalar != types_.info(destination.type).scalar)
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "value", bc.name,
+                                            "a vector of the destination's element type, " +
+                                                types_.to_string(types_.element_type(destination.type)),
+                                            types_.to_string(stored.type));
       NodeId root = bound[0];
       while (ast_.kind(root) == NodeKind::Subscript) root = ast_.child(root, 0);
       TypeId object = ast_.kind(bound[0]) == NodeKind::Subscript ? out_.node_types[ast_.child(bound[0], 0).index]

@@ -259,6 +259,8 @@ class Checker {
 
   // --- @jit functions and kernel launches (check_jit.cpp) ---
   Value check_jit_call(NodeId call, uint32_t function_index, std::span<const NodeId> arguments);
+  // --- schedule directives (check_schedule.cpp) ---
+  Value check_schedule_directive(BuiltinCall& call);
   // --- autodiff (check_autodiff.cpp) ---
   Value check_transform_builtin(BuiltinCall& call);
   Value check_vjp(BuiltinCall& call);

@@ -112,6 +112,16 @@ struct PolicyClass {
 // are all annotated has one instance, checked with its declared types in the
 // module's own tables. Each instance keeps its own typing of the function's
 // nodes and which instance each of its calls of @jit functions reaches.
+// A schedule directive (`schedule.tile((64, 128, 32))`, docs/language/graph.md,
+// "Schedule directives"): a request about how the kernels generated from
+// its @jit function are built. `name` is the IR attribute it becomes on the
+// function's graph operations (tile, vectorize, stages, async_copy,
+// shared_padding); `values` its constant arguments.
+struct ScheduleDirective {
+  std::string name;
+  std::vector<int64_t> values;
+};
+
 struct JitInstance {
   uint32_t function = 0;         // index into TypedModule::functions
   FunctionInfo info;             // the function's info with this instance's types
@@ -145,6 +155,8 @@ struct TypedModule {
   // tensor is argument 0 and a positional argument after it is the axis
   // (check_call.cpp).
   std::unordered_set<uint32_t> method_calls;
+  // Schedule directives of @jit functions (by the Call's NodeId index).
+  std::unordered_map<uint32_t, ScheduleDirective> schedule_directives;
   // @jit instances, in the order they were created; and for calls outside
   // any instance (the program, annotated functions), which instance each
   // call of a @jit function reaches.

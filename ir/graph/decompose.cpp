@@ -26,6 +26,7 @@
 #include "ir/core/builder.h"
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
+#include "ir/core/schedule_hints.h"
 #include "ir/passes/passes.h"
 #include "support/diagnostics/internal_error.h"
 
@@ -44,6 +45,7 @@ class Decomposer {
     Type placeholder = context_.tensor_type({}, ScalarType::F32);
     Operation* op = builder_.create(kind, std::span<Value* const>(operands), std::span<const Type>(&placeholder, 1),
                                     std::move(attributes));
+    copy_schedule_hints(op_, op);  // an attention's tile reaches its products
     std::string why;
     std::optional<GraphResult> r = infer_graph_result(op, 0, why);
     internal_check(r.has_value(), "graph-decompose", "built an invalid graph operation");
@@ -66,6 +68,7 @@ class Decomposer {
   Value* declared(OpKind kind, std::vector<Value*> operands, Type t, std::vector<NamedAttribute> attributes = {}) {
     Operation* op = builder_.create(kind, std::span<Value* const>(operands), std::span<const Type>(&t, 1),
                                     std::move(attributes));
+    copy_schedule_hints(op_, op);
     std::string why;
     std::optional<GraphResult> r = infer_graph_result(op, 0, why);
     if (!r) internal_error("graph-decompose", "built an invalid '" + std::string(op->name()) + "': " + why);

@@ -15,11 +15,14 @@
 //   matmul, attention   one operation each (stdlib kernels).
 //
 // Greedy, in program order: an operation joins the group of an operand's
-// producer when its shape fits that group's space and joining makes no
+// producer when its shape fits that group's space (run-time sizes compared
+// by where they come from: DimensionKeys) and joining makes no
 // cycle (a path from the group through an operation outside it back into
 // it); a pointwise one whose producers' groups do not take it joins the
 // latest other group that does; otherwise it starts a group. A value computed in a group and used
 // outside it is an output of the group.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -28,6 +31,7 @@
 #include "ir/core/builder.h"
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
+#include "ir/core/schedule_hints.h"
 #include "ir/passes/passes.h"
 #include "support/diagnostics/internal_error.h"
 
@@ -64,9 +68,107 @@ std::vector<int64_t> shape_of(Value* v) {
   return {t.shape().begin(), t.shape().end()};
 }
 
-// Two shapes that name the same space: equal rank, each dimension equal (a
-// `?` matches only a `?`: sizes known at run time are not compared here).
-bool same_space(const std::vector<int64_t>& a, const std::vector<int64_t>& b) { return a == b; }
+// Which sizes known only at run time are provably equal: a key per (value,
+// axis) that two dimensions share only when they are the same size. A
+// parameter's dimension is its symbol (`arg_dims`: "B", "S"; the entry
+// checks that equal symbols have equal sizes) or the parameter's own; an
+// explicit size operand (graph.constant %n, ...) is the dimension it reads
+// with graph.dim (through arith.maxsi of two equal keys); an elementwise
+// result's dimension is its operands' when they agree (static 1s broadcast);
+// anything else is a key of its own. So `?` matches `?` only when the two
+// come from the same size, and two chains over different run-time shapes
+// are never fused into one space.
+class DimensionKeys {
+ public:
+  std::string key(Value* v, size_t axis) {
+    auto memo = keys_.find({v, axis});
+    if (memo != keys_.end()) return memo->second;
+    std::string k = compute(v, axis);
+    keys_[{v, axis}] = k;
+    return k;
+  }
+
+  // Two values over the same space: equal shapes, and each run-time size
+  // the same one. `except_last`: the last dimension is not compared.
+  bool same(Value* a, Value* b, bool except_last = false) {
+    std::vector<int64_t> sa = shape_of(a), sb = shape_of(b);
+    if (sa.size() != sb.size()) return false;
+    for (size_t d = 0; d < sa.size(); ++d) {
+      if (except_last && d + 1 == sa.size()) continue;
+      if (sa[d] != sb[d]) return false;
+      if (sa[d] == kDynamic && key(a, d) != key(b, d)) return false;
+    }
+    return true;
+  }
+
+ private:
+  static std::string unique(const void* p, size_t axis) { return fmt::format("{}:{}", p, axis); }
+
+  // The key of an index value used as a size.
+  std::string size_key(Value* n) {
+    Operation* def = n->defining_op();
+    if (def && def->is(OpKind::GraphDim) && def->operand(0)->type().is(TypeKind::Tensor))
+      return key(def->operand(0), static_cast<size_t>(def->int_attr("axis")));
+    if (def && def->is(OpKind::Constant) && def->has_attr("value"))
+      return fmt::format("={}", def->int_attr("value"));
+    if (def && (def->is(OpKind::MaxSI) || def->is(OpKind::MinSI))) {
+      std::string a = size_key(def->operand(0)), b = size_key(def->operand(1));
+      if (a == b) return a;
+    }
+    return unique(n, 0);
+  }
+
+  std::string compute(Value* v, size_t axis) {
+    Operation* def = v->defining_op();
+    if (!def) {  // a block argument: of the function (its symbol) or a region's
+      Block* block = v->owner_block();
+      Operation* function = block ? block->parent_op() : nullptr;
+      if (function && function->is(OpKind::Func) && &function->region(0).front() == block) {
+        Attribute dims = function->attr("arg_dims");
+        if (dims && v->index() < dims.size() && axis < dims[v->index()].size()) {
+          Attribute d = dims[v->index()][axis];
+          if (d.is(AttributeKind::String) && d.string_value() != "?") return "symbol " + std::string(d.string_value());
+        }
+      }
+      return unique(v, axis);
+    }
+    if (def->is(OpKind::GraphElementwise) || def->is(OpKind::GraphCast)) {
+      // NumPy broadcasting, trailing-aligned: the operands that have this
+      // axis with a size other than a static 1.
+      size_t rank = v->type().rank();
+      std::string agreed;
+      for (Value* operand : def->operands()) {
+        if (!operand->type().is(TypeKind::Tensor)) continue;
+        size_t r = operand->type().rank();
+        if (r + axis < rank) continue;
+        size_t at = axis + r - rank;
+        int64_t s = operand->type().shape()[at];
+        if (s == 1) continue;
+        if (s != kDynamic) return unique(v, axis);  // a static operand size under a `?`: not ours to reason about
+        std::string k = key(operand, at);
+        if (!agreed.empty() && k != agreed) return unique(v, axis);
+        agreed = k;
+      }
+      return agreed.empty() ? unique(v, axis) : agreed;
+    }
+    if (def->is(OpKind::GraphConstant) || def->is(OpKind::GraphRandom) || def->is(OpKind::GraphIota) ||
+        def->is(OpKind::GraphEmpty)) {
+      // Their index operands are the run-time sizes, in order of the `?`s
+      // (a random's seed, a tensor operand, comes first).
+      std::vector<Value*> sizes;
+      for (Value* operand : def->operands())
+        if (operand->type().is_index()) sizes.push_back(operand);
+      size_t nth = 0;
+      std::vector<int64_t> shape = shape_of(v);
+      for (size_t d = 0; d < axis; ++d)
+        if (shape[d] == kDynamic) ++nth;
+      if (nth < sizes.size()) return size_key(sizes[nth]);
+    }
+    return unique(v, axis);
+  }
+
+  std::map<std::pair<Value*, size_t>, std::string> keys_;
+};
 
 // A reduction over the last axis only, keeping it.
 bool is_row_reduction(const Operation* op) {
@@ -76,19 +178,9 @@ bool is_row_reduction(const Operation* op) {
   return rank >= 1 && axes.size() == 1 && axes[0] == static_cast<int64_t>(rank) - 1;
 }
 
-// `shape` as a row-shaped value of the space [..., C]: the space itself, or
-// the space with its last dimension 1 (a per-row value).
-bool fits_rows(const std::vector<int64_t>& shape, const std::vector<int64_t>& space) {
-  if (shape.size() != space.size() || space.empty()) return false;
-  if (shape == space) return true;
-  std::vector<int64_t> per_row = space;
-  per_row.back() = 1;
-  return shape == per_row;
-}
-
 struct Group {
   Strategy strategy = Strategy::Elementwise;
-  std::vector<int64_t> space;  // elementwise: the results' shape; rows: [..., C]; others: unused
+  Value* space = nullptr;  // elementwise: a value of the results' shape; rows: of [..., C]; others: unused
   std::vector<Operation*> ops;  // in program order
   bool closed = false;          // matmul, attention, reduce: nothing joins
 };
@@ -135,15 +227,13 @@ class Fusion {
     if (op->is(OpKind::GraphReduce)) {
       // A row reduction of a value of the row space.
       if (!is_row_reduction(op)) return false;
-      std::vector<int64_t> input = shape_of(op->operand(0));
-      if (group.strategy == Strategy::Rows) {
-        if (!same_space(input, group.space)) return false;
-      } else if (group.strategy != Strategy::Elementwise || !same_space(input, group.space)) {
-        return false;
-      }
+      if (group.strategy != Strategy::Rows && group.strategy != Strategy::Elementwise) return false;
+      if (!dims_.same(op->operand(0), group.space)) return false;
     } else if (group.strategy == Strategy::Rows) {
-      if (!fits_rows(shape, group.space)) return false;
-    } else if (!same_space(shape, group.space)) {
+      // The row space itself, or a per-row value [..., 1].
+      bool per_row = !shape.empty() && shape.back() == 1 && dims_.same(op->result(), group.space, true);
+      if (!per_row && !dims_.same(op->result(), group.space)) return false;
+    } else if (!dims_.same(op->result(), group.space)) {
       return false;
     }
     for (Value* operand : op->operands()) {
@@ -173,7 +263,7 @@ class Fusion {
 
   void place(Operation* op) {
     if (op->is(OpKind::GraphMatmul) || op->is(OpKind::GraphAttention)) {
-      start(op, op->is(OpKind::GraphMatmul) ? Strategy::Matmul : Strategy::Attention, {}, true);
+      start(op, op->is(OpKind::GraphMatmul) ? Strategy::Matmul : Strategy::Attention, nullptr, true);
       return;
     }
     // Join the latest group among the operands' producers that fits.
@@ -202,15 +292,15 @@ class Fusion {
         return;
       }
     if (op->is(OpKind::GraphReduce)) {
-      if (is_row_reduction(op)) start(op, Strategy::Rows, shape_of(op->operand(0)), false);
-      else start(op, Strategy::Reduce, {}, true);
+      if (is_row_reduction(op)) start(op, Strategy::Rows, op->operand(0), false);
+      else start(op, Strategy::Reduce, nullptr, true);
       return;
     }
-    start(op, Strategy::Elementwise, shape_of(op->result()), false);
+    start(op, Strategy::Elementwise, op->result(), false);
   }
 
-  void start(Operation* op, Strategy strategy, std::vector<int64_t> space, bool closed) {
-    groups_.push_back(Group{strategy, std::move(space), {op}, closed});
+  void start(Operation* op, Strategy strategy, Value* space, bool closed) {
+    groups_.push_back(Group{strategy, space, {op}, closed});
     group_of_[op] = static_cast<int>(groups_.size() - 1);
   }
 
@@ -245,6 +335,14 @@ class Fusion {
     Operation* kernel = Operation::create(OpKind::ScheduleKernel, last->loc(), std::span<Value* const>(inputs),
                                           std::span<const Type>(result_types),
                                           {{"strategy", context_.string_attr(strategy_name(group.strategy))}}, 1);
+    // The schedule hints the strategy builds by (ir/core/schedule_hints.h):
+    // a product's tile and pipelining, an elementwise chain's vectorisation
+    // (the first member's that has one).
+    for (std::string_view name : schedule_hint_names()) {
+      bool wanted = name == "vectorize" ? group.strategy == Strategy::Elementwise : group.strategy == Strategy::Matmul;
+      for (Operation* op : group.ops)
+        if (Attribute value = op->attr(name); wanted && value && !kernel->has_attr(name)) kernel->set_attr(name, value);
+    }
     // Where the last member was: after every input (each precedes its
     // member), before every outside use (can_join kept them after it).
     block_.insert_before(last, kernel);
@@ -267,6 +365,7 @@ class Fusion {
 
   Context& context_;
   Block& block_;
+  DimensionKeys dims_;
   std::vector<Group> groups_;
   std::unordered_map<Operation*, int> group_of_;
 };

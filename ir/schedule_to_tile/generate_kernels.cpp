@@ -20,6 +20,7 @@
 // The space's dimensions are the kernel's first scalar parameters when they
 // are known only at run time, so every generated kernel knows its space.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -29,6 +30,7 @@
 #include "ir/core/builder.h"
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
+#include "ir/core/schedule_hints.h"
 #include "ir/passes/passes.h"
 #include "ir/schedule_to_tile/element_code.h"
 #include "ir/schedule_to_tile/kernel_builder.h"
@@ -43,8 +45,11 @@ constexpr int64_t kLanes = 256;
 // Grid-stride loops cover any size; the grid itself stays under every
 // device's limit on an axis (65535 for y and z on CUDA).
 constexpr int64_t kMaxGroups = 65535;
-// The stdlib GEMM's tile (stdlib/gemm.tsr compiles its largest knobs).
+// The stdlib GEMM's tile at its default point (stdlib/gemm.tsr's largest
+// knobs), and the tensor-core GEMM's (BM_TC = BN_TC, BK_TC).
 constexpr int64_t kGemmTile = 128;
+constexpr int64_t kGemmTcTile = 64;
+constexpr int64_t kGemmTcTileK = 32;
 
 std::vector<int64_t> dims_of(Type t) {
   if (!t.is(TypeKind::Tensor)) return {};
@@ -461,23 +466,61 @@ class Generator {
     return kb_->op(OpKind::FloorDivSI, {total, kb_->convert(count, t)}, t);
   }
 
+  // A schedule hint of this kernel that it cannot honour: a warning saying
+  // why (the kernel is built as without it).
+  void ignore_hint(std::string_view name, const std::string& why) {
+    Attribute value = kernel_->attr(name);
+    std::string directive;
+    if (name == "tile") {
+      std::vector<int64_t> sizes = value.int_array();
+      directive = fmt::format("schedule.tile(({}))", fmt::join(sizes, ", "));
+    } else if (name == "stages") {
+      directive = fmt::format("schedule.pipeline_stages({})", kernel_->int_attr(name));
+    } else if (name == "async_copy") {
+      directive = "schedule.async_copy(True)";
+    } else if (name == "shared_memory") {
+      directive = "schedule.use_shared_memory(False)";
+    } else if (name == "shared_padding") {
+      directive = fmt::format("schedule.use_shared_memory(padding={})", kernel_->int_attr(name));
+    } else {
+      directive = fmt::format("schedule.{}({})", name, kernel_->int_attr(name));
+    }
+    report_at<DiagnosticKind::IrScheduleIgnored>(pass_, kernel_, directive, why);
+  }
+
   // ---------------------------------------------------------------- strategies
 
   void elementwise() {
     Value* space_value = yield_->operand(0);
     size_t rank = space_value->type().rank();
     set_space(space_value);
+    // schedule.vectorize(N): each lane computes N consecutive elements of
+    // the row-major numbering per step of the grid-stride loop.
+    int64_t width = std::max<int64_t>(kernel_->int_attr("vectorize", 1), 1);
     Value* total_host = host_product(0, rank);
-    Value* groups = host_groups(host_ceil_div(total_host, kLanes));
+    Value* groups = host_groups(host_ceil_div(total_host, kLanes * width));
     begin_kernel({kLanes}, space_value, rank);
     Value* total = product(space_, 0, rank);
-    Value* first = kb_->add(kb_->mul(kb_->id(OpKind::GroupId, 0), kb_->index(kLanes)), kb_->id(OpKind::LocalId, 0));
-    Value* stride = kb_->mul(kb_->id(OpKind::NumGroups, 0), kb_->index(kLanes));
-    kb_->for_loop(first, total, stride, [&](Value* linear) {
+    Value* lane = kb_->add(kb_->mul(kb_->id(OpKind::GroupId, 0), kb_->index(kLanes)), kb_->id(OpKind::LocalId, 0));
+    Value* lanes = kb_->mul(kb_->id(OpKind::NumGroups, 0), kb_->index(kLanes));
+    auto element = [&](Value* linear) {
       std::vector<Value*> at = unravel(linear, space_, 0, rank);
       Scope scope;
       for (size_t i = 0; i < outputs_.size(); ++i) store_output(i, at, scope);
-    });
+    };
+    if (width == 1) {
+      kb_->for_loop(lane, total, lanes, element);
+    } else {
+      Value* first = kb_->mul(lane, kb_->index(width));
+      Value* stride = kb_->mul(lanes, kb_->index(width));
+      kb_->for_loop(first, total, stride, [&](Value* base) {
+        for (int64_t j = 0; j < width; ++j) {
+          Value* linear = j == 0 ? base : kb_->add(base, kb_->index(j));
+          if (j == 0) element(linear);
+          else kb_->if_then(kb_->less(linear, total), [&] { element(linear); });
+        }
+      });
+    }
     end_kernel(groups, host_index(1), host_index(1));
   }
 
@@ -632,16 +675,65 @@ class Generator {
                        (storage == ScalarType::F32 || storage == ScalarType::F16 || storage == ScalarType::BF16 ||
                         storage == ScalarType::FP8E4M3 || storage == ScalarType::FP8E5M2);
     if (!stdlib_form || !pass_.library) {
+      for (std::string_view name : schedule_hint_names())
+        if (kernel_->has_attr(name))
+          ignore_hint(name, stdlib_form ? "no stdlib library was given, so the product is a generated kernel with one "
+                                          "lane per element of the result"
+                                        : "a product of " + std::string(scalar_info(storage).name) + " into " +
+                                              std::string(scalar_info(acc).name) +
+                                              " is a generated kernel with one lane per element of the result (the "
+                                              "stdlib GEMM takes float operands with f32 accumulation)");
       simple_matmul();
       return true;
     }
-    KernelInstance instance{"gemm", "gemm", {{"T", std::string(scalar_info(storage).name)},
-                                              {"ACC", std::string(scalar_info(acc).name)}}};
+    // Schedule hints (ir/core/schedule_hints.h): a pipelined product runs on
+    // the tensor cores (gemm_tc: async copies into double-buffered shared
+    // tiles, f16/bf16 operands); a tile picks the SIMT GEMM's point.
+    std::vector<int64_t> tile = kernel_->has_attr("tile") ? kernel_->attr("tile").int_array() : std::vector<int64_t>{};
+    int64_t stages = kernel_->int_attr("stages", 0);
+    bool pipelined = stages >= 2 || (kernel_->has_attr("async_copy") && kernel_->attr("async_copy").bool_value());
+    bool sixteen_bit = storage == ScalarType::F16 || storage == ScalarType::BF16;
+    bool tensor_cores = pipelined && sixteen_bit;
+    if (pipelined && !sixteen_bit)
+      ignore_hint(stages >= 2 ? "stages" : "async_copy",
+                  "the stdlib's pipelined GEMM (gemm_tc) takes f16 or bf16 operands and these are " +
+                      std::string(scalar_info(storage).name) + "; the SIMT GEMM runs");
+    if (tensor_cores && stages > 2)
+      ignore_hint("stages", "the stdlib's pipelined GEMM (gemm_tc) has 2 stages (double-buffered shared tiles)");
+    if (tensor_cores && !tile.empty() && (tile[0] != kGemmTcTile || tile[1] != kGemmTcTile ||
+                                          (tile.size() > 2 && tile[2] != kGemmTcTileK))) {
+      ignore_hint("tile", fmt::format("the stdlib's pipelined GEMM (gemm_tc) has the tile {0} x {0} x {1}",
+                                      kGemmTcTile, kGemmTcTileK));
+    }
+    if (kernel_->has_attr("shared_memory") && !kernel_->attr("shared_memory").bool_value())
+      ignore_hint("shared_memory", "the stdlib GEMM always stages its operand tiles in shared memory");
+    if (kernel_->has_attr("shared_padding")) {
+      int64_t padding = kernel_->int_attr("shared_padding");
+      if (tensor_cores && padding != 0)
+        ignore_hint("shared_padding", "the tensor-core GEMM's shared tiles are XOR-swizzled, not padded");
+      else if (!tensor_cores && padding != 1)
+        ignore_hint("shared_padding", "the SIMT GEMM pads its shared tile of A by one element per row");
+    }
+    KernelInstance instance{"gemm", tensor_cores ? "gemm_tc" : "gemm",
+                            {{"T", std::string(scalar_info(storage).name)}, {"ACC", std::string(scalar_info(acc).name)}}};
+    if (!tensor_cores) instance.knobs = tile;
     std::string error;
     Operation* gemm = pass_.library->instantiate(context_, module_, instance, error);
+    if (!gemm && !instance.knobs.empty()) {
+      ignore_hint("tile", error);
+      instance.knobs.clear();
+      gemm = pass_.library->instantiate(context_, module_, instance, error);
+    }
     if (!gemm) {
       report_at<DiagnosticKind::IrStdlibUnavailable>(pass_, mm, error);
       return false;
+    }
+    // The tile of C one group computes.
+    int64_t tile_m = tensor_cores ? kGemmTcTile : kGemmTile, tile_n = tile_m;
+    if (Attribute point = gemm->attr("stdlib_point")) {
+      std::vector<int64_t> values = point.int_array();
+      tile_m = values.at(0);
+      tile_n = values.at(1);
     }
     Value* a = outer(mm->operand(0));
     Value* b = outer(mm->operand(1));
@@ -682,7 +774,11 @@ class Generator {
     Type acc_scalar = context_.scalar_type(acc);
     Value* alpha = host_.constant_float(1.0, acc_scalar);
     Value* beta = host_.constant_float(0.0, acc_scalar);
-    std::vector<Value*> operands{host_ceil_div(n, kGemmTile), host_ceil_div(m, kGemmTile), batch, a3, b3, c, alpha, beta};
+    // gemm: groups over (N, M) tiles; gemm_tc: over (M, N) tiles.
+    Value* m_groups = host_ceil_div(m, tile_m);
+    Value* n_groups = host_ceil_div(n, tile_n);
+    std::vector<Value*> operands{tensor_cores ? m_groups : n_groups, tensor_cores ? n_groups : m_groups, batch, a3, b3,
+                                 c, alpha, beta};
     Operation* launch = host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands),
                                      std::span<const Type>(&c_type, 1),
                                      {{"kernel", context_.symbol_attr(gemm->symbol_name())},

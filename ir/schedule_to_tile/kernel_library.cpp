@@ -1,5 +1,6 @@
 #include "ir/schedule_to_tile/kernel_library.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -20,11 +21,43 @@ std::string KernelInstance::key() const {
   return text;
 }
 
-std::string KernelInstance::symbol() const {
+std::string KernelInstance::symbol(const std::vector<int64_t>& point) const {
   std::string text = "__stdlib_" + kernel;
   for (const auto& param : params) text += "_" + param.second;
+  for (size_t i = 0; i < point.size(); ++i) text += (i ? "x" : "_") + std::to_string(point[i]);
   return text;
 }
+
+namespace {
+
+// The function of `library` that is the point of autotuned kernel `kernel`
+// whose first knob values are `wanted` (the default point among several),
+// or null with `error` listing the points.
+Operation* autotune_point(Operation* library, const std::string& kernel, const std::vector<int64_t>& wanted,
+                          std::string& error) {
+  Operation* found = nullptr;
+  std::string points;
+  Attribute knob_names;
+  for (Operation* f : library->region(0).front()) {
+    if (!f->is(OpKind::Func) || f->string_attr("autotune_of") != kernel) continue;
+    std::vector<int64_t> values = f->attr("autotune_values").int_array();
+    knob_names = f->attr("autotune_knobs");
+    std::string point;
+    for (size_t i = 0; i < values.size(); ++i) point += (i ? "x" : "") + std::to_string(values[i]);
+    points += (points.empty() ? "" : ", ") + point;
+    if (values.size() < wanted.size() || !std::equal(wanted.begin(), wanted.end(), values.begin())) continue;
+    if (!found || !found->has_attr("autotune_default")) found = f;
+  }
+  if (found) return found;
+  std::string names;
+  if (knob_names)
+    for (size_t i = 0; i < knob_names.size(); ++i) names += (i ? " x " : "") + std::string(knob_names[i].string_value());
+  error = points.empty() ? "the stdlib kernel '" + kernel + "' is not autotuned: it has one form"
+                         : "the stdlib kernel '" + kernel + "' has the points (" + names + ") " + points;
+  return nullptr;
+}
+
+}  // namespace
 
 std::string default_stdlib_directory() {
   if (const char* env = std::getenv("TESSERA_STDLIB_DIR"); env && *env) return env;
@@ -40,7 +73,8 @@ std::string default_stdlib_directory() {
 Operation* DirectoryKernelLibrary::instantiate(Context& context, Operation* module, const KernelInstance& instance,
                                                std::string& error) {
   std::string symbol = instance.symbol();
-  if (Operation* existing = lookup_function(module, symbol)) return existing;
+  if (instance.knobs.empty())
+    if (Operation* existing = lookup_function(module, symbol)) return existing;
   std::string path = directory_ + "/" + instance.key() + ".ir";
   SourceManager sources;
   std::string why;
@@ -62,12 +96,20 @@ Operation* DirectoryKernelLibrary::instantiate(Context& context, Operation* modu
     error = "the stdlib file '" + path + "' has no kernel '" + instance.kernel + "'";
     return nullptr;
   }
+  if (!instance.knobs.empty()) {
+    kernel = autotune_point(library.get(), instance.kernel, instance.knobs, error);
+    if (!kernel) return nullptr;
+    symbol = instance.symbol(kernel->attr("autotune_values").int_array());
+    if (Operation* existing = lookup_function(module, symbol)) return existing;
+  }
   // The kernel and the helpers it calls (inlined by the pipeline that made
   // the file, so usually none).
   Operation* copy = kernel->clone();
   copy->set_attr("sym_name", context.string_attr(symbol));
   copy->set_attr("stdlib", context.string_attr(instance.key()));
-  // One point of an autotuned stdlib kernel (its default): a kernel of its own here.
+  // The point a schedule directive asked for, for the launch's grid.
+  if (!instance.knobs.empty()) copy->set_attr("stdlib_point", kernel->attr("autotune_values"));
+  // One point of an autotuned stdlib kernel: a kernel of its own here.
   for (const char* name : {"autotune_of", "autotune_knobs", "autotune_values", "autotune_index", "autotune_default",
                            "autotune_key"})
     copy->remove_attr(name);

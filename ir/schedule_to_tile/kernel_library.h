@@ -21,10 +21,16 @@ struct KernelInstance {
   std::string file;
   std::string kernel;
   std::vector<std::pair<std::string, std::string>> params;
+  // For an autotuned kernel: the point wanted, the first values of its knobs
+  // in the order the space names them (a schedule directive's tile); empty
+  // for the kernel's default point. The point's unnamed knobs are the
+  // default's where that matches, else the last matching point's.
+  std::vector<int64_t> knobs;
   // `file.NAME=VALUE...`: the IR file's stem, and the instance's identity.
   std::string key() const;
-  // The kernel's name in the module it is copied into.
-  std::string symbol() const;
+  // The kernel's name in the module it is copied into, for the point whose
+  // knob values are `point` (none: the default).
+  std::string symbol(const std::vector<int64_t>& point = {}) const;
 };
 
 class KernelLibrary {
