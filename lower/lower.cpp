@@ -459,6 +459,16 @@ void Lowering::lower_statement(NodeId statement) {
   }
 }
 
+// Two tensor types of one element type and rank whose sizes may be the
+// same: each pair equal or one of them known only at run time.
+bool Lowering::same_tensor_shape(Type a, Type b) {
+  if (!a.is(TypeKind::Tensor) || !b.is(TypeKind::Tensor) || a.scalar() != b.scalar() || a.rank() != b.rank())
+    return false;
+  for (size_t d = 0; d < a.rank(); ++d)
+    if (a.shape()[d] != b.shape()[d] && a.shape()[d] != kDynamic && b.shape()[d] != kDynamic) return false;
+  return true;
+}
+
 void Lowering::assign(NodeId target, Bound bound, NodeId where) {
   switch (ast_.kind(target)) {
     case NodeKind::Name: {
@@ -468,6 +478,11 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
         // A local keeps the type sema gave it: later values convert to it.
         if (auto it = env_.find(name); it != env_.end() && it->second.is_value()) {
           Type held = it->second.value->type();
+          // A tensor whose sizes sema knows as the held ones (a static size
+          // where the value has `?`, as a @jit result of symbolic shape):
+          // the held view of it.
+          if (held != bound.value->type() && same_tensor_shape(held, bound.value->type()))
+            bound.value = reshape_as(bound.value, held, bound.value);
           if (held != bound.value->type() && !(held.is_scalar() && bound.value->type().is_scalar()) &&
               !(held.is(TypeKind::Tile) && bound.value->type().is_scalar()))
             unsupported(where, "giving '" + name_of(name) + "' (of type '" +

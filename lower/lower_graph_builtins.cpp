@@ -5,6 +5,7 @@
 // split_qkv a reshape, slices and transposes), so that autodiff and fusion
 // see only the primitive set.
 #include <cmath>
+#include <functional>
 
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
@@ -534,13 +535,30 @@ Value* Lowering::lower_print(NodeId call) {
       text.back() = context_.string_attr(previous + separator + *piece);
       continue;
     }
-    std::string previous(text.back().string_value());
-    text.back() = context_.string_attr(previous + separator);
-    Value* v = global_view(value(a), a);
-    if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar() && !v->type().is_index())
-      unsupported(a, "printing this value");
-    operands.push_back(v);
-    text.push_back(context_.string_attr(""));
+    auto append = [&](std::string_view more) {
+      text.back() = context_.string_attr(std::string(text.back().string_value()) + std::string(more));
+    };
+    append(separator);
+    auto put = [&](Value* v) {
+      if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar() && !v->type().is_index())
+        unsupported(a, "printing this value");
+      operands.push_back(v);
+      text.push_back(context_.string_attr(""));
+    };
+    // A tuple prints as Python prints one: `(1, 4)`, `(2,)`, nested.
+    std::function<void(const Bound&)> put_bound = [&](const Bound& b) {
+      if (b.is_value()) return put(b.value);
+      size_t n = b.nested.empty() ? b.elements.size() : b.nested.size();
+      append("(");
+      for (size_t i = 0; i < n; ++i) {
+        if (i) append(", ");
+        put_bound(b.nested.empty() ? Bound{b.elements[i], {}, {}} : b.nested[i]);
+      }
+      append(n == 1 ? ",)" : ")");
+    };
+    Bound b = lower(a);
+    if (b.is_value()) put(global_view(b.value, a));
+    else put_bound(b);
   }
   builder_.create(OpKind::GraphPrint, std::span<Value* const>(operands), std::span<const Type>{},
                   {{"text", context_.array_attr(text)}});

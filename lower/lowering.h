@@ -263,6 +263,7 @@ class Lowering {
   // @custom_vjp function carries its rule.
   bool is_transform_node(NodeId node) const;
   Value* reshape_as(Value* v, Type want, Value* dims_of);
+  static bool same_tensor_shape(Type a, Type b);
   Bound bound_from_flat(sema::TypeId type, const std::vector<Value*>& values, size_t& next);
   Bound lower_transform_call(NodeId call);
   Bound lower_vjp(NodeId call);

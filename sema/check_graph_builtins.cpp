@@ -11,6 +11,7 @@
 // back. Integers stay integers, except where a result is a mean or a
 // probability (f32).
 #include <algorithm>
+#include <functional>
 #include <cstdio>
 #include <fstream>
 
@@ -539,13 +540,23 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
         diags_.emit<diag::SemaUnknownKeyword>(ast_.range(value), bc.name, keyword);
         bc.value_of(value);
       }
+      // Tensors, numbers, strings and tuples of them (`print(x.shape)`).
+      std::function<bool(TypeId)> printable = [&](TypeId t) {
+        TypeKind kind = types_.kind(t);
+        if (kind == TypeKind::Tuple) {
+          for (TypeId e : types_.tuple_elements(t))
+            if (!printable(e) || types_.kind(e) == TypeKind::String) return false;
+          return true;
+        }
+        return kind == TypeKind::Tensor || kind == TypeKind::String || kind == TypeKind::Error ||
+               kind == TypeKind::Dynamic || types_.is_numeric_scalar(t);
+      };
       for (NodeId argument : bc.args.positional) {
         Value v = bc.value_of(argument);
-        TypeKind kind = types_.kind(v.type);
-        if (kind != TypeKind::Tensor && kind != TypeKind::String && kind != TypeKind::Error &&
-            kind != TypeKind::Dynamic && !types_.is_numeric_scalar(v.type))
+        if (!printable(v.type))
           diags_.emit<diag::SemaArgumentType>(ast_.range(argument), "values", bc.name,
-                                              "tensors, numbers or strings", types_.to_string(v.type));
+                                              "tensors, numbers, strings or tuples of tensors and numbers",
+                                              types_.to_string(v.type));
       }
       out_.call_arguments[bc.call.index] = bc.args.positional;
       return Value{types_.none()};

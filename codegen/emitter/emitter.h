@@ -142,6 +142,10 @@ class Emitter {
   // The service `index` of tessHostServices (after abi_version), called;
   // returns from the host function with its status when it fails.
   void call_service(unsigned index, llvm::ArrayRef<llvm::Value*> args);
+  // A stack slot at the start of the function's entry block, from a fresh
+  // insertion point each time: code emitted since the last one may have
+  // ended that block with a branch (a service call's status check).
+  llvm::AllocaInst* entry_alloca(llvm::Type* type, const llvm::Twine& name = "");
   // The address of a memref's first element as a device address (i64).
   llvm::Value* data_address(MemRef& m, Type t, Operation* op);
   // A tessTensor on the stack describing `m`.

@@ -154,8 +154,7 @@ llvm::Value* Emitter::data_address(MemRef& m, Type t, Operation* op) {
 
 llvm::Value* Emitter::tensor_descriptor(MemRef& m, Type t, Operation* op) {
   if (t.rank() > kMaxRank) unsupported(op, "a tensor of rank above 8 at the host ABI");
-  llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
-  llvm::AllocaInst* d = entry.CreateAlloca(llvm::ArrayType::get(builder_.getInt8Ty(), kTensorBytes), nullptr, "tensor");
+  llvm::AllocaInst* d = entry_alloca(llvm::ArrayType::get(builder_.getInt8Ty(), kTensorBytes), "tensor");
   d->setAlignment(llvm::Align(8));
   auto field = [&](uint64_t offset) { return builder_.CreateConstInBoundsGEP1_64(builder_.getInt8Ty(), d, offset); };
   builder_.CreateStore(data_address(m, t, op), field(0));

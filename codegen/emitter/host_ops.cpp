@@ -33,8 +33,7 @@ void Emitter::emit_host_alloc(Operation* op) {
                                 builder_.getInt64(8));
   else
     bytes = builder_.CreateMul(count, builder_.getInt64(module_->getDataLayout().getTypeAllocSize(element_type(t, op))));
-  llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
-  llvm::AllocaInst* slot = entry.CreateAlloca(builder_.getInt64Ty(), nullptr, "allocation");
+  llvm::AllocaInst* slot = entry_alloca(builder_.getInt64Ty(), "allocation");
   call_service(kServiceAlloc, {host_context_, bytes, slot});
   m->base = builder_.CreateIntToPtr(builder_.CreateLoad(builder_.getInt64Ty(), slot), builder_.getPtrTy());
   m->root = t;
@@ -76,10 +75,9 @@ void Emitter::emit_host_stride(Operation* op) {
 void Emitter::emit_host_launch(Operation* op) {
   std::string kernel(op->attr("kernel").string_value());
   Operation* callee = ir::lookup_function(ir_module_, kernel);
-  llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
   std::vector<llvm::Value*> slots;
   auto slot_of = [&](llvm::Value* v) {
-    llvm::AllocaInst* slot = entry.CreateAlloca(v->getType());
+    llvm::AllocaInst* slot = entry_alloca(v->getType());
     builder_.CreateStore(v, slot);
     slots.push_back(slot);
   };
@@ -97,11 +95,11 @@ void Emitter::emit_host_launch(Operation* op) {
     }
   }
   llvm::Type* ptr = builder_.getPtrTy();
-  llvm::AllocaInst* args = entry.CreateAlloca(llvm::ArrayType::get(ptr, std::max<size_t>(1, slots.size())));
+  llvm::AllocaInst* args = entry_alloca(llvm::ArrayType::get(ptr, std::max<size_t>(1, slots.size())));
   for (size_t j = 0; j < slots.size(); ++j) builder_.CreateStore(slots[j], builder_.CreateConstInBoundsGEP1_64(ptr, args, j));
   llvm::Type* u32 = builder_.getInt32Ty();
-  llvm::AllocaInst* grid = entry.CreateAlloca(llvm::ArrayType::get(u32, 3));
-  llvm::AllocaInst* group = entry.CreateAlloca(llvm::ArrayType::get(u32, 3));
+  llvm::AllocaInst* grid = entry_alloca(llvm::ArrayType::get(u32, 3));
+  llvm::AllocaInst* group = entry_alloca(llvm::ArrayType::get(u32, 3));
   std::vector<int64_t> shape = callee && callee->attr("group_shape") ? callee->attr("group_shape").int_array()
                                                                      : std::vector<int64_t>{};
   for (unsigned a = 0; a < 3; ++a) {
@@ -113,13 +111,18 @@ void Emitter::emit_host_launch(Operation* op) {
 }
 
 // print: the text pieces around the operands, then a newline.
+llvm::AllocaInst* Emitter::entry_alloca(llvm::Type* type, const llvm::Twine& name) {
+  llvm::BasicBlock& block = current_function_->getEntryBlock();
+  llvm::IRBuilder<> entry(&block, block.getFirstInsertionPt());
+  return entry.CreateAlloca(type, nullptr, name);
+}
+
 void Emitter::emit_host_print(Operation* op) {
   ir::Attribute text = op->attr("text");
   auto piece = [&](size_t i) {
     std::string_view s = text[i].string_value();
     if (!s.empty()) call_service(kServicePrintText, {host_context_, string_constant(s)});
   };
-  llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
   for (unsigned i = 0; i < op->num_operands(); ++i) {
     piece(i);
     ir::Value* v = op->operand(i);
@@ -130,7 +133,7 @@ void Emitter::emit_host_print(Operation* op) {
     llvm::Value* x = get(v);
     ScalarType s = v->type().is_index() ? ScalarType::I64 : v->type().scalar();
     if (x->getType()->isIntegerTy(1)) x = builder_.CreateZExt(x, builder_.getInt8Ty());
-    llvm::AllocaInst* slot = entry.CreateAlloca(x->getType());
+    llvm::AllocaInst* slot = entry_alloca(x->getType());
     builder_.CreateStore(x, slot);
     call_service(kServicePrintScalar, {host_context_, builder_.getInt32(static_cast<uint32_t>(s)), slot});
   }
@@ -148,13 +151,12 @@ void Emitter::emit_host_save(Operation* op) {
 // dtype, the rank and the static sizes against the file.
 void Emitter::emit_host_load(Operation* op) {
   Type t = op->result()->type();
-  llvm::IRBuilder<> entry(&current_function_->getEntryBlock(), current_function_->getEntryBlock().begin());
   size_t rank = t.rank();
-  llvm::AllocaInst* dims = entry.CreateAlloca(llvm::ArrayType::get(builder_.getInt64Ty(), std::max<size_t>(1, rank)));
+  llvm::AllocaInst* dims = entry_alloca(llvm::ArrayType::get(builder_.getInt64Ty(), std::max<size_t>(1, rank)));
   for (size_t a = 0; a < rank; ++a)
     builder_.CreateStore(builder_.getInt64(t.shape()[a] == ir::kDynamic ? -1 : t.shape()[a]),
                          builder_.CreateConstInBoundsGEP1_64(builder_.getInt64Ty(), dims, a));
-  llvm::AllocaInst* tensor = entry.CreateAlloca(llvm::ArrayType::get(builder_.getInt8Ty(), 144));
+  llvm::AllocaInst* tensor = entry_alloca(llvm::ArrayType::get(builder_.getInt8Ty(), 144));
   tensor->setAlignment(llvm::Align(8));
   call_service(kServiceLoad, {host_context_, string_constant(op->attr("path").string_value()),
                               builder_.getInt32(static_cast<uint32_t>(t.scalar())),
