@@ -118,7 +118,10 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
   NodeId rounding_dtype;
   ScalarType rounded_element = element;
   if (tensor_result && (info.signature == sema::Signature::RandomArgs || info.signature == sema::Signature::FillArgs)) {
-    rounding_dtype = arg(info.signature == sema::Signature::RandomArgs || builtin == BuiltinId::Full ? 2 : 1);
+    rounding_dtype = arg(info.signature == sema::Signature::RandomArgs || builtin == BuiltinId::Full ||
+                                 builtin == BuiltinId::FullLike
+                             ? 2
+                             : 1);
     if (rounding_dtype.valid()) rounding = dtype_policy(rounding_dtype);
     if (rounding && is_float(element)) {
       element = ScalarType::F32;
@@ -469,13 +472,23 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
                    {}};
     }
     case sema::Signature::FillArgs: {
-      double v = builtin == BuiltinId::Ones ? 1.0 : 0.0;
-      if (builtin == BuiltinId::Full) v = number_argument(arg(1), 0.0);
+      bool like = builtin == BuiltinId::ZerosLike || builtin == BuiltinId::OnesLike || builtin == BuiltinId::FullLike;
+      double v = builtin == BuiltinId::Ones || builtin == BuiltinId::OnesLike ? 1.0 : 0.0;
+      if (builtin == BuiltinId::Full || builtin == BuiltinId::FullLike) v = number_argument(arg(1), 0.0);
       Attribute constant = is_float(element) ? context_.float_attr(v)
                            : element == ScalarType::Bool ? context_.bool_attr(v != 0.0)
                                                          : context_.int_attr(static_cast<int64_t>(v));
-      return Bound{round_by_dtype(graph_op(OpKind::GraphConstant, shape_operands(arg(0), result), result, {{"value", constant}}, call)),
-                   {}};
+      std::vector<Value*> sizes;
+      if (like) {  // x's sizes
+        Value* x = tensor(0);
+        std::vector<Value*> extents;
+        for (size_t d = 0; d < result.rank(); ++d)
+          extents.push_back(result.shape()[d] == kDynamic ? graph_dim(x, static_cast<int64_t>(d)) : nullptr);
+        sizes = dynamic_dims(result, extents);
+      } else {
+        sizes = shape_operands(arg(0), result);
+      }
+      return Bound{round_by_dtype(graph_op(OpKind::GraphConstant, sizes, result, {{"value", constant}}, call)), {}};
     }
     case sema::Signature::DropoutArgs: {
       Value* x = to_element(tensor(0), element, arg(0));

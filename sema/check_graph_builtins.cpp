@@ -471,15 +471,28 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
     }
     case Signature::RandomArgs:
     case Signature::FillArgs: {
-      bool full = bc.id == BuiltinId::Full;
+      bool full = bc.id == BuiltinId::Full || bc.id == BuiltinId::FullLike;
+      // zeros_like(x), ones_like(x), full_like(x, v): x's shape, and its
+      // element type unless dtype= says another (NumPy's rule).
+      bool like = bc.id == BuiltinId::ZerosLike || bc.id == BuiltinId::OnesLike || bc.id == BuiltinId::FullLike;
       bool random = bc.info.signature == Signature::RandomArgs;
       auto bound = random ? bc.bind({"shape", "seed", "dtype"}, 1)
+                   : like ? (full ? bc.bind({"x", "value", "dtype"}, 2) : bc.bind({"x", "dtype"}, 1))
                    : full ? bc.bind({"shape", "value", "dtype"}, 2)
                           : bc.bind({"shape", "dtype"}, 1);
       if (bound.empty()) return Value{error};
-      std::optional<std::vector<DimId>> dims = shape_argument(bc, bound[0]);
-      size_t dtype_index = bound.size() - 1;
+      std::optional<std::vector<DimId>> dims;
       ScalarType element = ScalarType::F32;
+      if (like) {
+        std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+        if (x) {
+          dims = std::vector<DimId>(types_.dims(*x).begin(), types_.dims(*x).end());
+          element = types_.info(*x).scalar;
+        }
+      } else {
+        dims = shape_argument(bc, bound[0]);
+      }
+      size_t dtype_index = bound.size() - 1;
       if (bound[dtype_index].valid()) {
         std::optional<ScalarType> dtype = bc.require_dtype(bound[dtype_index], "dtype");
         if (!dtype) return Value{error};
