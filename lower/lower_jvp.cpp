@@ -1,0 +1,66 @@
+// Lowering of forward mode (docs/language/autodiff.md, "Forward mode"):
+// `jvp(f, primals, tangents)` becomes graph.jvp naming the instance of `f`
+// for the primals; the jvp pass (ir/graph/jvp.cpp) replaces it with a call of
+// the derived function @f.jvp. When `f` itself is a @custom_jvp function, the
+// rule is called directly. A call of a @custom_jvp function carries its
+// rule's instance in its `custom_jvp` attribute, so that the jvp pass uses it
+// instead of differentiating the body.
+#include <functional>
+
+#include "lower/lowering.h"
+
+namespace tessera::ir {
+
+Bound Lowering::lower_jvp(NodeId call) {
+  uint32_t instance = call_instances_->at(call.index);
+  Operation* callee = jit_function_op(instance);
+  Type fn = callee->attr("function_type").type();
+  // (callee, f, primals, tangents): sema checked the primals are a tuple
+  // written out and the tangents a tuple of their types.
+  std::vector<Value*> operands = jit_call_operands(ast_.children(ast_.child(call, 2)), fn);
+  Bound tangent = lower(ast_.child(call, 3), Type{});
+  std::vector<Value*> tangents;
+  std::function<void(const Bound&)> flatten = [&](const Bound& b) {
+    if (b.is_value()) return tangents.push_back(b.value);
+    for (const Bound& part : b.nested) flatten(part);
+    tangents.insert(tangents.end(), b.elements.begin(), b.elements.end());
+  };
+  flatten(tangent);
+  if (tangents.size() != fn.num_inputs()) unsupported(call, "tangents of another structure than the primals");
+  for (size_t i = 0; i < tangents.size(); ++i) {
+    Type want = fn.input(i);
+    // The callee's view where the caller has static dimensions.
+    if (tangents[i]->type() != want) tangents[i] = reshape_as(tangents[i], want, operands[i]);
+  }
+  operands.insert(operands.end(), tangents.begin(), tangents.end());
+  std::vector<Type> results;
+  for (int copy = 0; copy < 2; ++copy)
+    for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
+  Operation* op;
+  auto rule = typed_.custom_jvp_instances.find(instance);
+  if (rule != typed_.custom_jvp_instances.end() && rule->second != UINT32_MAX) {
+    // jvp of a @custom_jvp function: its rule, (primals, tangents) -> (out, tangent_out).
+    op = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
+                         {{"callee", context_.symbol_attr(jit_function_op(rule->second)->symbol_name())}});
+  } else {
+    op = builder_.create(OpKind::GraphJvp, std::span<Value* const>(operands), std::span<const Type>(results),
+                         {{"of", context_.symbol_attr(callee->symbol_name())}});
+  }
+  std::vector<Value*> values = op->results();
+  sema::TypeId returned = typed_.instances[instance].info.return_type;
+  size_t next = 0;
+  Bound pair;
+  pair.nested.push_back(bound_from_flat(returned, values, next));
+  pair.nested.push_back(bound_from_flat(returned, values, next));
+  // Two plain values: a flat pair, as a tuple of two tensors is elsewhere.
+  if (pair.nested[0].is_value() && pair.nested[1].is_value()) return Bound{nullptr, {values[0], values[1]}};
+  return pair;
+}
+
+void Lowering::attach_custom_jvp(Operation* call_op, uint32_t instance) {
+  auto rule = typed_.custom_jvp_instances.find(instance);
+  if (rule == typed_.custom_jvp_instances.end() || rule->second == UINT32_MAX) return;
+  call_op->set_attr("custom_jvp", context_.symbol_attr(jit_function_op(rule->second)->symbol_name()));
+}
+
+}  // namespace tessera::ir
