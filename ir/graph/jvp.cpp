@@ -21,6 +21,7 @@
 //
 // The few graph-building helpers mirror autodiff.cpp's (kept apart so that
 // the two passes change independently).
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -461,10 +462,15 @@ void run_jvp_pass(Operation* module, PassContext& context) {
   module->walk([&](Operation* op) {
     if (op->is(OpKind::GraphJvp)) jvps.push_back(op);
   });
+  std::set<Operation*> failed;  // reported once each
   for (Operation* jvp : jvps) {
     Operation* source = lookup_function(module, jvp->attr("of").string_value());
-    Operation* derived = source ? derive_jvp(context, module, source, jvp) : nullptr;
-    if (!derived) return;
+    if (!source || failed.count(source)) continue;
+    Operation* derived = derive_jvp(context, module, source, jvp);
+    if (!derived) {
+      failed.insert(source);
+      continue;
+    }
     Builder builder(context.context);
     builder.set_insertion_point(jvp);
     builder.set_location(jvp->loc());
