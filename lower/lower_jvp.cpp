@@ -11,6 +11,8 @@
 
 namespace tessera::ir {
 
+using SemaKind = sema::TypeKind;
+
 Bound Lowering::lower_jvp(NodeId call) {
   uint32_t instance = call_instances_->at(call.index);
   Operation* callee = jit_function_op(instance);
@@ -47,6 +49,20 @@ Bound Lowering::lower_jvp(NodeId call) {
                          {{"of", context_.symbol_attr(callee->symbol_name())}});
   }
   std::vector<Value*> values = op->results();
+  // The caller's static dimensions where the instance has `?` (sema typed
+  // the call with them): each flat result reshaped to its sema type.
+  std::vector<sema::TypeId> leaves;
+  std::function<void(sema::TypeId)> collect = [&](sema::TypeId t) {
+    if (typed_.types.kind(t) != SemaKind::Tuple) return leaves.push_back(t);
+    for (sema::TypeId e : typed_.types.tuple_elements(t)) collect(e);
+  };
+  collect(node_type(call));
+  for (size_t i = 0; i < values.size() && leaves.size() == values.size(); ++i) {
+    if (typed_.types.kind(leaves[i]) != SemaKind::Tensor) continue;
+    std::optional<Type> want = ir_type(leaves[i]);
+    if (want && *want != values[i]->type() && want->is(TypeKind::Tensor))
+      values[i] = reshape_as(values[i], *want, values[i]);
+  }
   sema::TypeId returned = typed_.instances[instance].info.return_type;
   size_t next = 0;
   Bound pair;
