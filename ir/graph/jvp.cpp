@@ -42,12 +42,21 @@ struct JvpFailed {};
 bool is_float_tensor(Value* v) { return v->type().is(TypeKind::Tensor) && is_float(v->type().scalar()); }
 bool is_float_tensor(Type t) { return t.is(TypeKind::Tensor) && is_float(t.scalar()); }
 
-Operation* derive_jvp(PassContext& pass, Operation* module, Operation* source, Operation* at);
+// The pass's state: the functions whose derivation failed (reported once).
+struct JvpState {
+  PassContext& pass;
+  Operation* module;
+  std::set<Operation*> failed;
+};
+
+Operation* derive_jvp(JvpState& state, Operation* source, Operation* at);
+bool replace_jvps(JvpState& state, Operation* root);
 
 class Linearization {
  public:
-  Linearization(PassContext& pass, Operation* module, Operation* function)
-      : pass_(pass), context_(pass.context), builder_(pass.context), module_(module), function_(function) {}
+  Linearization(JvpState& state, Operation* function)
+      : state_(state), pass_(state.pass), context_(state.pass.context), builder_(state.pass.context),
+        module_(state.module), function_(function) {}
 
   // Adds the tangent computations to `function_` (a decomposed clone of the
   // source); `tangents` pairs arguments with their tangents. Returns the
@@ -372,7 +381,7 @@ class Linearization {
     } else {
       if (callee->region(0).empty())
         fail(op, "a call of '@" + callee_name + "'", "it has no body to differentiate");
-      target = derive_jvp(pass_, module_, callee, op);
+      target = derive_jvp(state_, callee, op);
       if (!target) throw JvpFailed{};
       for (Value* v : op->operands())
         if (is_float_tensor(v)) operands.push_back(tangent_or_zero(v));
@@ -396,6 +405,7 @@ class Linearization {
     }
   }
 
+  JvpState& state_;
   PassContext& pass_;
   Context& context_;
   Builder builder_;
@@ -406,7 +416,9 @@ class Linearization {
 
 // The derived function @f.jvp of `source`, made on first use (`at`: the
 // operation reported when it cannot be).
-Operation* derive_jvp(PassContext& pass, Operation* module, Operation* source, Operation* at) {
+Operation* derive_jvp(JvpState& state, Operation* source, Operation* at) {
+  PassContext& pass = state.pass;
+  Operation* module = state.module;
   std::string name = std::string(source->symbol_name()) + ".jvp";
   if (Operation* existing = lookup_function(module, name)) return existing;
   if (source->region(0).num_blocks() != 1) {
@@ -414,6 +426,9 @@ Operation* derive_jvp(PassContext& pass, Operation* module, Operation* source, O
                                                      "it has no body or more than one block");
     return nullptr;
   }
+  // A graph.jvp inside the source (forward over forward) first becomes a
+  // call, which is then differentiated like any other.
+  if (!replace_jvps(state, source)) return nullptr;
   Type source_type = source->attr("function_type").type();
   std::vector<Type> inputs, results;
   for (size_t i = 0; i < source_type.num_inputs(); ++i) inputs.push_back(source_type.input(i));
@@ -438,7 +453,7 @@ Operation* derive_jvp(PassContext& pass, Operation* module, Operation* source, O
   module->region(0).front().insert_before(source->next(), derived);
   decompose_graph_operations(derived, pass.context);
   try {
-    Linearization linearization(pass, module, derived);
+    Linearization linearization(state, derived);
     std::vector<Value*> out_tangents = linearization.run(tangents);
     Operation* ret = entry->terminator();
     std::vector<Value*> returned = ret->operands();
@@ -458,33 +473,51 @@ Operation* derive_jvp(PassContext& pass, Operation* module, Operation* source, O
 }  // namespace
 
 void run_jvp_pass(Operation* module, PassContext& context) {
-  std::vector<Operation*> jvps;
-  module->walk([&](Operation* op) {
-    if (op->is(OpKind::GraphJvp)) jvps.push_back(op);
-  });
-  std::set<Operation*> failed;  // reported once each
-  for (Operation* jvp : jvps) {
-    Operation* source = lookup_function(module, jvp->attr("of").string_value());
-    if (!source || failed.count(source)) continue;
-    Operation* derived = derive_jvp(context, module, source, jvp);
-    if (!derived) {
-      failed.insert(source);
-      continue;
-    }
-    Builder builder(context.context);
-    builder.set_insertion_point(jvp);
-    builder.set_location(jvp->loc());
-    std::vector<Value*> operands = jvp->operands();
-    std::vector<Type> results = jvp->result_types();
-    Operation* call = builder.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
-                                     {{"callee", context.context.symbol_attr(derived->symbol_name())}});
-    for (unsigned i = 0; i < jvp->num_results(); ++i) jvp->result(i)->replace_all_uses_with(call->result(i));
-    jvp->erase();
-  }
+  JvpState state{context, module, {}};
+  replace_jvps(state, module);
   // The rules have been used: the calls inline like any other from here.
   module->walk([&](Operation* op) {
     if (op->is(OpKind::Call) && op->has_attr("custom_jvp")) op->remove_attr("custom_jvp");
   });
 }
+
+namespace {
+
+// Replaces each graph.jvp inside `root` with a call of its derived function;
+// false when one could not be derived (reported).
+bool replace_jvps(JvpState& state, Operation* root) {
+  PassContext& pass = state.pass;
+  Operation* module = state.module;
+  // One at a time: deriving a function replaces the graph.jvp inside it too.
+  std::set<Operation*> left;  // could not be replaced (reported)
+  bool ok = true;
+  while (true) {
+    Operation* jvp = nullptr;
+    root->walk([&](Operation* op) {
+      if (!jvp && op->is(OpKind::GraphJvp) && !left.count(op)) jvp = op;
+    });
+    if (!jvp) break;
+    Operation* source = lookup_function(module, jvp->attr("of").string_value());
+    Operation* derived = source && !state.failed.count(source) ? derive_jvp(state, source, jvp) : nullptr;
+    if (!derived) {
+      if (source) state.failed.insert(source);  // reported once
+      left.insert(jvp);
+      ok = false;
+      continue;
+    }
+    Builder builder(pass.context);
+    builder.set_insertion_point(jvp);
+    builder.set_location(jvp->loc());
+    std::vector<Value*> operands = jvp->operands();
+    std::vector<Type> results = jvp->result_types();
+    Operation* call = builder.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
+                                     {{"callee", pass.context.symbol_attr(derived->symbol_name())}});
+    for (unsigned i = 0; i < jvp->num_results(); ++i) jvp->result(i)->replace_all_uses_with(call->result(i));
+    jvp->erase();
+  }
+  return ok;
+}
+
+}  // namespace
 
 }  // namespace tessera::ir
