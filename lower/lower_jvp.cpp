@@ -35,9 +35,12 @@ Bound Lowering::lower_jvp(NodeId call) {
     if (tangents[i]->type() != want) tangents[i] = reshape_as(tangents[i], want, operands[i]);
   }
   operands.insert(operands.end(), tangents.begin(), tangents.end());
+  // f's results, then a tangent per float-tensor result (all of them but
+  // has_aux's integer aux values).
   std::vector<Type> results;
-  for (int copy = 0; copy < 2; ++copy)
-    for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
+  for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
+  for (size_t i = 0; i < fn.num_results(); ++i)
+    if (fn.result(i).is(TypeKind::Tensor) && is_float(fn.result(i).scalar())) results.push_back(fn.result(i));
   Operation* op;
   auto rule = typed_.custom_jvp_instances.find(instance);
   if (rule != typed_.custom_jvp_instances.end() && rule->second != UINT32_MAX) {
@@ -49,6 +52,28 @@ Bound Lowering::lower_jvp(NodeId call) {
                          {{"of", context_.symbol_attr(callee->symbol_name())}});
   }
   std::vector<Value*> values = op->results();
+  sema::TypeId returned = typed_.instances[instance].info.return_type;
+  // has_aux=True (sema typed the call (out, tangent_out, aux)): f returns
+  // (out, aux); the results are f's, then a tangent per float result, those
+  // of out's (float) leaves first.
+  sema::TypeId call_type = node_type(call);
+  if (typed_.types.kind(call_type) == SemaKind::Tuple && typed_.types.tuple_elements(call_type).size() == 3) {
+    sema::TypeId out_type = typed_.types.tuple_elements(returned)[0];
+    size_t n_out = 0;
+    std::function<void(sema::TypeId)> count = [&](sema::TypeId t) {
+      if (typed_.types.kind(t) != SemaKind::Tuple) return void(++n_out);
+      for (sema::TypeId e : typed_.types.tuple_elements(t)) count(e);
+    };
+    count(out_type);
+    size_t n = fn.num_results();
+    std::vector<Value*> flat(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n_out));
+    flat.insert(flat.end(), values.begin() + static_cast<std::ptrdiff_t>(n),
+                values.begin() + static_cast<std::ptrdiff_t>(n + n_out));
+    flat.insert(flat.end(), values.begin() + static_cast<std::ptrdiff_t>(n_out),
+                values.begin() + static_cast<std::ptrdiff_t>(n));
+    values = flat;
+    returned = out_type;
+  }
   // The caller's static dimensions where the instance has `?` (sema typed
   // the call with them): each flat result reshaped to its sema type.
   std::vector<sema::TypeId> leaves;
@@ -63,13 +88,20 @@ Bound Lowering::lower_jvp(NodeId call) {
     if (want && *want != values[i]->type() && want->is(TypeKind::Tensor))
       values[i] = reshape_as(values[i], *want, values[i]);
   }
-  sema::TypeId returned = typed_.instances[instance].info.return_type;
   size_t next = 0;
   Bound pair;
   pair.nested.push_back(bound_from_flat(returned, values, next));
   pair.nested.push_back(bound_from_flat(returned, values, next));
-  // Two plain values: a flat pair, as a tuple of two tensors is elsewhere.
-  if (pair.nested[0].is_value() && pair.nested[1].is_value()) return Bound{nullptr, {values[0], values[1]}};
+  if (typed_.types.kind(call_type) == SemaKind::Tuple && typed_.types.tuple_elements(call_type).size() == 3)
+    pair.nested.push_back(bound_from_flat(typed_.types.tuple_elements(call_type)[2], values, next));
+  // Plain values: a flat tuple, as a tuple of tensors is elsewhere.
+  bool flat = true;
+  for (const Bound& b : pair.nested) flat = flat && b.is_value();
+  if (flat) {
+    std::vector<Value*> elements;
+    for (const Bound& b : pair.nested) elements.push_back(b.value);
+    return Bound{nullptr, elements};
+  }
   return pair;
 }
 

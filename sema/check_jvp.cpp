@@ -31,9 +31,19 @@ bool is_custom_jvp(const Ast& ast, const ValueStores& values, NodeId def) {
 // jvp(f, primals, tangents) -> (out, tangent_out).
 Value Checker::check_jvp(BuiltinCall& bc) {
   TypeId error = types_.error();
+  bool has_aux = false;
   for (const auto& [keyword, node] : bc.args.keywords) {
+    if (keyword == "has_aux") {
+      std::optional<bool> value = constant_bool(bc, node, "has_aux");
+      if (!value) {
+        bc.check_all_arguments();
+        return Value{error};
+      }
+      has_aux = *value;
+      continue;
+    }
     diags_.emit<diag::SemaArgumentType>(ast_.range(node), std::string(keyword), std::string(bc.name),
-                                        "left out (jvp takes the function, the primals and the tangents)",
+                                        "left out (jvp takes the function, the primals, the tangents and has_aux=)",
                                         source_text(node));
     bc.check_all_arguments();
     return Value{error};
@@ -80,6 +90,21 @@ Value Checker::check_jvp(BuiltinCall& bc) {
       ok = false;
     }
   }
+  // has_aux=True: f returns (out, aux); only out is differentiated.
+  TypeId aux;
+  if (has_aux) {
+    if (out_.custom_jvps.count(index)) {
+      diags_.emit<diag::SemaCustomJvp>(ast_.range(bc.call), "'jvp' with has_aux=True of the @custom_jvp function '" +
+                                                               function_name + "' is not supported");
+      return Value{error};
+    }
+    if (types_.kind(out.type) != TypeKind::Tuple || types_.tuple_elements(out.type).size() != 2) {
+      diags_.emit<diag::SemaGradAuxNotPair>(ast_.range(bc.call), function_name, types_.to_string(out.type));
+      return Value{error};
+    }
+    aux = types_.tuple_elements(out.type)[1];
+    out.type = types_.tuple_elements(out.type)[0];
+  }
   std::vector<TypeId> outputs;
   if (types_.kind(out.type) == TypeKind::Tuple)
     outputs.assign(types_.tuple_elements(out.type).begin(), types_.tuple_elements(out.type).end());
@@ -124,8 +149,9 @@ Value Checker::check_jvp(BuiltinCall& bc) {
     }
   }
   if (!ok) return Value{error};
-  std::vector<TypeId> pair{out.type, out.type};
-  return Value{types_.tuple(pair)};
+  std::vector<TypeId> results{out.type, out.type};
+  if (has_aux) results.push_back(aux);  // JAX's (out, tangent_out, aux)
+  return Value{types_.tuple(results)};
 }
 
 // Finds `F.defjvp(rule)` statements before anything is checked, so that the
