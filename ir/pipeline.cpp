@@ -9,17 +9,18 @@ namespace {
 // Why this order: docs/ir/passes.md ("The default pipeline").
 // The graph level first: @jit functions and programs are inlined, each
 // graph.grad replaced by a call of its derived function (autodiff, which
-// needs its callees inlined and leaves calls to inline again), and
+// needs its callees inlined and leaves calls to inline again), each graph.jvp
+// likewise (jvp, forward mode), and
 // simplified as Graph IR (the end of the Graph stage), decomposed and fused
 // (the Schedule stage), then each fused group becomes a generated kernel;
 // from there everything is Tile IR and host code.
 constexpr std::string_view kDefaultTilePipeline[] = {
-    "inline", "autodiff", "inline", "canonicalize", "cse", "dce",
+    "inline", "autodiff", "jvp", "inline", "canonicalize", "cse", "dce",
     "graph-decompose", "graph-fusion",
     "generate-kernels", "bufferize",
     "canonicalize", "cse", "licm", "canonicalize", "dce",
     "uniformity", "address-space-inference", "shared-layout", "tile-layout", "verify"};
-constexpr size_t kDefaultGraphEnd = 6, kDefaultScheduleEnd = 8;
+constexpr size_t kDefaultGraphEnd = 7, kDefaultScheduleEnd = 9;
 
 // -O0: what the language's rules and code generation need, nothing that
 // only makes code faster. `inline` first so that the checks see whole
@@ -27,10 +28,10 @@ constexpr size_t kDefaultGraphEnd = 6, kDefaultScheduleEnd = 8;
 // uniformity, address-space and shared-memory checks report user errors
 // whatever the optimisation level; tile-layout gives register tiles the
 // layouts that decide the tensor-core path of tile.mma.
-constexpr std::string_view kCheckPipeline[] = {"inline", "autodiff", "inline", "graph-decompose", "graph-fusion", "generate-kernels",
+constexpr std::string_view kCheckPipeline[] = {"inline", "autodiff", "jvp", "inline", "graph-decompose", "graph-fusion", "generate-kernels",
                                                "bufferize", "uniformity", "address-space-inference", "shared-layout",
                                                "tile-layout", "verify"};
-constexpr size_t kCheckGraphEnd = 3, kCheckScheduleEnd = 5;
+constexpr size_t kCheckGraphEnd = 4, kCheckScheduleEnd = 6;
 
 }  // namespace
 

@@ -510,6 +510,7 @@ Bound Lowering::lower_call(NodeId call) {
       return Bound{tensor_size(value(ast_.child(call, 1)), 0), {}};
     if (is_transform_node(callee)) return lower_transform_call(call);
     if (is_builtin_call(call, BuiltinId::Vjp)) return lower_vjp(call);
+    if (is_builtin_call(call, BuiltinId::Jvp)) return lower_jvp(call);
     if (call_instances_ && call_instances_->count(call.index)) return lower_jit_call(call);
     if (ast_.kind(callee) == NodeKind::Subscript) {
       sema::TypeId k = node_type(ast_.child(callee, 0));

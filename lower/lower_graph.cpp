@@ -260,6 +260,7 @@ void Lowering::lower_program() {
     if (typed_.compile_time_statements.count(statement.index)) continue;
     // `f.defvjp(fwd, bwd)`: registers a rule at compile time.
     if (kind == NodeKind::ExprStmt && typed_.defvjp_calls.count(ast_.child(statement, 0).index)) continue;
+    if (kind == NodeKind::ExprStmt && typed_.defjvp_calls.count(ast_.child(statement, 0).index)) continue;
     // Module constants and dtype aliases are compile-time names, not code.
     if (kind == NodeKind::Assign && ast_.children(statement).size() == 2 &&
         ast_.kind(ast_.child(statement, 0)) == NodeKind::Name) {

@@ -591,7 +591,10 @@ Value* Lowering::reshape_as(Value* v, Type want, Value* dims_of) {
 }
 
 std::vector<Value*> Lowering::jit_call_operands(NodeId call, Type fn, size_t first_argument) {
-  auto arguments = ast_.children(call).subspan(first_argument);
+  return jit_call_operands(ast_.children(call).subspan(first_argument), fn);
+}
+
+std::vector<Value*> Lowering::jit_call_operands(std::span<const NodeId> arguments, Type fn) {
   std::vector<Value*> operands;
   for (size_t i = 0; i < arguments.size(); ++i) {
     Type want = fn.input(i);
@@ -617,6 +620,7 @@ Bound Lowering::lower_jit_call(NodeId call) {
   Operation* op = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
                                   {{"callee", context_.symbol_attr(callee->symbol_name())}});
   attach_custom_rule(op, instance);
+  attach_custom_jvp(op, instance);
   std::vector<Value*> values = op->results();
   // (The callee's result types: a tuple result is its elements.)
   if (values.size() == 1) return Bound{values[0], {}};

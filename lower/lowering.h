@@ -259,6 +259,7 @@ class Lowering {
   Value* global_view(Value* v, NodeId node);
   Bound lower_jit_call(NodeId call);
   std::vector<Value*> jit_call_operands(NodeId call, Type function_type, size_t first_argument = 1);
+  std::vector<Value*> jit_call_operands(std::span<const NodeId> arguments, Type function_type);
   // Autodiff (lower_autodiff.cpp): grad(f)(args) is graph.grad; a call of a
   // @custom_vjp function carries its rule.
   bool is_transform_node(NodeId node) const;
@@ -269,6 +270,10 @@ class Lowering {
   Bound lower_vjp(NodeId call);
   Bound lower_vjp_call(NodeId call, const sema::TransformInfo& transform);
   void attach_custom_rule(Operation* call_op, uint32_t instance);
+  // Forward mode (lower_jvp.cpp): jvp(f, primals, tangents) is graph.jvp; a
+  // call of a @custom_jvp function carries its rule.
+  Bound lower_jvp(NodeId call);
+  void attach_custom_jvp(Operation* call_op, uint32_t instance);
   Bound lower_kernel_launch(NodeId call);
   Value* lower_print(NodeId call);
   Value* lower_matmul(Value* a, Value* b, Type result, NodeId where);

@@ -45,12 +45,21 @@ std::optional<uint32_t> Checker::transformed_function(BuiltinCall& bc, NodeId fu
     bc.check_all_arguments();
     return std::nullopt;
   }
+  // Reverse mode would transpose a @custom_jvp rule: not done (check_jvp.cpp).
+  if (bc.id != BuiltinId::Jvp && out_.custom_jvps.count(f.payload)) {
+    diags_.emit<diag::SemaCustomJvp>(ast_.range(fun_node), "'" + std::string(bc.name) + "' of '" + source_text(fun_node) +
+                                                               "': reverse mode does not transpose a @custom_jvp rule; "
+                                                               "give the function a @custom_vjp rule instead");
+    bc.check_all_arguments();
+    return std::nullopt;
+  }
   return f.payload;
 }
 
 // grad(fun, argnums=0, wrt=None, has_aux=False) / value_and_grad(...).
 Value Checker::check_transform_builtin(BuiltinCall& bc) {
   if (bc.id == BuiltinId::Vjp) return check_vjp(bc);
+  if (bc.id == BuiltinId::Jvp) return check_jvp(bc);
   TypeId error = types_.error();
   auto bound = bc.bind({"fun", "argnums", "wrt", "has_aux"}, 1);
   if (bound.empty()) return Value{error};

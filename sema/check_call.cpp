@@ -141,6 +141,8 @@ Value Checker::check_call(NodeId node) {
 
   // `F.defvjp(fwd, bwd)`: registers F's custom rule (check_autodiff.cpp).
   if (!in_device() && ast_.kind(callee) == NodeKind::Attribute && defvjp_function(node)) return check_defvjp(node);
+  // `F.defjvp(rule)` likewise (check_jvp.cpp).
+  if (!in_device() && ast_.kind(callee) == NodeKind::Attribute && defjvp_function(node)) return check_defjvp(node);
 
   Value target = check_expression(callee);
   const TypeInfo& info = types_.info(target.type);

@@ -113,6 +113,7 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
     // All parameters annotated: one instance, typed in the module's tables.
     (*call_instances_)[call.index] = generic_instance->second;
     if (out_.custom_vjps.count(index)) instantiate_custom_rule(generic_instance->second, call);
+    if (out_.custom_jvps.count(index)) instantiate_custom_jvp(generic_instance->second, call);
     const FunctionInfo& info = out_.instances[generic_instance->second].info;
     raise_effect(info.effect, ast_.range(call));
     TypeId result = info.return_type.valid() ? info.return_type : types_.none();
@@ -131,6 +132,7 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   if (instance == UINT32_MAX) return Value{types_.error()};
   (*call_instances_)[call.index] = instance;
   if (out_.custom_vjps.count(index)) instantiate_custom_rule(instance, call);
+  if (out_.custom_jvps.count(index)) instantiate_custom_jvp(instance, call);
   const FunctionInfo& info = out_.instances[instance].info;
   raise_effect(info.effect, ast_.range(call));
   TypeId result = substitute_dims(info.return_type.valid() ? info.return_type : types_.none(), bound);

@@ -93,6 +93,7 @@ SourceRange Checker::function_name_range(NodeId def, std::string_view keyword) c
 void Checker::run(NodeId module) {
   collect_module_symbols(module);
   collect_custom_vjps(module);
+  collect_custom_jvps(module);
   mark_device_functions();
   for (NodeId statement : ast_.children(module))
     if (ast_.kind(statement) == NodeKind::ClassDef) check_class_decorators(statement);
@@ -196,7 +197,8 @@ FunctionKind declared_kind(const Ast& ast, const ValueStores& values, NodeId def
       case Decorator::KernelAutotune: return FunctionKind::Kernel;
       case Decorator::Jit:
       case Decorator::Autodiff:
-      case Decorator::CustomVjp: kind = FunctionKind::Jit; break;
+      case Decorator::CustomVjp:
+      case Decorator::CustomJvp: kind = FunctionKind::Jit; break;
       case Decorator::PrecisionPolicy: break;
     }
   }
@@ -665,6 +667,7 @@ void Checker::read_decorators(FunctionInfo& info, NodeId decorators) {
         if (info.kind == FunctionKind::Helper) info.kind = FunctionKind::Jit;
         break;
       case Decorator::CustomVjp:
+      case Decorator::CustomJvp:
         if (info.kind == FunctionKind::Helper) info.kind = FunctionKind::Jit;
         break;
       case Decorator::PrecisionPolicy:  // a class decorator; unknown paths land here too

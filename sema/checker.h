@@ -271,6 +271,12 @@ class Checker {
   std::optional<uint32_t> defvjp_function(NodeId call);
   Value check_defvjp(NodeId call);
   void instantiate_custom_rule(uint32_t instance, NodeId call);
+  // --- forward mode (check_jvp.cpp) ---
+  Value check_jvp(BuiltinCall& call);
+  void collect_custom_jvps(NodeId module);
+  std::optional<uint32_t> defjvp_function(NodeId call);
+  Value check_defjvp(NodeId call);
+  void instantiate_custom_jvp(uint32_t instance, NodeId call);
   Value check_kernel_launch(NodeId call, NodeId kernel, uint32_t function_index, std::span<const NodeId> arguments);
   uint32_t instantiate(uint32_t function_index, const std::vector<TypeId>& parameter_types, NodeId call);
   // A generic @jit function's body checked once with its unannotated

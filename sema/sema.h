@@ -172,6 +172,12 @@ struct TypedModule {
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> custom_vjps;
   std::unordered_set<uint32_t> defvjp_calls;
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> custom_rule_instances;
+  // @custom_jvp functions registered with `f.defjvp(rule)`: function index ->
+  // the rule's function index; the registering calls; for each instance of a
+  // registered function, the instance of its rule for ((params), (params)).
+  std::unordered_map<uint32_t, uint32_t> custom_jvps;
+  std::unordered_set<uint32_t> defjvp_calls;
+  std::unordered_map<uint32_t, uint32_t> custom_jvp_instances;
   // @precision_policy classes, by the index of the class's name.
   std::unordered_map<uint32_t, PolicyClass> policy_classes;
   const PolicyClass* policy_class(IdentifierId name) const {

@@ -432,6 +432,7 @@ void Emitter::emit(Operation* op) {
     case OpKind::GraphCast:
     case OpKind::GraphRandom:
     case OpKind::GraphGrad:
+    case OpKind::GraphJvp:
     case OpKind::GraphMesh:
     case OpKind::GraphShard:
     case OpKind::GraphUnshard:

@@ -376,6 +376,7 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::GraphEmpty:
     case OpKind::GraphIota: return verify_graph_tensor_op(op);
     case OpKind::GraphGrad: return verify_graph_grad(op);
+    case OpKind::GraphJvp: return verify_graph_jvp(op);
     case OpKind::GraphMesh: return verify_graph_mesh(op);
     case OpKind::GraphShard:
     case OpKind::GraphUnshard: return verify_graph_shard(op);

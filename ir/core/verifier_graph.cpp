@@ -125,6 +125,41 @@ void Verifier::verify_graph_grad(Operation* op) {
       return void(error(op, fmt::format("auxiliary result #{} must have the type of the function's result #{}", a, a + 1)));
 }
 
+// 'graph.jvp' (forward mode): operands are the function's arguments, then
+// one tangent per float-tensor argument (of its type); results are the
+// function's results, then one tangent per float-tensor result.
+void Verifier::verify_graph_jvp(Operation* op) {
+  Attribute of = attr(op, "of", AttributeKind::Symbol);
+  Operation* module = op->enclosing(OpKind::Module);
+  if (!of || !module) return;
+  Operation* function = lookup_function(module, of.string_value());
+  if (!function) return void(error(op, fmt::format("differentiates unknown function '@{}'", of.string_value())));
+  Type fn = function->attr("function_type").type();
+  auto float_tensor = [](Type t) { return t.is(TypeKind::Tensor) && is_float(t.scalar()); };
+  std::vector<Type> operands, outputs;
+  for (size_t i = 0; i < fn.num_inputs(); ++i) operands.push_back(fn.input(i));
+  for (size_t i = 0; i < fn.num_inputs(); ++i)
+    if (float_tensor(fn.input(i))) operands.push_back(fn.input(i));
+  for (size_t i = 0; i < fn.num_results(); ++i) outputs.push_back(fn.result(i));
+  for (size_t i = 0; i < fn.num_results(); ++i)
+    if (float_tensor(fn.result(i))) outputs.push_back(fn.result(i));
+  if (op->num_operands() != operands.size())
+    return void(error(op, fmt::format("passes {} operands to '@{}', which takes {} arguments and {} tangents",
+                                      op->num_operands(), of.string_value(), fn.num_inputs(),
+                                      operands.size() - fn.num_inputs())));
+  if (!results(op, static_cast<unsigned>(outputs.size()))) return;
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (op->operand(static_cast<unsigned>(i))->type() != operands[i])
+      return void(error(op, i < fn.num_inputs()
+                                ? fmt::format("operand #{} must have the type of the function's argument #{}", i, i)
+                                : fmt::format("tangent operand #{} must have the type of its argument", i)));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (op->result(static_cast<unsigned>(i))->type() != outputs[i])
+      return void(error(op, i < fn.num_results()
+                                ? fmt::format("result #{} must have the type of the function's result #{}", i, i)
+                                : fmt::format("tangent result #{} must have the type of its result", i)));
+}
+
 // 'graph.mesh'
 void Verifier::verify_graph_mesh(Operation* op) {
   if (!shape(op, 0, 1)) return;

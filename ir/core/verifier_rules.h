@@ -121,6 +121,7 @@ class Verifier {
   // --- verifier_graph.cpp ---
   void verify_graph_tensor_op(Operation* op);
   void verify_graph_grad(Operation* op);
+  void verify_graph_jvp(Operation* op);
   void verify_graph_mesh(Operation* op);
   void verify_graph_shard(Operation* op);
   void check_result_type(Operation* op);

@@ -494,6 +494,9 @@ class Derivation {
   // bwd(saved..., gradient) gives the arguments' gradients.
   void custom_rule(Operation* call) {
     Attribute rule = call->attr("custom_vjp");
+    if (!rule && call->has_attr("custom_jvp"))  // forward mode only (jvp.cpp)
+      fail(call, "a call of '@" + std::string(call->attr("callee").string_value()) + "'",
+           "it is a @custom_jvp function, whose rule reverse mode does not transpose; give it a @custom_vjp rule");
     if (!rule) fail(call, "a call of '@" + std::string(call->attr("callee").string_value()) + "'",
                     "calls are inlined before autodiff; this one was not (recursion or a declaration)");
     Operation* fwd = lookup_function(module_, rule[0].string_value());

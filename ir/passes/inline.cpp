@@ -147,6 +147,8 @@ void run_inline_pass(Operation* module, PassContext& context) {
       if (!inlinable(callee, recursive)) continue;
       // A @custom_vjp call keeps its rule until autodiff has used it.
       if (call->has_attr("custom_vjp")) continue;
+      // A @custom_jvp call likewise, until jvp has used it.
+      if (call->has_attr("custom_jvp")) continue;
       inline_call(call, callee);
       changed = true;
     }

@@ -17,6 +17,11 @@ when given, returns the expected gradients (a list) from the f64 arguments;
 `fd=False` compares with those alone (a custom rule that is not the exact
 derivative of its forward function). `--source` runs another .tsr file (an
 example) than the test file.
+`agree` lists pairs of output names that must match each other (an
+identity such as <jvp(t), c> == <t, vjp(c)>).
+Forward mode: `jvp_fd(ref, primals, tangents)` is the directional derivative
+of `ref` (NumPy, any result) at the f64 `primals` along `tangents` by central
+differences (analytic=... with fd=False, the outputs named freely).
 `rng` is a seeded numpy.random.Generator. Prints "<func>: <names> match" per
 case, or the mismatches and exits 1.
 """
@@ -39,7 +44,7 @@ def main():
     code = "\n".join(line.split("# PY:", 1)[1][1:].rstrip() for line in open(options.test) if "# PY:" in line)
     failures = []
 
-    def check(func, args, ref, wrt, value=False, analytic=None, rtol=2e-3, atol=2e-4, fd=True):
+    def check(func, args, ref, wrt, value=False, analytic=None, rtol=2e-3, atol=2e-4, fd=True, agree=()):
         command = [options.tesserac, "run", options.source or options.test, "--func", func]
         for name, array in args.items():
             path = os.path.join(options.workdir, f"{func}.{name}.npy")
@@ -84,14 +89,23 @@ def main():
             for name, want, have in zip(wrt, analytic(*[wide[n] for n in names]), got[1 if value else 0:]):
                 if not np.allclose(have, want, rtol=rtol, atol=atol):
                     bad.append(f"{name}: max error {np.max(np.abs(have - want)):.3g} against the analytic gradient")
+        for first, second in agree:
+            a, b = got[outputs.index(first)], got[outputs.index(second)]
+            if not np.allclose(a, b, rtol=rtol, atol=atol):
+                bad.append(f"{first} and {second} differ by {np.max(np.abs(a - b)):.3g}")
         if bad:
             failures.append(f"{func}: " + "; ".join(bad))
             print(failures[-1])
         else:
             print(f"{func}: {' '.join(outputs)} match" + (" (analytic too)" if analytic is not None else ""))
 
+    def jvp_fd(ref, primals, tangents, h=1e-6):
+        plus = [np.asarray(p, dtype=np.float64) + h * np.asarray(t, dtype=np.float64) for p, t in zip(primals, tangents)]
+        minus = [np.asarray(p, dtype=np.float64) - h * np.asarray(t, dtype=np.float64) for p, t in zip(primals, tangents)]
+        return (np.asarray(ref(*plus)) - np.asarray(ref(*minus))) / (2 * h)
+
     rng = np.random.default_rng(0)
-    exec(code, {"np": np, "check": check, "rng": rng})
+    exec(code, {"np": np, "check": check, "rng": rng, "jvp_fd": jvp_fd})
     sys.exit(1 if failures else 0)
 
 

@@ -1,0 +1,523 @@
+// jvp: forward-mode differentiation of Graph IR (docs/language/autodiff.md,
+// "Forward mode").
+//
+// Each `graph.jvp %primals..., %tangents... {of = @f}` becomes a call of a
+// derived function `@f.jvp`, built once per function: the body of @f cloned,
+// its composite operations decomposed (decompose.cpp), and after every
+// operation that reads a value with a tangent, the operations that compute
+// the tangent of its result (the rules below, one per operation that has a
+// reverse rule in autodiff.cpp). @f.jvp takes f's arguments, then one tangent
+// per float-tensor argument; it returns f's results, then one tangent per
+// float-tensor result. A value without a tangent has a zero one; a returned
+// result without one gets a zero tensor.
+//
+// A call left in the body (calls are inlined first, so: one that carries a
+// custom rule) is handled by its rule: `custom_jvp = @rule` (a @custom_jvp
+// function, lower_jvp.cpp) is replaced by a call of the rule, which returns
+// the outputs, then their tangents; any other call (a @custom_vjp function,
+// whose reverse rule says nothing about forward mode) by a call of the
+// callee's own derived function. Afterwards the `custom_jvp` attributes are
+// dropped so that the inline pass that follows inlines the calls.
+//
+// The few graph-building helpers mirror autodiff.cpp's (kept apart so that
+// the two passes change independently).
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "ir/core/builder.h"
+#include "ir/core/graph_ops.h"
+#include "ir/core/graph_shapes.h"
+#include "ir/graph/decompose.h"
+#include "ir/passes/passes.h"
+#include "support/diagnostics/internal_error.h"
+
+namespace tessera::ir {
+
+namespace {
+
+// Reported once; the derived function is then dropped.
+struct JvpFailed {};
+
+bool is_float_tensor(Value* v) { return v->type().is(TypeKind::Tensor) && is_float(v->type().scalar()); }
+bool is_float_tensor(Type t) { return t.is(TypeKind::Tensor) && is_float(t.scalar()); }
+
+// The pass's state: the functions whose derivation failed (reported once).
+struct JvpState {
+  PassContext& pass;
+  Operation* module;
+  std::set<Operation*> failed;
+};
+
+Operation* derive_jvp(JvpState& state, Operation* source, Operation* at);
+bool replace_jvps(JvpState& state, Operation* root);
+
+class Linearization {
+ public:
+  Linearization(JvpState& state, Operation* function)
+      : state_(state), pass_(state.pass), context_(state.pass.context), builder_(state.pass.context),
+        module_(state.module), function_(function) {}
+
+  // Adds the tangent computations to `function_` (a decomposed clone of the
+  // source); `tangents` pairs arguments with their tangents. Returns the
+  // tangents of the returned values (float tensors only).
+  std::vector<Value*> run(const std::vector<std::pair<Value*, Value*>>& tangents) {
+    Block& body = function_->region(0).front();
+    Operation* ret = body.terminator();
+    for (auto [argument, tangent] : tangents) tangent_[argument] = tangent;
+    std::vector<Operation*> ops;
+    for (Operation* op : body)
+      if (op != ret) ops.push_back(op);
+    for (Operation* op : ops) {
+      bool active = false, float_result = false;
+      for (Value* v : op->operands()) active = active || tangent_.count(v);
+      for (Value* r : op->results()) float_result = float_result || is_float_tensor(r);
+      if (!active || !float_result) continue;
+      builder_.set_insertion_point_after(op);
+      builder_.set_location(op->loc());
+      linearize(op);
+    }
+    builder_.set_insertion_point(ret);
+    builder_.set_location(ret->loc());
+    std::vector<Value*> out;
+    for (Value* r : ret->operands())
+      if (is_float_tensor(r)) out.push_back(tangent_or_zero(r));
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(Operation* op, std::string what, std::string why) {
+    report_at<DiagnosticKind::IrAutodiffUnsupported>(pass_, op, std::move(what), std::move(why));
+    throw JvpFailed{};
+  }
+
+  // --- building graph operations ---------------------------------------------------
+  Value* make(OpKind kind, std::vector<Value*> operands, Type declared, std::vector<NamedAttribute> attributes = {}) {
+    Operation* op = builder_.create(kind, std::span<Value* const>(operands), std::span<const Type>(&declared, 1),
+                                    std::move(attributes));
+    std::string why;
+    std::optional<GraphResult> r = infer_graph_result(op, 0, why);
+    if (!r) internal_error("jvp", "built an invalid '" + std::string(op->name()) + "': " + why);
+    op->result()->set_type(r->type(context_));
+    return op->result();
+  }
+  Value* ew(std::string_view fn, std::vector<Value*> operands) {
+    return make(OpKind::GraphElementwise, std::move(operands), context_.tensor_type({}, ScalarType::F32),
+                {{"op", context_.string_attr(fn)}});
+  }
+  Value* scalar(double v, ScalarType element) { return builder_.constant_float(v, context_.scalar_type(element)); }
+  Value* dim(Value* x, size_t axis) {
+    int64_t d = x->type().shape()[axis];
+    if (d != kDynamic) return builder_.constant_index(d);
+    return builder_
+        .create(OpKind::GraphDim, {x}, {context_.index_type()}, {{"axis", context_.int_attr(static_cast<int64_t>(axis))}})
+        ->result();
+  }
+  // Index operands for the `?` dimensions of `like`.
+  std::vector<Value*> dynamic_sizes(Value* like) {
+    std::vector<Value*> sizes;
+    for (size_t d = 0; d < like->type().rank(); ++d)
+      if (like->type().shape()[d] == kDynamic) sizes.push_back(dim(like, d));
+    return sizes;
+  }
+  // A tensor of `like`'s type filled with `v`.
+  Value* constant_like(Value* like, double v) {
+    Type t = like->type();
+    Attribute value = is_float(t.scalar()) ? context_.float_attr(v) : context_.int_attr(static_cast<int64_t>(v));
+    return make(OpKind::GraphConstant, dynamic_sizes(like), t, {{"value", value}});
+  }
+  Value* tangent_or_zero(Value* v) {
+    auto it = tangent_.find(v);
+    return it != tangent_.end() ? it->second : constant_like(v, 0.0);
+  }
+  Value* tangent_of(Value* v) {
+    auto it = tangent_.find(v);
+    return it != tangent_.end() ? it->second : nullptr;
+  }
+  // `t` (a tangent of an operand, of the operand's shape) with `y`'s type:
+  // broadcast to its shape (select(true, t, t), as decompose does) and cast
+  // to its element type.
+  Value* fit(Value* t, Value* y) {
+    Type yt = y->type();
+    if (t->type().scalar() != yt.scalar()) t = make(OpKind::GraphCast, {t}, context_.tensor_type(t->type().shape(), yt.scalar()));
+    if (t->type() == yt) return t;
+    Value* yes = make(OpKind::GraphConstant, dynamic_sizes(y), context_.tensor_type(yt.shape(), ScalarType::Bool),
+                      {{"value", context_.bool_attr(true)}});
+    t = ew("select", {yes, t, t});
+    if (t->type() != yt) {
+      std::vector<Value*> operands{t};
+      for (Value* s : dynamic_sizes(y)) operands.push_back(s);
+      t = make(OpKind::GraphReshape, operands, yt);
+    }
+    return t;
+  }
+  // The sum of the terms present (null: none), with `y`'s type.
+  Value* sum_terms(Value* y, std::initializer_list<Value*> terms) {
+    Value* total = nullptr;
+    for (Value* term : terms) {
+      if (!term) continue;
+      total = total ? ew("add", {total, term}) : term;
+    }
+    return total ? fit(total, y) : nullptr;
+  }
+  // A copy of `op` whose operands are replaced as `replace` says (a linear
+  // operation applied to tangents).
+  Value* clone_with(Operation* op, const std::vector<std::pair<Value*, Value*>>& replace) {
+    IRMapping mapping;
+    for (auto [from, to] : replace) mapping.map(from, to);
+    Operation* copy = op->clone(mapping);
+    op->block()->insert_before(builder_.insertion_point(), copy);
+    std::string why;
+    for (unsigned i = 0; i < copy->num_results(); ++i) {
+      std::optional<GraphResult> r = infer_graph_result(copy, i, why);
+      if (!r) internal_error("jvp", "built an invalid '" + std::string(copy->name()) + "': " + why);
+      copy->result(i)->set_type(r->type(context_));
+    }
+    return copy->result(0);
+  }
+  void set(Value* y, Value* t) {
+    if (t) tangent_[y] = t;
+  }
+
+  // --- rules -------------------------------------------------------------------------
+  void linearize(Operation* op) {
+    switch (op->kind()) {
+      case OpKind::GraphElementwise: return elementwise(op);
+      case OpKind::GraphCast:
+        if (is_float_tensor(op->result()))
+          set(op->result(), make(OpKind::GraphCast, {tangent_of(op->operand(0))}, op->result()->type()));
+        return;
+      case OpKind::GraphReduce: return reduce(op);
+      case OpKind::GraphMatmul: {
+        Value* a = op->operand(0);
+        Value* b = op->operand(1);
+        Value* ta = tangent_of(a);
+        Value* tb = tangent_of(b);
+        return set(op->result(), sum_terms(op->result(), {ta ? clone_with(op, {{a, ta}}) : nullptr,
+                                                          tb ? clone_with(op, {{b, tb}}) : nullptr}));
+      }
+      // Linear in their first operand (the others are sizes).
+      case OpKind::GraphReshape:
+      case OpKind::GraphTranspose:
+      case OpKind::GraphSlice:
+        return set(op->result(), clone_with(op, {{op->operand(0), tangent_of(op->operand(0))}}));
+      case OpKind::GraphConcat: {
+        std::vector<std::pair<Value*, Value*>> parts;
+        for (Value* part : op->operands()) parts.push_back({part, tangent_or_zero(part)});
+        return set(op->result(), clone_with(op, parts));
+      }
+      case OpKind::Call: return call(op);
+      case OpKind::GraphLaunch:
+        report_at<DiagnosticKind::IrAutodiffKernel>(pass_, op, std::string(op->attr("kernel").string_value()));
+        throw JvpFailed{};
+      case OpKind::GraphGrad:
+      case OpKind::GraphJvp:
+        fail(op, "'" + std::string(op->name()) + "'", "a derivative inside a forward-mode derivative (higher order) is not supported yet");
+      case OpKind::For:
+      case OpKind::If:
+      case OpKind::While:
+        fail(op, "'" + std::string(op->name()) + "'", "control flow in a differentiated function is not supported yet");
+      default: break;
+    }
+    fail(op, "'" + std::string(op->name()) + "'", "it has no tangent rule");
+  }
+
+  void elementwise(Operation* op) {
+    Value* y = op->result();
+    ScalarType t = y->type().scalar();
+    Value* a = op->operand(0);
+    Value* b = op->num_operands() > 1 ? op->operand(1) : nullptr;
+    Value* ta = tangent_of(a);
+    Value* tb = b ? tangent_of(b) : nullptr;
+    auto zero = [&] { return scalar(0.0, t); };
+    auto one = [&] { return scalar(1.0, t); };
+    // d(y) = factor * da, when a has a tangent.
+    auto unary = [&](Value* factor) { return set(y, fit(ew("mul", {ta, factor}), y)); };
+    switch (elementwise_op(op)) {
+      case ElementwiseOp::Add: return set(y, sum_terms(y, {ta, tb}));
+      case ElementwiseOp::Sub: return set(y, sum_terms(y, {ta, tb ? ew("neg", {tb}) : nullptr}));
+      case ElementwiseOp::Mul:
+        return set(y, sum_terms(y, {ta ? ew("mul", {ta, b}) : nullptr, tb ? ew("mul", {a, tb}) : nullptr}));
+      case ElementwiseOp::Div:
+        // (da - y db) / b
+        return set(y, sum_terms(y, {ta ? ew("div", {ta, b}) : nullptr,
+                                    tb ? ew("neg", {ew("div", {ew("mul", {y, tb}), b})}) : nullptr}));
+      case ElementwiseOp::Pow: {
+        Value* da = nullptr;
+        if (ta) {
+          // b * a^(b - 1)
+          Value* b_minus_one;
+          if (b->type().is(TypeKind::Tensor)) {
+            b_minus_one = ew("sub", {b, one()});
+          } else {
+            Type st = b->type();
+            b_minus_one = builder_.create(OpKind::SubF, {b, builder_.constant_float(1.0, st)}, {st})->result();
+          }
+          da = ew("mul", {ta, ew("mul", {ew("pow", {a, b_minus_one}), b})});
+        }
+        Value* db = tb ? ew("mul", {tb, ew("mul", {y, ew("log", {a})})}) : nullptr;
+        return set(y, sum_terms(y, {da, db}));
+      }
+      case ElementwiseOp::Max:
+      case ElementwiseOp::Min: {
+        // Ties take the mean of the two tangents (JAX splits the gradient).
+        bool max = elementwise_op(op) == ElementwiseOp::Max;
+        Value* wins = ew(max ? "gt" : "lt", {a, b});
+        Value* tie = ew("eq", {a, b});
+        Value* share_a = ew("select", {wins, one(), ew("select", {tie, scalar(0.5, t), zero()})});
+        return set(y, sum_terms(y, {ta ? ew("mul", {ta, share_a}) : nullptr,
+                                    tb ? ew("mul", {tb, ew("sub", {one(), share_a})}) : nullptr}));
+      }
+      case ElementwiseOp::Neg: return set(y, fit(ew("neg", {ta}), y));
+      case ElementwiseOp::Abs:
+        return unary(ew("select", {ew("gt", {a, zero()}), one(),
+                                   ew("select", {ew("lt", {a, zero()}), scalar(-1.0, t), zero()})}));
+      case ElementwiseOp::Exp: return unary(y);
+      case ElementwiseOp::Log: return set(y, fit(ew("div", {ta, a}), y));
+      case ElementwiseOp::Sqrt: return set(y, fit(ew("div", {ta, ew("mul", {y, scalar(2.0, t)})}), y));
+      case ElementwiseOp::Rsqrt: return unary(ew("div", {ew("mul", {y, scalar(-0.5, t)}), a}));
+      case ElementwiseOp::Tanh: return unary(ew("sub", {one(), ew("mul", {y, y})}));
+      case ElementwiseOp::Sin: return unary(ew("cos", {a}));
+      case ElementwiseOp::Cos: return set(y, fit(ew("neg", {ew("mul", {ta, ew("sin", {a})})}), y));
+      case ElementwiseOp::Sigmoid: return unary(ew("mul", {y, ew("sub", {one(), y})}));
+      case ElementwiseOp::Relu: return set(y, fit(ew("select", {ew("gt", {a, zero()}), ta, zero()}), y));
+      case ElementwiseOp::Gelu: {
+        // y = 0.5 a (1 + tanh(u)), u = c (a + k a^3):
+        // y' = 0.5 (1 + tanh u) + 0.5 a (1 - tanh^2 u) c (1 + 3 k a^2)
+        constexpr double c = 0.7978845608028654, k = 0.044715;
+        Value* a2 = ew("mul", {a, a});
+        Value* u = ew("mul", {scalar(c, t), ew("add", {a, ew("mul", {scalar(k, t), ew("mul", {a2, a})})})});
+        Value* th = ew("tanh", {u});
+        Value* left = ew("mul", {scalar(0.5, t), ew("add", {one(), th})});
+        Value* du = ew("mul", {scalar(c, t), ew("add", {one(), ew("mul", {scalar(3 * k, t), a2})})});
+        Value* right = ew("mul", {ew("mul", {scalar(0.5, t), a}), ew("mul", {ew("sub", {one(), ew("mul", {th, th})}), du})});
+        return unary(ew("add", {left, right}));
+      }
+      case ElementwiseOp::Silu: {
+        Value* s = ew("sigmoid", {a});
+        return unary(ew("mul", {s, ew("add", {one(), ew("mul", {a, ew("sub", {one(), s})})})}));
+      }
+      case ElementwiseOp::Copy: return set(y, fit(ta, y));
+      case ElementwiseOp::Mod:
+        // a - b floor(a / b)
+        return set(y, sum_terms(y, {ta, tb ? ew("neg", {ew("mul", {tb, ew("floordiv", {a, b})})}) : nullptr}));
+      case ElementwiseOp::Select: {
+        Value* c = op->operand(2);
+        Value* tc = tangent_of(c);
+        if (!tb && !tc) return;
+        return set(y, fit(ew("select", {a, tb ? tb : zero(), tc ? tc : zero()}), y));
+      }
+      // Piecewise constant: a zero tangent.
+      case ElementwiseOp::Floor:
+      case ElementwiseOp::Ceil:
+      case ElementwiseOp::Round:
+      case ElementwiseOp::FloorDiv: return;
+      // Bool or integer results (never reached: no float result).
+      case ElementwiseOp::Lt:
+      case ElementwiseOp::Le:
+      case ElementwiseOp::Gt:
+      case ElementwiseOp::Ge:
+      case ElementwiseOp::Eq:
+      case ElementwiseOp::Ne:
+      case ElementwiseOp::And:
+      case ElementwiseOp::Or:
+      case ElementwiseOp::Xor:
+      case ElementwiseOp::Not: return;
+    }
+  }
+
+  void reduce(Operation* op) {
+    Value* x = op->operand(0);
+    Value* y = op->result();
+    Value* tx = tangent_of(x);
+    switch (reduce_kind(op)) {
+      // Linear: the same reduction of the tangent.
+      case ReduceKind::Sum:
+      case ReduceKind::Mean: return set(y, clone_with(op, {{x, tx}}));
+      case ReduceKind::Max:
+      case ReduceKind::Min: {
+        // The mean of the tangents of the elements equal to the extremum
+        // (ties share, as the reverse rule splits the gradient).
+        std::vector<int64_t> axes = op->attr("axes").int_array();
+        ScalarType t = x->type().scalar();
+        Value* kept = y;
+        if (!op->has_attr("keepdims")) {
+          std::vector<int64_t> dims(x->type().shape().begin(), x->type().shape().end());
+          for (int64_t a : axes) dims[static_cast<size_t>(a)] = 1;
+          std::vector<Value*> operands{y};
+          for (size_t d = 0; d < dims.size(); ++d)
+            if (dims[d] == kDynamic) operands.push_back(dim(x, d));
+          kept = make(OpKind::GraphReshape, operands, context_.tensor_type(dims, t));
+        }
+        Value* hit = ew("eq", {x, kept});
+        auto summed = [&](Value* v) {
+          std::vector<NamedAttribute> attributes{{"kind", context_.string_attr("sum")},
+                                                 {"axes", context_.int_array_attr(axes)}};
+          if (op->has_attr("keepdims")) attributes.push_back({"keepdims", context_.unit_attr()});
+          return make(OpKind::GraphReduce, {v}, context_.tensor_type({}, t), std::move(attributes));
+        };
+        Value* hits = summed(ew("select", {hit, scalar(1.0, t), scalar(0.0, t)}));
+        Value* total = summed(ew("select", {hit, tx, scalar(0.0, t)}));
+        return set(y, fit(ew("div", {total, hits}), y));
+      }
+      case ReduceKind::Prod: fail(op, "a product reduction", "its rule is not written yet");
+    }
+  }
+
+  // A call left after inlining: a custom rule's (custom_jvp: the rule gives
+  // outputs and tangents) or a call of the callee's derived function.
+  void call(Operation* op) {
+    std::vector<Value*> operands = op->operands();
+    std::string callee_name(op->attr("callee").string_value());
+    Operation* callee = lookup_function(module_, callee_name);
+    if (!callee) internal_error("jvp", "a call of a missing function");
+    Operation* target = nullptr;
+    bool rule = op->has_attr("custom_jvp");
+    if (rule) {
+      target = lookup_function(module_, op->attr("custom_jvp").string_value());
+      if (!target) internal_error("jvp", "a custom_jvp rule names a missing function");
+      // The rule takes (primals, tangents): one tangent per argument.
+      for (Value* v : op->operands()) operands.push_back(tangent_or_zero(v));
+    } else {
+      if (callee->region(0).empty())
+        fail(op, "a call of '@" + callee_name + "'", "it has no body to differentiate");
+      target = derive_jvp(state_, callee, op);
+      if (!target) throw JvpFailed{};
+      for (Value* v : op->operands())
+        if (is_float_tensor(v)) operands.push_back(tangent_or_zero(v));
+    }
+    Type fn = target->attr("function_type").type();
+    std::vector<Type> results;
+    for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
+    Operation* replacement = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
+                                             {{"callee", context_.symbol_attr(target->symbol_name())}});
+    unsigned n = op->num_results();
+    if (replacement->num_results() < n) internal_error("jvp", "a derived function with too few results");
+    unsigned next = n;
+    for (unsigned i = 0; i < n; ++i) {
+      Value* y = op->result(i);
+      y->replace_all_uses_with(replacement->result(i));
+      if (rule || is_float_tensor(y)) {
+        if (next >= replacement->num_results()) internal_error("jvp", "a derived function with too few tangents");
+        Value* t = replacement->result(next++);
+        if (is_float_tensor(y)) tangent_[replacement->result(i)] = t;
+      }
+    }
+  }
+
+  JvpState& state_;
+  PassContext& pass_;
+  Context& context_;
+  Builder builder_;
+  Operation* module_;
+  Operation* function_;
+  std::unordered_map<Value*, Value*> tangent_;
+};
+
+// The derived function @f.jvp of `source`, made on first use (`at`: the
+// operation reported when it cannot be).
+Operation* derive_jvp(JvpState& state, Operation* source, Operation* at) {
+  PassContext& pass = state.pass;
+  Operation* module = state.module;
+  std::string name = std::string(source->symbol_name()) + ".jvp";
+  if (Operation* existing = lookup_function(module, name)) return existing;
+  if (source->region(0).num_blocks() != 1) {
+    report_at<DiagnosticKind::IrAutodiffUnsupported>(pass, at, "'@" + std::string(source->symbol_name()) + "'",
+                                                     "it has no body or more than one block");
+    return nullptr;
+  }
+  // A graph.jvp inside the source (forward over forward) first becomes a
+  // call, which is then differentiated like any other.
+  if (!replace_jvps(state, source)) return nullptr;
+  Type source_type = source->attr("function_type").type();
+  std::vector<Type> inputs, results;
+  for (size_t i = 0; i < source_type.num_inputs(); ++i) inputs.push_back(source_type.input(i));
+  for (size_t i = 0; i < source_type.num_inputs(); ++i)
+    if (is_float_tensor(source_type.input(i))) inputs.push_back(source_type.input(i));
+  for (size_t i = 0; i < source_type.num_results(); ++i) results.push_back(source_type.result(i));
+  for (size_t i = 0; i < source_type.num_results(); ++i)
+    if (is_float_tensor(source_type.result(i))) results.push_back(source_type.result(i));
+  std::vector<NamedAttribute> attributes{{"sym_name", pass.context.string_attr(name)},
+                                         {"function_type", pass.context.type_attr(pass.context.function_type(inputs, results))}};
+  Operation* derived = Operation::create(OpKind::Func, source->loc(), {}, {}, std::move(attributes), 1);
+  Block* entry = derived->region(0).add_block();
+  Block& body = source->region(0).front();
+  IRMapping mapping;
+  std::vector<std::pair<Value*, Value*>> tangents;
+  for (unsigned i = 0; i < body.num_arguments(); ++i) mapping.map(body.argument(i), entry->add_argument(inputs[i]));
+  for (unsigned i = 0; i < body.num_arguments(); ++i)
+    if (is_float_tensor(inputs[i])) tangents.push_back({entry->argument(i), entry->add_argument(inputs[i])});
+  for (Operation* op : body) entry->push_back(op->clone(mapping));
+  // Before the source, so that a recursive use finds it (and the derivation
+  // of a callee lands before its caller's).
+  module->region(0).front().insert_before(source->next(), derived);
+  decompose_graph_operations(derived, pass.context);
+  try {
+    Linearization linearization(state, derived);
+    std::vector<Value*> out_tangents = linearization.run(tangents);
+    Operation* ret = entry->terminator();
+    std::vector<Value*> returned = ret->operands();
+    returned.insert(returned.end(), out_tangents.begin(), out_tangents.end());
+    Builder builder(pass.context);
+    builder.set_insertion_point(ret);
+    builder.set_location(ret->loc());
+    builder.create(OpKind::Return, std::span<Value* const>(returned), std::span<const Type>{});
+    ret->erase();
+  } catch (JvpFailed&) {
+    derived->erase();
+    return nullptr;
+  }
+  return derived;
+}
+
+}  // namespace
+
+void run_jvp_pass(Operation* module, PassContext& context) {
+  JvpState state{context, module, {}};
+  replace_jvps(state, module);
+  // The rules have been used: the calls inline like any other from here.
+  module->walk([&](Operation* op) {
+    if (op->is(OpKind::Call) && op->has_attr("custom_jvp")) op->remove_attr("custom_jvp");
+  });
+}
+
+namespace {
+
+// Replaces each graph.jvp inside `root` with a call of its derived function;
+// false when one could not be derived (reported).
+bool replace_jvps(JvpState& state, Operation* root) {
+  PassContext& pass = state.pass;
+  Operation* module = state.module;
+  // One at a time: deriving a function replaces the graph.jvp inside it too.
+  std::set<Operation*> left;  // could not be replaced (reported)
+  bool ok = true;
+  while (true) {
+    Operation* jvp = nullptr;
+    root->walk([&](Operation* op) {
+      if (!jvp && op->is(OpKind::GraphJvp) && !left.count(op)) jvp = op;
+    });
+    if (!jvp) break;
+    Operation* source = lookup_function(module, jvp->attr("of").string_value());
+    Operation* derived = source && !state.failed.count(source) ? derive_jvp(state, source, jvp) : nullptr;
+    if (!derived) {
+      if (source) state.failed.insert(source);  // reported once
+      left.insert(jvp);
+      ok = false;
+      continue;
+    }
+    Builder builder(pass.context);
+    builder.set_insertion_point(jvp);
+    builder.set_location(jvp->loc());
+    std::vector<Value*> operands = jvp->operands();
+    std::vector<Type> results = jvp->result_types();
+    Operation* call = builder.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
+                                     {{"callee", pass.context.symbol_attr(derived->symbol_name())}});
+    for (unsigned i = 0; i < jvp->num_results(); ++i) jvp->result(i)->replace_all_uses_with(call->result(i));
+    jvp->erase();
+  }
+  return ok;
+}
+
+}  // namespace
+
+}  // namespace tessera::ir
