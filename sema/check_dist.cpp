@@ -545,8 +545,12 @@ Value Checker::check_point_to_point(BuiltinCall& bc) {
   out_.collective_meshes[bc.call.index] = current_mesh_;
   int64_t size = mesh.shape[static_cast<size_t>(*axis)];
   ShardingInfo s;
-  if (const ShardingInfo* given = types_.sharding(*x)) s = *given;
-  else s.mesh = current_mesh_, s.dim_axes.assign(types_.dims(*x).size(), -1);
+  if (const ShardingInfo* given = types_.sharding(*x)) {
+    s = *given;
+  } else {
+    s.mesh = current_mesh_;
+    s.dim_axes.assign(types_.dims(*x).size(), -1);
+  }
   TypeInfo info = types_.info(*x);
   std::vector<DimId> dims(types_.dims(*x).begin(), types_.dims(*x).end());
   auto result_of = [&](const ShardingInfo& sharding) {
