@@ -65,6 +65,9 @@ Value* Lowering::global_view(Value* v, NodeId node) {
   if (s->unknown)
     unsupported(node, "the global value of a sharded tensor whose layout the compiler does not know (an operation "
                       "without a sharding rule made it; all_gather it in the @jit function)");
+  if (s->varying_axes)
+    unsupported(node, "the global value of a tensor that differs between the ranks of a mesh axis (a recv or "
+                      "sendrecv made it; broadcast it from the rank that holds the result in the @jit function)");
   Type local = v->type();
   std::vector<int64_t> dims;
   for (sema::DimId d : typed_.types.dims(t)) dims.push_back(typed_.types.constant_value(d).value_or(kDynamic));
@@ -153,6 +156,28 @@ Bound Lowering::lower_dist_builtin(NodeId call, BuiltinId builtin) {
         for (int64_t d : x->type().shape())
           if (d == kDynamic) unsupported(call, "a collective on a tensor whose shape is known only at run time");
       return Bound{graph_op(kind, {x}, x->type(), std::move(attributes), call), {}};
+    }
+    case BuiltinId::Send:
+    case BuiltinId::Recv:
+    case BuiltinId::SendRecv: {
+      // The peers are constants sema checked; the mesh is the instance's.
+      Value* x = value(arg(0));
+      uint32_t mesh = typed_.collective_meshes.at(call.index);
+      std::string axis = values_.strings[ast_.node(arg(1)).payload];
+      std::vector<NamedAttribute> attributes{{"axis", context_.string_attr(axis)}, {"mesh", mesh_attribute(mesh)}};
+      if (x->type().is(TypeKind::Tensor))
+        for (int64_t d : x->type().shape())
+          if (d == kDynamic) unsupported(call, "a send or recv of a tensor whose shape is known only at run time");
+      if (builtin == BuiltinId::SendRecv) {
+        attributes.push_back({"shift", context_.int_attr(arg(2).valid() ? constant_of(arg(2)).value_or(1) : 1)});
+        return Bound{graph_op(OpKind::GraphSendRecv, {x}, x->type(), std::move(attributes), call), {}};
+      }
+      attributes.push_back({"src", context_.int_attr(constant_of(arg(2)).value_or(0))});
+      attributes.push_back({"dst", context_.int_attr(constant_of(arg(3)).value_or(0))});
+      if (builtin == BuiltinId::Recv)
+        return Bound{graph_op(OpKind::GraphRecv, {x}, x->type(), std::move(attributes), call), {}};
+      builder_.create(OpKind::GraphSend, std::span<Value* const>(&x, 1), std::span<const Type>{}, std::move(attributes));
+      return {};
     }
     default: break;
   }

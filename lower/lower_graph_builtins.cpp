@@ -83,7 +83,10 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     case BuiltinId::AllReduce:
     case BuiltinId::AllGather:
     case BuiltinId::ReduceScatter:
-    case BuiltinId::Broadcast: return lower_dist_builtin(call, builtin);
+    case BuiltinId::Broadcast:
+    case BuiltinId::Send:
+    case BuiltinId::Recv:
+    case BuiltinId::SendRecv: return lower_dist_builtin(call, builtin);
     case BuiltinId::ScheduleTile:
     case BuiltinId::ScheduleVectorize:
     case BuiltinId::SchedulePipelineStages:

@@ -552,7 +552,10 @@ Value Checker::check_builtin_family(BuiltinCall& bc) {
         case BuiltinId::AllReduce:
         case BuiltinId::AllGather:
         case BuiltinId::ReduceScatter:
-        case BuiltinId::Broadcast: return check_dist_builtin(bc);
+        case BuiltinId::Broadcast:
+        case BuiltinId::Send:
+        case BuiltinId::Recv:
+        case BuiltinId::SendRecv: return check_dist_builtin(bc);
         default: return check_graph_builtin(bc);
       }
   }

@@ -376,27 +376,18 @@ Value Checker::check_collective(BuiltinCall& bc) {
     if (bound[i].valid()) bc.value_of(bound[i]);
   if (!x) return Value{check_generic_bodies_ ? types_.dynamic() : error};
   if (check_generic_bodies_) return Value{types_.dynamic()};
-  if (current_mesh_ == UINT32_MAX) {
-    diags_.emit<diag::SemaDistNoMesh>(ast_.range(bc.children[0]), std::string(bc.name));
-    return Value{error};
-  }
+  std::optional<int32_t> found_axis = collective_axis(bc, bound[1]);
+  if (!found_axis) return Value{error};
   const MeshInfo mesh = types_.mesh_info(current_mesh_);
-  auto axis_name = constant_string(bound[1]);
-  if (!axis_name) {
-    diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "axis", bc.name, "a mesh axis name (a string)",
-                                        source_text(bound[1]));
-    return Value{error};
-  }
-  auto found = std::find(mesh.axes.begin(), mesh.axes.end(), *axis_name);
-  if (found == mesh.axes.end()) {
-    diags_.emit<diag::SemaDistMeshAxis>(ast_.range(bound[1]), *axis_name, joined_axes(mesh));
-    return Value{error};
-  }
-  auto axis = static_cast<int32_t>(found - mesh.axes.begin());
+  const int32_t axis = *found_axis;
+  const std::string* axis_name = &mesh.axes[static_cast<size_t>(axis)];
   int64_t size = mesh.shape[static_cast<size_t>(axis)];
   ShardingInfo s;
   if (const ShardingInfo* given = types_.sharding(*x)) s = *given;
   else s.mesh = current_mesh_;
+  // Every rank of the axis holds the same value (or its block of it) after
+  // any of these: what a recv made differ along the axis is settled.
+  s.varying_axes &= ~(1u << axis);
   std::vector<DimId> dims(types_.dims(*x).begin(), types_.dims(*x).end());
   s.dim_axes.resize(dims.size(), -1);
   TypeInfo info = types_.info(*x);
@@ -507,6 +498,154 @@ Value Checker::check_collective(BuiltinCall& bc) {
   return Value{types_.with_sharding(result, types_.intern_sharding(s))};
 }
 
+std::optional<int32_t> Checker::collective_axis(BuiltinCall& bc, NodeId axis_node) {
+  if (current_mesh_ == UINT32_MAX) {
+    diags_.emit<diag::SemaDistNoMesh>(ast_.range(bc.children[0]), std::string(bc.name));
+    return std::nullopt;
+  }
+  const MeshInfo& mesh = types_.mesh_info(current_mesh_);
+  auto axis_name = constant_string(axis_node);
+  if (!axis_name) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(axis_node), "axis", bc.name, "a mesh axis name (a string)",
+                                        source_text(axis_node));
+    return std::nullopt;
+  }
+  auto found = std::find(mesh.axes.begin(), mesh.axes.end(), *axis_name);
+  if (found == mesh.axes.end()) {
+    diags_.emit<diag::SemaDistMeshAxis>(ast_.range(axis_node), *axis_name, joined_axes(mesh));
+    return std::nullopt;
+  }
+  return static_cast<int32_t>(found - mesh.axes.begin());
+}
+
+// Point to point along a mesh axis, in the SPMD view (docs/distributed.md,
+// "Pipelines: send and recv"): every rank runs the statement, and the peers
+// are constant indices along the axis.
+//   send(x, axis, src, dst)  the rank at index src sends x to index dst (None)
+//   recv(x, axis, src, dst)  index dst: what src sent (x's type); others: x
+//   sendrecv(x, axis, shift) every index j sends x to j + shift and receives
+//                            from j - shift (modulo the axis size)
+// A send and a recv of the same axis, src and dst match in program order;
+// sema pairs them within the instance, so that a transfer one side would
+// wait for for ever, or whose sides differ in type, is an error here.
+Value Checker::check_point_to_point(BuiltinCall& bc) {
+  TypeId error = types_.error();
+  std::vector<NodeId> bound = bc.id == BuiltinId::SendRecv ? bc.bind({"x", "axis", "shift"}, 2)
+                                                           : bc.bind({"x", "axis", "src", "dst"}, 4);
+  if (bound.empty()) return Value{error};
+  std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+  for (size_t i = 1; i < bound.size(); ++i)
+    if (bound[i].valid()) bc.value_of(bound[i]);
+  if (!x) return Value{check_generic_bodies_ ? types_.dynamic() : error};
+  if (check_generic_bodies_) return Value{bc.id == BuiltinId::Send ? types_.none() : types_.dynamic()};
+  std::optional<int32_t> axis = collective_axis(bc, bound[1]);
+  if (!axis) return Value{error};
+  const MeshInfo mesh = types_.mesh_info(current_mesh_);
+  const std::string& axis_name = mesh.axes[static_cast<size_t>(*axis)];
+  out_.collective_meshes[bc.call.index] = current_mesh_;
+  int64_t size = mesh.shape[static_cast<size_t>(*axis)];
+  ShardingInfo s;
+  if (const ShardingInfo* given = types_.sharding(*x)) {
+    s = *given;
+  } else {
+    s.mesh = current_mesh_;
+    s.dim_axes.assign(types_.dims(*x).size(), -1);
+  }
+  TypeInfo info = types_.info(*x);
+  std::vector<DimId> dims(types_.dims(*x).begin(), types_.dims(*x).end());
+  auto result_of = [&](const ShardingInfo& sharding) {
+    TypeId plain = types_.tensor(info.scalar, info.policy, dims, AddressSpace::Global, false, false);
+    return Value{types_.with_sharding(plain, types_.intern_sharding(sharding))};
+  };
+  if (bc.id == BuiltinId::SendRecv) {
+    if (bound[2].valid() && !constant_int_of(bound[2])) {
+      diags_.emit<diag::SemaArgumentType>(ast_.range(bound[2]), "shift", bc.name, "an integer constant",
+                                          source_text(bound[2]));
+      return Value{error};
+    }
+    // Each rank now holds its neighbour's value: blocks split over the axis
+    // are no longer where the layout says; a partial sum over it stays one
+    // (the same terms, on other ranks).
+    if (!s.unknown)
+      for (int32_t& a : s.dim_axes)
+        if (a == *axis) a = -1;
+    s.varying_axes |= 1u << *axis;
+    return result_of(s);
+  }
+  std::optional<int64_t> peers[2];
+  for (size_t i = 0; i < 2; ++i) {
+    NodeId n = bound[2 + i];
+    peers[i] = constant_int_of(n);
+    if (!peers[i] || *peers[i] < 0 || *peers[i] >= size) {
+      diags_.emit<diag::SemaArgumentType>(ast_.range(n), i ? "dst" : "src", bc.name,
+                                          fmt::format("a constant index along '{}' (0 to {})", axis_name, size - 1),
+                                          source_text(n));
+      return Value{error};
+    }
+  }
+  const int64_t src = *peers[0], dst = *peers[1];
+  if (src == dst) {
+    diags_.emit<diag::SemaDistPeer>(ast_.range(bc.call), std::string(bc.name),
+                                    fmt::format("from index {} to itself along '{}': src and dst must differ", src,
+                                                axis_name));
+    return Value{error};
+  }
+  // Match the other side, else wait for it.
+  const bool is_send = bc.id == BuiltinId::Send;
+  auto other = std::find_if(open_transfers_.begin(), open_transfers_.end(), [&](const Transfer& t) {
+    return t.is_send != is_send && t.axis == *axis && t.src == src && t.dst == dst;
+  });
+  if (other != open_transfers_.end()) {
+    TypeId sent = is_send ? *x : other->type, expected = is_send ? other->type : *x;
+    // Shapes and dtypes must agree; the layouts need not (the data is moved as it is).
+    auto plain = [&](TypeId t) {
+      TypeInfo i = types_.info(t);
+      std::vector<DimId> d(types_.dims(t).begin(), types_.dims(t).end());
+      return types_.to_string(types_.tensor(i.scalar, i.policy, d, AddressSpace::Global, false, false));
+    };
+    if (plain(sent) != plain(expected)) {
+      diags_.emit<diag::SemaDistPeer>(
+          ast_.range(bc.call), std::string(bc.name),
+          fmt::format("from index {} to index {} along '{}': the recv expects '{}' but the send sends '{}' (the same "
+                      "shape and dtype on both sides)",
+                      src, dst, axis_name, plain(expected), plain(sent)));
+      open_transfers_.erase(other);
+      return Value{error};
+    }
+    open_transfers_.erase(other);
+  } else {
+    open_transfers_.push_back(Transfer{is_send, *axis, src, dst, *x, bc.call});
+  }
+  if (is_send) return Value{types_.none()};
+  if (!s.unknown && (s.partial_axes & (1u << *axis))) {
+    diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(*x),
+                                              "a recv, which replaces one rank's term (all_reduce it first)");
+    return Value{error};
+  }
+  // Index dst now holds index src's block: the layout along the axis is gone.
+  if (!s.unknown)
+    for (int32_t& a : s.dim_axes)
+      if (a == *axis) a = -1;
+  s.varying_axes |= 1u << *axis;
+  return result_of(s);
+}
+
+void Checker::check_unmatched_transfers() {
+  for (const Transfer& t : open_transfers_) {
+    const MeshInfo& mesh = types_.mesh_info(current_mesh_);
+    std::string axis = mesh.axes[static_cast<size_t>(t.axis)];
+    diags_.emit<diag::SemaDistPeer>(
+        ast_.range(t.where), t.is_send ? "dist.send" : "dist.recv",
+        t.is_send ? fmt::format("from index {} to index {} along '{}' has no matching recv in this function: index {} "
+                                "would never take it (write dist.recv(x, axis=\"{}\", src={}, dst={}))",
+                                t.src, t.dst, axis, t.dst, axis, t.src, t.dst)
+                  : fmt::format("from index {} to index {} along '{}' has no matching send in this function: index {} "
+                                "would wait for ever (write dist.send(x, axis=\"{}\", src={}, dst={}))",
+                                t.src, t.dst, axis, t.dst, axis, t.src, t.dst));
+  }
+  open_transfers_.clear();
+}
+
 Value Checker::check_dist_builtin(BuiltinCall& bc) {
   switch (bc.id) {
     case BuiltinId::DistMesh: return check_dist_mesh(bc);
@@ -516,6 +655,9 @@ Value Checker::check_dist_builtin(BuiltinCall& bc) {
     case BuiltinId::AllGather:
     case BuiltinId::ReduceScatter:
     case BuiltinId::Broadcast: return check_collective(bc);
+    case BuiltinId::Send:
+    case BuiltinId::Recv:
+    case BuiltinId::SendRecv: return check_point_to_point(bc);
     default: break;
   }
   bc.check_all_arguments();
@@ -555,6 +697,7 @@ std::optional<uint32_t> Checker::elementwise_sharding(NodeId where, std::string_
       out.unknown = true;
       continue;
     }
+    out.varying_axes |= s->varying_axes;
     if (s->partial_axes) {
       if (partial_count && (s->partial_axes != out.partial_axes || s->partial_op != out.partial_op)) return mismatch();
       out.partial_axes = s->partial_axes;
@@ -632,6 +775,7 @@ std::optional<uint32_t> Checker::matmul_sharding(NodeId where, TypeId a, TypeId 
   if ((pa && sa->partial_op != PartialOp::Sum) || (pb && sb->partial_op != PartialOp::Sum))
     return mismatch("an operation that needs the reduced value (all_reduce it first)");
   out.partial_axes = pa | pb;
+  out.varying_axes = (sa ? sa->varying_axes : 0) | (sb ? sb->varying_axes : 0);
   if (ka >= 0) {
     if (out.partial_axes & (1u << ka)) return mismatch(types_.to_string(b));
     out.partial_axes |= 1u << ka;
@@ -647,7 +791,10 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
     case BuiltinId::AllReduce:
     case BuiltinId::AllGather:
     case BuiltinId::ReduceScatter:
-    case BuiltinId::Broadcast: return result;
+    case BuiltinId::Broadcast:
+    case BuiltinId::Send:
+    case BuiltinId::Recv:
+    case BuiltinId::SendRecv: return result;
     default: break;
   }
   std::vector<NodeId> nodes;
@@ -746,6 +893,7 @@ std::optional<uint32_t> Checker::reduction_sharding(BuiltinCall& bc, TypeId x, s
   out.mesh = s->mesh;
   out.partial_axes = s->partial_axes;
   out.partial_op = s->partial_op;
+  out.varying_axes = s->varying_axes;
   bool keep = rank == in_rank;
   for (size_t d = 0; d < in_rank; ++d) {
     if (!reduced[d]) {

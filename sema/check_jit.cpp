@@ -208,8 +208,12 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   current_mesh_ = UINT32_MAX;
   for (TypeId t : parameter_types)
     if (const ShardingInfo* s = types_.sharding(t)) current_mesh_ = s->mesh;
+  std::vector<Transfer> saved_transfers;
+  std::swap(saved_transfers, open_transfers_);
   size_t errors_before = diags_.error_count();
   check_function_body(out_.instances[id].info, &parameter_types, index);
+  check_unmatched_transfers();
+  std::swap(saved_transfers, open_transfers_);
   current_mesh_ = saved_mesh;
   instantiating_.pop_back();
   call_instances_ = saved_calls;

@@ -167,6 +167,11 @@ class Checker {
   Value check_shard_spec(BuiltinCall& call);
   Value check_dist_tensor(BuiltinCall& call);
   Value check_collective(BuiltinCall& call);
+  Value check_point_to_point(BuiltinCall& call);
+  // The axis index of a collective's axis= in the instance's mesh, or an error.
+  std::optional<int32_t> collective_axis(BuiltinCall& call, NodeId axis);
+  // The end of an instance's body: sends and recvs left without their match.
+  void check_unmatched_transfers();
   std::optional<std::string> constant_string(NodeId node);
   std::vector<NodeId> literal_elements(NodeId node);
   std::optional<int64_t> constant_int_of(NodeId node);
@@ -376,6 +381,16 @@ class Checker {
   std::vector<uint32_t> instantiating_;
   // The mesh of the @jit instance being checked (its sharded arguments'), or UINT32_MAX.
   uint32_t current_mesh_ = UINT32_MAX;
+  // The sends and recvs of the instance being checked not yet matched by the
+  // other side (the same axis, src and dst), in program order.
+  struct Transfer {
+    bool is_send = false;
+    int32_t axis = 0;
+    int64_t src = 0, dst = 0;
+    TypeId type;
+    NodeId where;
+  };
+  std::vector<Transfer> open_transfers_;
   std::unordered_set<uint32_t> generic_checked_;  // functions whose instance is being checked (recursion)
   // Where calls of @jit functions record their instance: the module's map,
   // or the map of the instance being checked.

@@ -138,6 +138,8 @@ struct TypedModule {
   // all_gather and reduce_scatter calls: the tensor dimension they gather
   // or scatter along (by call NodeId index).
   std::unordered_map<uint32_t, size_t> collective_dims;
+  // send/recv/sendrecv call -> the mesh of the instance it runs in.
+  std::unordered_map<uint32_t, uint32_t> collective_meshes;
   // The value of every expression sema evaluated at compile time (module
   // constants, literals, arithmetic on them), by NodeId index. Expressions
   // that read locals may hold a value the local had before a later

@@ -272,6 +272,16 @@ std::string TypeStore::sharding_to_string(uint32_t id) const {
       }
     out += ")";
   }
+  if (s.varying_axes) {
+    out += " varying(";
+    bool first = true;
+    for (size_t a = 0; a < m.axes.size(); ++a)
+      if (s.varying_axes & (1u << a)) {
+        out += (first ? "" : ", ") + m.axes[a];
+        first = false;
+      }
+    out += ")";
+  }
   return out + " on " + mesh_to_string(s.mesh);
 }
 

@@ -66,6 +66,11 @@ struct ShardingInfo {
   // An operation without a propagation rule made it from sharded operands:
   // the value is this rank's, its global layout unknown (ts.save refuses it).
   bool unknown = false;
+  // Bit k: the value differs between the ranks of mesh axis k in a way no
+  // layout describes (a recv or sendrecv made it: the pipeline stage's own
+  // value). A broadcast, all_reduce or all_gather over the axis makes it
+  // the same again; ts.save refuses it until then.
+  uint32_t varying_axes = 0;
   friend bool operator==(const ShardingInfo&, const ShardingInfo&) = default;
 };
 

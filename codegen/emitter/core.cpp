@@ -442,6 +442,7 @@ void Emitter::emit(Operation* op) {
     case OpKind::GraphBroadcast:
     case OpKind::GraphSend:
     case OpKind::GraphRecv:
+    case OpKind::GraphSendRecv:
     case OpKind::GraphPrint:
     case OpKind::GraphDim:
     case OpKind::GraphReshape:

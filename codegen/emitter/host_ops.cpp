@@ -191,6 +191,7 @@ void Emitter::emit_host_check(Operation* op) {
 // the attributes (runtime/src/host_collectives.cpp reads them):
 //   mesh:       "2,2;dp,tp;cpu:0,cpu:1,cpu:2,cpu:3"  (shape; axes; devices)
 //   operation:  "kind=all_gather;axis=tp;dim=1;op=sum;root=0;spec=dp,;partial=tp"
+//               "kind=recv;axis=pp;src=0;dst=1", "kind=sendrecv;axis=pp;shift=1"
 namespace {
 
 std::string mesh_description(ir::Attribute mesh) {
@@ -224,6 +225,10 @@ void Emitter::emit_host_collective(Operation* op) {
   if (ir::Attribute a = op->attr("op")) text += ";op=" + std::string(a.string_value());
   if (ir::Attribute a = op->attr("dim")) text += ";dim=" + std::to_string(a.int_value());
   if (ir::Attribute a = op->attr("root")) text += ";root=" + std::to_string(a.int_value());
+  if (ir::Attribute a = op->attr("src")) text += ";src=" + std::to_string(a.int_value());
+  if (ir::Attribute a = op->attr("dst")) text += ";dst=" + std::to_string(a.int_value());
+  if (ir::Attribute a = op->attr("shift")) text += ";shift=" + std::to_string(a.int_value());
+  if (op->attr("transpose")) text += ";transpose=1";
   if (ir::Attribute a = op->attr("spec")) text += ";spec=" + names(a);
   if (ir::Attribute a = op->attr("partial")) text += ";partial=" + names(a);
   ir::Value* src = op->operand(0);

@@ -385,6 +385,11 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
         return fail("a 'mut_operands' entry names a tensor operand");
       return as_result(op->operand(at)->type());
     }
+    case OpKind::GraphRecv:
+    case OpKind::GraphSendRecv:
+      if (op->num_operands() != 1 || !op->operand(0)->type().is(TypeKind::Tensor))
+        return fail("operand #0 must be a tensor");
+      return as_result(op->operand(0)->type());
     case OpKind::GraphLoad:
       if (!declared.is(TypeKind::Tensor) || op->num_operands() != 0) return fail("result must be a tensor");
       return as_result(declared);

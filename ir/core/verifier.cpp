@@ -385,7 +385,8 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::GraphAllGather:
     case OpKind::GraphBroadcast: return verify_graph_axis_collective(op);
     case OpKind::GraphSend: return verify_graph_send(op);
-    case OpKind::GraphRecv: return verify_graph_recv(op);
+    case OpKind::GraphRecv:
+    case OpKind::GraphSendRecv: return verify_graph_recv(op);
     case OpKind::GraphPrint: return verify_graph_print(op);
     // --- verifier_schedule.cpp ---
     case OpKind::ScheduleYield: return verify_schedule_yield(op);

@@ -205,16 +205,27 @@ void Verifier::check_result_type(Operation* op) {
     error(op, "result must be " + graph_result_text(*inferred));
 }
 
-// 'graph.send'
+// 'graph.send %x {axis, src, dst, mesh}': index src of the axis sends x to
+// index dst; the other ranks do nothing.
 void Verifier::verify_graph_send(Operation* op) {
   if (!shape(op, 1, 0)) return;
-  attr(op, "peer", AttributeKind::Integer);
+  attr(op, "axis", AttributeKind::String);
+  attr(op, "mesh", AttributeKind::Array);
+  attr(op, "src", AttributeKind::Integer);
+  attr(op, "dst", AttributeKind::Integer);
 }
 
-// 'graph.recv'
+// 'graph.recv %x {axis, src, dst, mesh}': on index dst what src sent, on the
+// other ranks x. 'graph.sendrecv %x {axis, shift, mesh}': x sent to index
+// j + shift, the result received from j - shift. Both: the type of x.
 void Verifier::verify_graph_recv(Operation* op) {
-  if (!shape(op, 0, 1)) return;
-  attr(op, "peer", AttributeKind::Integer);
+  if (!shape(op, 1, 1)) return;
+  attr(op, "axis", AttributeKind::String);
+  attr(op, "mesh", AttributeKind::Array);
+  for (const char* name : op->is(OpKind::GraphRecv) ? std::vector<const char*>{"src", "dst"}
+                                                    : std::vector<const char*>{"shift"})
+    attr(op, name, AttributeKind::Integer);
+  if (op->result()->type() != op->operand(0)->type()) error(op, "result must have the type of the operand");
 }
 
 // 'graph.print'

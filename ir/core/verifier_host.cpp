@@ -133,7 +133,9 @@ void Verifier::verify_host_mesh(Operation* op) {
 // unshard) from buffer src into buffer dst on this rank.
 void Verifier::verify_host_collective(Operation* op) {
   if (!shape(op, 2, 0)) return;
-  string_choice(op, "kind", {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "shard", "unshard"});
+  string_choice(op, "kind",
+                {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "shard", "unshard", "send", "recv",
+                 "sendrecv"});
   attr(op, "mesh", AttributeKind::Array);
   for (Value* v : op->operands())
     if (!is_buffer(v->type())) return void(error(op, "operands must be memrefs in global memory"));

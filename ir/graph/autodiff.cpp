@@ -21,8 +21,10 @@
 // inlines those calls like any other.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -70,9 +72,11 @@ class Derivation {
       Value* arg = body.argument(static_cast<unsigned>(i));
       if (is_float_tensor(arg)) active_.insert(arg);
     }
+    pair_transfers(ops);
     for (Operation* op : ops) {
       bool any = false;
       for (Value* v : op->operands()) any = any || active_.count(v);
+      if (Operation* send = op->is(OpKind::GraphRecv) ? peer_of(op) : nullptr) any = any || active_.count(send->operand(0));
       if (!any) continue;
       for (Value* r : op->results())
         if (is_float_tensor(r)) active_.insert(r);
@@ -87,18 +91,24 @@ class Derivation {
       Operation* op = *it;
       bool any = false;
       for (Value* r : op->results()) any = any || needed.count(r);
+      if (Operation* recv = op->is(OpKind::GraphSend) ? peer_of(op) : nullptr) any = needed.count(recv->result()) > 0;
       if (!any) continue;
       for (Value* v : op->operands()) needed.insert(v);
     }
     for (auto [output, seed] : seeds) accumulate(output, seed);
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
       Operation* op = *it;
+      // A send's reverse is a recv, made exactly where its recv's reverse is.
+      if (Operation* recv = op->is(OpKind::GraphSend) ? peer_of(op) : nullptr) {
+        if (active_.count(recv->result()) && needed.count(recv->result())) send_rule(op);
+        continue;
+      }
       bool relevant = false;
       for (Value* r : op->results()) relevant = relevant || (active_.count(r) && needed.count(r));
       if (!relevant) continue;
       bool has_adjoint = false;
       for (Value* r : op->results()) has_adjoint = has_adjoint || adjoint_.count(r);
-      if (!has_adjoint) continue;
+      if (!has_adjoint && !op->is(OpKind::GraphRecv)) continue;
       builder_.set_location(op->loc());
       differentiate(op);
     }
@@ -271,6 +281,12 @@ class Derivation {
       case OpKind::GraphSlice: return slice(op);
       case OpKind::GraphConcat: return concat(op);
       case OpKind::Call: return custom_rule(op);
+      case OpKind::GraphAllReduce:
+      case OpKind::GraphAllGather:
+      case OpKind::GraphReduceScatter:
+      case OpKind::GraphBroadcast:
+      case OpKind::GraphRecv:
+      case OpKind::GraphSendRecv: return collective(op);
       case OpKind::GraphLaunch:
         report_at<DiagnosticKind::IrAutodiffKernel>(pass_, op, std::string(op->attr("kernel").string_value()));
         throw AutodiffFailed{};
@@ -529,6 +545,91 @@ class Derivation {
     y->replace_all_uses_with(f->result(0));
   }
 
+  // --- collectives (docs/language/autodiff.md, "Collectives") -----------------------
+  // The SPMD convention (JAX's): what is differentiated is the sum over the
+  // ranks of each rank's result, so a collective's transpose is the
+  // collective that sends each rank's cotangent back where its input came
+  // from: all_reduce(sum) -> all_reduce(sum), all_gather <-> reduce_scatter
+  // (sum), broadcast -> a sum reduced to the root, recv -> a send back to
+  // the sender, sendrecv(shift) -> sendrecv(-shift).
+  Value* communicate(OpKind kind, Operation* like, Value* g, std::vector<NamedAttribute> extra) {
+    std::vector<NamedAttribute> attributes{{"axis", like->attr("axis")}, {"mesh", like->attr("mesh")}};
+    for (NamedAttribute& a : extra) attributes.push_back(std::move(a));
+    return make(kind, {g}, g->type(), std::move(attributes));
+  }
+  void collective(Operation* op) {
+    Value* x = op->operand(0);
+    Value* y = op->result();
+    Value* g = adjoint_.count(y) ? grad_of(y) : constant_like(y, 0.0);
+    std::string reduction = op->attr("op") ? std::string(op->attr("op").string_value()) : "sum";
+    if (reduction != "sum" && reduction != "mean")
+      fail(op, "'" + std::string(op->name()) + "' with op '" + reduction + "'",
+           "only sum and mean (avg) reductions have a derivative rule");
+    Attribute op_attr = context_.string_attr(reduction), dim = op->attr("dim");
+    switch (op->kind()) {
+      case OpKind::GraphAllReduce: return accumulate(x, communicate(OpKind::GraphAllReduce, op, g, {{"op", op_attr}}));
+      case OpKind::GraphAllGather:
+        return accumulate(x, communicate(OpKind::GraphReduceScatter, op, g,
+                                         {{"op", context_.string_attr("sum")}, {"dim", dim}}));
+      case OpKind::GraphReduceScatter:
+      {
+        // mean: each block entered its rank's output divided by the group size.
+        Value* gathered = communicate(OpKind::GraphAllGather, op, g, {{"dim", dim}});
+        if (reduction == "mean")
+          gathered = ew("mul", {gathered, scalar(1.0 / static_cast<double>(axis_size(op)), gathered->type().scalar())});
+        return accumulate(x, gathered);
+      }
+      case OpKind::GraphBroadcast:
+        // Every rank's cotangent summed on the root; zero elsewhere.
+        return accumulate(x, communicate(OpKind::GraphAllReduce, op, g,
+                                         {{"op", context_.string_attr("sum")}, {"root", op->attr("root")}}));
+      case OpKind::GraphSendRecv:
+        return accumulate(x, communicate(OpKind::GraphSendRecv, op, g,
+                                         {{"shift", context_.int_attr(-op->attr("shift").int_value())}}));
+      default: break;
+    }
+    // recv: index dst sends its cotangent back to src and passes zero to x;
+    // every other rank passes its cotangent to x (x was its result).
+    accumulate(x, communicate(OpKind::GraphRecv, op, g,
+                              {{"src", op->attr("src")}, {"dst", op->attr("dst")}, {"transpose", context_.unit_attr()}}));
+  }
+  int64_t axis_size(Operation* op) {
+    Attribute mesh = op->attr("mesh");
+    std::vector<int64_t> shape = mesh[0].int_array();
+    for (size_t a = 0; a < mesh[1].size(); ++a)
+      if (mesh[1][a].string_value() == op->attr("axis").string_value()) return shape[a];
+    return 1;
+  }
+  // send(h, src, dst): index src receives what dst's recv sent back.
+  void send_rule(Operation* send) {
+    Value* h = send->operand(0);
+    Value* back = communicate(OpKind::GraphRecv, send, constant_like(h, 0.0),
+                              {{"src", send->attr("dst")}, {"dst", send->attr("src")}});
+    if (active_.count(h) && is_float_tensor(h)) accumulate(h, back);
+  }
+  // The k-th send and the k-th recv of the same axis, src and dst are a
+  // pair (sema checked that each has its other side).
+  void pair_transfers(const std::vector<Operation*>& ops) {
+    std::map<std::tuple<std::string, int64_t, int64_t>, std::vector<Operation*>> open[2];
+    for (Operation* op : ops) {
+      if (!op->is(OpKind::GraphSend) && !op->is(OpKind::GraphRecv)) continue;
+      auto key = std::make_tuple(std::string(op->attr("axis").string_value()), op->int_attr("src"), op->int_attr("dst"));
+      bool is_send = op->is(OpKind::GraphSend);
+      std::vector<Operation*>& other = open[is_send ? 0 : 1][key];
+      if (other.empty()) {
+        open[is_send ? 1 : 0][key].push_back(op);
+        continue;
+      }
+      peers_[op] = other.front();
+      peers_[other.front()] = op;
+      other.erase(other.begin());
+    }
+  }
+  Operation* peer_of(Operation* op) {
+    auto it = peers_.find(op);
+    return it == peers_.end() ? nullptr : it->second;
+  }
+
   PassContext& pass_;
   Context& context_;
   Builder builder_;
@@ -536,6 +637,7 @@ class Derivation {
   Operation* function_;
   std::unordered_set<Value*> active_;
   std::unordered_map<Value*, Value*> adjoint_;
+  std::unordered_map<Operation*, Operation*> peers_;  // send <-> recv
 };
 
 std::string derived_name(std::string_view of, const std::vector<int64_t>& argnums, bool with_value, bool with_aux) {

@@ -373,6 +373,24 @@ class Bufferizer {
         op0(OpKind::HostCollective, {src, dst}, std::move(attributes));
         return replace(o, {dst});
       }
+      case OpKind::GraphSend: {
+        // The buffer goes out as it is: src and dst are the same buffer.
+        Value* src = contiguous(o->operand(0));
+        std::vector<NamedAttribute> attributes = o->attributes();
+        attributes.push_back({"kind", context_.string_attr("send")});
+        op0(OpKind::HostCollective, {src, src}, std::move(attributes));
+        o->erase();
+        return true;
+      }
+      case OpKind::GraphRecv:
+      case OpKind::GraphSendRecv: {
+        Value* src = contiguous(o->operand(0));
+        Value* dst = alloc(o->result()->type(), dims_of_type(o->result()->type(), src, o));
+        std::vector<NamedAttribute> attributes = o->attributes();
+        attributes.push_back({"kind", context_.string_attr(o->is(OpKind::GraphRecv) ? "recv" : "sendrecv")});
+        op0(OpKind::HostCollective, {src, dst}, std::move(attributes));
+        return replace(o, {dst});
+      }
       case OpKind::GraphSave:
         op0(OpKind::HostSave, {o->operand(0)}, {{"path", o->attr("path")}});
         o->erase();

@@ -45,7 +45,8 @@ bool parse_mesh(const std::string& text, MeshDescription& mesh) {
 
 struct Operation {
   std::string kind, axis, op = "sum";
-  int dim = 0, root = 0;
+  int dim = 0, root = -1, src = 0, dst = 0, shift = 0;
+  bool transpose = false;
   std::vector<std::string> spec, partial;
 };
 
@@ -59,6 +60,10 @@ Operation parse_operation(const std::string& text) {
     else if (key == "op") o.op = value;
     else if (key == "dim") o.dim = std::atoi(value.c_str());
     else if (key == "root") o.root = std::atoi(value.c_str());
+    else if (key == "src") o.src = std::atoi(value.c_str());
+    else if (key == "dst") o.dst = std::atoi(value.c_str());
+    else if (key == "shift") o.shift = std::atoi(value.c_str());
+    else if (key == "transpose") o.transpose = value == "1";
     else if (key == "spec") o.spec = split(value, ',');
     else if (key == "partial") o.partial = split(value, ',');
   }
@@ -193,12 +198,40 @@ tessStatus tessHostCollective(tessHostContext context, const char* mesh_text, co
     tessMeshGetAxisSize(mesh, name.c_str(), &n);
     return n;
   };
-  if (o.kind == "all_reduce")
-    return tessMeshAllReduce(mesh, axis, source->data, target->data, count, dtype, reduce_op(o.op), nullptr);
+  auto index_along = [&](int* index) { return tessMeshGetAxisRank(mesh, axis, index); };
+  const size_t bytes = count * static_cast<size_t>(bits) / 8;
+  if (o.kind == "all_reduce") {
+    if (tessStatus s = tessMeshAllReduce(mesh, axis, source->data, target->data, count, dtype, reduce_op(o.op), nullptr);
+        s != TESS_SUCCESS || o.root < 0)
+      return s;
+    // root=: the reduction kept on the root only (autodiff's transpose of a
+    // broadcast), zeros elsewhere.
+    int index = 0;
+    if (tessStatus s = index_along(&index); s != TESS_SUCCESS) return s;
+    return index == o.root ? ok() : tessMemset(context->device, target->data, 0, bytes);
+  }
   if (o.kind == "broadcast") {
     if (tessStatus s = tessMemcpyDtoD(context->device, target->data, source->data, count * element); s != TESS_SUCCESS)
       return s;
-    return tessMeshBroadcast(mesh, axis, target->data, count, dtype, o.root, nullptr);
+    return tessMeshBroadcast(mesh, axis, target->data, count, dtype, o.root < 0 ? 0 : o.root, nullptr);
+  }
+  // Point to point: the peers are indices along the axis; this rank's index
+  // says whether it takes part (the other ranks' recv keeps its operand).
+  if (o.kind == "send" || o.kind == "recv" || o.kind == "sendrecv") {
+    int index = 0, n = 1;
+    if (tessStatus s = index_along(&index); s != TESS_SUCCESS) return s;
+    if (tessStatus s = tessMeshGetAxisSize(mesh, axis, &n); s != TESS_SUCCESS) return s;
+    if (o.kind == "send") return index == o.src ? tessMeshSend(mesh, axis, source->data, count, dtype, o.dst, nullptr) : ok();
+    // transpose=1 (autodiff's reverse of a recv): index dst sends its operand
+    // back to src and holds zeros; the other ranks keep their operand.
+    if (o.kind == "recv" && index == o.dst && o.transpose) {
+      if (tessStatus s = tessMeshSend(mesh, axis, source->data, count, dtype, o.src, nullptr); s != TESS_SUCCESS) return s;
+      return tessMemset(context->device, target->data, 0, bytes);
+    }
+    if (o.kind == "recv" && index == o.dst) return tessMeshRecv(mesh, axis, target->data, count, dtype, o.src, nullptr);
+    if (o.kind == "recv") return tessMemcpyDtoD(context->device, target->data, source->data, bytes);
+    const int to = ((index + o.shift) % n + n) % n, from = ((index - o.shift) % n + n) % n;
+    return tessMeshSendRecv(mesh, axis, source->data, to, target->data, from, count, dtype, nullptr);
   }
   // Dims split at `dim`: outer (before it) and the bytes of one slab of it.
   auto outer_of = [](const tessTensor& t, int dim) {

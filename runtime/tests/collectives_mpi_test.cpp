@@ -355,6 +355,38 @@ TEST_SUITE("mpi") {
     }
   }
 
+  TEST_CASE("send_recv: a ring shift in both directions, every rank at once, no deadlock") {
+    const int n = job_size();
+    const int j = job_rank();
+    Mesh mesh(cpus(n), {"x"}, {n});
+    // Large enough that a plain send would wait for its recv (rendezvous).
+    const size_t count = 1 << 18;
+    Buffer out(mesh.device(), count * 8), in(mesh.device(), count * 8);
+    auto* o = reinterpret_cast<int64_t*>(out.address());
+    auto* r = reinterpret_cast<int64_t*>(in.address());
+    for (size_t i = 0; i < count; ++i) o[i] = static_cast<int64_t>(i) * 100 + j;
+    for (int shift : {1, -1, n + 1}) {
+      INFO("shift " << shift);
+      const int to = ((j + shift) % n + n) % n, from = ((j - shift) % n + n) % n;
+      std::memset(r, 0, count * 8);
+      mesh.send_recv("x", out.address(), to, in.address(), from, count, TESS_I64);
+      int wrong = 0;
+      for (size_t i = 0; i < count; ++i) wrong += r[i] != static_cast<int64_t>(i) * 100 + from;
+      CHECK(wrong == 0);
+    }
+    // On a 2-D mesh the ring runs inside each group of the axis.
+    if (n % 2 == 0) {
+      Mesh grid(cpus(n), {"a", "b"}, {2, n / 2});
+      const int b = grid.axis_rank("b"), size = grid.axis_size("b");
+      Buffer x(grid.device(), 4), y(grid.device(), 4);
+      *reinterpret_cast<int*>(x.address()) = j;
+      grid.send_recv("b", x.address(), (b + 1) % size, y.address(), (b - 1 + size) % size, 1, TESS_I32);
+      std::vector<int> at = grid.coords(j);
+      at[1] = (b - 1 + size) % size;
+      CHECK(*reinterpret_cast<int*>(y.address()) == grid.rank_at(at));
+    }
+  }
+
   TEST_CASE("send and recv of different sizes are errors naming MPI's") {
     const int n = job_size();
     Mesh mesh(cpus(n), {"x"}, {n});

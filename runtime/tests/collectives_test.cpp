@@ -113,6 +113,11 @@ TEST_SUITE("collectives") {
     CHECK(tessMeshSend(mesh, "x", a, 4, TESS_F32, 0, nullptr) == TESS_SUCCESS);
     CHECK(tessMeshRecv(mesh, "x", b, 2, TESS_F32, 0, nullptr) == TESS_ERROR_INVALID_VALUE);
     CHECK(contains(last_message(), "the next message has 16 bytes, the recv expects 8"));
+    // send_recv with itself is a copy of the send buffer into the recv buffer.
+    for (size_t i = 0; i < 4; ++i) host<float>(a)[i] = static_cast<float>(i) + 0.25f;
+    std::memset(host<float>(b), 0, 16);
+    CHECK(tessMeshSendRecv(mesh, "x", a, 0, b, 0, 4, TESS_F32, nullptr) == TESS_SUCCESS);
+    CHECK(std::memcmp(host<float>(a), host<float>(b), 16) == 0);
 
     CHECK(tessFree(cpu(), a) == TESS_SUCCESS);
     CHECK(tessFree(cpu(), b) == TESS_SUCCESS);
@@ -247,6 +252,10 @@ TEST_SUITE("collectives") {
     CHECK(tessMeshBroadcast(mesh, "x", a, 4, TESS_F32, 1, nullptr) == TESS_ERROR_INVALID_VALUE);
     CHECK(contains(last_message(), "root 1 is not an index of mesh axis 'x', which has 1 ranks"));
     CHECK(tessMeshSend(mesh, "x", a, 4, TESS_F32, -1, nullptr) == TESS_ERROR_INVALID_VALUE);
+    CHECK(tessMeshSendRecv(mesh, "x", a, 0, b, 1, 4, TESS_F32, nullptr) == TESS_ERROR_INVALID_VALUE);
+    CHECK(contains(last_message(), "tessMeshSendRecv: recv peer 1 is not an index of mesh axis 'x', which has 1 ranks"));
+    CHECK(tessMeshSendRecv(mesh, "x", a, 0, a + 8, 0, 4, TESS_F32, nullptr) == TESS_ERROR_INVALID_VALUE);
+    CHECK(contains(last_message(), "tessMeshSendRecv: the send and recv buffers overlap; in place is not supported"));
     // Count 0 does nothing, even with null buffers.
     CHECK(tessMeshAllReduce(mesh, "x", 0, 0, 0, TESS_F32, TESS_REDUCE_SUM, nullptr) == TESS_SUCCESS);
     // Streams of the mesh's device only; destroyed meshes are errors, not crashes.
@@ -298,6 +307,9 @@ TEST_SUITE("collectives") {
     int out[4] = {};
     y.copy_to(out, 16);
     CHECK(out[1] == -2);
+    mesh.send_recv("dp", x.address(), 0, y.address(), 0, 2, TESS_I64);
+    y.copy_to(out, 16);
+    CHECK(out[3] == -4);
     mesh.barrier();
     CHECK_THROWS_WITH_AS(mesh.all_reduce("tp", x.address(), y.address(), 4, TESS_I32, TESS_REDUCE_SUM),
                          doctest::Contains("TESS_ERROR_INVALID_VALUE: tessMeshAllReduce: the mesh has no axis 'tp'"),
@@ -446,6 +458,11 @@ TEST_SUITE("nccl") {
     CHECK(comm->recv(call_of("recv"), b.data(), 6, 0, nullptr) == TESS_SUCCESS);
     CHECK(nccl_log() == "ncclSend buffer=" + address(a.data()) + " count=6 datatype=1 peer=0 stream=0\nncclRecv buffer=" +
                             address(b.data()) + " count=6 datatype=1 peer=0 stream=0\n");
+    // send_recv is one NCCL group of a send and a recv.
+    CHECK(comm->send_recv(call_of("send_recv"), a.data(), 0, b.data(), 0, 6, nullptr) == TESS_SUCCESS);
+    CHECK(nccl_log() == "ncclGroupStart\nncclSend buffer=" + address(a.data()) +
+                            " count=6 datatype=1 peer=0 stream=0\nncclRecv buffer=" + address(b.data()) +
+                            " count=6 datatype=1 peer=0 stream=0\nncclGroupEnd\n");
     CHECK(comm->barrier(call_of("barrier")) == TESS_SUCCESS);
 
     // NCCL's errors are named, with its own string and last error.

@@ -327,6 +327,10 @@ class Mesh : public Owned<tessMesh, tessMeshDestroy> {
             tessStream stream = nullptr) const {
     check(tessMeshRecv(get(), axis, buffer, count, dtype, peer, stream));
   }
+  void send_recv(const char* axis, tessDevicePtr send, int send_peer, tessDevicePtr recv, int recv_peer, size_t count,
+                 tessDtype dtype, tessStream stream = nullptr) const {
+    check(tessMeshSendRecv(get(), axis, send, send_peer, recv, recv_peer, count, dtype, stream));
+  }
   void barrier(const char* axis = nullptr) const { check(tessMeshBarrier(get(), axis)); }
 
  private:

@@ -146,6 +146,14 @@ tessStatus tessMeshSend(tessMesh mesh, const char* axis, tessDevicePtr buffer, s
                         tessStream stream);
 tessStatus tessMeshRecv(tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype, int peer,
                         tessStream stream);
+/* Both at once: `send` goes to index `send_peer` while `recv` takes what
+ * index `recv_peer` sends (its send of this call, or a plain tessMeshSend),
+ * without deadlock whatever the order of the ranks (MPI_Sendrecv; a NCCL
+ * group of ncclSend and ncclRecv). A ring shift is every rank calling it with
+ * send_peer = (j + 1) % size and recv_peer = (j - 1 + size) % size. The
+ * buffers must not overlap. */
+tessStatus tessMeshSendRecv(tessMesh mesh, const char* axis, tessDevicePtr send, int send_peer, tessDevicePtr recv,
+                            int recv_peer, size_t count, tessDtype dtype, tessStream stream);
 /* Returns when every rank of the group has called it (on CUDA devices, after
  * this rank's device has finished its queued work). */
 tessStatus tessMeshBarrier(tessMesh mesh, const char* axis);

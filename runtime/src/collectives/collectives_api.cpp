@@ -409,6 +409,22 @@ tessStatus tessMeshRecv(tessMesh mesh, const char* axis, tessDevicePtr buffer, s
   return t.comm->recv(t.call, host(buffer), bytes, peer, stream);
 }
 
+tessStatus tessMeshSendRecv(tessMesh mesh, const char* axis, tessDevicePtr send, int send_peer, tessDevicePtr recv,
+                            int recv_peer, size_t count, tessDtype dtype, tessStream stream) {
+  Target t;
+  size_t bytes = 0;
+  if (auto s = resolve("tessMeshSendRecv", "send_recv", mesh, axis, &t); s) return s;
+  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
+  if (auto s = check_index(t, "send peer", send_peer); s) return s;
+  if (auto s = check_index(t, "recv peer", recv_peer); s) return s;
+  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
+  if (count == 0) return ok();
+  if (auto s = check_buffer(t, "send buffer", send, bytes); s) return s;
+  if (auto s = check_buffer(t, "recv buffer", recv, bytes); s) return s;
+  if (overlap(send, bytes, recv, bytes)) return overlapping(t, "not supported (the recv would overwrite what is sent)");
+  return t.comm->send_recv(t.call, host(send), send_peer, host(recv), recv_peer, bytes, stream);
+}
+
 tessStatus tessMeshBarrier(tessMesh mesh, const char* axis) {
   Target t;
   if (auto s = resolve("tessMeshBarrier", "barrier", mesh, axis, &t); s) return s;

@@ -70,6 +70,10 @@ class Communicator {
   virtual tessStatus broadcast(const CollectiveCall& call, void* buffer, size_t bytes, int root, tessStream stream) = 0;
   virtual tessStatus send(const CollectiveCall& call, const void* buffer, size_t bytes, int peer, tessStream stream) = 0;
   virtual tessStatus recv(const CollectiveCall& call, void* buffer, size_t bytes, int peer, tessStream stream) = 0;
+  // A send to `send_peer` and a recv from `recv_peer` that neither waits for
+  // the other (a ring shift does not deadlock).
+  virtual tessStatus send_recv(const CollectiveCall& call, const void* send, int send_peer, void* recv, int recv_peer,
+                               size_t bytes, tessStream stream) = 0;
   virtual tessStatus barrier(const CollectiveCall& call) = 0;
   // MPI_Comm_split: the ranks passing the same color >= 0 form a group,
   // ordered by key (then by rank); a negative color takes part and gets null.

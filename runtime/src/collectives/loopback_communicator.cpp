@@ -62,6 +62,11 @@ class LoopbackCommunicator : public Communicator {
       return collective_failure(call, backend(), s, last_error_message());
     return ok();
   }
+  // Both peers are this rank: the message is the send buffer.
+  tessStatus send_recv(const CollectiveCall& call, const void* send, int, void* recv, int, size_t bytes,
+                       tessStream) override {
+    return copy(call, recv, send, bytes);
+  }
   tessStatus barrier(const CollectiveCall&) override { return ok(); }
 
   tessStatus split(const CollectiveCall&, int color, int, std::unique_ptr<Communicator>* result) override {

@@ -212,6 +212,11 @@ class MpiCommunicator : public Communicator {
     const tessMpiCall c = mpi_call(call);
     return check(call, p_.recv(comm_, buffer, bytes, peer, &c));
   }
+  tessStatus send_recv(const CollectiveCall& call, const void* send, int send_peer, void* recv, int recv_peer,
+                       size_t bytes, tessStream) override {
+    const tessMpiCall c = mpi_call(call);
+    return check(call, p_.send_recv(comm_, send, send_peer, recv, recv_peer, bytes, &c));
+  }
   tessStatus barrier(const CollectiveCall& call) override {
     const tessMpiCall c = mpi_call(call);
     return check(call, p_.barrier(comm_, &c));

@@ -547,6 +547,34 @@ int recv(tessMpiComm comm, void* buffer, uint64_t bytes, int peer, const tessMpi
   return 0;
 }
 
+// Pieces of at most INT_MAX bytes, each one MPI_Sendrecv; both peers cut the
+// message the same way, so the pieces match.
+int send_recv(tessMpiComm comm, const void* send, int send_peer, void* recv, int recv_peer, uint64_t bytes,
+              const tessMpiCall* call) {
+  for (uint64_t done = 0; done < bytes;) {
+    const int n = static_cast<int>(std::min<uint64_t>(bytes - done, INT_MAX));
+    const char* out = static_cast<const char*>(send) + done;
+    char* in = static_cast<char*>(recv) + done;
+    MPI_Status status;
+    if (int s = guarded("MPI_Sendrecv", call,
+                        [&] {
+                          return MPI_Sendrecv(out, n, MPI_BYTE, send_peer, kTag, in, n, MPI_BYTE, recv_peer, kTag,
+                                              comm->comm, &status);
+                        });
+        s)
+      return s;
+    int received = 0;
+    MPI_Get_count(&status, MPI_BYTE, &received);
+    if (received != n)
+      return fail(TESS_ERROR_COLLECTIVE, "the message from index " + std::to_string(recv_peer) + " has " +
+                                             std::to_string(done + static_cast<uint64_t>(received)) +
+                                             " bytes, the recv expects " + std::to_string(bytes) +
+                                             " (the send's count or dtype differs)");
+    done += static_cast<uint64_t>(n);
+  }
+  return 0;
+}
+
 void abort_job(int exit_code) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
@@ -569,6 +597,7 @@ const tessMpiPlugin plugin = {
     broadcast,
     send,
     recv,
+    send_recv,
     barrier,
     abort_job,
 };

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /* Bumped on every change of the table: the runtime refuses other versions. */
-#define TESS_MPI_PLUGIN_ABI_VERSION 1u
+#define TESS_MPI_PLUGIN_ABI_VERSION 2u
 #define TESS_MPI_PLUGIN_ENTRY "tessera_mpi_plugin"
 
 typedef struct tessMpiComm_st* tessMpiComm;
@@ -55,6 +55,9 @@ typedef struct tessMpiPlugin {
   int (*broadcast)(tessMpiComm comm, void* buffer, uint64_t bytes, int root, const tessMpiCall* call);
   int (*send)(tessMpiComm comm, const void* buffer, uint64_t bytes, int peer, const tessMpiCall* call);
   int (*recv)(tessMpiComm comm, void* buffer, uint64_t bytes, int peer, const tessMpiCall* call);
+  /* MPI_Sendrecv of bytes (version 2). */
+  int (*send_recv)(tessMpiComm comm, const void* send, int send_peer, void* recv, int recv_peer, uint64_t bytes,
+                   const tessMpiCall* call);
   int (*barrier)(tessMpiComm comm, const tessMpiCall* call);
   /* MPI_Abort(MPI_COMM_WORLD, exit_code) when MPI is running; returns when
    * it is not. */

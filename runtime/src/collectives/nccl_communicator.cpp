@@ -235,6 +235,18 @@ class NcclCommunicator : public Communicator {
     if (auto s = current(call); s) return s;
     return queued(call, "ncclRecv", f_.ncclRecv(buffer, bytes, ncclUint8, peer, comm_, native(stream)), stream);
   }
+  // One NCCL group, so that neither operation waits for the other.
+  tessStatus send_recv(const CollectiveCall& call, const void* send, int send_peer, void* recv, int recv_peer,
+                       size_t bytes, tessStream stream) override {
+    if (auto s = current(call); s) return s;
+    if (ncclResult_t r = f_.ncclGroupStart(); r != ncclSuccess) return queued(call, "ncclGroupStart", r, stream);
+    ncclResult_t sent = f_.ncclSend(send, bytes, ncclUint8, send_peer, comm_, native(stream));
+    ncclResult_t received = f_.ncclRecv(recv, bytes, ncclUint8, recv_peer, comm_, native(stream));
+    ncclResult_t ended = f_.ncclGroupEnd();
+    if (sent != ncclSuccess) return queued(call, "ncclSend", sent, stream);
+    if (received != ncclSuccess) return queued(call, "ncclRecv", received, stream);
+    return queued(call, "ncclGroupEnd", ended, stream);
+  }
   // The device's queued work first (the watchdog bounds it), then the ranks.
   tessStatus barrier(const CollectiveCall& call) override {
     if (auto s = device_->synchronize(); s) return collective_failure(call, backend(), s, last_error_message());
