@@ -329,7 +329,7 @@ class Derivation {
       case OpKind::GraphLaunch:
         report_at<DiagnosticKind::IrAutodiffKernel>(pass_, op, std::string(op->attr("kernel").string_value()));
         throw AutodiffFailed{};
-      case OpKind::GraphGrad: fail(op, "'graph.grad'", "a gradient inside a differentiated function (higher order) is not supported yet");
+      case OpKind::GraphGrad: internal_error("autodiff", "an inner graph.grad was not replaced by its derived function");
       case OpKind::If: return branch(op);
       case OpKind::For: {
         auto it = not_unrolled_.find(op);
@@ -710,6 +710,40 @@ std::string derived_name(std::string_view of, const std::vector<int64_t>& argnum
   return name;
 }
 
+Operation* derive(PassContext& pass, Operation* module, Operation* grad);
+
+// Higher order: each graph.grad under `root` (a derived function being
+// built) is replaced by the body of its own derived function, made first,
+// so that the outer derivation differentiates the inner gradient's
+// operations like any others. False when an inner derivation failed.
+bool inline_inner_gradients(PassContext& pass, Operation* module, Operation* root) {
+  std::vector<Operation*> inner;
+  root->walk([&](Operation* op) {
+    if (op->is(OpKind::GraphGrad)) inner.push_back(op);
+  });
+  for (Operation* grad : inner) {
+    Operation* derived = derive(pass, module, grad);
+    if (!derived) return false;
+    Block& body = derived->region(0).front();
+    IRMapping mapping;
+    for (unsigned i = 0; i < body.num_arguments(); ++i) mapping.map(body.argument(i), grad->operand(i));
+    Operation* ret = body.terminator();
+    for (Operation* op : body)
+      if (op != ret) grad->block()->insert_before(grad, op->clone(mapping));
+    for (unsigned i = 0; i < grad->num_results(); ++i)
+      grad->result(i)->replace_all_uses_with(mapping.lookup_or_self(ret->operand(i)));
+    grad->erase();
+  }
+  return true;
+}
+
+// The functions whose derived function is being built (a gradient of a
+// function inside its own derivation would never end).
+std::set<std::string>& derivations_in_progress() {
+  static thread_local std::set<std::string> names;
+  return names;
+}
+
 // The derived function for one use of graph.grad, made on first use.
 Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
   Operation* source = lookup_function(module, grad->attr("of").string_value());
@@ -719,6 +753,11 @@ Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
   bool with_cotangents = grad->has_attr("cotangents");
   std::string name = derived_name(source->symbol_name(), argnums, with_value, with_aux);
   if (with_cotangents) name = derived_name(source->symbol_name(), argnums, false, false) + ".vjp";
+  if (derivations_in_progress().count(name)) {
+    report_at<DiagnosticKind::IrAutodiffUnsupported>(pass, grad, "'@" + std::string(source->symbol_name()) + "'",
+                                                     "its gradient is needed to compute itself");
+    return nullptr;
+  }
   if (Operation* existing = lookup_function(module, name)) return existing;
   if (source->region(0).num_blocks() != 1) {
     report_at<DiagnosticKind::IrAutodiffUnsupported>(pass, grad, "'@" + std::string(source->symbol_name()) + "'",
@@ -743,6 +782,13 @@ Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
   }
   for (Operation* op : body) entry->push_back(op->clone(mapping));
   module->region(0).front().insert_before(source->next(), derived);
+  derivations_in_progress().insert(name);
+  bool inner_ok = inline_inner_gradients(pass, module, derived);
+  derivations_in_progress().erase(name);
+  if (!inner_ok) {
+    derived->erase();
+    return nullptr;
+  }
   decompose_graph_operations(derived, pass.context);
   try {
     int64_t unroll_budget = kMaxUnrolledOperations;
@@ -781,9 +827,17 @@ void run_autodiff_pass(Operation* module, PassContext& context) {
   module->walk([&](Operation* op) {
     if (op->is(OpKind::GraphGrad)) grads.push_back(op);
   });
+  // Every derived function first, then the calls: a derived function whose
+  // source itself takes a gradient clones that graph.grad (higher order).
+  std::vector<Operation*> derived_functions;
   for (Operation* grad : grads) {
     Operation* derived = derive(context, module, grad);
     if (!derived) return;
+    derived_functions.push_back(derived);
+  }
+  for (size_t k = 0; k < grads.size(); ++k) {
+    Operation* grad = grads[k];
+    Operation* derived = derived_functions[k];
     Builder builder(context.context);
     builder.set_insertion_point(grad);
     builder.set_location(grad->loc());
