@@ -744,8 +744,32 @@ std::set<std::string>& derivations_in_progress() {
   return names;
 }
 
+// grad(grad(f)): `inner_argnums` lists the parameter each inner gradient
+// differentiates, innermost first. Their derived functions are made in turn
+// (each the `of` of the next) and `grad` then names the last one. False when
+// one failed.
+bool derive_inner_transforms(PassContext& pass, Operation* module, Operation* grad) {
+  if (!grad->has_attr("inner_argnums")) return true;
+  std::string of(grad->attr("of").string_value());
+  for (int64_t argnum : grad->attr("inner_argnums").int_array()) {
+    Operation* function = lookup_function(module, of);
+    Type parameter = function->attr("function_type").type().input(static_cast<size_t>(argnum));
+    Operation* request = Operation::create(OpKind::GraphGrad, grad->loc(), {}, std::span<const Type>(&parameter, 1),
+                                           {{"of", pass.context.symbol_attr(of)},
+                                            {"argnums", pass.context.int_array_attr(std::vector<int64_t>{argnum})}});
+    Operation* derived = derive(pass, module, request);
+    Operation::destroy(request);
+    if (!derived) return false;
+    of = std::string(derived->symbol_name());
+  }
+  grad->set_attr("of", pass.context.symbol_attr(of));
+  grad->remove_attr("inner_argnums");
+  return true;
+}
+
 // The derived function for one use of graph.grad, made on first use.
 Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
+  if (!derive_inner_transforms(pass, module, grad)) return nullptr;
   Operation* source = lookup_function(module, grad->attr("of").string_value());
   std::vector<int64_t> argnums = grad->has_attr("argnums") ? grad->attr("argnums").int_array() : std::vector<int64_t>{0};
   bool with_value = grad->has_attr("value");
