@@ -237,8 +237,9 @@ class Derivation {
                       context_.tensor_type(dims, ScalarType::Bool), {{"value", context_.bool_attr(true)}});
     return ew("select", {yes, x, x});
   }
-  Value* sum(Value* x, const std::vector<int64_t>& axes, bool keep) {
-    std::vector<NamedAttribute> attributes{{"kind", context_.string_attr("sum")},
+  Value* sum(Value* x, const std::vector<int64_t>& axes, bool keep) { return reduce_with("sum", x, axes, keep); }
+  Value* reduce_with(std::string_view kind, Value* x, const std::vector<int64_t>& axes, bool keep) {
+    std::vector<NamedAttribute> attributes{{"kind", context_.string_attr(kind)},
                                            {"axes", context_.int_array_attr(axes)}};
     if (keep) attributes.push_back({"keepdims", context_.unit_attr()});
     return make(OpKind::GraphReduce, {x}, context_.tensor_type({}, x->type().scalar()), std::move(attributes));
@@ -482,7 +483,29 @@ class Derivation {
         Value* share = ew("div", {kept(g), sum(ones, axes, true)});
         return accumulate(x, ew("select", {hit, share, scalar(0.0, t)}));
       }
-      case ReduceKind::Prod: fail(op, "a product reduction", "its rule is not written yet");
+      case ReduceKind::Prod: {
+        // The product of the others, exact with zeros (never y / x, NaN at
+        // a zero). At a nonzero x_i: y / x_i. At a zero: with no other zero
+        // in the group, p (the product of the nonzero elements); with one
+        // other zero z, p z (0, but its derivative in z is p); with more, 0.
+        // Written so that the rule's own derivative is right too (second
+        // order): every value keeps its dependence on the elements, and the
+        // division is by x with its zeros replaced by 1, so no infinity
+        // appears even where select drops it.
+        Value* zero = scalar(0.0, t);
+        Value* one = scalar(1.0, t);
+        Value* is_zero = ew("eq", {x, zero});
+        Value* nonzero = ew("select", {is_zero, one, x});
+        Value* product = reduce_with("prod", nonzero, axes, true);
+        Value* zeros = sum(ew("select", {is_zero, one, zero}), axes, true);
+        Value* zero_sum = sum(ew("select", {is_zero, x, zero}), axes, true);
+        Value* other_zero = ew("sub", {zero_sum, x});
+        Value* at_zero = ew("select", {ew("eq", {zeros, one}), product,
+                                       ew("select", {ew("eq", {zeros, scalar(2.0, t)}),
+                                                     ew("mul", {product, other_zero}), zero})});
+        Value* others = ew("select", {is_zero, at_zero, ew("div", {broadcast_like(kept(y), x), nonzero})});
+        return accumulate(x, ew("mul", {broadcast_like(kept(g), x), others}));
+      }
     }
   }
 
