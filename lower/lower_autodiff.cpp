@@ -93,7 +93,10 @@ Bound Lowering::lower_transform_call(NodeId call) {
   std::vector<Value*> operands = jit_call_operands(call, fn);
   bool with_value = transform.kind == sema::TransformKind::ValueAndGrad;
   std::vector<Type> results;
-  if (with_value) results.push_back(fn.result(0));
+  // grad(grad(f)): the differentiated value is the last inner gradient, of
+  // its parameter's type.
+  if (with_value)
+    results.push_back(transform.inner_argnums.empty() ? fn.result(0) : fn.input(transform.inner_argnums.back()));
   std::vector<int64_t> argnums;
   for (uint32_t i : transform.argnums) {
     results.push_back(fn.input(i));
@@ -106,6 +109,10 @@ Bound Lowering::lower_transform_call(NodeId call) {
                                          {"argnums", context_.int_array_attr(argnums)}};
   if (with_value) attributes.push_back({"value", context_.unit_attr()});
   if (transform.has_aux) attributes.push_back({"aux", context_.unit_attr()});
+  if (!transform.inner_argnums.empty()) {
+    std::vector<int64_t> inner(transform.inner_argnums.begin(), transform.inner_argnums.end());
+    attributes.push_back({"inner_argnums", context_.int_array_attr(inner)});
+  }
   Operation* op = builder_.create(OpKind::GraphGrad, std::span<Value* const>(operands), std::span<const Type>(results),
                                   std::move(attributes));
   std::vector<Value*> values = op->results();

@@ -31,13 +31,24 @@ bool has_decorator(const Ast& ast, const ValueStores& values, NodeId def, Decora
 
 // The function `fun_node` names, when it is one written in Tessera that
 // grad/value_and_grad/vjp can differentiate; else reported.
-std::optional<uint32_t> Checker::transformed_function(BuiltinCall& bc, NodeId fun_node) {
+std::optional<uint32_t> Checker::transformed_function(BuiltinCall& bc, NodeId fun_node,
+                                                      std::vector<uint32_t>* inner_argnums) {
   Value fun = bc.value_of(fun_node);
   if (types_.is_error(fun.type)) {
     bc.check_all_arguments();
     return std::nullopt;
   }
   TypeInfo f = types_.info(fun.type);
+  if (f.kind == TypeKind::Transform && inner_argnums) {
+    // grad(grad(f)): the inner gradient of one parameter is a function of
+    // f's parameters whose result is that gradient.
+    TransformInfo inner = types_.transform_info(fun.type);
+    if (inner.kind == TransformKind::Grad && !inner.tuple && !inner.has_aux && inner.argnums.size() == 1) {
+      inner_argnums->assign(inner.inner_argnums.begin(), inner.inner_argnums.end());
+      inner_argnums->push_back(inner.argnums[0]);
+      return inner.function;
+    }
+  }
   // Its kind comes from its decorators, read when it is checked.
   if (f.kind == TypeKind::Function) check_function(f.payload);
   if (f.kind != TypeKind::Function || out_.functions[f.payload].kind != FunctionKind::Jit) {
@@ -63,7 +74,8 @@ Value Checker::check_transform_builtin(BuiltinCall& bc) {
   TypeId error = types_.error();
   auto bound = bc.bind({"fun", "argnums", "wrt", "has_aux"}, 1);
   if (bound.empty()) return Value{error};
-  std::optional<uint32_t> differentiated = transformed_function(bc, bound[0]);
+  std::vector<uint32_t> inner_argnums;
+  std::optional<uint32_t> differentiated = transformed_function(bc, bound[0], &inner_argnums);
   if (!differentiated) return Value{error};
   uint32_t index = *differentiated;
   const FunctionInfo& function = out_.functions[index];
@@ -73,6 +85,7 @@ Value Checker::check_transform_builtin(BuiltinCall& bc) {
   TransformInfo transform;
   transform.kind = bc.id == BuiltinId::ValueAndGrad ? TransformKind::ValueAndGrad : TransformKind::Grad;
   transform.function = index;
+  transform.inner_argnums = inner_argnums;
   bool ok = true;
   if (bound[1].valid() && bound[2].valid()) {
     diags_.emit<diag::SemaArgumentType>(ast_.range(bound[2]), "wrt", std::string(bc.name),
@@ -270,15 +283,33 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
     aux = types_.tuple_elements(value.type)[1];
     value.type = types_.tuple_elements(value.type)[0];
   }
+  auto instance = call_instances_->find(call.index);
+  if (instance == call_instances_->end()) return Value{types_.error()};
+  const FunctionInfo& info = out_.instances[instance->second].info;
+  auto parameters = ast_.children(ast_.child(generic.def, 1)).subspan(generic.first_parameter);
+  // grad(grad(f)): each inner gradient's result is the type of the
+  // parameter it differentiates (f's result must be a 0-d float first).
+  for (uint32_t i : transform.inner_argnums) {
+    TypeInfo inner = types_.info(value.type);
+    if (inner.kind != TypeKind::Tensor || types_.dims(value.type).size() != 0 || !is_float(inner.scalar)) {
+      diags_.emit<diag::SemaGradNonScalar>(ast_.range(call), function_name, types_.to_string(value.type));
+      return Value{types_.error()};
+    }
+    TypeInfo p = types_.info(info.parameter_types[i]);
+    if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
+      diags_.emit<diag::SemaGradNonFloat>(ast_.range(arguments[i]), function_name,
+                                          name_of(ast_.node(parameters[i]).payload),
+                                          types_.to_string(info.parameter_types[i]));
+      return Value{types_.error()};
+    }
+    value.type = types_.with_mut(info.parameter_types[i], false);
+    function_name = "grad(" + function_name + ")";
+  }
   TypeInfo r = types_.info(value.type);
   if (r.kind != TypeKind::Tensor || types_.dims(value.type).size() != 0 || !is_float(r.scalar)) {
     diags_.emit<diag::SemaGradNonScalar>(ast_.range(call), function_name, types_.to_string(value.type));
     return Value{types_.error()};
   }
-  auto instance = call_instances_->find(call.index);
-  if (instance == call_instances_->end()) return Value{types_.error()};
-  const FunctionInfo& info = out_.instances[instance->second].info;
-  auto parameters = ast_.children(ast_.child(generic.def, 1)).subspan(generic.first_parameter);
   std::vector<TypeId> gradients;
   bool ok = true;
   for (uint32_t i : transform.argnums) {

@@ -269,7 +269,10 @@ class Checker {
   // --- autodiff (check_autodiff.cpp) ---
   Value check_transform_builtin(BuiltinCall& call);
   Value check_vjp(BuiltinCall& call);
-  std::optional<uint32_t> transformed_function(BuiltinCall& call, NodeId fun_node);
+  // `inner_argnums`, when given, accepts a gradient function of one
+  // parameter (grad(grad(f))): its argnums are appended there.
+  std::optional<uint32_t> transformed_function(BuiltinCall& call, NodeId fun_node,
+                                               std::vector<uint32_t>* inner_argnums = nullptr);
   Value check_vjp_call(NodeId call, const TransformInfo& transform, std::span<const NodeId> arguments);
   Value check_transform_call(NodeId call, TypeId transform, std::span<const NodeId> arguments);
   void collect_custom_vjps(NodeId module);

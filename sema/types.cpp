@@ -174,8 +174,11 @@ TypeId TypeStore::object(IdentifierId class_name) {
 TypeId TypeStore::transform(const TransformInfo& transform) {
   TypeInfo info = with_payload(TypeKind::Transform, transform.function);
   std::vector<uint32_t> extra{static_cast<uint32_t>(transform.kind),
-                             (transform.tuple ? 1u : 0u) | (transform.has_aux ? 2u : 0u), transform.instance};
+                             (transform.tuple ? 1u : 0u) | (transform.has_aux ? 2u : 0u) |
+                                 static_cast<uint32_t>(transform.inner_argnums.size()) << 8,
+                             transform.instance};
   extra.insert(extra.end(), transform.argnums.begin(), transform.argnums.end());
+  extra.insert(extra.end(), transform.inner_argnums.begin(), transform.inner_argnums.end());
   return intern(info, extra);
 }
 
@@ -188,7 +191,10 @@ TransformInfo TypeStore::transform_info(TypeId id) const {
   out.tuple = (extra_[t.extra_begin + 1] & 1u) != 0;
   out.has_aux = (extra_[t.extra_begin + 1] & 2u) != 0;
   out.instance = extra_[t.extra_begin + 2];
-  out.argnums.assign(extra_.begin() + t.extra_begin + 3, extra_.begin() + t.extra_begin + t.extra_count);
+  uint32_t inner = extra_[t.extra_begin + 1] >> 8;
+  auto end = extra_.begin() + t.extra_begin + t.extra_count;
+  out.argnums.assign(extra_.begin() + t.extra_begin + 3, end - inner);
+  out.inner_argnums.assign(end - inner, end);
   return out;
 }
 

@@ -165,6 +165,9 @@ struct TransformInfo {
   bool tuple = false;
   bool has_aux = false;  // f returns (value, aux); aux is passed through
   std::vector<uint32_t> argnums;
+  // grad(grad(f, argnums=a), ...): the argnum of each inner `grad`,
+  // innermost first (each differentiates one parameter); empty for grad(f).
+  std::vector<uint32_t> inner_argnums;
 };
 
 struct TypeId {

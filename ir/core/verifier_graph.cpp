@@ -111,8 +111,20 @@ void Verifier::verify_graph_grad(Operation* op) {
     for (size_t r = 0; r < fn.num_results(); ++r)
       if (op->operand(static_cast<unsigned>(fn.num_inputs() + r))->type() != fn.result(r))
         return void(error(op, fmt::format("cotangent #{} must have the type of the function's result #{}", r, r)));
+  // `inner_argnums` (grad(grad(f))): the function differentiated is the
+  // gradient of @of for those parameters in turn; its value is the last one.
+  Type value_type = fn.result(0);
+  if (op->has_attr("inner_argnums")) {
+    Attribute inner = int_array_attr(op, "inner_argnums");
+    if (!inner) return;
+    if (with_aux || with_cotangents) return void(error(op, "takes 'inner_argnums' without 'aux' or 'cotangents'"));
+    for (int64_t a : inner.int_array())
+      if (a < 0 || static_cast<size_t>(a) >= fn.num_inputs())
+        return void(error(op, fmt::format("inner_argnums entry {} is out of range", a)));
+    value_type = fn.input(static_cast<size_t>(inner.int_array().back()));
+  }
   unsigned first = with_value ? 1 : 0;
-  if (with_value && op->result(0)->type() != fn.result(0))
+  if (with_value && op->result(0)->type() != value_type)
     return void(error(op, "result #0 must be the function's first result"));
   for (size_t g = 0; g < argnums.size(); ++g) {
     if (argnums[g] < 0 || static_cast<size_t>(argnums[g]) >= fn.num_inputs())

@@ -19,6 +19,11 @@
 // the first are what bwd receives with the output's gradient. Afterwards the
 // `custom_vjp` attributes are dropped, so that the inline pass that follows
 // inlines those calls like any other.
+//
+// Control flow: a loop that reads a differentiated value is unrolled when
+// its trip count is a constant (unroll.h), else it is an error; an scf.if
+// gets a backward scf.if on the same condition whose branches recompute
+// their forward operations and differentiate them (a nested Derivation).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -32,6 +37,8 @@
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
 #include "ir/graph/decompose.h"
+#include "ir/graph/unroll.h"
+#include "ir/passes/fold.h"
 #include "ir/passes/passes.h"
 #include "support/diagnostics/internal_error.h"
 
@@ -52,39 +59,97 @@ std::vector<Type> types_of(Type function, bool inputs) {
 
 bool is_float_tensor(Value* v) { return v->type().is(TypeKind::Tensor) && is_float(v->type().scalar()); }
 
+// The values the operations nested in `op`'s regions read from outside it,
+// in order of first use.
+std::vector<Value*> values_read_inside(Operation* op) {
+  std::vector<Value*> out;
+  std::unordered_set<Value*> seen;
+  for (unsigned r = 0; r < op->num_regions(); ++r) {
+    for (size_t b = 0; b < op->region(r).num_blocks(); ++b) {
+      for (Operation* nested : op->region(r).block(b)) {
+        nested->walk(
+            [&](Operation* inner) {
+              for (Value* v : inner->operands()) {
+                Operation* owner = v->is_block_argument() ? v->owner_block()->parent_op() : v->defining_op();
+                bool inside = owner && (owner == op ? v->is_block_argument() : op->is_proper_ancestor_of(owner));
+                if (!inside && seen.insert(v).second) out.push_back(v);
+              }
+            },
+            WalkOrder::PreOrder);
+      }
+    }
+  }
+  return out;
+}
+
+// What an operation reads: its operands, then what its regions read from outside.
+std::vector<Value*> inputs_of(Operation* op) {
+  std::vector<Value*> inputs = op->operands();
+  if (op->num_regions() == 0) return inputs;
+  for (Value* v : values_read_inside(op))
+    if (std::find(inputs.begin(), inputs.end(), v) == inputs.end()) inputs.push_back(v);
+  return inputs;
+}
+
 class Derivation {
  public:
-  Derivation(PassContext& pass, Operation* module, Operation* function)
-      : pass_(pass), context_(pass.context), builder_(pass.context), module_(module), function_(function) {}
+  Derivation(PassContext& pass, Operation* module, int64_t& unroll_budget)
+      : pass_(pass), context_(pass.context), builder_(pass.context), module_(module), unroll_budget_(unroll_budget) {}
 
-  // Appends the backward pass to `function_` (a clone of the source, already
-  // decomposed) for the arguments `argnums`; returns the gradients. `seeds`
-  // pairs results with their cotangents (vjp); empty: the first result,
-  // seeded with 1 (grad).
-  std::vector<Value*> run(const std::vector<int64_t>& argnums, std::vector<std::pair<Value*, Value*>> seeds = {}) {
-    Block& body = function_->region(0).front();
+  // Appends the backward pass of the operations of `body` before its
+  // terminator and returns the gradients of `wrt` (a zero for one that
+  // nothing reaches). `seeds` pairs operands of the terminator (by number)
+  // with their cotangents (null: 1, for grad). A loop that reads a
+  // differentiated value is unrolled first.
+  std::vector<Value*> run(Block& body, const std::vector<Value*>& wrt,
+                          const std::vector<std::pair<unsigned, Value*>>& terminator_seeds) {
     Operation* ret = body.terminator();
+    // Active: depends on a differentiated value (float tensors only).
+    for (Value* v : wrt)
+      if (is_float_tensor(v)) active_.insert(v);
+    // A recv is active when its paired send's operand is (pair_transfers).
+    {
+      std::vector<Operation*> top;
+      for (Operation* op : body)
+        if (op != ret) top.push_back(op);
+      pair_transfers(top);
+    }
+    auto reads_active = [&](Operation* op) {
+      for (Value* v : inputs_of(op))
+        if (active_.count(v)) return true;
+      Operation* send = op->is(OpKind::GraphRecv) ? peer_of(op) : nullptr;
+      return send && active_.count(send->operand(0)) > 0;
+    };
+    for (Operation* op = body.front(); op != ret;) {
+      if (op->is(OpKind::For) && reads_active(op) && !not_unrolled_.count(op)) {
+        Operation* before = op->prev();
+        std::string why = unroll_loop(op, context_, unroll_budget_);
+        if (why.empty()) {
+          op = before ? before->next() : body.front();
+          continue;
+        }
+        not_unrolled_[op] = why;
+      }
+      if (reads_active(op))
+        for (Value* r : op->results())
+          if (is_float_tensor(r)) active_.insert(r);
+      op = op->next();
+    }
     std::vector<Operation*> ops;
     for (Operation* op : body)
       if (op != ret) ops.push_back(op);
-    // Active: depends on a differentiated argument (float tensors only).
-    for (int64_t i : argnums) {
-      Value* arg = body.argument(static_cast<unsigned>(i));
-      if (is_float_tensor(arg)) active_.insert(arg);
-    }
+    // Sends and recvs as unrolled: pair them again (pair_transfers).
+    peers_.clear();
     pair_transfers(ops);
-    for (Operation* op : ops) {
-      bool any = false;
-      for (Value* v : op->operands()) any = any || active_.count(v);
-      if (Operation* send = op->is(OpKind::GraphRecv) ? peer_of(op) : nullptr) any = any || active_.count(send->operand(0));
-      if (!any) continue;
-      for (Value* r : op->results())
-        if (is_float_tensor(r)) active_.insert(r);
-    }
     // Needed: a seeded result depends on it.
     builder_.set_insertion_point(ret);
     builder_.set_location(ret->loc());
-    if (seeds.empty() && active_.count(ret->operand(0))) seeds.push_back({ret->operand(0), constant_like(ret->operand(0), 1.0)});
+    std::vector<std::pair<Value*, Value*>> seeds;
+    for (auto [index, cotangent] : terminator_seeds) {
+      Value* output = ret->operand(index);
+      if (!active_.count(output)) continue;
+      seeds.push_back({output, cotangent ? cotangent : constant_like(output, 1.0)});
+    }
     std::unordered_set<Value*> needed;
     for (auto [output, seed] : seeds) needed.insert(output);
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
@@ -93,7 +158,7 @@ class Derivation {
       for (Value* r : op->results()) any = any || needed.count(r);
       if (Operation* recv = op->is(OpKind::GraphSend) ? peer_of(op) : nullptr) any = needed.count(recv->result()) > 0;
       if (!any) continue;
-      for (Value* v : op->operands()) needed.insert(v);
+      for (Value* v : inputs_of(op)) needed.insert(v);
     }
     for (auto [output, seed] : seeds) accumulate(output, seed);
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
@@ -114,10 +179,9 @@ class Derivation {
     }
     builder_.set_location(ret->loc());
     std::vector<Value*> gradients;
-    for (int64_t i : argnums) {
-      Value* arg = body.argument(static_cast<unsigned>(i));
-      auto it = adjoint_.find(arg);
-      gradients.push_back(it != adjoint_.end() ? it->second : constant_like(arg, 0.0));
+    for (Value* v : wrt) {
+      auto it = adjoint_.find(v);
+      gradients.push_back(it != adjoint_.end() ? it->second : constant_like(v, 0.0));
     }
     return gradients;
   }
@@ -192,8 +256,9 @@ class Derivation {
                       context_.tensor_type(dims, ScalarType::Bool), {{"value", context_.bool_attr(true)}});
     return ew("select", {yes, x, x});
   }
-  Value* sum(Value* x, const std::vector<int64_t>& axes, bool keep) {
-    std::vector<NamedAttribute> attributes{{"kind", context_.string_attr("sum")},
+  Value* sum(Value* x, const std::vector<int64_t>& axes, bool keep) { return reduce_with("sum", x, axes, keep); }
+  Value* reduce_with(std::string_view kind, Value* x, const std::vector<int64_t>& axes, bool keep) {
+    std::vector<NamedAttribute> attributes{{"kind", context_.string_attr(kind)},
                                            {"axes", context_.int_array_attr(axes)}};
     if (keep) attributes.push_back({"keepdims", context_.unit_attr()});
     return make(OpKind::GraphReduce, {x}, context_.tensor_type({}, x->type().scalar()), std::move(attributes));
@@ -290,11 +355,14 @@ class Derivation {
       case OpKind::GraphLaunch:
         report_at<DiagnosticKind::IrAutodiffKernel>(pass_, op, std::string(op->attr("kernel").string_value()));
         throw AutodiffFailed{};
-      case OpKind::GraphGrad: fail(op, "'graph.grad'", "a gradient inside a differentiated function (higher order) is not supported yet");
-      case OpKind::For:
-      case OpKind::If:
+      case OpKind::GraphGrad: internal_error("autodiff", "an inner graph.grad was not replaced by its derived function");
+      case OpKind::If: return branch(op);
+      case OpKind::For: {
+        auto it = not_unrolled_.find(op);
+        fail(op, "the 'for' loop", it != not_unrolled_.end() ? it->second : "it was not unrolled");
+      }
       case OpKind::While:
-        fail(op, "'" + std::string(op->name()) + "'", "control flow in a differentiated function is not supported yet");
+        fail(op, "the 'while' loop", "its trip count is not known at compile time (only 'for' loops over a static range are differentiated: they are unrolled)");
       default: break;
     }
     fail(op, "'" + std::string(op->name()) + "'", "it has no derivative rule");
@@ -440,7 +508,29 @@ class Derivation {
         Value* share = ew("div", {kept(g), sum(ones, axes, true)});
         return accumulate(x, ew("select", {hit, share, scalar(0.0, t)}));
       }
-      case ReduceKind::Prod: fail(op, "a product reduction", "its rule is not written yet");
+      case ReduceKind::Prod: {
+        // The product of the others, exact with zeros (never y / x, NaN at
+        // a zero). At a nonzero x_i: y / x_i. At a zero: with no other zero
+        // in the group, p (the product of the nonzero elements); with one
+        // other zero z, p z (0, but its derivative in z is p); with more, 0.
+        // Written so that the rule's own derivative is right too (second
+        // order): every value keeps its dependence on the elements, and the
+        // division is by x with its zeros replaced by 1, so no infinity
+        // appears even where select drops it.
+        Value* zero = scalar(0.0, t);
+        Value* one = scalar(1.0, t);
+        Value* is_zero = ew("eq", {x, zero});
+        Value* nonzero = ew("select", {is_zero, one, x});
+        Value* product = reduce_with("prod", nonzero, axes, true);
+        Value* zeros = sum(ew("select", {is_zero, one, zero}), axes, true);
+        Value* zero_sum = sum(ew("select", {is_zero, x, zero}), axes, true);
+        Value* other_zero = ew("sub", {zero_sum, x});
+        Value* at_zero = ew("select", {ew("eq", {zeros, one}), product,
+                                       ew("select", {ew("eq", {zeros, scalar(2.0, t)}),
+                                                     ew("mul", {product, other_zero}), zero})});
+        Value* others = ew("select", {is_zero, at_zero, ew("div", {broadcast_like(kept(y), x), nonzero})});
+        return accumulate(x, ew("mul", {broadcast_like(kept(g), x), others}));
+      }
     }
   }
 
@@ -454,32 +544,102 @@ class Derivation {
       accumulate(b, make(OpKind::GraphMatmul, {swap_last_two(a), g}, context_.tensor_type({}, g->type().scalar())));
   }
 
-  // The gradient of a slice: its gradient placed in zeros (one concat per
-  // sliced dimension).
+  // A slice of `x` along `axis` (step 1 or -1), the other dimensions whole.
+  Value* slice_axis(Value* x, size_t axis, int64_t start, int64_t limit, int64_t step) {
+    size_t rank = x->type().rank();
+    std::vector<int64_t> starts(rank, 0), limits(rank, -1), steps(rank, 1);
+    starts[axis] = start;
+    limits[axis] = limit;
+    steps[axis] = step;
+    return make(OpKind::GraphSlice, {x}, context_.tensor_type({}, x->type().scalar()),
+                {{"starts", context_.int_array_attr(starts)},
+                 {"limits", context_.int_array_attr(limits)},
+                 {"steps", context_.int_array_attr(steps)}});
+  }
+  // Zeros of `like`'s type but `size` along `axis`.
+  Value* zeros_along(Value* like, size_t axis, int64_t size) {
+    std::vector<int64_t> dims(like->type().shape().begin(), like->type().shape().end());
+    dims[axis] = size;
+    Type zt = context_.tensor_type(dims, like->type().scalar());
+    return make(OpKind::GraphConstant, dynamic_sizes(dims, like, identity(dims.size())), zt,
+                {{"value", context_.float_attr(0.0)}});
+  }
+  Value* concat_along(std::vector<Value*> parts, size_t axis) {
+    if (parts.size() == 1) return parts[0];
+    return make(OpKind::GraphConcat, parts, context_.tensor_type({}, parts[0]->type().scalar()),
+                {{"axis", context_.int_attr(static_cast<int64_t>(axis))}});
+  }
+
+  // The gradient of a slice: its gradient placed in zeros, one dimension at
+  // a time. A step k > 1 interleaves k - 1 zeros after each element (a
+  // reshape to [..., n, 1, ...], a concat with zeros [..., n, k - 1, ...],
+  // a reshape to [..., n k, ...]); a negative step reverses the gradient
+  // and is then the slice with step -k from the last element taken.
+  // Offsets given by index operands must be constants (they are after a
+  // loop over a static range is unrolled).
   void slice(Operation* op) {
     Value* x = op->operand(0);
     std::vector<int64_t> starts = op->attr("starts").int_array(), limits = op->attr("limits").int_array(),
                          steps = op->attr("steps").int_array();
-    Value* g = grad_of(op->result());
+    unsigned next = 1;
+    auto resolve = [&](int64_t& bound) {
+      if (bound != kDynamic) return;
+      Attribute c = constant_value(op->operand(next++));
+      if (!c || !c.is(AttributeKind::Integer))
+        fail(op, "a slice at an offset known only at run time",
+             "its rule needs the offset to be a constant (as it is in a loop over a static range, which is unrolled)");
+      bound = c.int_value();
+    };
     for (size_t d = 0; d < starts.size(); ++d) {
-      if (steps[d] != 1) fail(op, "a slice with a step", "its rule is not written yet");
-      if (limits[d] == -1 && starts[d] == 0) continue;
+      resolve(starts[d]);
+      resolve(limits[d]);
+    }
+    Value* g = grad_of(op->result());
+    if (!g->type().has_static_shape()) {
+      // The offsets are constants now: the window's sizes are known.
+      std::vector<int64_t> dims(g->type().shape().begin(), g->type().shape().end());
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (dims[d] != kDynamic || x->type().shape()[d] == kDynamic) continue;
+        int64_t extent = x->type().shape()[d], limit = limits[d] == -1 && steps[d] > 0 ? extent : limits[d];
+        dims[d] = steps[d] > 0 ? std::max<int64_t>(0, (limit - starts[d] + steps[d] - 1) / steps[d])
+                               : (starts[d] - limit - 1) / -steps[d] + 1;
+      }
+      g = reshape(g, context_.tensor_type(dims, g->type().scalar()), dynamic_sizes(dims, g, identity(dims.size())));
+    }
+    for (size_t d = 0; d < starts.size(); ++d) {
       int64_t extent = x->type().shape()[d];
+      if (steps[d] == 1 && starts[d] == 0 && (limits[d] == -1 || limits[d] == extent)) continue;
       if (extent == kDynamic) fail(op, "a slice of a dimension known only at run time", "its rule needs the size");
-      if (starts[d] == 0 && limits[d] == extent) continue;
-      std::vector<Value*> parts;
-      auto zeros = [&](int64_t size) {
+      int64_t n = g->type().shape()[d];
+      if (n == kDynamic) fail(op, "a slice whose window is known only at run time", "its rule needs the size");
+      int64_t first = starts[d], step = steps[d];
+      if (n == 0) {
+        g = zeros_along(g, d, extent);
+        continue;
+      }
+      if (step < 0) {
+        g = slice_axis(g, d, n - 1, -1, -1);
+        first = starts[d] + (n - 1) * step;
+        step = -step;
+      }
+      if (step > 1) {
         std::vector<int64_t> dims(g->type().shape().begin(), g->type().shape().end());
-        dims[d] = size;
-        Type zt = context_.tensor_type(dims, g->type().scalar());
-        return make(OpKind::GraphConstant, dynamic_sizes(dims, g, identity(dims.size())), zt,
-                    {{"value", context_.float_attr(0.0)}});
-      };
-      if (starts[d] > 0) parts.push_back(zeros(starts[d]));
+        std::vector<int64_t> split = dims;
+        split.insert(split.begin() + static_cast<std::ptrdiff_t>(d) + 1, 1);
+        std::vector<size_t> from = identity(dims.size());
+        from.insert(from.begin() + static_cast<std::ptrdiff_t>(d) + 1, d);
+        Value* column = reshape(g, context_.tensor_type(split, g->type().scalar()), dynamic_sizes(split, g, from));
+        Value* spread = concat_along({column, zeros_along(column, d + 1, step - 1)}, d + 1);
+        dims[d] = n * step;
+        g = reshape(spread, context_.tensor_type(dims, g->type().scalar()), dynamic_sizes(dims, g, identity(dims.size())));
+        if (n * step > extent - first) g = slice_axis(g, d, 0, extent - first, 1);
+      }
+      int64_t covered = g->type().shape()[d];
+      std::vector<Value*> parts;
+      if (first > 0) parts.push_back(zeros_along(g, d, first));
       parts.push_back(g);
-      if (limits[d] < extent) parts.push_back(zeros(extent - limits[d]));
-      g = make(OpKind::GraphConcat, parts, context_.tensor_type({}, g->type().scalar()),
-               {{"axis", context_.int_attr(static_cast<int64_t>(d))}});
+      if (first + covered < extent) parts.push_back(zeros_along(g, d, extent - first - covered));
+      g = concat_along(parts, d);
     }
     accumulate(x, reshape_like(g, x));
   }
@@ -630,11 +790,50 @@ class Derivation {
     return it == peers_.end() ? nullptr : it->second;
   }
 
+  // An scf.if: the backward pass is an scf.if on the same condition whose
+  // branches recompute their forward operations and run their backward pass,
+  // yielding the gradients of the differentiated values the branches read
+  // from outside. Never a select of both branches: the branch not taken
+  // could give NaN or infinite gradients (sqrt at 0), and 0 * NaN is NaN.
+  void branch(Operation* op) {
+    std::vector<Value*> reads;
+    for (Value* v : values_read_inside(op))
+      if (active_.count(v)) reads.push_back(v);
+    if (reads.empty()) return;
+    std::vector<Type> types;
+    for (Value* v : reads) types.push_back(v->type());
+    Operation* backward = builder_.create(OpKind::If, std::span<Value* const>(op->operands()),
+                                          std::span<const Type>(types), {}, 2);
+    for (unsigned r = 0; r < 2; ++r) {
+      Block* block = backward->region(r).add_block();
+      Block& source = op->region(r).front();
+      Operation* yield = source.terminator();
+      IRMapping mapping;
+      for (Operation* forward : source)
+        if (forward != yield) block->push_back(forward->clone(mapping));
+      std::vector<Value*> yielded;
+      for (Value* v : yield->operands()) yielded.push_back(mapping.lookup_or_self(v));
+      Operation* out = Operation::create(OpKind::Yield, yield->loc(), std::span<Value* const>(yielded), {});
+      block->push_back(out);
+      std::vector<std::pair<unsigned, Value*>> seeds;
+      for (unsigned i = 0; i < op->num_results(); ++i) {
+        auto it = adjoint_.find(op->result(i));
+        if (it != adjoint_.end()) seeds.push_back({i, it->second});
+      }
+      Derivation inner(pass_, module_, unroll_budget_);
+      std::vector<Value*> gradients = inner.run(*block, reads, seeds);
+      out->set_operands(std::span<Value* const>(gradients));
+    }
+    for (unsigned i = 0; i < reads.size(); ++i) accumulate(reads[i], backward->result(i));
+  }
+
   PassContext& pass_;
   Context& context_;
   Builder builder_;
   Operation* module_;
-  Operation* function_;
+  int64_t& unroll_budget_;
+  // Loops that read a differentiated value but could not be unrolled, and why.
+  std::unordered_map<Operation*, std::string> not_unrolled_;
   std::unordered_set<Value*> active_;
   std::unordered_map<Value*, Value*> adjoint_;
   std::unordered_map<Operation*, Operation*> peers_;  // send <-> recv
@@ -648,8 +847,66 @@ std::string derived_name(std::string_view of, const std::vector<int64_t>& argnum
   return name;
 }
 
+Operation* derive(PassContext& pass, Operation* module, Operation* grad);
+
+// Higher order: each graph.grad under `root` (a derived function being
+// built) is replaced by the body of its own derived function, made first,
+// so that the outer derivation differentiates the inner gradient's
+// operations like any others. False when an inner derivation failed.
+bool inline_inner_gradients(PassContext& pass, Operation* module, Operation* root) {
+  std::vector<Operation*> inner;
+  root->walk([&](Operation* op) {
+    if (op->is(OpKind::GraphGrad)) inner.push_back(op);
+  });
+  for (Operation* grad : inner) {
+    Operation* derived = derive(pass, module, grad);
+    if (!derived) return false;
+    Block& body = derived->region(0).front();
+    IRMapping mapping;
+    for (unsigned i = 0; i < body.num_arguments(); ++i) mapping.map(body.argument(i), grad->operand(i));
+    Operation* ret = body.terminator();
+    for (Operation* op : body)
+      if (op != ret) grad->block()->insert_before(grad, op->clone(mapping));
+    for (unsigned i = 0; i < grad->num_results(); ++i)
+      grad->result(i)->replace_all_uses_with(mapping.lookup_or_self(ret->operand(i)));
+    grad->erase();
+  }
+  return true;
+}
+
+// The functions whose derived function is being built (a gradient of a
+// function inside its own derivation would never end).
+std::set<std::string>& derivations_in_progress() {
+  static thread_local std::set<std::string> names;
+  return names;
+}
+
+// grad(grad(f)): `inner_argnums` lists the parameter each inner gradient
+// differentiates, innermost first. Their derived functions are made in turn
+// (each the `of` of the next) and `grad` then names the last one. False when
+// one failed.
+bool derive_inner_transforms(PassContext& pass, Operation* module, Operation* grad) {
+  if (!grad->has_attr("inner_argnums")) return true;
+  std::string of(grad->attr("of").string_value());
+  for (int64_t argnum : grad->attr("inner_argnums").int_array()) {
+    Operation* function = lookup_function(module, of);
+    Type parameter = function->attr("function_type").type().input(static_cast<size_t>(argnum));
+    Operation* request = Operation::create(OpKind::GraphGrad, grad->loc(), {}, std::span<const Type>(&parameter, 1),
+                                           {{"of", pass.context.symbol_attr(of)},
+                                            {"argnums", pass.context.int_array_attr(std::vector<int64_t>{argnum})}});
+    Operation* derived = derive(pass, module, request);
+    Operation::destroy(request);
+    if (!derived) return false;
+    of = std::string(derived->symbol_name());
+  }
+  grad->set_attr("of", pass.context.symbol_attr(of));
+  grad->remove_attr("inner_argnums");
+  return true;
+}
+
 // The derived function for one use of graph.grad, made on first use.
 Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
+  if (!derive_inner_transforms(pass, module, grad)) return nullptr;
   Operation* source = lookup_function(module, grad->attr("of").string_value());
   std::vector<int64_t> argnums = grad->has_attr("argnums") ? grad->attr("argnums").int_array() : std::vector<int64_t>{0};
   bool with_value = grad->has_attr("value");
@@ -657,6 +914,11 @@ Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
   bool with_cotangents = grad->has_attr("cotangents");
   std::string name = derived_name(source->symbol_name(), argnums, with_value, with_aux);
   if (with_cotangents) name = derived_name(source->symbol_name(), argnums, false, false) + ".vjp";
+  if (derivations_in_progress().count(name)) {
+    report_at<DiagnosticKind::IrAutodiffUnsupported>(pass, grad, "'@" + std::string(source->symbol_name()) + "'",
+                                                     "its gradient is needed to compute itself");
+    return nullptr;
+  }
   if (Operation* existing = lookup_function(module, name)) return existing;
   if (source->region(0).num_blocks() != 1) {
     report_at<DiagnosticKind::IrAutodiffUnsupported>(pass, grad, "'@" + std::string(source->symbol_name()) + "'",
@@ -681,15 +943,26 @@ Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
   }
   for (Operation* op : body) entry->push_back(op->clone(mapping));
   module->region(0).front().insert_before(source->next(), derived);
+  derivations_in_progress().insert(name);
+  bool inner_ok = inline_inner_gradients(pass, module, derived);
+  derivations_in_progress().erase(name);
+  if (!inner_ok) {
+    derived->erase();
+    return nullptr;
+  }
   decompose_graph_operations(derived, pass.context);
   try {
-    Derivation derivation(pass, module, derived);
+    int64_t unroll_budget = kMaxUnrolledOperations;
+    Derivation derivation(pass, module, unroll_budget);
     Operation* ret = entry->terminator();
-    std::vector<std::pair<Value*, Value*>> seeds;
-    if (with_cotangents)
-      for (unsigned r = 0; r < ret->num_operands(); ++r)
-        seeds.push_back({ret->operand(r), entry->argument(body.num_arguments() + r)});
-    std::vector<Value*> gradients = derivation.run(argnums, std::move(seeds));
+    std::vector<std::pair<unsigned, Value*>> seeds{{0, nullptr}};
+    if (with_cotangents) {
+      seeds.clear();
+      for (unsigned r = 0; r < ret->num_operands(); ++r) seeds.push_back({r, entry->argument(body.num_arguments() + r)});
+    }
+    std::vector<Value*> wrt;
+    for (int64_t i : argnums) wrt.push_back(entry->argument(static_cast<unsigned>(i)));
+    std::vector<Value*> gradients = derivation.run(*entry, wrt, seeds);
     std::vector<Value*> returned;
     if (with_value) returned.push_back(ret->operand(0));
     returned.insert(returned.end(), gradients.begin(), gradients.end());
@@ -715,9 +988,17 @@ void run_autodiff_pass(Operation* module, PassContext& context) {
   module->walk([&](Operation* op) {
     if (op->is(OpKind::GraphGrad)) grads.push_back(op);
   });
+  // Every derived function first, then the calls: a derived function whose
+  // source itself takes a gradient clones that graph.grad (higher order).
+  std::vector<Operation*> derived_functions;
   for (Operation* grad : grads) {
     Operation* derived = derive(context, module, grad);
     if (!derived) return;
+    derived_functions.push_back(derived);
+  }
+  for (size_t k = 0; k < grads.size(); ++k) {
+    Operation* grad = grads[k];
+    Operation* derived = derived_functions[k];
     Builder builder(context.context);
     builder.set_insertion_point(grad);
     builder.set_location(grad->loc());
