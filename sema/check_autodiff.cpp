@@ -371,16 +371,22 @@ void Checker::collect_custom_vjps(NodeId module) {
   }
 }
 
-// The @custom_vjp function whose `.defvjp` `call` calls, if it is one.
-std::optional<uint32_t> Checker::defvjp_function(NodeId call) {
+// The module function F that a call `F.<method>(...)` is a method call of,
+// if it is one (`F.defvjp(...)`, `F.defjvp(...)`).
+std::optional<uint32_t> Checker::method_call_function(NodeId call, std::string_view method) {
   NodeId callee = ast_.child(call, 0);
-  if (ast_.kind(callee) != NodeKind::Attribute || name_of(ast_.node(callee).payload) != "defvjp") return std::nullopt;
+  if (ast_.kind(callee) != NodeKind::Attribute || name_of(ast_.node(callee).payload) != method) return std::nullopt;
   NodeId object = ast_.child(callee, 0);
   if (ast_.kind(object) != NodeKind::Name || locals_.count(ast_.node(object).payload)) return std::nullopt;
   auto symbol = module_symbols_.find(ast_.node(object).payload);
   if (symbol == module_symbols_.end() || symbol->second.kind != ModuleSymbol::Kind::Function) return std::nullopt;
-  uint32_t index = symbol->second.function_index;
-  if (!has_decorator(ast_, values_, out_.functions[index].def, Decorator::CustomVjp)) return std::nullopt;
+  return symbol->second.function_index;
+}
+
+// The @custom_vjp function whose `.defvjp` `call` calls, if it is one.
+std::optional<uint32_t> Checker::defvjp_function(NodeId call) {
+  std::optional<uint32_t> index = method_call_function(call, "defvjp");
+  if (!index || !has_decorator(ast_, values_, out_.functions[*index].def, Decorator::CustomVjp)) return std::nullopt;
   return index;
 }
 

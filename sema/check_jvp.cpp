@@ -176,14 +176,8 @@ void Checker::collect_custom_jvps(NodeId module) {
 
 // The @custom_jvp function whose `.defjvp` `call` calls, if it is one.
 std::optional<uint32_t> Checker::defjvp_function(NodeId call) {
-  NodeId callee = ast_.child(call, 0);
-  if (ast_.kind(callee) != NodeKind::Attribute || name_of(ast_.node(callee).payload) != "defjvp") return std::nullopt;
-  NodeId object = ast_.child(callee, 0);
-  if (ast_.kind(object) != NodeKind::Name || locals_.count(ast_.node(object).payload)) return std::nullopt;
-  auto symbol = module_symbols_.find(ast_.node(object).payload);
-  if (symbol == module_symbols_.end() || symbol->second.kind != ModuleSymbol::Kind::Function) return std::nullopt;
-  uint32_t index = symbol->second.function_index;
-  if (!is_custom_jvp(ast_, values_, out_.functions[index].def)) return std::nullopt;
+  std::optional<uint32_t> index = method_call_function(call, "defjvp");
+  if (!index || !is_custom_jvp(ast_, values_, out_.functions[*index].def)) return std::nullopt;
   return index;
 }
 

@@ -277,6 +277,7 @@ class Checker {
   Value check_transform_call(NodeId call, TypeId transform, std::span<const NodeId> arguments);
   void collect_custom_vjps(NodeId module);
   std::optional<uint32_t> defvjp_function(NodeId call);
+  std::optional<uint32_t> method_call_function(NodeId call, std::string_view method);
   Value check_defvjp(NodeId call);
   void instantiate_custom_rule(uint32_t instance, NodeId call);
   // --- forward mode (check_jvp.cpp) ---

@@ -37,6 +37,7 @@
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
 #include "ir/graph/decompose.h"
+#include "ir/graph/graph_building.h"
 #include "ir/graph/unroll.h"
 #include "ir/passes/fold.h"
 #include "ir/passes/passes.h"
@@ -91,10 +92,10 @@ std::vector<Value*> inputs_of(Operation* op) {
   return inputs;
 }
 
-class Derivation {
+class Derivation : GraphBuilding {
  public:
   Derivation(PassContext& pass, Operation* module, int64_t& unroll_budget)
-      : pass_(pass), context_(pass.context), builder_(pass.context), module_(module), unroll_budget_(unroll_budget) {}
+      : GraphBuilding(pass.context, "autodiff"), pass_(pass), module_(module), unroll_budget_(unroll_budget) {}
 
   // Appends the backward pass of the operations of `body` before its
   // terminator and returns the gradients of `wrt` (a zero for one that
@@ -192,49 +193,6 @@ class Derivation {
     throw AutodiffFailed{};
   }
 
-  // --- building graph operations ---------------------------------------------------
-  Value* make(OpKind kind, std::vector<Value*> operands, Type declared, std::vector<NamedAttribute> attributes = {}) {
-    Operation* op = builder_.create(kind, std::span<Value* const>(operands), std::span<const Type>(&declared, 1),
-                                    std::move(attributes));
-    std::string why;
-    std::optional<GraphResult> r = infer_graph_result(op, 0, why);
-    if (!r) internal_error("autodiff", "built an invalid '" + std::string(op->name()) + "': " + why);
-    op->result()->set_type(r->type(context_));
-    return op->result();
-  }
-  Value* ew(std::string_view fn, std::vector<Value*> operands) {
-    return make(OpKind::GraphElementwise, std::move(operands), context_.tensor_type({}, ScalarType::F32),
-                {{"op", context_.string_attr(fn)}});
-  }
-  Value* scalar(double v, ScalarType element) { return builder_.constant_float(v, context_.scalar_type(element)); }
-  Value* dim(Value* x, size_t axis) {
-    int64_t d = x->type().shape()[axis];
-    if (d != kDynamic) return builder_.constant_index(d);
-    return builder_
-        .create(OpKind::GraphDim, {x}, {context_.index_type()}, {{"axis", context_.int_attr(static_cast<int64_t>(axis))}})
-        ->result();
-  }
-  // Index operands for the `?` dimensions of `dims`, read from `like`'s
-  // dimension `from[d]` for dimension d.
-  std::vector<Value*> dynamic_sizes(const std::vector<int64_t>& dims, Value* like, const std::vector<size_t>& from) {
-    std::vector<Value*> sizes;
-    for (size_t d = 0; d < dims.size(); ++d)
-      if (dims[d] == kDynamic) sizes.push_back(dim(like, from[d]));
-    return sizes;
-  }
-  std::vector<size_t> identity(size_t rank) {
-    std::vector<size_t> axes(rank);
-    for (size_t i = 0; i < rank; ++i) axes[i] = i;
-    return axes;
-  }
-  // A tensor of `like`'s type filled with `v`.
-  Value* constant_like(Value* like, double v) {
-    Type t = like->type();
-    std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
-    std::vector<Value*> sizes = dynamic_sizes(dims, like, identity(dims.size()));
-    Attribute value = is_float(t.scalar()) ? context_.float_attr(v) : context_.int_attr(static_cast<int64_t>(v));
-    return make(OpKind::GraphConstant, sizes, t, {{"value", value}});
-  }
   Value* reshape(Value* x, Type to, std::vector<Value*> sizes) {
     std::vector<Value*> operands{x};
     operands.insert(operands.end(), sizes.begin(), sizes.end());
@@ -828,8 +786,6 @@ class Derivation {
   }
 
   PassContext& pass_;
-  Context& context_;
-  Builder builder_;
   Operation* module_;
   int64_t& unroll_budget_;
   // Loops that read a differentiated value but could not be unrolled, and why.

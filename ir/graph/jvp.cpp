@@ -29,6 +29,7 @@
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
 #include "ir/graph/decompose.h"
+#include "ir/graph/graph_building.h"
 #include "ir/passes/passes.h"
 #include "support/diagnostics/internal_error.h"
 
@@ -52,11 +53,11 @@ struct JvpState {
 Operation* derive_jvp(JvpState& state, Operation* source, Operation* at);
 bool replace_jvps(JvpState& state, Operation* root);
 
-class Linearization {
+class Linearization : GraphBuilding {
  public:
   Linearization(JvpState& state, Operation* function)
-      : state_(state), pass_(state.pass), context_(state.pass.context), builder_(state.pass.context),
-        module_(state.module), function_(function) {}
+      : GraphBuilding(state.pass.context, "jvp"), state_(state), pass_(state.pass), module_(state.module),
+        function_(function) {}
 
   // Adds the tangent computations to `function_` (a decomposed clone of the
   // source); `tangents` pairs arguments with their tangents. Returns the
@@ -91,41 +92,6 @@ class Linearization {
     throw JvpFailed{};
   }
 
-  // --- building graph operations ---------------------------------------------------
-  Value* make(OpKind kind, std::vector<Value*> operands, Type declared, std::vector<NamedAttribute> attributes = {}) {
-    Operation* op = builder_.create(kind, std::span<Value* const>(operands), std::span<const Type>(&declared, 1),
-                                    std::move(attributes));
-    std::string why;
-    std::optional<GraphResult> r = infer_graph_result(op, 0, why);
-    if (!r) internal_error("jvp", "built an invalid '" + std::string(op->name()) + "': " + why);
-    op->result()->set_type(r->type(context_));
-    return op->result();
-  }
-  Value* ew(std::string_view fn, std::vector<Value*> operands) {
-    return make(OpKind::GraphElementwise, std::move(operands), context_.tensor_type({}, ScalarType::F32),
-                {{"op", context_.string_attr(fn)}});
-  }
-  Value* scalar(double v, ScalarType element) { return builder_.constant_float(v, context_.scalar_type(element)); }
-  Value* dim(Value* x, size_t axis) {
-    int64_t d = x->type().shape()[axis];
-    if (d != kDynamic) return builder_.constant_index(d);
-    return builder_
-        .create(OpKind::GraphDim, {x}, {context_.index_type()}, {{"axis", context_.int_attr(static_cast<int64_t>(axis))}})
-        ->result();
-  }
-  // Index operands for the `?` dimensions of `like`.
-  std::vector<Value*> dynamic_sizes(Value* like) {
-    std::vector<Value*> sizes;
-    for (size_t d = 0; d < like->type().rank(); ++d)
-      if (like->type().shape()[d] == kDynamic) sizes.push_back(dim(like, d));
-    return sizes;
-  }
-  // A tensor of `like`'s type filled with `v`.
-  Value* constant_like(Value* like, double v) {
-    Type t = like->type();
-    Attribute value = is_float(t.scalar()) ? context_.float_attr(v) : context_.int_attr(static_cast<int64_t>(v));
-    return make(OpKind::GraphConstant, dynamic_sizes(like), t, {{"value", value}});
-  }
   Value* tangent_or_zero(Value* v) {
     auto it = tangent_.find(v);
     return it != tangent_.end() ? it->second : constant_like(v, 0.0);
@@ -407,8 +373,6 @@ class Linearization {
 
   JvpState& state_;
   PassContext& pass_;
-  Context& context_;
-  Builder builder_;
   Operation* module_;
   Operation* function_;
   std::unordered_map<Value*, Value*> tangent_;
