@@ -136,6 +136,13 @@ Value Checker::check_memory_builtin(BuiltinCall& bc) {
       Value source = bc.value_of(bound[0]);
       int64_t width = 4;
       if (bound[1].valid()) width = bc.require_constant_integer(bound[1], "width").value_or(4);
+      // One vector access: 1, 2, 4, 8 or 16 elements (a power of two, so
+      // that the access can be aligned to its size).
+      if (width < 1 || width > 16 || (width & (width - 1)) != 0) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "width", bc.name, "1, 2, 4, 8 or 16",
+                                            std::to_string(width));
+        return Value{types_.error()};
+      }
       const TypeInfo& t = types_.info(source.type);
       if (t.kind == TypeKind::Error) return Value{types_.error()};
       check_vector_span(bound[0], source.type, width, bc.name, "source");
