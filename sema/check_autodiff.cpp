@@ -355,20 +355,42 @@ void Checker::collect_custom_vjps(NodeId module) {
     if (ast_.kind(call) != NodeKind::Call) continue;
     std::optional<uint32_t> function = defvjp_function(call);
     if (!function) continue;
-    auto arguments = ast_.children(call).subspan(1);
-    if (arguments.size() != 2) continue;
-    std::vector<uint32_t> rule;
-    for (NodeId a : arguments) {
-      if (ast_.kind(a) != NodeKind::Name) break;
-      auto symbol = module_symbols_.find(ast_.node(a).payload);
-      if (symbol == module_symbols_.end() || symbol->second.kind != ModuleSymbol::Kind::Function) break;
-      if (out_.functions[symbol->second.function_index].kind == FunctionKind::Kernel) break;
-      rule.push_back(symbol->second.function_index);
-    }
-    if (rule.size() != 2 || out_.custom_vjps.count(*function)) continue;  // reported by check_defvjp
+    std::vector<uint32_t> rule = rule_functions(call, 2);
+    if (rule.empty() || out_.custom_vjps.count(*function)) continue;  // reported by check_defvjp
     out_.custom_vjps[*function] = {rule[0], rule[1]};
     for (uint32_t r : rule) out_.functions[r].kind = FunctionKind::Jit;
   }
+}
+
+// The functions of the module (not kernels) that the `count` arguments of a
+// rule registration `F.defvjp(fwd, bwd)` / `F.defjvp(rule)` name, or none.
+std::vector<uint32_t> Checker::rule_functions(NodeId call, size_t count) {
+  auto arguments = ast_.children(call).subspan(1);
+  if (arguments.size() != count) return {};
+  std::vector<uint32_t> rule;
+  for (NodeId a : arguments) {
+    if (ast_.kind(a) != NodeKind::Name) return {};
+    auto symbol = module_symbols_.find(ast_.node(a).payload);
+    if (symbol == module_symbols_.end() || symbol->second.kind != ModuleSymbol::Kind::Function) return {};
+    if (out_.functions[symbol->second.function_index].kind == FunctionKind::Kernel) return {};
+    rule.push_back(symbol->second.function_index);
+  }
+  return rule;
+}
+
+// A registration `F.<method>(rules...)` is valid when it is at module level,
+// names the rule collected for F (`registered`), and is F's first one
+// (`calls`: the registrations accepted so far, `find`: their F).
+bool Checker::rule_registration_ok(NodeId call, uint32_t function, const std::vector<uint32_t>& registered,
+                                   const std::unordered_set<uint32_t>& calls,
+                                   std::optional<uint32_t> (Checker::*find)(NodeId)) {
+  NodeId callee = ast_.child(call, 0);
+  set_type(ast_.child(callee, 0), types_.function(function));
+  set_type(callee, types_.dynamic());
+  for (NodeId a : ast_.children(call).subspan(1)) check_expression(a);
+  return function_ == nullptr && !registered.empty() && rule_functions(call, registered.size()) == registered &&
+         !calls.count(call.index) &&
+         std::none_of(calls.begin(), calls.end(), [&](uint32_t other) { return *(this->*find)(NodeId{other}) == function; });
 }
 
 // The module function F that a call `F.<method>(...)` is a method call of,
@@ -394,27 +416,14 @@ std::optional<uint32_t> Checker::defvjp_function(NodeId call) {
 // functions of the module.
 Value Checker::check_defvjp(NodeId call) {
   uint32_t index = *defvjp_function(call);
-  NodeId callee = ast_.child(call, 0);
-  set_type(ast_.child(callee, 0), types_.function(index));
-  set_type(callee, types_.dynamic());
-  auto arguments = ast_.children(call).subspan(1);
-  std::string name = name_of(out_.functions[index].name);
-  auto registered = out_.custom_vjps.find(index);
-  bool ok = function_ == nullptr && arguments.size() == 2 && registered != out_.custom_vjps.end();
-  for (NodeId a : arguments) check_expression(a);
-  if (ok) {
-    ok = ast_.kind(arguments[0]) == NodeKind::Name && ast_.kind(arguments[1]) == NodeKind::Name &&
-         out_.functions[registered->second.first].name.index == ast_.node(arguments[0]).payload &&
-         out_.functions[registered->second.second].name.index == ast_.node(arguments[1]).payload &&
-         !out_.defvjp_calls.count(call.index) &&
-         std::none_of(out_.defvjp_calls.begin(), out_.defvjp_calls.end(), [&](uint32_t other) {
-           return *defvjp_function(NodeId{other}) == index;
-         });
-  }
-  if (!ok) {
+  std::vector<uint32_t> registered;
+  if (auto it = out_.custom_vjps.find(index); it != out_.custom_vjps.end())
+    registered = {it->second.first, it->second.second};
+  if (!rule_registration_ok(call, index, registered, out_.defvjp_calls, &Checker::defvjp_function)) {
     diags_.emit<diag::SemaCustomVjp>(ast_.range(call),
-                                     "'" + name + ".defvjp(fwd, bwd)' registers a rule once, at module level, naming two "
-                                     "functions of the module (the forward and the backward rule)");
+                                     "'" + name_of(out_.functions[index].name) +
+                                         ".defvjp(fwd, bwd)' registers a rule once, at module level, naming two "
+                                         "functions of the module (the forward and the backward rule)");
     return Value{types_.error()};
   }
   out_.defvjp_calls.insert(call.index);

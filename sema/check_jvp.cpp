@@ -163,14 +163,10 @@ void Checker::collect_custom_jvps(NodeId module) {
     if (ast_.kind(call) != NodeKind::Call) continue;
     std::optional<uint32_t> function = defjvp_function(call);
     if (!function) continue;
-    auto arguments = ast_.children(call).subspan(1);
-    if (arguments.size() != 1 || ast_.kind(arguments[0]) != NodeKind::Name) continue;  // reported by check_defjvp
-    auto symbol = module_symbols_.find(ast_.node(arguments[0]).payload);
-    if (symbol == module_symbols_.end() || symbol->second.kind != ModuleSymbol::Kind::Function) continue;
-    uint32_t rule = symbol->second.function_index;
-    if (out_.functions[rule].kind == FunctionKind::Kernel || out_.custom_jvps.count(*function)) continue;
-    out_.custom_jvps[*function] = rule;
-    out_.functions[rule].kind = FunctionKind::Jit;
+    std::vector<uint32_t> rule = rule_functions(call, 1);
+    if (rule.empty() || out_.custom_jvps.count(*function)) continue;  // reported by check_defjvp
+    out_.custom_jvps[*function] = rule[0];
+    out_.functions[rule[0]].kind = FunctionKind::Jit;
   }
 }
 
@@ -185,23 +181,10 @@ std::optional<uint32_t> Checker::defjvp_function(NodeId call) {
 // the module.
 Value Checker::check_defjvp(NodeId call) {
   uint32_t index = *defjvp_function(call);
-  NodeId callee = ast_.child(call, 0);
-  set_type(ast_.child(callee, 0), types_.function(index));
-  set_type(callee, types_.dynamic());
-  auto arguments = ast_.children(call).subspan(1);
-  std::string name = name_of(out_.functions[index].name);
-  auto registered = out_.custom_jvps.find(index);
-  bool ok = function_ == nullptr && arguments.size() == 1 && registered != out_.custom_jvps.end();
-  for (NodeId a : arguments) check_expression(a);
-  if (ok) {
-    ok = ast_.kind(arguments[0]) == NodeKind::Name &&
-         out_.functions[registered->second].name.index == ast_.node(arguments[0]).payload &&
-         !out_.defjvp_calls.count(call.index) &&
-         std::none_of(out_.defjvp_calls.begin(), out_.defjvp_calls.end(),
-                      [&](uint32_t other) { return *defjvp_function(NodeId{other}) == index; });
-  }
-  if (!ok) {
-    diags_.emit<diag::SemaCustomJvp>(ast_.range(call), "'" + name +
+  std::vector<uint32_t> registered;
+  if (auto it = out_.custom_jvps.find(index); it != out_.custom_jvps.end()) registered = {it->second};
+  if (!rule_registration_ok(call, index, registered, out_.defjvp_calls, &Checker::defjvp_function)) {
+    diags_.emit<diag::SemaCustomJvp>(ast_.range(call), "'" + name_of(out_.functions[index].name) +
                                                            ".defjvp(rule)' registers a rule once, at module level, "
                                                            "naming one function of the module");
     return Value{types_.error()};

@@ -278,6 +278,9 @@ class Checker {
   void collect_custom_vjps(NodeId module);
   std::optional<uint32_t> defvjp_function(NodeId call);
   std::optional<uint32_t> method_call_function(NodeId call, std::string_view method);
+  std::vector<uint32_t> rule_functions(NodeId call, size_t count);
+  bool rule_registration_ok(NodeId call, uint32_t function, const std::vector<uint32_t>& registered,
+                            const std::unordered_set<uint32_t>& calls, std::optional<uint32_t> (Checker::*find)(NodeId));
   Value check_defvjp(NodeId call);
   void instantiate_custom_rule(uint32_t instance, NodeId call);
   // --- forward mode (check_jvp.cpp) ---
