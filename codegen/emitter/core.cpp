@@ -429,6 +429,7 @@ void Emitter::emit(Operation* op) {
     case OpKind::GraphSoftmax:
     case OpKind::GraphNorm:
     case OpKind::GraphAttention:
+    case OpKind::GraphAttentionGrad:
     case OpKind::GraphCast:
     case OpKind::GraphRandom:
     case OpKind::GraphGrad:

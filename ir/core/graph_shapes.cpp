@@ -235,9 +235,13 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
       }
       return as_result(*x);
     }
-    case OpKind::GraphAttention: {
+    case OpKind::GraphAttention:
+    case OpKind::GraphAttentionGrad: {
+      // attention(q, k, v) -> o; attention_grad(q, k, v, o, do) -> (dq, dk, dv).
+      bool grad = op->is(OpKind::GraphAttentionGrad);
       auto q = tensor_operand(0), k = tensor_operand(1), v = tensor_operand(2);
-      if (!q || !k || !v || op->num_operands() != 3) return fail("takes q, k and v tensors");
+      if (!q || !k || !v || op->num_operands() != (grad ? 5u : 3u))
+        return fail(grad ? "takes q, k, v, o and do tensors" : "takes q, k and v tensors");
       if (q->rank() < 2 || k->rank() < 2 || v->rank() < 2) return fail("q, k and v are [..., S, D] tensors");
       size_t rq = q->rank(), rk = k->rank(), rv = v->rank();
       if (!dims_match(q->shape()[rq - 1], k->shape()[rk - 1])) return fail("q and k have different head sizes");
@@ -250,7 +254,16 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
       std::vector<int64_t> dims = *batch;
       dims.push_back(q->shape()[rq - 2]);
       dims.push_back(v->shape()[rv - 1]);
-      return tensor_of(q->scalar(), dims);
+      if (!grad) return tensor_of(q->scalar(), dims);
+      // The gradients have the operands' types; o and do the output's.
+      for (unsigned i = 3; i < 5; ++i) {
+        auto t = tensor_operand(i);
+        if (!t || !graph_type_matches(GraphResult{false, q->scalar(), dims}, *t))
+          return fail(fmt::format("operand #{} ({}) must have the attention output's type {}", i, i == 3 ? "o" : "do",
+                                  graph_result_text(GraphResult{false, q->scalar(), dims})));
+      }
+      if (index > 2) return fail("has three results: dq, dk and dv");
+      return as_result(op->operand(index)->type());
     }
     case OpKind::GraphDim: {
       auto a = tensor_operand(0);

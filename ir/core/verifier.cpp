@@ -363,6 +363,7 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::GraphSoftmax:
     case OpKind::GraphNorm:
     case OpKind::GraphAttention:
+    case OpKind::GraphAttentionGrad:
     case OpKind::GraphCast:
     case OpKind::GraphRandom:
     case OpKind::GraphDim:

@@ -60,7 +60,7 @@ void Verifier::verify_graph_tensor_op(Operation* op) {
     size_t expected = mut ? mut.size() : 0;
     if (op->num_results() != expected)
       return void(error(op, fmt::format("has {} results, one per 'mut_operands' entry ({})", op->num_results(), expected)));
-  } else if (!results(op, 1)) {
+  } else if (!results(op, op->is(OpKind::GraphAttentionGrad) ? 3 : 1)) {
     return;
   }
   for (unsigned i = 0; i < op->num_results(); ++i) {

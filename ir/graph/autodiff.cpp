@@ -3,7 +3,8 @@
 // Each `graph.grad %args {of = @f, argnums = [...], value, aux}` becomes a
 // call of a derived function `@f.grad.<argnums>[.value][.aux]` built once per
 // (f, argnums, value, aux): the body of @f cloned, its composite operations
-// decomposed (softmax, norms, attention, matmul normalisation:
+// decomposed (softmax, norms, matmul normalisation, attention unless it has
+// the flash kernels' form, whose rule is one graph.attention_grad:
 // decompose.cpp), then the backward pass appended in reverse order of the
 // forward operations, seeded with 1 for the 0-d (first) result, and the
 // function returns (value,) gradients (, the other results: has_aux).
@@ -295,6 +296,7 @@ class Derivation : GraphBuilding {
       case OpKind::GraphCast: return accumulate(op->operand(0), grad_of(op->result()));
       case OpKind::GraphReduce: return reduce(op);
       case OpKind::GraphMatmul: return matmul(op);
+      case OpKind::GraphAttention: return attention(op);
       case OpKind::GraphReshape: return accumulate(op->operand(0), reshape_like(grad_of(op->result()), op->operand(0)));
       case OpKind::GraphTranspose: {
         std::vector<int64_t> perm = op->attr("perm").int_array(), inverse(perm.size());
@@ -500,6 +502,16 @@ class Derivation : GraphBuilding {
       accumulate(a, make(OpKind::GraphMatmul, {g, swap_last_two(b)}, context_.tensor_type({}, g->type().scalar())));
     if (active_.count(b))
       accumulate(b, make(OpKind::GraphMatmul, {swap_last_two(a), g}, context_.tensor_type({}, g->type().scalar())));
+  }
+
+  // One graph.attention_grad for the three operands (only attention in the
+  // flash kernels' form is left whole): the stdlib's flash backward.
+  void attention(Operation* op) {
+    std::vector<Value*> operands{op->operand(0), op->operand(1), op->operand(2), op->result(), grad_of(op->result())};
+    std::vector<Type> types{operands[0]->type(), operands[1]->type(), operands[2]->type()};
+    Operation* grad = builder_.create(OpKind::GraphAttentionGrad, std::span<Value* const>(operands),
+                                      std::span<const Type>(types), op->attributes());
+    for (unsigned i = 0; i < 3; ++i) accumulate(op->operand(i), grad->result(i));
   }
 
   // A slice of `x` along `axis` (step 1 or -1), the other dimensions whole.
@@ -906,7 +918,11 @@ Operation* derive(PassContext& pass, Operation* module, Operation* grad) {
     derived->erase();
     return nullptr;
   }
-  decompose_graph_operations(derived, pass.context);
+  // Attention in the stdlib kernels' form stays whole: its rule is one
+  // graph.attention_grad (the flash backward; decomposed later when no
+  // stdlib is given). Other attention is differentiated through its
+  // decomposition.
+  decompose_graph_operations(derived, pass.context, DecomposeOptions{.keep_flash_attention = true});
   try {
     int64_t unroll_budget = kMaxUnrolledOperations;
     Derivation derivation(pass, module, unroll_budget);

@@ -8,7 +8,13 @@
 //   rms norm           x * rsqrt(mean(x * x) + eps) [* w]
 //   attention          s = q @ k^T * scale (f32 for narrow q), masked with -inf
 //                      above the diagonal when causal (key j > query i),
-//                      softmax(s) @ v, cast to q's type
+//                      softmax(s) @ v, cast to q's type; kept whole when a
+//                      stdlib is given and it has the flash kernels' form
+//                      (flash_attention_form: generate-kernels launches
+//                      stdlib/attention.tsr's kernels, no S x S matrix)
+//   attention_grad     p recomputed as above; dv = p^T do, ds = p (do v^T -
+//                      rowsum(do o)), dq = scale ds k, dk = scale ds^T q;
+//                      kept whole like attention
 //   matmul             the form the stdlib GEMM takes: operands of one of
 //                      its storage types (else both cast to f32) with the
 //                      product in f32 and cast to the result type; batch
@@ -186,26 +192,22 @@ class Decomposer {
     return cast(product, result);
   }
 
-  Value* attention() {
-    Value* q = op_->operand(0);
-    Value* k = op_->operand(1);
-    Value* v = op_->operand(2);
-    ScalarType element = q->type().scalar();
-    ScalarType compute = is_float(element) && scalar_info(element).bits < 32 ? ScalarType::F32 : element;
+  // scale (the attribute, else 1/sqrt(D)) in the compute type.
+  Value* attention_scale(Value* q, ScalarType compute) {
     size_t d_axis = q->type().rank() - 1;
+    if (op_->has_attr("scale")) return scalar(op_->attr("scale").float_value(), compute);
+    if (int64_t d = q->type().shape()[d_axis]; d != kDynamic) return scalar(1.0 / std::sqrt(static_cast<double>(d)), compute);
+    Type f = context_.scalar_type(compute);
+    Value* as_int = builder_.create(OpKind::IndexCast, {dim(q, d_axis)}, {context_.i64_type()})->result();
+    Value* as_float = builder_.create(OpKind::SIToFP, {as_int}, {f})->result();
+    return builder_.create(OpKind::Rsqrt, {as_float}, {f})->result();
+  }
+
+  // p = softmax(scale q k^T) over the keys, masked above the diagonal when
+  // causal, in the compute type: [..., Sq, Sk].
+  Value* attention_probabilities(Value* q, Value* k, Value* scale, ScalarType compute) {
     Value* scores = matmul(q, swap_last_two(k), compute);
     size_t r = scores->type().rank();  // batch dims broadcast: q's rank or more
-    Value* scale;
-    if (op_->has_attr("scale")) {
-      scale = scalar(op_->attr("scale").float_value(), compute);
-    } else if (int64_t d = q->type().shape()[d_axis]; d != kDynamic) {
-      scale = scalar(1.0 / std::sqrt(static_cast<double>(d)), compute);
-    } else {
-      Type f = context_.scalar_type(compute);
-      Value* as_int = builder_.create(OpKind::IndexCast, {dim(q, d_axis)}, {context_.i64_type()})->result();
-      Value* as_float = builder_.create(OpKind::SIToFP, {as_int}, {f})->result();
-      scale = builder_.create(OpKind::Rsqrt, {as_float}, {f})->result();
-    }
     scores = elementwise("mul", {scores, scale});
     if (op_->has_attr("causal")) {
       // Query i sees keys 0..i: mask where the key's index exceeds the query's.
@@ -219,9 +221,58 @@ class Decomposer {
     int64_t last = static_cast<int64_t>(r) - 1;
     Value* m = reduce("max", scores, last);
     Value* e = elementwise("exp", {elementwise("sub", {scores, m})});
-    Value* p = elementwise("div", {e, reduce("sum", e, last)});
-    Value* out = matmul(p, cast(v, compute), compute);
+    return elementwise("div", {e, reduce("sum", e, last)});
+  }
+
+  static ScalarType attention_compute_type(ScalarType element) {
+    return is_float(element) && scalar_info(element).bits < 32 ? ScalarType::F32 : element;
+  }
+
+  Value* attention() {
+    Value* q = op_->operand(0);
+    ScalarType element = q->type().scalar();
+    ScalarType compute = attention_compute_type(element);
+    Value* p = attention_probabilities(q, op_->operand(1), attention_scale(q, compute), compute);
+    Value* out = matmul(p, cast(op_->operand(2), compute), compute);
     return cast(out, element);
+  }
+
+  // The gradients of attention (the probabilities recomputed):
+  //   dv = p^T do; ds = p (do v^T - rowsum(do o)); dq = scale ds k; dk = scale ds^T q,
+  // each summed over the batch dimensions its operand was broadcast along.
+  std::vector<Value*> attention_grad() {
+    Value* q = op_->operand(0);
+    Value* k = op_->operand(1);
+    Value* v = op_->operand(2);
+    ScalarType element = q->type().scalar();
+    ScalarType compute = attention_compute_type(element);
+    Value* scale = attention_scale(q, compute);
+    Value* p = attention_probabilities(q, k, scale, compute);
+    Value* d_out = cast(op_->operand(4), compute);
+    int64_t last = static_cast<int64_t>(d_out->type().rank()) - 1;
+    Value* delta = reduce("sum", elementwise("mul", {d_out, cast(op_->operand(3), compute)}), last);
+    Value* dp = matmul(d_out, swap_last_two(cast(v, compute)), compute);
+    Value* ds = elementwise("mul", {p, elementwise("sub", {dp, delta})});
+    Value* dq = elementwise("mul", {matmul(ds, cast(k, compute), compute), scale});
+    Value* dk = elementwise("mul", {matmul(swap_last_two(ds), cast(q, compute), compute), scale});
+    Value* dv = matmul(swap_last_two(p), d_out, compute);
+    return {cast(unbroadcast(dq, q), element), cast(unbroadcast(dk, k), element), cast(unbroadcast(dv, v), element)};
+  }
+
+  // `g` summed over the leading dimensions `like` lacks and those where
+  // `like` has a 1, then shaped as `like`.
+  Value* unbroadcast(Value* g, Value* like) {
+    Type gt = g->type(), lt = like->type();
+    size_t r = gt.rank(), s = lt.rank();
+    std::vector<int64_t> axes;
+    for (size_t d = 0; d < r; ++d)
+      if (d < r - s || (lt.shape()[d - (r - s)] == 1 && gt.shape()[d] != 1)) axes.push_back(static_cast<int64_t>(d));
+    if (axes.empty()) return g;
+    Value* summed = make(OpKind::GraphReduce, {g}, {{"kind", context_.string_attr("sum")}, {"axes", context_.int_array_attr(axes)}});
+    std::vector<int64_t> dims(lt.shape().begin(), lt.shape().end());
+    std::vector<Value*> sizes;
+    for (size_t a = 0; a < s; ++a) sizes.push_back(dims[a] == kDynamic ? dim(like, a) : nullptr);
+    return reshape(summed, dims, sizes);
   }
 
   Value* softmax() {
@@ -258,13 +309,36 @@ class Decomposer {
 
 }  // namespace
 
-void decompose_graph_operations(Operation* root, Context& context) {
+bool flash_attention_form(const Operation* op) {
+  if (!op->is(OpKind::GraphAttention) && !op->is(OpKind::GraphAttentionGrad)) return false;
+  Type q = op->operand(0)->type();
+  ScalarType element = q.scalar();
+  if (element != ScalarType::F32 && element != ScalarType::F16 && element != ScalarType::BF16) return false;
+  size_t rank = q.rank();
+  int64_t d = q.shape()[rank - 1];
+  if (d != 64 && d != 128) return false;
+  for (unsigned i = 1; i < 3; ++i) {
+    Type t = op->operand(i)->type();
+    if (t.rank() != rank || t.shape()[rank - 1] != d) return false;
+  }
+  // The same batch dimensions, all known: the kernels index [B*H, S, D].
+  for (size_t a = 0; a + 2 < rank; ++a) {
+    int64_t b = q.shape()[a];
+    if (b == kDynamic) return false;
+    for (unsigned i = 1; i < 3; ++i)
+      if (op->operand(i)->type().shape()[a] != b) return false;
+  }
+  return true;
+}
+
+void decompose_graph_operations(Operation* root, Context& context, DecomposeOptions options) {
   auto rewrite = [&](OpKind kind, auto&& build) {
     std::vector<Operation*> ops;
     root->walk([&](Operation* op) {
       if (op->is(kind)) ops.push_back(op);
     });
     for (Operation* op : ops) {
+      if (kind == OpKind::GraphAttention && options.keep_flash_attention && flash_attention_form(op)) continue;
       Decomposer d(context, op);
       Value* replacement = build(d);
       op->result()->replace_all_uses_with(replacement);
@@ -272,6 +346,17 @@ void decompose_graph_operations(Operation* root, Context& context) {
     }
   };
   // Attention first: it makes softmaxes and matmuls.
+  std::vector<Operation*> grads;
+  root->walk([&](Operation* op) {
+    if (op->is(OpKind::GraphAttentionGrad) && !(options.keep_flash_attention_grad && flash_attention_form(op)))
+      grads.push_back(op);
+  });
+  for (Operation* op : grads) {
+    Decomposer d(context, op);
+    std::vector<Value*> gradients = d.attention_grad();
+    for (unsigned i = 0; i < 3; ++i) op->result(i)->replace_all_uses_with(gradients[i]);
+    op->erase();
+  }
   rewrite(OpKind::GraphAttention, [](Decomposer& d) { return d.attention(); });
   rewrite(OpKind::GraphSoftmax, [](Decomposer& d) { return d.softmax(); });
   rewrite(OpKind::GraphNorm, [](Decomposer& d) { return d.norm(); });
@@ -289,7 +374,10 @@ void decompose_graph_operations(Operation* root, Context& context) {
 }
 
 void run_graph_decompose_pass(Operation* module, PassContext& context) {
-  decompose_graph_operations(module, context.context);
+  // With a stdlib, attention in the flash kernels' form stays whole
+  // (generate-kernels launches them); without one, everything is decomposed.
+  bool library = context.library != nullptr;
+  decompose_graph_operations(module, context.context, DecomposeOptions{library, library});
 }
 
 }  // namespace tessera::ir

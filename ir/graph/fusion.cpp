@@ -12,7 +12,8 @@
 //                shared by the row's lanes;
 //   reduce       a reduction over other axes, with the elementwise operations
 //                that produce its input;
-//   matmul, attention   one operation each (stdlib kernels).
+//   matmul, attention   one operation each (stdlib kernels; attention_grad
+//                       is an attention kernel too).
 //
 // Greedy, in program order: an operation joins the group of an operand's
 // producer when its shape fits that group's space (run-time sizes compared
@@ -59,7 +60,7 @@ bool is_pointwise(const Operation* op) {
 
 bool is_computing(const Operation* op) {
   return is_pointwise(op) || op->is(OpKind::GraphReduce) || op->is(OpKind::GraphMatmul) ||
-         op->is(OpKind::GraphAttention);
+         op->is(OpKind::GraphAttention) || op->is(OpKind::GraphAttentionGrad);
 }
 
 std::vector<int64_t> shape_of(Value* v) {
@@ -262,7 +263,7 @@ class Fusion {
   }
 
   void place(Operation* op) {
-    if (op->is(OpKind::GraphMatmul) || op->is(OpKind::GraphAttention)) {
+    if (op->is(OpKind::GraphMatmul) || op->is(OpKind::GraphAttention) || op->is(OpKind::GraphAttentionGrad)) {
       start(op, op->is(OpKind::GraphMatmul) ? Strategy::Matmul : Strategy::Attention, nullptr, true);
       return;
     }
@@ -339,7 +340,8 @@ class Fusion {
     // a product's tile and pipelining, an elementwise chain's vectorisation
     // (the first member's that has one).
     for (std::string_view name : schedule_hint_names()) {
-      bool wanted = name == "vectorize" ? group.strategy == Strategy::Elementwise : group.strategy == Strategy::Matmul;
+      bool wanted = name == "vectorize" ? group.strategy == Strategy::Elementwise
+                                        : group.strategy == Strategy::Matmul || group.strategy == Strategy::Attention;
       for (Operation* op : group.ops)
         if (Attribute value = op->attr(name); wanted && value && !kernel->has_attr(name)) kernel->set_attr(name, value);
     }

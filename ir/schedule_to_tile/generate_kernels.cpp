@@ -16,6 +16,9 @@
 //                the reduced extent is large or unknown, else a lane per
 //                output element.
 //   matmul       the stdlib GEMM (stdlib/gemm.tsr) on [BATCH, M, K] views.
+//   attention    the stdlib flash attention (stdlib/attention.tsr) on
+//                [B*H, S, D] views: flash_attention forward; for
+//                attention_grad, flash_attention_bwd_dq then _bwd_dkdv.
 //
 // The space's dimensions are the kernel's first scalar parameters when they
 // are known only at run time, so every generated kernel knows its space.
@@ -23,6 +26,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -31,6 +35,7 @@
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
 #include "ir/core/schedule_hints.h"
+#include "ir/graph/decompose.h"
 #include "ir/passes/passes.h"
 #include "ir/schedule_to_tile/element_code.h"
 #include "ir/schedule_to_tile/kernel_builder.h"
@@ -85,6 +90,7 @@ class Generator {
   bool run() {
     std::string_view strategy = kernel_->string_attr("strategy");
     if (strategy == "matmul") return matmul();
+    if (strategy == "attention") return attention();
     if (strategy == "elementwise") elementwise();
     else if (strategy == "rows") rows();
     else if (strategy == "reduce") reduce();
@@ -791,6 +797,114 @@ class Generator {
       result = host_op(OpKind::GraphReshape, reshape, ct);
     }
     kernel_->result(0)->replace_all_uses_with(result);
+    kernel_->erase();
+    return true;
+  }
+
+  // graph.attention or graph.attention_grad in the flash kernels' form
+  // (graph-decompose left only those whole, and only with a library):
+  // stdlib/attention.tsr's kernels on [BH, S, D] views, BH the product of
+  // the batch dimensions. The forward's log-sum-exp is not kept, so the
+  // backward's first kernel recomputes it.
+  bool attention() {
+    Operation* op = ops_.back();
+    if (!pass_.library || !flash_attention_form(op))
+      internal_error("generate-kernels", "an attention kernel without the flash kernels' form or a stdlib");
+    Type qt = op->operand(0)->type();
+    size_t rank = qt.rank();
+    int64_t head = qt.shape()[rank - 1];
+    ScalarType element = qt.scalar();
+    for (std::string_view name : schedule_hint_names())
+      if (kernel_->has_attr(name))
+        ignore_hint(name, fmt::format("attention runs the stdlib's flash-attention kernels, whose tiles are fixed ({} "
+                                      "query rows per group of 128 lanes for head size {})",
+                                      128 / (head / 16), head));
+    bool grad = op->is(OpKind::GraphAttentionGrad);
+    auto instance = [&](const char* kernel) -> Operation* {
+      KernelInstance wanted{"attention", kernel,
+                            {{"T", std::string(scalar_info(element).name)}, {"HEAD_DIM", std::to_string(head)}}};
+      std::string error;
+      Operation* f = pass_.library->instantiate(context_, module_, wanted, error);
+      if (!f) report_at<DiagnosticKind::IrStdlibUnavailable>(pass_, op, error);
+      return f;
+    };
+    Operation* forward = grad ? nullptr : instance("flash_attention");
+    Operation* dq_kernel = grad ? instance("flash_attention_bwd_dq") : nullptr;
+    Operation* dkdv_kernel = grad ? instance("flash_attention_bwd_dkdv") : nullptr;
+    if (grad ? !dq_kernel || !dkdv_kernel : !forward) return false;
+
+    int64_t bh = 1;
+    for (size_t a = 0; a + 2 < rank; ++a) bh *= qt.shape()[a];
+    Value* sq = host_dim(op->operand(0), static_cast<int64_t>(rank - 2));
+    Value* sk = host_dim(op->operand(1), static_cast<int64_t>(rank - 2));
+    int64_t sq_s = qt.shape()[rank - 2], sk_s = op->operand(1)->type().shape()[rank - 2];
+    auto view = [&](Value* v, Value* s, int64_t s_static, ScalarType t) -> Value* {
+      if (rank == 3) return v;  // [BH, S, D] already
+      std::vector<Value*> operands{v};
+      if (s_static == kDynamic) operands.push_back(s);
+      return host_op(OpKind::GraphReshape, operands, context_.tensor_type(std::vector<int64_t>{bh, s_static, head}, t));
+    };
+    auto empty = [&](std::vector<int64_t> dims, Value* s, ScalarType t) -> Value* {
+      std::vector<Value*> sizes;
+      if (dims[1] == kDynamic) sizes.push_back(s);
+      Type type = context_.tensor_type(dims, t);
+      return host_.create(OpKind::GraphEmpty, std::span<Value* const>(sizes), std::span<const Type>(&type, 1))->result();
+    };
+    auto launch = [&](Operation* kernel, Value* groups, std::vector<Value*> args, std::vector<int64_t> mut) {
+      std::vector<Value*> operands{groups, host_index(bh), host_index(1)};
+      operands.insert(operands.end(), args.begin(), args.end());
+      std::vector<Type> types;
+      for (int64_t& m : mut) {
+        m += 3;
+        types.push_back(operands[static_cast<size_t>(m)]->type());
+      }
+      return host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands), std::span<const Type>(types),
+                          {{"kernel", context_.symbol_attr(kernel->symbol_name())},
+                           {"mut_operands", context_.int_array_attr(mut)}});
+    };
+    Value* q = view(outer(op->operand(0)), sq, sq_s, element);
+    Value* k = view(outer(op->operand(1)), sk, sk_s, element);
+    Value* v = view(outer(op->operand(2)), sk, sk_s, element);
+    double scale_value = op->has_attr("scale") ? op->attr("scale").float_value() : 1.0 / std::sqrt(static_cast<double>(head));
+    Value* scale = host_.constant_float(scale_value, context_.f32_type());
+    Value* causal = host_.constant_bool(op->has_attr("causal"));
+    int64_t rows = 128 / (head / 16);  // query rows (bwd_dkdv: key rows) per group
+    // The results as the operation's types, by result number.
+    std::vector<Value*> results;
+    // Only the sequence length (axis rank - 2) may be known at run time.
+    auto as_type_of = [&](Value* v3, Value* like_inner, Value* s) {
+      Type t = like_inner->type();
+      if (rank == 3) return v3;
+      std::vector<Value*> operands{v3};
+      if (t.shape()[rank - 2] == kDynamic) operands.push_back(s);
+      return host_op(OpKind::GraphReshape, operands, t);
+    };
+    if (!grad) {
+      Value* o = empty({bh, sq_s, head}, sq, element);
+      Value* lse = empty({bh, sq_s}, sq, ScalarType::F32);
+      Operation* run = launch(forward, host_ceil_div(sq, rows), {q, k, v, o, lse, scale, causal}, {3, 4});
+      results.push_back(as_type_of(run->result(0), op->result(), sq));
+    } else {
+      Value* o = view(outer(op->operand(3)), sq, sq_s, element);
+      Value* d_out = view(outer(op->operand(4)), sq, sq_s, element);
+      Value* dq = empty({bh, sq_s, head}, sq, element);
+      Value* lse = empty({bh, sq_s}, sq, ScalarType::F32);
+      Value* delta = empty({bh, sq_s}, sq, ScalarType::F32);
+      Operation* first = launch(dq_kernel, host_ceil_div(sq, rows), {q, k, v, o, d_out, dq, lse, delta, scale, causal},
+                                {5, 6, 7});
+      Value* dk = empty({bh, sk_s, head}, sk, element);
+      Value* dv = empty({bh, sk_s, head}, sk, element);
+      Operation* second = launch(dkdv_kernel, host_ceil_div(sk, rows),
+                                 {q, k, v, d_out, first->result(1), first->result(2), dk, dv, scale, causal}, {6, 7});
+      results.push_back(as_type_of(first->result(0), op->result(0), sq));
+      results.push_back(as_type_of(second->result(0), op->result(1), sk));
+      results.push_back(as_type_of(second->result(1), op->result(2), sk));
+    }
+    for (unsigned i = 0; i < kernel_->num_results(); ++i) {
+      Value* yielded = yield_->operand(i);
+      internal_check(yielded->defining_op() == op, "generate-kernels", "an attention kernel yields another value");
+      kernel_->result(i)->replace_all_uses_with(results.at(yielded->index()));
+    }
     kernel_->erase();
     return true;
   }
