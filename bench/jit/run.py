@@ -12,7 +12,12 @@ TESSERA_CPU_THREADS and OPENBLAS_NUM_THREADS; else both use every hardware
 thread). Results are compared with NumPy's first, so a fast wrong function
 cannot pass. Goals (issue 20): the fused softmax, layer norm and
 elementwise chain faster than NumPy (one pass instead of one per op); GEMM
-f32 1024^3 at least 0.5x OpenBLAS. Prints one line per case, then the
+f32 1024^3 at least 0.5x OpenBLAS. Forward against forward+backward (issue
+21): a two-layer MLP's loss against its value_and_grad, causal attention
+against the gradients of a loss of it (flash kernels both ways); each line
+also gives the backward's share, (forward+backward - forward) / forward,
+goal at most 2.5. Their NumPy references (the same math, written by hand)
+check the results and are timed too. Prints one line per case, then the
 machine, date and load average.
 """
 import argparse
@@ -45,9 +50,11 @@ def numpy_median(function, repeat):
     return sorted(times)[len(times) // 2] * 1e3
 
 
-def tesserac_median(tesserac, work, function, inputs, repeat):
-    command = [tesserac, "run", source, "--func", function, "--device", "cpu", "--no-bounds-check", "-q", "--time", str(repeat),
-               "--out", "result=" + os.path.join(work, "result.npy")]
+def tesserac_median(tesserac, work, function, inputs, repeat, results=1):
+    names = ["result"] if results == 1 else [f"result.{i}" for i in range(results)]
+    command = [tesserac, "run", source, "--func", function, "--device", "cpu", "--no-bounds-check", "-q", "--time", str(repeat)]
+    for name in names:
+        command += ["--out", f"{name}=" + os.path.join(work, f"{name}.npy")]
     for name, array in inputs.items():
         path = os.path.join(work, f"{name}.npy")
         np.save(path, array)
@@ -56,7 +63,8 @@ def tesserac_median(tesserac, work, function, inputs, repeat):
     if done.returncode != 0:
         sys.exit(f"bench/jit: {function}: tesserac run failed:\n{done.stderr}")
     ms = float(re.search(r"median ([0-9.]+) ms", done.stdout + done.stderr).group(1))
-    return ms, np.load(os.path.join(work, "result.npy"))
+    got = [np.load(os.path.join(work, f"{name}.npy")) for name in names]
+    return ms, got[0] if results == 1 else got
 
 
 def softmax(x):
@@ -72,6 +80,34 @@ def layer_norm(x, gamma, beta):
 
 def chain(x, y):
     return np.maximum(x * 1.5 + y, 0) * (1 / (1 + np.exp(-y))) - 0.25 * x
+
+
+def mlp_loss(x, w1, b1, w2, b2, y):
+    h = np.maximum(x @ w1 + b1, 0)
+    return np.mean((h @ w2 + b2 - y) ** 2)
+
+
+def mlp_value_and_grad(x, w1, b1, w2, b2, y):
+    z = x @ w1 + b1
+    h = np.maximum(z, 0)
+    e = h @ w2 + b2 - y
+    g = 2 * e / e.size
+    gh = (g @ w2.T) * (z > 0)
+    return [np.mean(e * e), x.T @ gh, gh.sum(axis=0), h.T @ g, g.sum(axis=0)]
+
+
+def causal_probabilities(q, k):
+    s = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])
+    s = np.where(np.triu(np.ones(s.shape[-2:], bool), 1), -np.inf, s)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def attention_grad(q, k, v, w):
+    p = causal_probabilities(q, k)
+    scale = 1 / np.sqrt(q.shape[-1])
+    ds = p * (w @ v.transpose(0, 2, 1) - (w * (p @ v)).sum(axis=-1, keepdims=True))
+    return [scale * ds @ k, scale * ds.transpose(0, 2, 1) @ q, p.transpose(0, 2, 1) @ w]
 
 
 def main():
@@ -104,6 +140,22 @@ def main():
         ("elementwise chain 4M", "elementwise_chain", {"x": v1, "y": v2}, lambda: chain(v1, v2), 1e-5),
         ("gemm f32 1024^3", "gemm", {"a": a, "b": b}, lambda: a @ b, 1e-3),
     ]
+    mlp = {"x": rng.standard_normal((256, 512), dtype=np.float32),
+           "w1": (rng.standard_normal((512, 1024)) / np.sqrt(512)).astype(np.float32),
+           "b1": rng.standard_normal(1024, dtype=np.float32) * np.float32(0.1),
+           "w2": (rng.standard_normal((1024, 256)) / np.sqrt(1024)).astype(np.float32),
+           "b2": rng.standard_normal(256, dtype=np.float32) * np.float32(0.1),
+           "y": rng.standard_normal((256, 256), dtype=np.float32)}
+    att = {n: rng.standard_normal((8, 512, 64), dtype=np.float32) for n in ("q", "k", "v", "w")}
+    qkv = {n: att[n] for n in ("q", "k", "v")}
+    # (title, forward function, its inputs, reference, backward function, its
+    # inputs, results, reference, tolerance)
+    pairs = [
+        ("MLP 256x512x1024x256", "mlp_loss", mlp, lambda: mlp_loss(**mlp),
+         "mlp_value_and_grad", mlp, 5, lambda: mlp_value_and_grad(**mlp), 1e-4),
+        ("attention 8x512x64 causal", "attention_forward", qkv, lambda: causal_probabilities(att["q"], att["k"]) @ att["v"],
+         "attention_grad", att, 3, lambda: attention_grad(**att), 1e-4),
+    ]
     print(f"bench/jit: {os.path.relpath(tesserac)} against NumPy {np.__version__}, median of {args.repeat}")
     with tempfile.TemporaryDirectory() as work:
         for title, function, inputs, reference, tolerance in cases:
@@ -120,6 +172,23 @@ def main():
             if function == "gemm":
                 extra = f"  ({2 * size ** 3 / ms / 1e6:.1f} GFLOP/s vs {2 * size ** 3 / numpy_ms / 1e6:.1f})"
             print(f"  {title:24s} tesserac {ms:9.3f} ms   numpy {numpy_ms:9.3f} ms   {numpy_ms / ms:5.2f}x NumPy{extra}")
+        for title, forward, forward_inputs, forward_ref, backward, inputs, results, backward_ref, tolerance in pairs:
+            if args.only and forward not in args.only and backward not in args.only:
+                continue
+            times = []
+            for function, arguments, count, reference in ((forward, forward_inputs, 1, forward_ref),
+                                                          (backward, inputs, results, backward_ref)):
+                ms, got = tesserac_median(tesserac, work, function, arguments, args.repeat, count)
+                want = reference()
+                for g, w in zip(got if count > 1 else [got], want if count > 1 else [want]):
+                    w = np.asarray(w, dtype=np.float64)
+                    error = float(np.abs(np.asarray(g, dtype=np.float64) - w).max()) / max(1.0, float(np.abs(w).max()))
+                    if np.shape(g) != w.shape or error > tolerance:
+                        sys.exit(f"bench/jit: {function}: wrong result (shape {np.shape(g)} vs {w.shape}, error {error:.2e})")
+                times.append((ms, numpy_median(reference, args.repeat)))
+            (fwd, fwd_np), (both, both_np) = times
+            print(f"  {title:26s} forward {fwd:9.3f} ms (numpy {fwd_np:8.3f})   forward+backward {both:9.3f} ms "
+                  f"(numpy {both_np:8.3f})   backward {(both - fwd) / fwd:4.2f}x the forward")
     load = os.getloadavg()
     print(f"  machine: {platform.machine()} {os.cpu_count()} hardware threads, {platform.node()}; "
           f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}; load average {load[0]:.2f}")

@@ -551,19 +551,26 @@ class Derivation : GraphBuilding {
     Value* x = op->operand(0);
     std::vector<int64_t> starts = op->attr("starts").int_array(), limits = op->attr("limits").int_array(),
                          steps = op->attr("steps").int_array();
+    // The bounds given by index operands: constants folded in, the others
+    // kept as values (the lowering made them in range).
+    std::vector<Value*> start_values(starts.size(), nullptr), limit_values(starts.size(), nullptr);
     unsigned next = 1;
-    auto resolve = [&](int64_t& bound) {
+    auto resolve = [&](int64_t& bound, Value*& value) {
       if (bound != kDynamic) return;
-      Attribute c = constant_value(op->operand(next++));
-      if (!c || !c.is(AttributeKind::Integer))
-        fail(op, "a slice at an offset known only at run time",
-             "its rule needs the offset to be a constant (as it is in a loop over a static range, which is unrolled)");
-      bound = c.int_value();
+      value = op->operand(next++);
+      if (Attribute c = constant_value(value); c && c.is(AttributeKind::Integer)) {
+        bound = c.int_value();
+        value = nullptr;
+      }
     };
+    bool run_time = false;
     for (size_t d = 0; d < starts.size(); ++d) {
-      resolve(starts[d]);
-      resolve(limits[d]);
+      resolve(starts[d], start_values[d]);
+      resolve(limits[d], limit_values[d]);
+      bool whole = steps[d] == 1 && starts[d] == 0 && limits[d] == -1;
+      if (start_values[d] || limit_values[d] || (!whole && x->type().shape()[d] == kDynamic)) run_time = true;
     }
+    if (run_time) return slice_at_run_time(op, starts, steps, start_values);
     Value* g = grad_of(op->result());
     if (!g->type().has_static_shape()) {
       // The offsets are constants now: the window's sizes are known.
@@ -579,7 +586,6 @@ class Derivation : GraphBuilding {
     for (size_t d = 0; d < starts.size(); ++d) {
       int64_t extent = x->type().shape()[d];
       if (steps[d] == 1 && starts[d] == 0 && (limits[d] == -1 || limits[d] == extent)) continue;
-      if (extent == kDynamic) fail(op, "a slice of a dimension known only at run time", "its rule needs the size");
       int64_t n = g->type().shape()[d];
       if (n == kDynamic) fail(op, "a slice whose window is known only at run time", "its rule needs the size");
       int64_t first = starts[d], step = steps[d];
@@ -614,14 +620,53 @@ class Derivation : GraphBuilding {
     accumulate(x, reshape_like(g, x));
   }
 
+  // The gradient of a slice with a bound or a sliced dimension known only
+  // at run time (x[t:t + 3], x[1:] of an f32[N]): for each sliced dimension
+  // (step 1), g between zeros of the run-time sizes start and extent -
+  // start - length, which the lowering made non-negative.
+  void slice_at_run_time(Operation* op, const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
+                         const std::vector<Value*>& start_values) {
+    Value* x = op->operand(0);
+    std::vector<int64_t> limits = op->attr("limits").int_array();
+    Value* g = grad_of(op->result());
+    for (size_t d = 0; d < starts.size(); ++d) {
+      bool whole = steps[d] == 1 && starts[d] == 0 && limits[d] == -1 && !start_values[d];
+      if (whole) continue;
+      if (steps[d] != 1)
+        fail(op, "a strided slice with a bound or a size known only at run time",
+             "its rule needs step 1 there, or constant bounds and sizes");
+      Value* start = start_values[d] ? start_values[d] : builder_.constant_index(starts[d]);
+      Value* length = dim(g, d);
+      Value* extent = dim(x, d);
+      Type index = context_.index_type();
+      Value* used = builder_.create(OpKind::AddI, {start, length}, {index})->result();
+      Value* after = builder_.create(OpKind::SubI, {extent, used}, {index})->result();
+      g = concat_along({zeros_sized(g, d, start), g, zeros_sized(g, d, after)}, d);
+    }
+    accumulate(x, reshape_like(g, x));
+  }
+  // Zeros of `like`'s shape but `size` (an index value) along `axis`.
+  Value* zeros_sized(Value* like, size_t axis, Value* size) {
+    std::vector<int64_t> dims(like->type().shape().begin(), like->type().shape().end());
+    dims[axis] = kDynamic;
+    if (Attribute c = constant_value(size); c && c.is(AttributeKind::Integer)) dims[axis] = c.int_value();
+    std::vector<Value*> sizes;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (dims[d] == kDynamic) sizes.push_back(d == axis ? size : dim(like, d));
+    return make(OpKind::GraphConstant, sizes, context_.tensor_type(dims, like->type().scalar()),
+                {{"value", context_.float_attr(0.0)}});
+  }
+
   void concat(Operation* op) {
     Value* g = grad_of(op->result());
     auto axis = static_cast<size_t>(op->attr("axis").int_value());
     int64_t offset = 0;
     size_t rank = g->type().rank();
+    bool run_time = false;
+    for (Value* part : op->operands()) run_time = run_time || part->type().shape()[axis] == kDynamic;
+    if (run_time) return concat_at_run_time(op, g, axis);
     for (Value* part : op->operands()) {
       int64_t size = part->type().shape()[axis];
-      if (size == kDynamic) fail(op, "a concatenation of parts known only at run time", "its rule needs their sizes");
       if (active_.count(part)) {
         std::vector<int64_t> starts(rank, 0), limits(rank, -1), steps(rank, 1);
         starts[axis] = offset;
@@ -633,6 +678,30 @@ class Derivation : GraphBuilding {
         accumulate(part, reshape_like(piece, part));
       }
       offset += size;
+    }
+  }
+
+  // Parts of sizes known only at run time: each part's gradient is the slice
+  // of g at its run-time offset (graph.slice with index bounds).
+  void concat_at_run_time(Operation* op, Value* g, size_t axis) {
+    size_t rank = g->type().rank();
+    Type index = context_.index_type();
+    Value* offset = builder_.constant_index(0);
+    for (Value* part : op->operands()) {
+      Value* end = builder_.create(OpKind::AddI, {offset, dim(part, axis)}, {index})->result();
+      if (active_.count(part)) {
+        std::vector<int64_t> starts(rank, 0), limits(rank, -1), steps(rank, 1), sizes(rank, kDynamic);
+        starts[axis] = kDynamic;
+        limits[axis] = kDynamic;
+        for (size_t d = 0; d < rank; ++d) sizes[d] = d == axis ? part->type().shape()[d] : g->type().shape()[d];
+        Value* piece = make(OpKind::GraphSlice, {g, offset, end}, context_.tensor_type({}, g->type().scalar()),
+                            {{"starts", context_.int_array_attr(starts)},
+                             {"limits", context_.int_array_attr(limits)},
+                             {"steps", context_.int_array_attr(steps)},
+                             {"sizes", context_.int_array_attr(sizes)}});
+        accumulate(part, reshape_like(piece, part));
+      }
+      offset = end;
     }
   }
 

@@ -10,7 +10,7 @@ that calls
     check(func, args, ref, wrt, value=False, analytic=None, rtol=2e-3, atol=2e-4)
 
 `args` maps each parameter of `func` to a NumPy array (cast to f32) or a
-Python bool (passed as a run-time scalar, given to `ref` as is), `ref`
+Python bool or int (passed as a run-time scalar, given to `ref` as is), `ref`
 is the differentiated function written with NumPy (called with f64 copies of
 the arguments, returning a number), `wrt` names the arguments whose
 gradients `func` returns, in order (after the value when `value`). `analytic`,
@@ -51,6 +51,9 @@ def main():
             if isinstance(array, bool):  # a bool parameter (an `if` condition)
                 command += ["--arg", f"{name}={'true' if array else 'false'}"]
                 continue
+            if isinstance(array, int):  # an integer parameter (a run-time offset)
+                command += ["--arg", f"{name}={array}"]
+                continue
             path = os.path.join(options.workdir, f"{func}.{name}.npy")
             np.save(path, np.asarray(array, dtype=np.float32))
             command += ["--arg", f"{name}={path}"]
@@ -66,7 +69,7 @@ def main():
             print(failures[-1])
             return
         got = [np.load(p).astype(np.float64) for p in paths]
-        wide = {name: a if isinstance(a, bool) else np.asarray(a, dtype=np.float32).astype(np.float64)
+        wide = {name: a if isinstance(a, (bool, int)) else np.asarray(a, dtype=np.float32).astype(np.float64)
                 for name, a in args.items()}
         names = list(wide)
         expected = []
@@ -77,8 +80,8 @@ def main():
             flat = numeric.reshape(-1)
             for i in range(flat.size):
                 h = 1e-6 * max(1.0, abs(wide[name].reshape(-1)[i]))
-                plus = {n: a if isinstance(a, bool) else a.copy() for n, a in wide.items()}
-                minus = {n: a if isinstance(a, bool) else a.copy() for n, a in wide.items()}
+                plus = {n: a if isinstance(a, (bool, int)) else a.copy() for n, a in wide.items()}
+                minus = {n: a if isinstance(a, (bool, int)) else a.copy() for n, a in wide.items()}
                 plus[name].reshape(-1)[i] += h
                 minus[name].reshape(-1)[i] -= h
                 flat[i] = (ref(*[plus[n] for n in names]) - ref(*[minus[n] for n in names])) / (2 * h)
