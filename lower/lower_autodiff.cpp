@@ -26,7 +26,10 @@ Bound Lowering::lower_vjp(NodeId call) {
   uint32_t instance = call_instances_->at(call.index);
   Operation* callee = jit_function_op(instance);
   Type fn = callee->attr("function_type").type();
-  std::vector<Value*> operands = jit_call_operands(call, fn, /*first_argument=*/2);
+  std::vector<NodeId> primals;  // the arguments after f, has_aux= left out
+  for (NodeId argument : ast_.children(call).subspan(2))
+    if (ast_.kind(argument) != NodeKind::KeywordArgument) primals.push_back(argument);
+  std::vector<Value*> operands = jit_call_operands(primals, fn);
   std::vector<Type> results;
   for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
   Operation* op = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
@@ -34,7 +37,16 @@ Bound Lowering::lower_vjp(NodeId call) {
   attach_custom_rule(op, instance);
   size_t next = 0;
   Bound out = bound_from_flat(typed_.instances[instance].info.return_type, op->results(), next);
+  sema::TransformInfo transform = typed_.types.transform_info(
+      typed_.types.tuple_elements(node_type(call))[1]);
   Bound pair;
+  if (transform.has_aux) {  // f returns (out, aux): (out, f_vjp, aux)
+    auto part = [&](size_t i) { return out.nested.empty() ? Bound{out.elements.at(i), {}} : out.nested.at(i); };
+    pair.nested.push_back(part(0));
+    pair.nested.push_back(Bound{nullptr, operands});
+    pair.nested.push_back(part(1));
+    return pair;
+  }
   pair.nested.push_back(std::move(out));
   pair.nested.push_back(Bound{nullptr, operands});
   return pair;
@@ -59,6 +71,19 @@ Bound Lowering::lower_vjp_call(NodeId call, const sema::TransformInfo& transform
     seeds.insert(seeds.end(), b.elements.begin(), b.elements.end());
   };
   flatten(cotangent);
+  // has_aux: the results after out's are aux, seeded with zeros (no
+  // gradient flows from them).
+  for (size_t i = seeds.size(); transform.has_aux && i < fn.num_results(); ++i) {
+    Type t = fn.result(i);
+    std::vector<Value*> sizes;
+    for (size_t d = 0; d < t.rank(); ++d)
+      if (t.shape()[d] == kDynamic) unsupported(call, "has_aux with an aux tensor whose size is known only at run time");
+    Attribute zero = is_float(t.scalar()) ? context_.float_attr(0.0) : context_.int_attr(0);
+    if (t.scalar() == ScalarType::Bool) zero = context_.bool_attr(false);
+    seeds.push_back(builder_.create(OpKind::GraphConstant, std::span<Value* const>(sizes), std::span<const Type>(&t, 1),
+                                    {{"value", zero}})
+                        ->result());
+  }
   if (seeds.size() != fn.num_results()) unsupported(call, "a cotangent of another structure than the function's result");
   for (size_t i = 0; i < seeds.size(); ++i) {
     Type want = fn.result(i);

@@ -162,13 +162,22 @@ Value Checker::check_transform_builtin(BuiltinCall& bc) {
   return Value{types_.transform(transform)};
 }
 
-// vjp(f, *primals) -> (out, f_vjp): f instantiated for the primals (every
-// one a float tensor); f_vjp is a compile-time function bound to them.
+// vjp(f, *primals, has_aux=False) -> (out, f_vjp) (with has_aux: f returns
+// (out, aux) and vjp (out, f_vjp, aux)): f instantiated for the primals
+// (every one a float tensor); f_vjp is a compile-time function bound to them.
 Value Checker::check_vjp(BuiltinCall& bc) {
   TypeId error = types_.error();
+  bool has_aux = false;
   for (const auto& [keyword, node] : bc.args.keywords) {
+    if (keyword == "has_aux") {
+      std::optional<bool> value = constant_bool(bc, node, "has_aux");
+      if (!value) return Value{error};
+      has_aux = *value;
+      continue;
+    }
     diags_.emit<diag::SemaArgumentType>(ast_.range(node), std::string(keyword), std::string(bc.name),
-                                        "left out (vjp takes the function and its arguments)", source_text(node));
+                                        "left out (vjp takes the function, its arguments and has_aux=)",
+                                        source_text(node));
     bc.check_all_arguments();
     return Value{error};
   }
@@ -183,6 +192,17 @@ Value Checker::check_vjp(BuiltinCall& bc) {
   std::span<const NodeId> primals(bc.args.positional.begin() + 1, bc.args.positional.end());
   Value out = check_jit_call(bc.call, index, primals);
   if (types_.is_error(out.type) || types_.kind(out.type) == TypeKind::Dynamic) return out;
+  // has_aux=True: f returns (out, aux); aux is returned as it is, without a
+  // cotangent: (out, f_vjp, aux), JAX's convention.
+  TypeId aux;
+  if (has_aux) {
+    if (types_.kind(out.type) != TypeKind::Tuple || types_.tuple_elements(out.type).size() != 2) {
+      diags_.emit<diag::SemaGradAuxNotPair>(ast_.range(bc.call), function_name, types_.to_string(out.type));
+      return Value{error};
+    }
+    aux = types_.tuple_elements(out.type)[1];
+    out.type = types_.tuple_elements(out.type)[0];
+  }
   auto instance = call_instances_->find(bc.call.index);
   if (instance == call_instances_->end()) return Value{error};
   const FunctionInfo& info = out_.instances[instance->second].info;
@@ -217,9 +237,11 @@ Value Checker::check_vjp(BuiltinCall& bc) {
   transform.function = index;
   transform.instance = instance->second;
   transform.tuple = true;
+  transform.has_aux = has_aux;
   for (uint32_t i = 0; i < primals.size(); ++i) transform.argnums.push_back(i);
-  std::vector<TypeId> pair{out.type, types_.transform(transform)};
-  return Value{types_.tuple(pair)};
+  std::vector<TypeId> parts{out.type, types_.transform(transform)};
+  if (has_aux) parts.push_back(aux);
+  return Value{types_.tuple(parts)};
 }
 
 // f_vjp(cotangent): one cotangent of the type of f's result (a tuple for a
@@ -228,6 +250,7 @@ Value Checker::check_vjp_call(NodeId call, const TransformInfo& transform, std::
   const FunctionInfo& info = out_.instances[transform.instance].info;
   std::string function_name = name_of(out_.functions[transform.function].name);
   TypeId out = info.return_type;
+  if (transform.has_aux) out = types_.tuple_elements(out)[0];  // (out, aux): aux gets no cotangent
   if (arguments.size() != 1) {
     diags_.emit<diag::SemaArgumentCount>(ast_.range(call), "the vjp function of '" + function_name + "'", "1 argument (the cotangent)",
                                          static_cast<unsigned>(arguments.size()));
