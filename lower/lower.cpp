@@ -331,6 +331,10 @@ void Lowering::lower_rest(std::vector<Segment> continuation, bool in_branch, con
     if (!loop && kind == NodeKind::Return) return emit_return(ast_.child(statement, 0), statement, in_branch);
     if (loop && (kind == NodeKind::Break || kind == NodeKind::Continue))
       return emit_loop_exit(*loop, kind == NodeKind::Continue);
+    if (kind == NodeKind::With) {  // its block runs next, in this continuation (a `return` in it included)
+      continuation.push_back(Segment{open_schedule_scope(statement), 0});
+      continue;
+    }
     if (kind == NodeKind::If &&
         (loop ? contains_loop_exit(ast_, statement) : contains_kind(ast_, statement, NodeKind::Return))) {
       lower_exiting_if(statement, continuation, in_branch, loop);
@@ -449,7 +453,7 @@ void Lowering::lower_statement(NodeId statement) {
     case NodeKind::Return: unsupported(statement, "'return' inside a loop");
     case NodeKind::Break: unsupported(statement, "'break'");
     case NodeKind::Continue: unsupported(statement, "'continue'");
-    case NodeKind::With: unsupported(statement, "'with'");
+    case NodeKind::With: lower_suite(open_schedule_scope(statement)); return;
     case NodeKind::Assert: unsupported(statement, "'assert'");
     case NodeKind::FunctionDef: unsupported(statement, "a nested function");
     case NodeKind::ClassDef: unsupported(statement, "a class definition");

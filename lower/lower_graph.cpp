@@ -189,6 +189,9 @@ void Lowering::lower_jit_instance(uint32_t index) {
     }
   }
   schedule_directives_.clear();
+  scopes_.clear();
+  prefetches_.clear();
+  scoped_hints_.clear();
   lower_rest({Segment{ast_.child(info.def, 3), 0}}, false, nullptr);
   apply_schedule_directives(func);
   function_ = nullptr;

@@ -91,7 +91,9 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     case BuiltinId::ScheduleVectorize:
     case BuiltinId::SchedulePipelineStages:
     case BuiltinId::ScheduleAsyncCopy:
-    case BuiltinId::ScheduleUseSharedMemory: return lower_schedule_directive(call);
+    case BuiltinId::ScheduleUseSharedMemory:
+    case BuiltinId::SchedulePipeline:
+    case BuiltinId::SchedulePrefetch: return lower_schedule_directive(call);
     default: break;
   }
   auto arg = [&](size_t i) { return call_argument(call, i); };

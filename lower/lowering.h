@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -250,6 +251,9 @@ class Lowering {
   // --- schedule directives (lower_schedule.cpp) ---
   Bound lower_schedule_directive(NodeId call);
   void apply_schedule_directives(Operation* func);
+  // `with schedule.pipeline(...):` in a @jit function: records the block's
+  // scope (applied with the function's directives); returns the block.
+  NodeId open_schedule_scope(NodeId statement);
   // --- distribution (lower_dist.cpp) ---
   Bound lower_dist_builtin(NodeId call, sema::BuiltinId builtin);
   Attribute mesh_attribute(uint32_t mesh);
@@ -315,6 +319,17 @@ class Lowering {
   // The schedule directives of the @jit instance being lowered, applied
   // when its body is done.
   std::vector<std::pair<NodeId, const sema::ScheduleDirective*>> schedule_directives_;
+  // schedule.prefetch(x) calls and the value they return (x's).
+  std::vector<std::pair<NodeId, Value*>> prefetches_;
+  struct ScheduleScope {
+    NodeId call;
+    const sema::ScheduleDirective* directive;
+    std::pair<uint32_t, uint32_t> begin, end;  // the block's source range (line, column)
+  };
+  std::vector<ScheduleScope> scopes_;
+  // Hints a `with schedule.pipeline(...)` block set on its operations, which
+  // the function's own directives do not override.
+  std::set<std::pair<Operation*, std::string>> scoped_hints_;
   std::unordered_map<uint32_t, DimSource> dim_sources_;  // symbolic dimension -> where to read it
   std::unordered_map<uint32_t, Value*> dim_values_;
   std::unordered_map<uint32_t, Value*> policy_scales_;  // kernel tensor parameter -> its @precision_policy scale

@@ -113,6 +113,49 @@ Value Checker::check_schedule_directive(BuiltinCall& bc) {
       directive = {"shared_memory", {enabled ? 1 : 0, padding}};
       break;
     }
+    case BuiltinId::SchedulePipeline: {
+      // schedule.pipeline(double_buffer=True, stages=None): as a `with` item
+      // the products of its block are pipelined (lowering scopes it); as a
+      // statement, those of the whole function. double_buffer: 2 stages.
+      auto bound = bc.bind({"double_buffer", "stages"}, 0);
+      if (bound.empty()) return Value{none};
+      int64_t stages = 2;
+      if (bound[0].valid()) {
+        std::optional<bool> v = constant_bool(bc, bound[0], "double_buffer");
+        if (!v) return Value{none};
+        stages = *v ? 2 : 1;
+      }
+      if (bound[1].valid()) {
+        std::optional<int64_t> v = bc.require_constant_integer(bound[1], "stages");
+        if (!v) return Value{none};
+        if (*v < 1) {
+          bad(bound[1], "at least 1 stage", std::to_string(*v));
+          return Value{none};
+        }
+        stages = *v;
+      }
+      directive = {"stages", {stages}};
+      break;
+    }
+    case BuiltinId::SchedulePrefetch: {
+      // schedule.prefetch(x, scope="shared"): x itself; the products that
+      // read it stage its tiles ahead of use (async copies into shared
+      // memory).
+      auto bound = bc.bind({"x", "scope"}, 1);
+      if (bound.empty()) return Value{none};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (bound[1].valid()) {
+        std::optional<std::string> scope = constant_string(bound[1]);
+        if (!scope || *scope != "shared") {
+          bc.value_of(bound[1]);
+          bad(bound[1], "the scope \"shared\"", "'" + std::string(source_text(bound[1])) + "'");
+          return Value{x ? *x : types_.error()};
+        }
+      }
+      if (!x) return Value{types_.error()};
+      out_.schedule_directives[bc.call.index] = {"prefetch", {}};
+      return Value{*x};
+    }
     default: internal_error("sema", "check_schedule_directive called for another builtin");
   }
   out_.schedule_directives[bc.call.index] = std::move(directive);
