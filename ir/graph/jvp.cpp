@@ -408,6 +408,7 @@ class Linearization : GraphBuilding {
     std::vector<unsigned> with_tangent;
     for (unsigned i = 0; i < n; ++i)
       if (carried[i]) with_tangent.push_back(i);
+    if (with_tangent.empty()) return;  // no tangent leaves the loop
     builder_.set_insertion_point(op);
     for (unsigned i : with_tangent) {
       op->append_operand(tangent_or_zero(op->operand(3 + i)));
