@@ -4,9 +4,11 @@
 // pass that made it, not invalid IR later.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/core/builder.h"
@@ -14,6 +16,38 @@
 #include "support/diagnostics/internal_error.h"
 
 namespace tessera::ir {
+
+// The values the operations nested in `op`'s regions read from outside it,
+// in order of first use.
+inline std::vector<Value*> values_read_inside(Operation* op) {
+  std::vector<Value*> out;
+  std::unordered_set<Value*> seen;
+  for (unsigned r = 0; r < op->num_regions(); ++r) {
+    for (size_t b = 0; b < op->region(r).num_blocks(); ++b) {
+      for (Operation* nested : op->region(r).block(b)) {
+        nested->walk(
+            [&](Operation* inner) {
+              for (Value* v : inner->operands()) {
+                Operation* owner = v->is_block_argument() ? v->owner_block()->parent_op() : v->defining_op();
+                bool inside = owner && (owner == op ? v->is_block_argument() : op->is_proper_ancestor_of(owner));
+                if (!inside && seen.insert(v).second) out.push_back(v);
+              }
+            },
+            WalkOrder::PreOrder);
+      }
+    }
+  }
+  return out;
+}
+
+// What an operation reads: its operands, then what its regions read from outside.
+inline std::vector<Value*> inputs_of(Operation* op) {
+  std::vector<Value*> inputs = op->operands();
+  if (op->num_regions() == 0) return inputs;
+  for (Value* v : values_read_inside(op))
+    if (std::find(inputs.begin(), inputs.end(), v) == inputs.end()) inputs.push_back(v);
+  return inputs;
+}
 
 class GraphBuilding {
  protected:
@@ -61,6 +95,64 @@ class GraphBuilding {
     for (size_t i = 0; i < rank; ++i) axes[i] = i;
     return axes;
   }
+  Value* reshape(Value* x, Type to, std::vector<Value*> sizes) {
+    std::vector<Value*> operands{x};
+    operands.insert(operands.end(), sizes.begin(), sizes.end());
+    return make(OpKind::GraphReshape, operands, to);
+  }
+  // `x` broadcast to `like`'s shape (select(true, x, x), as decompose does).
+  Value* broadcast_like(Value* x, Value* like) {
+    if (x->type().shape().size() == like->type().rank() &&
+        std::equal(x->type().shape().begin(), x->type().shape().end(), like->type().shape().begin()))
+      return x;
+    std::vector<int64_t> dims(like->type().shape().begin(), like->type().shape().end());
+    Value* yes = make(OpKind::GraphConstant, dynamic_sizes(dims, like, identity(dims.size())),
+                      context_.tensor_type(dims, ScalarType::Bool), {{"value", context_.bool_attr(true)}});
+    return ew("select", {yes, x, x});
+  }
+  Value* reduce_with(std::string_view kind, Value* x, const std::vector<int64_t>& axes, bool keep) {
+    std::vector<NamedAttribute> attributes{{"kind", context_.string_attr(kind)},
+                                           {"axes", context_.int_array_attr(axes)}};
+    if (keep) attributes.push_back({"keepdims", context_.unit_attr()});
+    return make(OpKind::GraphReduce, {x}, context_.tensor_type({}, x->type().scalar()), std::move(attributes));
+  }
+  Value* sum(Value* x, const std::vector<int64_t>& axes, bool keep) { return reduce_with("sum", x, axes, keep); }
+  // `v`, a reduction of `x` over `axes` without keepdims, with those axes
+  // kept (size 1); `v` itself when `keep` (it has them already).
+  Value* with_reduced_axes(Value* v, Value* x, const std::vector<int64_t>& axes, bool keep) {
+    if (keep) return v;
+    std::vector<int64_t> dims(x->type().shape().begin(), x->type().shape().end());
+    for (int64_t a : axes) dims[static_cast<size_t>(a)] = 1;
+    return reshape(v, context_.tensor_type(dims, v->type().scalar()), dynamic_sizes(dims, x, identity(dims.size())));
+  }
+
+  // For y = prod(x, axes) (`y_kept`: y with the reduced axes kept), the
+  // product of the other elements of each element's group, d y / d x_i, of
+  // x's shape: the reverse rule (autodiff.cpp) multiplies it by the
+  // gradient, the tangent rule (jvp.cpp) by the tangent before summing.
+  // Exact with zeros (never y / x, NaN at a zero). At a nonzero x_i:
+  // y / x_i. At a zero: with no other zero in the group, p (the product of
+  // the nonzero elements); with one other zero z, p z (0, but its
+  // derivative in z is p); with more, 0. Written so that its own derivative
+  // is right too (higher order): every value keeps its dependence on the
+  // elements, and the division is by x with its zeros replaced by 1, so no
+  // infinity appears even where select drops it.
+  Value* product_of_others(Value* x, Value* y_kept, const std::vector<int64_t>& axes) {
+    ScalarType t = x->type().scalar();
+    Value* zero = scalar(0.0, t);
+    Value* one = scalar(1.0, t);
+    Value* is_zero = ew("eq", {x, zero});
+    Value* nonzero = ew("select", {is_zero, one, x});
+    Value* product = reduce_with("prod", nonzero, axes, true);
+    Value* zeros = sum(ew("select", {is_zero, one, zero}), axes, true);
+    Value* zero_sum = sum(ew("select", {is_zero, x, zero}), axes, true);
+    Value* other_zero = ew("sub", {zero_sum, x});
+    Value* at_zero = ew("select", {ew("eq", {zeros, one}), product,
+                                   ew("select", {ew("eq", {zeros, scalar(2.0, t)}),
+                                                 ew("mul", {product, other_zero}), zero})});
+    return ew("select", {is_zero, at_zero, ew("div", {broadcast_like(y_kept, x), nonzero})});
+  }
+
   // A tensor of `like`'s type filled with `v`.
   Value* constant_like(Value* like, double v) {
     Type t = like->type();

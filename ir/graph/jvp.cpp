@@ -19,11 +19,19 @@
 // callee's own derived function. Afterwards the `custom_jvp` attributes are
 // dropped so that the inline pass that follows inlines the calls.
 //
-// The few graph-building helpers mirror autodiff.cpp's (kept apart so that
-// the two passes change independently).
+// Control flow: an scf.if yields the tangents of its results as extra
+// results, each branch computing its own (never a select of the two); an
+// scf.for carries the tangents of its float loop-carried values as extra
+// loop-carried values, so nothing is unrolled and the trip count may be a
+// run-time value. A while loop is an error (ir.autodiff-unsupported).
+//
+// The graph-building helpers are GraphBuilding's (graph_building.h), shared
+// with autodiff.cpp, as is the product-of-the-others rule of a product
+// reduction.
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/core/builder.h"
 #include "ir/core/graph_ops.h"
@@ -66,18 +74,7 @@ class Linearization : GraphBuilding {
     Block& body = function_->region(0).front();
     Operation* ret = body.terminator();
     for (auto [argument, tangent] : tangents) tangent_[argument] = tangent;
-    std::vector<Operation*> ops;
-    for (Operation* op : body)
-      if (op != ret) ops.push_back(op);
-    for (Operation* op : ops) {
-      bool active = false, float_result = false;
-      for (Value* v : op->operands()) active = active || tangent_.count(v);
-      for (Value* r : op->results()) float_result = float_result || is_float_tensor(r);
-      if (!active || !float_result) continue;
-      builder_.set_insertion_point_after(op);
-      builder_.set_location(op->loc());
-      linearize(op);
-    }
+    linearize_block(body);
     builder_.set_insertion_point(ret);
     builder_.set_location(ret->loc());
     std::vector<Value*> out;
@@ -144,6 +141,31 @@ class Linearization : GraphBuilding {
   void set(Value* y, Value* t) {
     if (t) tangent_[y] = t;
   }
+  // Whether `op` reads a value with a tangent (inside its regions too).
+  bool reads_tangent(Operation* op) {
+    for (Value* v : inputs_of(op))
+      if (tangent_.count(v)) return true;
+    return false;
+  }
+
+  // Adds, after each operation of `block` (but its terminator) that reads a
+  // value with a tangent, the operations computing the tangents of its
+  // results; nested regions (an scf.for's body, an scf.if's branches) are
+  // linearized in place by their operation's rule.
+  void linearize_block(Block& block) {
+    Operation* end = block.terminator();
+    std::vector<Operation*> ops;
+    for (Operation* op : block)
+      if (op != end) ops.push_back(op);
+    for (Operation* op : ops) {
+      bool float_result = false;
+      for (Value* r : op->results()) float_result = float_result || is_float_tensor(r);
+      if (!float_result || !reads_tangent(op)) continue;
+      builder_.set_insertion_point_after(op);
+      builder_.set_location(op->loc());
+      linearize(op);
+    }
+  }
 
   // --- rules -------------------------------------------------------------------------
   void linearize(Operation* op) {
@@ -179,10 +201,11 @@ class Linearization : GraphBuilding {
       case OpKind::GraphGrad:
       case OpKind::GraphJvp:
         fail(op, "'" + std::string(op->name()) + "'", "a derivative inside a forward-mode derivative (higher order) is not supported yet");
-      case OpKind::For:
-      case OpKind::If:
+      case OpKind::If: return branch(op);
+      case OpKind::For: return loop(op);
       case OpKind::While:
-        fail(op, "'" + std::string(op->name()) + "'", "control flow in a differentiated function is not supported yet");
+        fail(op, "the 'while' loop",
+             "forward mode carries tangents through 'for' loops and 'if', not through 'while' loops yet");
       default: break;
     }
     fail(op, "'" + std::string(op->name()) + "'", "it has no tangent rule");
@@ -305,29 +328,97 @@ class Linearization : GraphBuilding {
         // The mean of the tangents of the elements equal to the extremum
         // (ties share, as the reverse rule splits the gradient).
         std::vector<int64_t> axes = op->attr("axes").int_array();
+        bool keep = op->has_attr("keepdims");
         ScalarType t = x->type().scalar();
-        Value* kept = y;
-        if (!op->has_attr("keepdims")) {
-          std::vector<int64_t> dims(x->type().shape().begin(), x->type().shape().end());
-          for (int64_t a : axes) dims[static_cast<size_t>(a)] = 1;
-          std::vector<Value*> operands{y};
-          for (size_t d = 0; d < dims.size(); ++d)
-            if (dims[d] == kDynamic) operands.push_back(dim(x, d));
-          kept = make(OpKind::GraphReshape, operands, context_.tensor_type(dims, t));
-        }
-        Value* hit = ew("eq", {x, kept});
-        auto summed = [&](Value* v) {
-          std::vector<NamedAttribute> attributes{{"kind", context_.string_attr("sum")},
-                                                 {"axes", context_.int_array_attr(axes)}};
-          if (op->has_attr("keepdims")) attributes.push_back({"keepdims", context_.unit_attr()});
-          return make(OpKind::GraphReduce, {v}, context_.tensor_type({}, t), std::move(attributes));
-        };
+        Value* hit = ew("eq", {x, with_reduced_axes(y, x, axes, keep)});
+        auto summed = [&](Value* v) { return sum(v, axes, keep); };
         Value* hits = summed(ew("select", {hit, scalar(1.0, t), scalar(0.0, t)}));
         Value* total = summed(ew("select", {hit, tx, scalar(0.0, t)}));
         return set(y, fit(ew("div", {total, hits}), y));
       }
-      case ReduceKind::Prod: fail(op, "a product reduction", "its rule is not written yet");
+      case ReduceKind::Prod: {
+        // The sum over each group of t_i times the product of the others
+        // (graph_building.h, shared with the reverse rule: exact with zeros).
+        std::vector<int64_t> axes = op->attr("axes").int_array();
+        bool keep = op->has_attr("keepdims");
+        Value* others = product_of_others(x, with_reduced_axes(y, x, axes, keep), axes);
+        return set(y, fit(sum(ew("mul", {tx, others}), axes, keep), y));
+      }
     }
+  }
+
+  // --- control flow (docs/language/autodiff.md, "Control flow") --------------------
+  // An scf.if keeps its condition; each branch computes its primal values
+  // and, after them, their tangents, which the if yields as extra results
+  // (zero from a branch whose value has none). Never a select of the two
+  // branches: the branch not taken could give a NaN or infinite tangent
+  // (sqrt at 0), and 0 * NaN is NaN.
+  void branch(Operation* op) {
+    Block* blocks[2] = {&op->region(0).front(), &op->region(1).front()};
+    for (Block* block : blocks) linearize_block(*block);
+    std::vector<unsigned> with_tangent;
+    for (unsigned i = 0; i < op->num_results(); ++i) {
+      if (!is_float_tensor(op->result(i))) continue;
+      bool any = false;
+      for (Block* block : blocks) any = any || tangent_.count(block->terminator()->operand(i));
+      if (any) with_tangent.push_back(i);
+    }
+    for (Block* block : blocks) {
+      Operation* yield = block->terminator();
+      builder_.set_insertion_point(yield);
+      builder_.set_location(yield->loc());
+      for (unsigned i : with_tangent) yield->append_operand(tangent_or_zero(yield->operand(i)));
+    }
+    for (unsigned i : with_tangent) tangent_[op->result(i)] = op->append_result(op->result(i)->type());
+  }
+
+  // An scf.for carries the tangents of its float loop-carried values that
+  // depend on a value with a tangent as extra loop-carried values (their
+  // initial values the tangents of the initial values, or zero), and its
+  // body computes them after the primal operations. Nothing is unrolled, so
+  // the trip count may be known only at run time.
+  void loop(Operation* op) {
+    Block& body = op->region(0).front();
+    Operation* yield = body.terminator();
+    unsigned n = op->num_results();
+    // Which carried values get a tangent: those whose initial value has one,
+    // then, until nothing changes, those whose yielded value depends on a
+    // value with a tangent (outside, or a carried one that has one).
+    std::vector<bool> carried(n);
+    for (unsigned i = 0; i < n; ++i) carried[i] = is_float_tensor(op->result(i)) && tangent_.count(op->operand(3 + i));
+    for (bool changed = true; changed;) {
+      std::unordered_set<Value*> inside;
+      auto has = [&](Value* v) { return tangent_.count(v) || inside.count(v); };
+      for (unsigned i = 0; i < n; ++i)
+        if (carried[i]) inside.insert(body.argument(1 + i));
+      for (Operation* nested : body) {
+        bool reads = false;
+        for (Value* v : inputs_of(nested)) reads = reads || has(v);
+        if (reads)
+          for (Value* r : nested->results())
+            if (is_float_tensor(r)) inside.insert(r);
+      }
+      changed = false;
+      for (unsigned i = 0; i < n; ++i) {
+        if (carried[i] || !is_float_tensor(op->result(i)) || !has(yield->operand(i))) continue;
+        carried[i] = true;
+        changed = true;
+      }
+    }
+    std::vector<unsigned> with_tangent;
+    for (unsigned i = 0; i < n; ++i)
+      if (carried[i]) with_tangent.push_back(i);
+    if (with_tangent.empty()) return;  // no tangent leaves the loop
+    builder_.set_insertion_point(op);
+    for (unsigned i : with_tangent) {
+      op->append_operand(tangent_or_zero(op->operand(3 + i)));
+      tangent_[body.argument(1 + i)] = body.add_argument(op->result(i)->type());
+    }
+    linearize_block(body);
+    builder_.set_insertion_point(yield);
+    builder_.set_location(yield->loc());
+    for (unsigned i : with_tangent) yield->append_operand(tangent_or_zero(yield->operand(i)));
+    for (unsigned i : with_tangent) tangent_[op->result(i)] = op->append_result(op->result(i)->type());
   }
 
   // A call left after inlining: a custom rule's (custom_jvp: the rule gives
