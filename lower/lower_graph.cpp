@@ -504,11 +504,48 @@ Value* Lowering::graph_subscript(NodeId node) {
         // element through the first. Static sizes and bounds only.
         std::optional<int64_t> lo_c = lo.valid() ? constant_of(lo) : std::nullopt;
         std::optional<int64_t> hi_c = hi.valid() ? constant_of(hi) : std::nullopt;
-        if (extent == kDynamic || (lo.valid() && !lo_c) || (hi.valid() && !hi_c))
-          unsupported(step, "a negative slice step on a dimension whose size or bounds are known only at run time");
+        bool lo_given = lo_c.has_value(), hi_given = hi_c.has_value();
+        int64_t lo_value = lo_c.value_or(0), hi_value = hi_c.value_or(0);
+        if (extent == kDynamic || (lo.valid() && !lo_given) || (hi.valid() && !hi_given)) {
+          // The same in host arithmetic: a dynamic start in [-1, size - 1]
+          // and limit in [-1, start] (-1: through element 0).
+          Value* size = extent == kDynamic ? graph_dim(x, static_cast<int64_t>(axis)) : builder_.constant_index(extent);
+          Value* zero = builder_.constant_index(0);
+          Value* minus_one = builder_.constant_index(-1);
+          Value* last = emit(OpKind::SubI, {size, builder_.constant_index(1)}, context_.index_type());
+          auto bound = [&](NodeId n, bool known, int64_t c, Value* otherwise) {
+            if (!n.valid()) return otherwise;
+            Value* v = known ? builder_.constant_index(c) : to_index(value(n, context_.i64_type()));
+            Value* negative = emit(OpKind::CmpI, {v, zero}, context_.bool_type(), {{"predicate", context_.string_attr("slt")}});
+            Value* wrapped = emit(OpKind::Select, {negative, emit(OpKind::AddI, {v, size}, context_.index_type()), v},
+                                  context_.index_type());
+            return emit(OpKind::MinSI, {emit(OpKind::MaxSI, {wrapped, minus_one}, context_.index_type()), last},
+                        context_.index_type());
+          };
+          Value* a = bound(lo, lo_given, lo_value, last);
+          Value* b = emit(OpKind::MinSI, {bound(hi, hi_given, hi_value, minus_one), a}, context_.index_type());
+          starts.push_back(kDynamic);
+          limits.push_back(kDynamic);
+          steps.push_back(s);
+          dynamic_bounds.push_back(a);
+          dynamic_bounds.push_back(b);
+          dynamic_window_axis.resize(out_dims.size(), SIZE_MAX);
+          dynamic_window_axis.push_back(axis);
+          out_dims.push_back(kDynamic);
+          // ceil((a - b) / -s), a >= b.
+          Value* span = emit(OpKind::SubI, {a, b}, context_.index_type());
+          out_extents.push_back(s == -1 ? span
+                                        : emit(OpKind::DivSI, {emit(OpKind::AddI, {span, builder_.constant_index(-s - 1)},
+                                                                    context_.index_type()),
+                                                               builder_.constant_index(-s)},
+                                               context_.index_type()));
+          sliced = true;
+          ++axis;
+          continue;
+        }
         auto wrap = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + extent : v, -1, extent - 1); };
-        int64_t a = lo_c ? wrap(*lo_c) : extent - 1;
-        int64_t b = hi_c ? wrap(*hi_c) : -1;
+        int64_t a = lo_given ? wrap(lo_value) : extent - 1;
+        int64_t b = hi_given ? wrap(hi_value) : -1;
         if (a <= b) {  // empty
           starts.push_back(0);
           limits.push_back(0);
@@ -655,6 +692,7 @@ Value* Lowering::graph_subscript(NodeId node) {
     std::vector<int64_t> dims;
     for (size_t d = 0; d < starts.size(); ++d)
       dims.push_back(window_sizes[d] != kDynamic ? window_sizes[d]
+                     : steps[d] < 0 && (starts[d] == kDynamic || limits[d] == kDynamic) ? kDynamic
                      : steps[d] < 0 ? (starts[d] - limits[d] - 1) / -steps[d] + 1
                      : limits[d] == -1 || limits[d] == kDynamic
                          ? kDynamic

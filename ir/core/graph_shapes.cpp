@@ -331,9 +331,16 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
         if (t[d] == 0) return fail("steps must not be 0");
         if (t[d] < 0) {
           // NumPy's negative step: elements start, start + step, ... above
-          // `limits` (-1: through element 0), on a static dimension.
-          if (s[d] == kDynamic || l[d] == kDynamic || extent == kDynamic)
-            return fail(fmt::format("dimension {} has a negative step, which needs static bounds and size", d));
+          // `limits` (-1: through element 0). Bounds known only at run time
+          // are in range (the lowering clamps them: start in [-1, size - 1],
+          // limit in [-1, start]).
+          if (s[d] == kDynamic || l[d] == kDynamic) {
+            if (window[d] != kDynamic && window[d] < 0) return fail("'sizes' entries must be non-negative or '?'");
+            dims.push_back(window[d]);
+            continue;
+          }
+          if (extent == kDynamic)
+            return fail(fmt::format("dimension {} has a negative step and constant bounds, which needs a static size", d));
           if (window[d] != kDynamic) return fail("'sizes' may only give the size of a window with a '?' bound");
           if (s[d] < 0 || s[d] >= extent || l[d] < -1 || l[d] >= s[d])
             return fail(fmt::format("dimension {} is sliced [{}:{}:{}] but has size {}", d, s[d], l[d], t[d], extent));

@@ -299,6 +299,12 @@ class Bufferizer {
           else if (starts[a] != 0) offset = add(offset, mul(index(starts[a]), s));
           if (o->result()->type().shape()[a] != kDynamic) {
             sizes.push_back(index(o->result()->type().shape()[a]));
+          } else if (steps[a] < 0) {
+            // (start - limit + |step| - 1) / |step|, start >= limit.
+            if (!start) start = index(starts[a]);
+            if (!limit) limit = index(limits[a]);
+            Value* span = sub(start, limit);
+            sizes.push_back(steps[a] == -1 ? span : div(add(span, index(-steps[a] - 1)), index(-steps[a])));
           } else if (!start && !limit && limits[a] != -1) {
             sizes.push_back(index((limits[a] - starts[a] + steps[a] - 1) / steps[a]));
           } else {
