@@ -894,12 +894,29 @@ Value Checker::check_subscript(NodeId node) {
   std::vector<DimId> remaining;
   bool error = false;
   bool bound_reported = false;  // a slice bound had an error: its length is not the user's doing
+  // `...` stands for every dimension the other indices leave (NumPy): at
+  // most one.
+  size_t consuming = 0, ellipses = 0;
+  for (NodeId i : indices) {
+    if (ast_.kind(i) == NodeKind::EllipsisLiteral) ++ellipses;
+    else if (ast_.kind(i) != NodeKind::NoneLiteral) ++consuming;
+  }
+  if (ellipses > 1) {
+    for (NodeId i : indices)
+      if (ast_.kind(i) != NodeKind::EllipsisLiteral && ast_.kind(i) != NodeKind::Slice) check_expression(i);
+    diags_.emit<diag::SemaMultipleEllipsis>(ast_.range(node), source_text(object));
+    return Value{types_.error()};
+  }
   for (NodeId i : indices) {
     if (ast_.kind(i) == NodeKind::NoneLiteral) {
       remaining.push_back(types_.constant_dim(1));  // new axis
       continue;
     }
-    if (ast_.kind(i) == NodeKind::EllipsisLiteral) continue;
+    if (ast_.kind(i) == NodeKind::EllipsisLiteral) {
+      for (size_t skip = dims.size() > consuming ? dims.size() - consuming : 0; skip > 0; --skip)
+        remaining.push_back(dims[consumed++]);
+      continue;
+    }
     if (consumed >= dims.size()) {
       for (NodeId rest : indices) check_expression(rest);
       diags_.emit<diag::SemaTooManyIndices>(ast_.range(node), source_text(object), static_cast<unsigned>(dims.size()),

@@ -173,6 +173,13 @@ std::optional<bool> Checker::constant_bool(BuiltinCall& bc, NodeId argument, con
                                        "argument '" + std::string(parameter) + "' of '" + std::string(bc.name) + "'");
     return std::nullopt;
   }
+  // A flag is True or False, not a number that Python would find truthy.
+  TypeId t = default_type(v.type);
+  if (types_.kind(t) != TypeKind::Scalar || types_.info(t).scalar != ScalarType::Bool) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(argument), std::string(parameter), std::string(bc.name),
+                                        "True or False", std::string(source_text(argument)));
+    return std::nullopt;
+  }
   return v.constant->integer != 0;
 }
 

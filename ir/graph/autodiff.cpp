@@ -163,10 +163,13 @@ class Derivation : GraphBuilding {
   }
 
   // `x` with `like`'s type, when only size-1 dimensions differ.
+  // `x` in `like`'s shape, keeping x's element type (a gradient reaches a
+  // value of another float type through a cast: accumulate converts it).
   Value* reshape_like(Value* x, Value* like) {
-    if (x->type() == like->type()) return x;
+    Type target = context_.tensor_type(like->type().shape(), x->type().scalar());
+    if (x->type() == target) return x;
     std::vector<int64_t> dims(like->type().shape().begin(), like->type().shape().end());
-    return reshape(x, like->type(), dynamic_sizes(dims, like, identity(dims.size())));
+    return reshape(x, target, dynamic_sizes(dims, like, identity(dims.size())));
   }
   Value* cast(Value* x, ScalarType to) {
     if (x->type().scalar() == to) return x;

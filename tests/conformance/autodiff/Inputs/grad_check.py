@@ -9,7 +9,9 @@ that calls
 
     check(func, args, ref, wrt, value=False, analytic=None, rtol=2e-3, atol=2e-4)
 
-`args` maps each parameter of `func` to a NumPy array (cast to f32) or a
+`args` maps each parameter of `func` to a NumPy array (cast to f32 unless
+it is f16, for an f16 parameter; bf16 parameters take f32 values bf16
+holds exactly) or a
 Python bool or int (passed as a run-time scalar, given to `ref` as is), `ref`
 is the differentiated function written with NumPy (called with f64 copies of
 the arguments, returning a number), `wrt` names the arguments whose
@@ -55,7 +57,8 @@ def main():
                 command += ["--arg", f"{name}={array}"]
                 continue
             path = os.path.join(options.workdir, f"{func}.{name}.npy")
-            np.save(path, np.asarray(array, dtype=np.float32))
+            is_f16 = isinstance(array, np.ndarray) and array.dtype == np.float16  # an f16 parameter's file
+            np.save(path, array if is_f16 else np.asarray(array, dtype=np.float32))
             command += ["--arg", f"{name}={path}"]
         outputs = (["value"] if value else []) + list(wrt)
         paths = []
