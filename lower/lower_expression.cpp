@@ -224,6 +224,11 @@ Value* Lowering::lower_name(NodeId name, Type want) {
   if (auto it = dim_values_.find(id); graph_ && it != dim_values_.end()) return it->second;
   if (auto it = typed_.constants.find(name.index); it != typed_.constants.end() && !is_local(id))
     return constant_value(it->second, want && want.is_scalar() ? want : typed_type(name).value_or(Type{}));
+  if (is_local(id))  // bound, but only on some paths before here: in a loop's body or one branch
+    unsupported(name, "using '" + name_of(id) + "' after the loop or branch that binds it ('" + name_of(id) +
+                          "' is carried out of a loop or an 'if' only when it is bound before it: give it a "
+                          "value first, such as '" + name_of(id) + " = ts.zeros_like(...)' or '" + name_of(id) +
+                          " = 0.0')");
   unsupported(name, "using '" + name_of(id) + "' as a value");
 }
 

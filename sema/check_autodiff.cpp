@@ -52,7 +52,13 @@ std::optional<uint32_t> Checker::transformed_function(BuiltinCall& bc, NodeId fu
   // Its kind comes from its decorators, read when it is checked.
   if (f.kind == TypeKind::Function) check_function(f.payload);
   if (f.kind != TypeKind::Function || out_.functions[f.payload].kind != FunctionKind::Jit) {
-    diags_.emit<diag::SemaGradNotJit>(ast_.range(fun_node), std::string(bc.name), source_text(fun_node));
+    auto d = diags_.emit<diag::SemaGradNotJit>(ast_.range(fun_node), std::string(bc.name), source_text(fun_node));
+    // A plain helper: the fix is its decorator.
+    if (f.kind == TypeKind::Function && out_.functions[f.payload].kind == FunctionKind::Helper) {
+      NodeId def = out_.functions[f.payload].def;
+      d.note<diag::NoteAddJit>(ast_.range(def), name_of(out_.functions[f.payload].name));
+      d.note_fix_it_insert(ast_.range(def).begin, "@ts.jit\n");
+    }
     bc.check_all_arguments();
     return std::nullopt;
   }

@@ -795,10 +795,17 @@ bool Checker::check_constant_index(NodeId index, const Value& value, DimId dim, 
                                    std::string_view what, bool is_end) {
   // Kernels index memory: a constant index must lie inside the axis, and a
   // negative one does not count from the end (graph-level code follows
-  // NumPy, where it does).
-  if (!in_device() || !value.constant || value.constant->from_local || value.constant->is_float) return true;
+  // NumPy, where it does, and where an integer index outside [-size, size)
+  // is an IndexError; slice bounds clamp).
+  if (!value.constant || value.constant->from_local || value.constant->is_float) return true;
   ConstantInt k = value.constant->integer;
   std::optional<int64_t> size = types_.constant_value(dim);
+  if (!in_device()) {
+    if (what != "index" || !size || (k < *size && k >= -*size)) return true;
+    diags_.emit<diag::SemaIndexOutOfRange>(ast_.range(index), std::string(what), to_string(k),
+                                           static_cast<unsigned>(axis), source_text(object), std::to_string(*size));
+    return false;
+  }
   if (k < 0) {
     std::string size_text = size ? std::to_string(*size) : types_.dim_to_string(dim);
     std::string fixed = size && *size + k >= 0 ? to_string(*size + k) : size_text + " - " + to_string(-k);
@@ -937,6 +944,10 @@ Value Checker::check_subscript(NodeId node) {
         }
         if (part == lower) lo = v.constant;
         if (part == upper) hi = v.constant;
+        if (part == step && v.constant && !v.constant->is_float && v.constant->integer == 0) {
+          diags_.emit<diag::SemaSliceStepZero>(ast_.range(part));
+          error = true;
+        }
         if (part != step && !check_constant_index(part, v, dims[consumed], consumed, object,
                                                   part == lower ? "slice start" : "slice end", part == upper))
           error = true;
