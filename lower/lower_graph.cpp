@@ -251,6 +251,10 @@ bool Lowering::inert_host_value(NodeId e) const {
 
 void Lowering::lower_program() {
   std::vector<NodeId> statements;
+  // Constant assignments to names the program assigns again (`i = 0.0`,
+  // then `i += 1.0` in a loop): variables whose first value is a constant,
+  // so they are statements too.
+  std::vector<NodeId> constant_assignments;
   for (NodeId statement : ast_.children(ast_.root())) {
     NodeKind kind = ast_.kind(statement);
     if (kind == NodeKind::FunctionDef || kind == NodeKind::ClassDef || kind == NodeKind::Import ||
@@ -279,12 +283,34 @@ void Lowering::lower_program() {
       }
       // (A dtype alias `T = bf16`: sema typed its value as a type and its
       // target not at all.)
-      if (!t.valid() || typed_.types.kind(t) == SemaKind::Dtype || typed_.constants.count(ast_.child(statement, 1).index) ||
-          !node_type(ast_.child(statement, 0)).valid())
+      if (!t.valid() || typed_.types.kind(t) == SemaKind::Dtype || !node_type(ast_.child(statement, 0)).valid())
         continue;
+      if (typed_.constants.count(ast_.child(statement, 1).index)) {
+        constant_assignments.push_back(statement);
+        statements.push_back(statement);  // kept only if its name is assigned again (below)
+        continue;
+      }
     }
     statements.push_back(statement);
   }
+  // A name assigned by a statement that is not a constant assignment, or by
+  // two constant assignments.
+  std::vector<uint32_t> reassigned, once;
+  for (NodeId statement : statements) {
+    if (std::find(constant_assignments.begin(), constant_assignments.end(), statement) == constant_assignments.end()) {
+      assigned_names(ast_, statement, reassigned);
+      continue;
+    }
+    uint32_t name = ast_.node(ast_.child(statement, 0)).payload;
+    if (std::find(once.begin(), once.end(), name) != once.end()) reassigned.push_back(name);
+    else once.push_back(name);
+  }
+  std::erase_if(statements, [&](NodeId statement) {
+    if (std::find(constant_assignments.begin(), constant_assignments.end(), statement) == constant_assignments.end())
+      return false;
+    uint32_t name = ast_.node(ast_.child(statement, 0)).payload;
+    return std::find(reassigned.begin(), reassigned.end(), name) == reassigned.end();
+  });
   if (statements.empty()) return;
   std::vector<NamedAttribute> attributes{
       {"sym_name", context_.string_attr("__tessera_program")},
