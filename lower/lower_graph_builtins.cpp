@@ -329,6 +329,28 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
         }
         extents.push_back(value(nodes[d], context_.i64_type()));
       }
+      // Sizes known only at run time: the element counts must agree
+      // (NumPy's "cannot reshape"), checked before anything reads the view.
+      bool dynamic_in = std::ranges::any_of(x->type().shape(), [](int64_t e) { return e == kDynamic; });
+      bool dynamic_out = std::ranges::any_of(result.shape(), [](int64_t e) { return e == kDynamic; });
+      if (dynamic_in || dynamic_out) {
+        auto count = [&](Value* t, Type type, const std::vector<Value*>* sizes) {
+          Value* total = builder_.constant_index(1);
+          for (size_t a = 0; a < type.rank(); ++a) {
+            Value* e = type.shape()[a] != kDynamic ? builder_.constant_index(type.shape()[a])
+                       : sizes                     ? to_index((*sizes)[a])
+                                                   : graph_dim(t, static_cast<int64_t>(a));
+            total = emit(OpKind::MulI, {total, e}, context_.index_type());
+          }
+          return total;
+        };
+        Value* same = emit(OpKind::CmpI, {count(x, x->type(), nullptr), count(nullptr, result, &extents)},
+                           context_.bool_type(), {{"predicate", context_.string_attr("eq")}});
+        builder_.create(OpKind::HostCheck, std::span<Value* const>(&same, 1), std::span<const Type>{},
+                        {{"message", context_.string_attr(source_position(call) +
+                                                          ": cannot reshape: the new shape's element count differs "
+                                                          "from the tensor's")}});
+      }
       std::vector<Value*> operands{x};
       for (Value* v : dynamic_dims(result, extents)) operands.push_back(v);
       return Bound{graph_op(OpKind::GraphReshape, operands, result, {}, call), {}};
