@@ -982,7 +982,7 @@ void Checker::check_statement(NodeId statement) {
       Value element{types_.dynamic()};
       TypeKind kind = types_.kind(iterable.type);
       if (kind == TypeKind::Range) {
-        element.type = types_.scalar(ScalarType::I32);
+        element.type = types_.scalar(range_element_type(children[1]));
       } else if (kind == TypeKind::List) {
         element.type = TypeId{types_.info(iterable.type).payload};
       } else if (kind == TypeKind::Error) {
@@ -1250,6 +1250,27 @@ void Checker::write_tensor_element(NodeId target, TypeId tensor, NodeId root) {
   auto builder = diags_.emit<diag::SemaWriteToImmutable>(ast_.range(target), name);
   builder.note<diag::NoteParameterNotMut>(ast_.range(parameter), name);
   if (annotation.valid()) builder.note_fix_it_insert(ast_.range(annotation).begin, "mut ");
+}
+
+// The type a `range(...)` loop counts in: i32, or i64 when a bound is a
+// wider integer (i64, u32, u64) or a constant outside i32, so the counter
+// never wraps where its bounds do not.
+ScalarType Checker::range_element_type(NodeId iterable) {
+  if (ast_.kind(iterable) != NodeKind::Call) return ScalarType::I32;
+  auto args = ast_.children(iterable);
+  for (size_t a = 1; a < args.size(); ++a) {
+    NodeId arg = args[a];
+    if (!arg.valid() || ast_.kind(arg) == NodeKind::KeywordArgument) continue;
+    if (auto c = constants_.find(arg.index); c != constants_.end() && !c->second.is_float) {
+      std::optional<int64_t> v = c->second.as_int64();
+      if (!v || *v > INT32_MAX || *v < INT32_MIN) return ScalarType::I64;
+    }
+    TypeId t = out_.node_types[arg.index];
+    if (!t.valid() || types_.kind(t) != TypeKind::Scalar) continue;
+    ScalarType s = types_.info(t).scalar;
+    if (s == ScalarType::I64 || s == ScalarType::U64 || s == ScalarType::U32) return ScalarType::I64;
+  }
+  return ScalarType::I32;
 }
 
 std::unique_ptr<TypedModule> check_module(const Ast& ast, ValueStores& values, DiagnosticEngine& diags,

@@ -173,6 +173,7 @@ class Checker {
   // The end of an instance's body: sends and recvs left without their match.
   void check_unmatched_transfers();
   std::optional<std::string> constant_string(NodeId node);
+  ScalarType range_element_type(NodeId iterable);
   std::vector<NodeId> literal_elements(NodeId node);
   std::optional<int64_t> constant_int_of(NodeId node);
   std::optional<std::vector<int64_t>> constant_range(NodeId node);
