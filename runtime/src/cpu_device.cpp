@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <link.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <memory>
 #include <thread>
 #include <unordered_set>
 
@@ -28,6 +30,24 @@
 
 namespace tessera::rt {
 namespace {
+
+// A kernel that overflows its stack (a helper recursing without end) faults
+// on the stack it overflowed, where no signal handler can run: each thread
+// that runs kernels gets an alternate signal stack, on which a handler
+// installed with SA_ONSTACK (tesserac run's crash report) runs instead.
+// A thread that has one already (a sanitizer's) keeps it.
+void ensure_signal_stack() {
+  thread_local std::unique_ptr<char[]> stack;
+  if (stack) return;
+  stack_t current{};
+  if (sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE)) return;
+  size_t bytes = std::max<size_t>(static_cast<size_t>(SIGSTKSZ), 64 * 1024);
+  stack.reset(new char[bytes]);
+  stack_t alternate{};
+  alternate.ss_sp = stack.get();
+  alternate.ss_size = bytes;
+  if (sigaltstack(&alternate, nullptr) != 0) stack.reset();
+}
 // The layouts docs/abi.md promises compiled code (LP64).
 static_assert(sizeof(void*) == 8, "the CPU kernel ABI is defined for 64-bit targets");
 static_assert(offsetof(tessCpuLaunchContext, grid) == 0);
@@ -102,6 +122,7 @@ class ThreadPool {
       busy_ = static_cast<unsigned>(threads_.size());
     }
     if (participants > 1) wake_.notify_all();
+    ensure_signal_stack();
     job(0);
     if (participants <= 1) return;
     std::unique_lock lock(mutex_);
@@ -111,6 +132,7 @@ class ThreadPool {
 
  private:
   void work(unsigned index) {
+    ensure_signal_stack();
     uint64_t seen = 0;
     while (true) {
       const std::function<void(unsigned)>* job = nullptr;
