@@ -403,6 +403,22 @@ Value Checker::check_collective(BuiltinCall& bc) {
       }
       op = *parsed;
     }
+    // What the runtime's reductions take (collectives_api.cpp,
+    // check_reduction): the narrow floats are moved, never reduced; bool
+    // reduces with max and min only.
+    bool narrow = info.scalar == ScalarType::FP8E4M3 || info.scalar == ScalarType::FP8E5M2 ||
+                  info.scalar == ScalarType::FP6E2M3 || info.scalar == ScalarType::FP6E3M2 ||
+                  info.scalar == ScalarType::FP4E2M1;
+    bool boolean_sum = info.scalar == ScalarType::Bool && op != PartialOp::Max && op != PartialOp::Min;
+    if (narrow || boolean_sum) {
+      diags_.emit<diag::SemaArgumentType>(
+          ast_.range(bound[0]), "x", bc.name,
+          narrow ? "a tensor of bool, an integer type, f16, bf16, f32 or f64 (reductions do not take the narrow floats: "
+                   "convert first; all_gather, broadcast, send and recv move any dtype)"
+                 : "a tensor that is not bool (bool reduces with \"max\" and \"min\" only)",
+          types_.to_string(*x));
+      return Value{error};
+    }
     if ((s.partial_axes & (1u << axis)) && s.partial_op != op) {
       diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(*x),
                                                 "a reduction with " + std::string(partial_op_name(op)));
