@@ -5,6 +5,13 @@
 
 namespace tessera::sema {
 
+// range(start, stop, 0) raises in Python ("arg 3 must not be zero").
+void Checker::range_step_not_zero(BuiltinCall& bc, const std::vector<NodeId>& bound) {
+  if (bound.size() < 3 || !bound[2].valid()) return;
+  if (std::optional<int64_t> step = constant_int_of(bound[2]); step && *step == 0)
+    diags_.emit<diag::SemaRangeStepZero>(ast_.range(bound[2]), std::string(bc.name));
+}
+
 Value Checker::check_kernel_builtin(BuiltinCall& bc) {
   switch (bc.info.signature) {
     case Signature::LaneIndex:
@@ -22,6 +29,7 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
       for (size_t i = 0; i < bound.size(); ++i) {
         if (bound[i].valid()) bc.require_integer(bound[i], i == 0 ? "start" : i == 1 ? "stop" : "step");
       }
+      range_step_not_zero(bc, bound);
       return Value{types_.range()};
     }
     case Signature::TileRangeArgs: {
@@ -35,6 +43,7 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
           bc.require_integer(bound[i], names[i]);
         }
       }
+      range_step_not_zero(bc, bound);
       return Value{types_.range()};
     }
     case Signature::Barrier:

@@ -69,6 +69,7 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
         return Value{types_.tensor(*dtype, {}, dims, value_space(), false, false)};
       }
       if (t.kind == TypeKind::Dynamic) return Value{types_.dynamic()};
+      if (t.kind == TypeKind::Error) return Value{types_.error()};  // reported already: no errors that follow from it
       return Value{types_.scalar(*dtype)};
     }
     default: break;

@@ -1117,8 +1117,15 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
         }
         return;
       }
+      // A number (or None) is no sequence: Python's "cannot unpack non-iterable".
+      TypeKind value_kind = types_.kind(value.type);
+      bool scalar = value_kind == TypeKind::Scalar || value_kind == TypeKind::None || value_kind == TypeKind::UntypedInt ||
+                    value_kind == TypeKind::UntypedFloat;
+      if (scalar)
+        diags_.emit<diag::SemaUnpackNotTuple>(ast_.range(value_node), types_.to_string(value.type),
+                                              static_cast<unsigned>(targets.size()));
       for (NodeId t : targets)
-        assign_to(t, Value{types_.is_error(value.type) ? types_.error() : types_.dynamic()}, value_node);
+        assign_to(t, Value{types_.is_error(value.type) || scalar ? types_.error() : types_.dynamic()}, value_node);
       return;
     }
     case NodeKind::Subscript: {

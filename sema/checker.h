@@ -174,6 +174,7 @@ class Checker {
   void check_unmatched_transfers();
   std::optional<std::string> constant_string(NodeId node);
   ScalarType range_element_type(NodeId iterable);
+  void range_step_not_zero(BuiltinCall& bc, const std::vector<NodeId>& bound);
   std::vector<NodeId> literal_elements(NodeId node);
   std::optional<int64_t> constant_int_of(NodeId node);
   std::optional<std::vector<int64_t>> constant_range(NodeId node);
