@@ -63,6 +63,7 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
     case sema::Signature::RandomArgs:
     case sema::Signature::DropoutArgs:
     case sema::Signature::FillArgs:
+    case sema::Signature::ArangeArgs:
     case sema::Signature::NpyLoadArgs:
     case sema::Signature::NpySaveArgs:
     case sema::Signature::PrintArgs:

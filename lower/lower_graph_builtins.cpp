@@ -517,6 +517,45 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       }
       return Bound{round_by_dtype(graph_op(OpKind::GraphConstant, sizes, result, {{"value", constant}}, call)), {}};
     }
+    case sema::Signature::ArangeArgs: {
+      // start + i * step for i < n (graph.iota), n = ceil((stop - start) /
+      // step) and at least 0; integers in i64, floats in f64, then the
+      // dtype (NumPy computes in double too).
+      NodeId start_node = arg(1).valid() ? arg(0) : NodeId{}, stop_node = arg(1).valid() ? arg(1) : arg(0);
+      double step = arg(2).valid() ? number_argument(arg(2), 1.0) : 1.0;
+      bool floating = false;
+      for (NodeId n : {start_node, stop_node, arg(2)}) {
+        if (!n.valid()) continue;
+        if (auto c = typed_.constants.find(n.index); c != typed_.constants.end() && c->second.is_float) floating = true;
+        if (std::optional<Type> t = typed_type(n); t && t->is_scalar() && is_float(t->scalar())) floating = true;
+      }
+      Type index = context_.index_type();
+      std::vector<Value*> sizes;
+      if (result.shape()[0] == kDynamic) {  // integer bounds known only at run time
+        Value* start = start_node.valid() ? to_index(value(start_node, context_.i64_type())) : builder_.constant_index(0);
+        Value* stop = to_index(value(stop_node, context_.i64_type()));
+        auto s = static_cast<int64_t>(step);
+        Value* span = s > 0 ? emit(OpKind::SubI, {stop, start}, index) : emit(OpKind::SubI, {start, stop}, index);
+        span = emit(OpKind::MaxSI, {span, builder_.constant_index(0)}, index);
+        int64_t magnitude = s > 0 ? s : -s;
+        Value* n = magnitude == 1 ? span
+                                  : emit(OpKind::DivSI, {emit(OpKind::AddI, {span, builder_.constant_index(magnitude - 1)}, index),
+                                                         builder_.constant_index(magnitude)},
+                                         index);
+        sizes.push_back(n);
+      }
+      Type positions_type = context_.tensor_type(result.shape(), ScalarType::I64);
+      Value* positions = graph_op(OpKind::GraphIota, sizes, positions_type, {{"axis", context_.int_attr(0)}}, call);
+      ScalarType compute = floating ? ScalarType::F64 : ScalarType::I64;
+      Type compute_scalar = context_.scalar_type(compute);
+      Value* start = start_node.valid() ? convert(value(start_node, compute_scalar), compute_scalar)
+                                        : (floating ? builder_.constant_float(0.0, compute_scalar) : builder_.constant_int(0, compute_scalar));
+      Value* step_value = floating ? builder_.constant_float(step, compute_scalar)
+                                   : builder_.constant_int(static_cast<int64_t>(step), compute_scalar);
+      Value* values = to_element(positions, compute, call);
+      values = graph_elementwise("add", {graph_elementwise("mul", {values, step_value}, call), start}, call);
+      return Bound{to_element(values, element, call), {}};
+    }
     case sema::Signature::DropoutArgs: {
       Value* x = to_element(tensor(0), element, arg(0));
       double p = number_argument(arg(1), 0.0);

@@ -70,6 +70,7 @@ enum class Signature : uint8_t {
   RandomArgs,
   DropoutArgs,
   FillArgs,
+  ArangeArgs,
   NpyLoadArgs,
   NpySaveArgs,
   PrintArgs,

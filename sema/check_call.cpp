@@ -539,6 +539,7 @@ Value Checker::check_builtin_family(BuiltinCall& bc) {
     case Signature::RandomArgs:
     case Signature::DropoutArgs:
     case Signature::FillArgs:
+    case Signature::ArangeArgs:
     case Signature::NpyLoadArgs:
     case Signature::NpySaveArgs:
     case Signature::PrintArgs: return check_graph_builtin(bc);

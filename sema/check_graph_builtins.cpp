@@ -11,6 +11,7 @@
 // back. Integers stay integers, except where a result is a mean or a
 // probability (f32).
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <cstdio>
 #include <fstream>
@@ -523,6 +524,62 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       }
       if (!dims) return Value{error};
       return Value{graph_tensor(element, *dims)};
+    }
+    case Signature::ArangeArgs: {
+      // arange(stop), arange(start, stop[, step]), dtype=: NumPy's. Start
+      // and stop may be integers known only at run time; the step is a
+      // constant other than 0; float bounds are constants. The dtype is f32
+      // when a bound is a float, else i32, unless dtype= says.
+      auto bound = bc.bind({"start", "stop", "step", "dtype"}, 1);
+      if (bound.empty()) return Value{error};
+      bool any_float = false, all_constant = true;
+      double values[3] = {0.0, 0.0, 1.0};
+      const char* names[] = {"start", "stop", "step"};
+      for (size_t i = 0; i < 3; ++i) {
+        if (!bound[i].valid()) continue;
+        Value v = bc.value_of(bound[i]);
+        if (types_.is_error(v.type)) return Value{error};
+        TypeId t = default_type(v.type);
+        bool number = types_.kind(t) == TypeKind::Scalar && types_.info(t).scalar != ScalarType::Bool;
+        if (!number) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[i]), names[i], bc.name, "a number",
+                                              types_.to_string(v.type));
+          return Value{error};
+        }
+        bool is_float_value = is_float(types_.info(t).scalar);
+        any_float = any_float || is_float_value;
+        if (v.constant) {
+          values[i] = v.constant->as_double();
+        } else if (i == 2 || is_float_value) {
+          diags_.emit<diag::SemaNotConstant>(ast_.range(bound[i]),
+                                             "argument '" + std::string(names[i]) + "' of '" + std::string(bc.name) +
+                                                 "' (" + (i == 2 ? "the step" : "a float bound") + ")");
+          return Value{error};
+        } else {
+          all_constant = false;
+        }
+      }
+      if (!bound[1].valid()) {  // arange(stop)
+        values[1] = values[0];
+        values[0] = 0.0;
+      }
+      if (values[2] == 0.0) {
+        diags_.emit<diag::SemaRangeStepZero>(ast_.range(bound[2]), std::string(bc.name));
+        return Value{error};
+      }
+      ScalarType element = any_float ? ScalarType::F32 : ScalarType::I32;
+      if (bound[3].valid()) {
+        std::optional<ScalarType> dtype = bc.require_dtype(bound[3], "dtype");
+        if (!dtype) return Value{error};
+        element = *dtype;
+      }
+      DimId length = types_.dynamic_dim();
+      if (all_constant) {
+        double n = std::ceil((values[1] - values[0]) / values[2]);
+        length = types_.constant_dim(n > 0 ? static_cast<int64_t>(n) : 0);
+      }
+      std::vector<DimId> dims{length};
+      return Value{graph_tensor(element, dims)};
     }
     case Signature::DropoutArgs: {
       auto bound = bc.bind({"x", "p", "seed"}, 2);
