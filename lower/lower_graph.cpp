@@ -494,6 +494,40 @@ Value* Lowering::graph_subscript(NodeId node) {
     if (!c) unsupported(n, std::string("a tensor ") + what + " that is not a compile-time constant");
     return *c;
   };
+  // A slice bound known at run time (or on a size that is): NumPy's wrap
+  // once (v < 0: v + size), then clamped into [low, high].
+  auto run_time_bound = [&](NodeId n, bool known, int64_t c, Value* size, Value* low, Value* high) {
+    Value* v = known ? builder_.constant_index(c) : to_index(value(n, context_.i64_type()));
+    Value* zero = builder_.constant_index(0);
+    Value* negative = emit(OpKind::CmpI, {v, zero}, context_.bool_type(), {{"predicate", context_.string_attr("slt")}});
+    Value* wrapped = emit(OpKind::Select, {negative, emit(OpKind::AddI, {v, size}, context_.index_type()), v},
+                          context_.index_type());
+    return emit(OpKind::MinSI, {emit(OpKind::MaxSI, {wrapped, low}, context_.index_type()), high}, context_.index_type());
+  };
+  // The current axis sliced from run-time `start` to `limit` by step `s`
+  // (limit on the step's side of start): ceil(|limit - start| / |s|)
+  // elements.
+  auto run_time_window = [&](Value* start, Value* limit, int64_t s) {
+    starts.push_back(kDynamic);
+    limits.push_back(kDynamic);
+    steps.push_back(s);
+    dynamic_bounds.push_back(start);
+    dynamic_bounds.push_back(limit);
+    dynamic_window_axis.resize(out_dims.size(), SIZE_MAX);
+    dynamic_window_axis.push_back(axis);
+    out_dims.push_back(kDynamic);
+    Value* span = s > 0 ? emit(OpKind::SubI, {limit, start}, context_.index_type())
+                        : emit(OpKind::SubI, {start, limit}, context_.index_type());
+    int64_t magnitude = s > 0 ? s : -s;
+    out_extents.push_back(magnitude == 1 ? span
+                                         : emit(OpKind::DivSI,
+                                                {emit(OpKind::AddI, {span, builder_.constant_index(magnitude - 1)},
+                                                      context_.index_type()),
+                                                 builder_.constant_index(magnitude)},
+                                                context_.index_type()));
+    sliced = true;
+    ++axis;
+  };
   for (NodeId i : indices) {
     NodeKind k = ast_.kind(i);
     if (k == NodeKind::NoneLiteral) {
@@ -527,7 +561,7 @@ Value* Lowering::graph_subscript(NodeId node) {
       if (s < 0) {
         // NumPy's negative step (`x[::-1]`, `x[5:1:-2]`): bounds wrap once
         // and clamp to [-1, size - 1]; the defaults run from the last
-        // element through the first. Static sizes and bounds only.
+        // element through the first.
         std::optional<int64_t> lo_c = lo.valid() ? constant_of(lo) : std::nullopt;
         std::optional<int64_t> hi_c = hi.valid() ? constant_of(hi) : std::nullopt;
         bool lo_given = lo_c.has_value(), hi_given = hi_c.has_value();
@@ -536,37 +570,11 @@ Value* Lowering::graph_subscript(NodeId node) {
           // The same in host arithmetic: a dynamic start in [-1, size - 1]
           // and limit in [-1, start] (-1: through element 0).
           Value* size = extent == kDynamic ? graph_dim(x, static_cast<int64_t>(axis)) : builder_.constant_index(extent);
-          Value* zero = builder_.constant_index(0);
           Value* minus_one = builder_.constant_index(-1);
           Value* last = emit(OpKind::SubI, {size, builder_.constant_index(1)}, context_.index_type());
-          auto bound = [&](NodeId n, bool known, int64_t c, Value* otherwise) {
-            if (!n.valid()) return otherwise;
-            Value* v = known ? builder_.constant_index(c) : to_index(value(n, context_.i64_type()));
-            Value* negative = emit(OpKind::CmpI, {v, zero}, context_.bool_type(), {{"predicate", context_.string_attr("slt")}});
-            Value* wrapped = emit(OpKind::Select, {negative, emit(OpKind::AddI, {v, size}, context_.index_type()), v},
-                                  context_.index_type());
-            return emit(OpKind::MinSI, {emit(OpKind::MaxSI, {wrapped, minus_one}, context_.index_type()), last},
-                        context_.index_type());
-          };
-          Value* a = bound(lo, lo_given, lo_value, last);
-          Value* b = emit(OpKind::MinSI, {bound(hi, hi_given, hi_value, minus_one), a}, context_.index_type());
-          starts.push_back(kDynamic);
-          limits.push_back(kDynamic);
-          steps.push_back(s);
-          dynamic_bounds.push_back(a);
-          dynamic_bounds.push_back(b);
-          dynamic_window_axis.resize(out_dims.size(), SIZE_MAX);
-          dynamic_window_axis.push_back(axis);
-          out_dims.push_back(kDynamic);
-          // ceil((a - b) / -s), a >= b.
-          Value* span = emit(OpKind::SubI, {a, b}, context_.index_type());
-          out_extents.push_back(s == -1 ? span
-                                        : emit(OpKind::DivSI, {emit(OpKind::AddI, {span, builder_.constant_index(-s - 1)},
-                                                                    context_.index_type()),
-                                                               builder_.constant_index(-s)},
-                                               context_.index_type()));
-          sliced = true;
-          ++axis;
+          Value* a = lo.valid() ? run_time_bound(lo, lo_given, lo_value, size, minus_one, last) : last;
+          Value* b = hi.valid() ? run_time_bound(hi, hi_given, hi_value, size, minus_one, last) : minus_one;
+          run_time_window(a, emit(OpKind::MinSI, {b, a}, context_.index_type()), s);
           continue;
         }
         auto wrap = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + extent : v, -1, extent - 1); };
@@ -619,35 +627,10 @@ Value* Lowering::graph_subscript(NodeId node) {
       // A bound known at run time, or a dimension whose size is: NumPy's
       // clamping in host arithmetic, a dynamic start and limit.
       Value* size = extent == kDynamic ? graph_dim(x, static_cast<int64_t>(axis)) : builder_.constant_index(extent);
-      auto bound = [&](NodeId n, bool known, int64_t c, Value* otherwise) {
-        if (!n.valid()) return otherwise;
-        Value* v = known ? builder_.constant_index(c) : to_index(value(n, context_.i64_type()));
-        // v < 0 ? v + size : v, then into [0, size].
-        Value* zero = builder_.constant_index(0);
-        Value* negative = emit(OpKind::CmpI, {v, zero}, context_.bool_type(), {{"predicate", context_.string_attr("slt")}});
-        Value* wrapped = emit(OpKind::Select, {negative, emit(OpKind::AddI, {v, size}, context_.index_type()), v},
-                              context_.index_type());
-        return emit(OpKind::MinSI, {emit(OpKind::MaxSI, {wrapped, zero}, context_.index_type()), size},
-                    context_.index_type());
-      };
-      Value* a = bound(lo, lo_known, lo_value, builder_.constant_index(0));
-      Value* b = emit(OpKind::MaxSI, {bound(hi, hi_known, hi_value, size), a}, context_.index_type());
-      starts.push_back(kDynamic);
-      limits.push_back(kDynamic);
-      steps.push_back(s);
-      dynamic_bounds.push_back(a);
-      dynamic_bounds.push_back(b);
-      dynamic_window_axis.resize(out_dims.size(), SIZE_MAX);
-      dynamic_window_axis.push_back(axis);
-      out_dims.push_back(kDynamic);
-      Value* span = emit(OpKind::SubI, {b, a}, context_.index_type());
-      out_extents.push_back(s == 1 ? span
-                                   : emit(OpKind::DivSI, {emit(OpKind::AddI, {span, builder_.constant_index(s - 1)},
-                                                               context_.index_type()),
-                                                          builder_.constant_index(s)},
-                                          context_.index_type()));
-      sliced = true;
-      ++axis;
+      Value* zero = builder_.constant_index(0);
+      Value* a = lo.valid() ? run_time_bound(lo, lo_known, lo_value, size, zero, size) : zero;
+      Value* b = hi.valid() ? run_time_bound(hi, hi_known, hi_value, size, zero, size) : size;
+      run_time_window(a, emit(OpKind::MaxSI, {b, a}, context_.index_type()), s);
       continue;
     }
     // An integer: that element of the axis, which the result drops.
