@@ -32,15 +32,7 @@ def case(h, dtype, bh, sq, sk, d, causal):
     do = random_narrow(rng, dtype, (bh, sq, d))
     scale = float(np.float32(1.0 / np.sqrt(d)))
     q64, k64, v64, do64 = (a.astype(np.float64) for a in (q, k, v, do))
-    s = scale * q64 @ k64.transpose(0, 2, 1)
-    valid = np.ones((sq, sk), bool)
-    if causal:
-        valid = np.arange(sk)[None, :] <= np.arange(sq)[:, None]
-    s = np.where(valid, s, -np.inf)
-    m = s.max(axis=2, keepdims=True)
-    e = np.exp(s - m)
-    total = e.sum(axis=2, keepdims=True)
-    p = e / total
+    s, valid, p, lse = attention_reference(q64, k64, scale, causal)
     o64 = p @ v64
     o = quantize(dtype, o64.astype(np.float32))   # the forward's output as T stores it
     delta = (do64 * o.astype(np.float64)).sum(axis=2)
@@ -49,7 +41,6 @@ def case(h, dtype, bh, sq, sk, d, causal):
     dq = scale * ds @ k64
     dk = scale * ds.transpose(0, 2, 1) @ q64
     dv = p.transpose(0, 2, 1) @ do64
-    lse = (m + np.log(total))[:, :, 0]
     # Bounds of the same sums with absolute values.
     adp = np.abs(do64) @ np.abs(v64).transpose(0, 2, 1)
     ads = p * (adp + np.abs(delta)[:, :, None])

@@ -32,17 +32,8 @@ def case(h, dtype, bh, sq, sk, d, causal, bq):
                 inputs={"q": arg(q), "k": arg(k), "v": arg(v), "o": arg(np.zeros_like(q)),
                         "lse": np.zeros((bh, sq), np.float32)}, scale=scale, causal=causal)
     q64, k64, v64 = q.astype(np.float64), k.astype(np.float64), v.astype(np.float64)
-    s = scale * q64 @ k64.transpose(0, 2, 1)
-    valid = np.ones((sq, sk), bool)
-    if causal:
-        valid = np.arange(sk)[None, :] <= np.arange(sq)[:, None]
-    s = np.where(valid, s, -np.inf)
-    m = s.max(axis=2, keepdims=True)
-    p = np.exp(s - m)
-    total = p.sum(axis=2, keepdims=True)
-    p = p / total
+    s, valid, p, lse = attention_reference(q64, k64, scale, causal)
     ref = p @ v64
-    lse = (m + np.log(total))[:, :, 0]
     es = 4 * np.sqrt(d) * u32 * scale * np.where(valid, np.abs(q64) @ np.abs(k64).transpose(0, 2, 1), 0).max(axis=2)
     print(f"flash_attention {dtype} D {d}: BH {bh}, SQ {sq}, SK {sk}{', causal' if causal else ''}")
     h.check("o", out["o"], ref, 1.01 * EPS[dtype] * np.abs(ref) + (2 * es[:, :, None] + 16 * np.sqrt(sk + 16) * u32) * (p @ np.abs(v64)))

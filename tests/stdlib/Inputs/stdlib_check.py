@@ -36,7 +36,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["Harness", "quantize", "quantize_bf16", "narrow_values", "random_narrow", "EPS", "np"]
+__all__ = ["Harness", "quantize", "quantize_bf16", "narrow_values", "random_narrow", "attention_reference", "EPS", "np"]
 
 # Unit roundoff of each storage type (half an ulp of 1).
 EPS = {"f32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8, "fp8_e4m3": 2.0 ** -4, "fp8_e5m2": 2.0 ** -3}
@@ -91,6 +91,22 @@ def random_narrow(rng, dtype, shape, scale=1.0):
     """Random values of `dtype` (float32 arrays holding exactly
     representable values), roughly normal with the given scale."""
     return quantize(dtype, (rng.standard_normal(shape) * scale).astype(np.float32))
+
+
+def attention_reference(q64, k64, scale, causal):
+    """Attention's probabilities in float64 with the whole S x S matrix:
+    (s, valid, p, lse) for q [BH, SQ, D], k [BH, SK, D]; `valid` masks keys
+    j <= i when causal (top-left aligned), s is -inf where it is False."""
+    sq, sk = q64.shape[1], k64.shape[1]
+    s = scale * q64 @ k64.transpose(0, 2, 1)
+    valid = np.ones((sq, sk), bool)
+    if causal:
+        valid = np.arange(sk)[None, :] <= np.arange(sq)[:, None]
+    s = np.where(valid, s, -np.inf)
+    m = s.max(axis=2, keepdims=True)
+    e = np.exp(s - m)
+    total = e.sum(axis=2, keepdims=True)
+    return s, valid, e / total, (m + np.log(total))[:, :, 0]
 
 
 class Harness:
