@@ -162,15 +162,6 @@ class Derivation : GraphBuilding {
     throw AutodiffFailed{};
   }
 
-  // `x` with `like`'s type, when only size-1 dimensions differ.
-  // `x` in `like`'s shape, keeping x's element type (a gradient reaches a
-  // value of another float type through a cast: accumulate converts it).
-  Value* reshape_like(Value* x, Value* like) {
-    Type target = context_.tensor_type(like->type().shape(), x->type().scalar());
-    if (x->type() == target) return x;
-    std::vector<int64_t> dims(like->type().shape().begin(), like->type().shape().end());
-    return reshape(x, target, dynamic_sizes(dims, like, identity(dims.size())));
-  }
   Value* cast(Value* x, ScalarType to) {
     if (x->type().scalar() == to) return x;
     return make(OpKind::GraphCast, {x}, context_.tensor_type(x->type().shape(), to));
@@ -219,23 +210,6 @@ class Derivation : GraphBuilding {
       return;
     }
     it->second = ew("add", {it->second, contribution});
-  }
-  Value* unbroadcast(Value* g, Value* v) {
-    Type gt = g->type(), vt = v->type();
-    if (gt == vt) return g;
-    size_t r = gt.rank(), s = vt.rank();
-    if (s > r) internal_error("autodiff", "a gradient of lower rank than its value");
-    std::vector<int64_t> axes;
-    for (size_t d = 0; d < r; ++d) {
-      if (d < r - s) {
-        axes.push_back(static_cast<int64_t>(d));
-        continue;
-      }
-      int64_t vd = vt.shape()[d - (r - s)], gd = gt.shape()[d];
-      if (vd == 1 && gd != 1) axes.push_back(static_cast<int64_t>(d));
-    }
-    Value* reduced = axes.empty() ? g : sum(g, axes, false);
-    return reshape_like(reduced, v);
   }
   Value* grad_of(Value* v) { return adjoint_.at(v); }
 

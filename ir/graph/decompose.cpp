@@ -33,6 +33,7 @@
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
 #include "ir/core/schedule_hints.h"
+#include "ir/graph/graph_building.h"
 #include "ir/passes/passes.h"
 #include "support/diagnostics/internal_error.h"
 
@@ -40,9 +41,9 @@ namespace tessera::ir {
 
 namespace {
 
-class Decomposer {
+class Decomposer : GraphBuilding {
  public:
-  Decomposer(Context& context, Operation* op) : context_(context), builder_(context), op_(op) {
+  Decomposer(Context& context, Operation* op) : GraphBuilding(context, "graph-decompose"), op_(op) {
     builder_.set_insertion_point(op);
     builder_.set_location(op->loc());
   }
@@ -67,7 +68,6 @@ class Decomposer {
                  {"axes", context_.int_array_attr(std::vector<int64_t>{axis})},
                  {"keepdims", context_.unit_attr()}});
   }
-  Value* scalar(double v, ScalarType element) { return builder_.constant_float(v, context_.scalar_type(element)); }
 
   // An operation whose result type is `declared` (reshape, transpose's
   // shape follows from it, cast, constant, iota), checked against inference.
@@ -82,12 +82,6 @@ class Decomposer {
     return op->result();
   }
   Value* index(int64_t v) { return builder_.constant_index(v); }
-  Value* dim(Value* x, size_t axis) {
-    int64_t d = x->type().shape()[axis];
-    if (d != kDynamic) return index(d);
-    return builder_.create(OpKind::GraphDim, {x}, {context_.index_type()}, {{"axis", context_.int_attr(static_cast<int64_t>(axis))}})
-        ->result();
-  }
   Value* cast(Value* x, ScalarType to) {
     if (x->type().scalar() == to) return x;
     return declared(OpKind::GraphCast, {x}, context_.tensor_type(x->type().shape(), to));
@@ -259,21 +253,6 @@ class Decomposer {
     return {cast(unbroadcast(dq, q), element), cast(unbroadcast(dk, k), element), cast(unbroadcast(dv, v), element)};
   }
 
-  // `g` summed over the leading dimensions `like` lacks and those where
-  // `like` has a 1, then shaped as `like`.
-  Value* unbroadcast(Value* g, Value* like) {
-    Type gt = g->type(), lt = like->type();
-    size_t r = gt.rank(), s = lt.rank();
-    std::vector<int64_t> axes;
-    for (size_t d = 0; d < r; ++d)
-      if (d < r - s || (lt.shape()[d - (r - s)] == 1 && gt.shape()[d] != 1)) axes.push_back(static_cast<int64_t>(d));
-    if (axes.empty()) return g;
-    Value* summed = make(OpKind::GraphReduce, {g}, {{"kind", context_.string_attr("sum")}, {"axes", context_.int_array_attr(axes)}});
-    std::vector<int64_t> dims(lt.shape().begin(), lt.shape().end());
-    std::vector<Value*> sizes;
-    for (size_t a = 0; a < s; ++a) sizes.push_back(dims[a] == kDynamic ? dim(like, a) : nullptr);
-    return reshape(summed, dims, sizes);
-  }
 
   Value* softmax() {
     Value* x = op_->operand(0);
@@ -302,8 +281,6 @@ class Decomposer {
   }
 
  private:
-  Context& context_;
-  Builder builder_;
   Operation* op_;
 };
 

@@ -1,5 +1,6 @@
 // Building Graph IR operations in the passes that derive functions
-// (autodiff.cpp: reverse mode, jvp.cpp: forward mode). Each operation built
+// (autodiff.cpp: reverse mode, jvp.cpp: forward mode) and in graph-decompose
+// (decompose.cpp, whose attention gradient sums broadcast operands too). Each operation built
 // is typed by infer_graph_result, so a mistake is an internal error at the
 // pass that made it, not invalid IR later.
 #pragma once
@@ -151,6 +152,28 @@ class GraphBuilding {
                                    ew("select", {ew("eq", {zeros, scalar(2.0, t)}),
                                                  ew("mul", {product, other_zero}), zero})});
     return ew("select", {is_zero, at_zero, ew("div", {broadcast_like(y_kept, x), nonzero})});
+  }
+
+  // `x` in `like`'s shape, keeping x's element type (a gradient reaches a
+  // value of another float type through a cast; callers convert it).
+  Value* reshape_like(Value* x, Value* like) {
+    Type target = context_.tensor_type(like->type().shape(), x->type().scalar());
+    if (x->type() == target) return x;
+    std::vector<int64_t> dims(like->type().shape().begin(), like->type().shape().end());
+    return reshape(x, target, dynamic_sizes(dims, like, identity(dims.size())));
+  }
+  // `g` (of a broadcast result's shape) summed over the leading dimensions
+  // `like` lacks and those where `like` has a 1, then shaped as `like`: the
+  // gradient of a broadcast operand.
+  Value* unbroadcast(Value* g, Value* like) {
+    Type gt = g->type(), lt = like->type();
+    if (gt == lt) return g;
+    size_t r = gt.rank(), s = lt.rank();
+    if (s > r) internal_error(std::string(pass_name_), "a gradient of lower rank than its value");
+    std::vector<int64_t> axes;
+    for (size_t d = 0; d < r; ++d)
+      if (d < r - s || (lt.shape()[d - (r - s)] == 1 && gt.shape()[d] != 1)) axes.push_back(static_cast<int64_t>(d));
+    return reshape_like(axes.empty() ? g : sum(g, axes, false), like);
   }
 
   // A tensor of `like`'s type filled with `v`.
