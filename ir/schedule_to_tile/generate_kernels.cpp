@@ -18,7 +18,9 @@
 //   matmul       the stdlib GEMM (stdlib/gemm.tsr) on [BATCH, M, K] views.
 //   attention    the stdlib flash attention (stdlib/attention.tsr) on
 //                [B*H, S, D] views: flash_attention forward; for
-//                attention_grad, flash_attention_bwd_dq then _bwd_dkdv.
+//                attention_grad, flash_attention_bwd_prep, _bwd and
+//                _bwd_dq, with the log-sum-exp of the forward that made
+//                its o (the forward again when there is none).
 //
 // The space's dimensions are the kernel's first scalar parameters when they
 // are known only at run time, so every generated kernel knows its space.
@@ -55,6 +57,23 @@ constexpr int64_t kMaxGroups = 65535;
 constexpr int64_t kGemmTile = 128;
 constexpr int64_t kGemmTcTile = 64;
 constexpr int64_t kGemmTcTileK = 32;
+// The flash backward's groups, at most: each of the SPLIT groups of a head
+// keeps its own partial sum of dq (stdlib/attention.tsr), so SPLIT is
+// ceil(kAttentionGroups / BH), at most one group per key block.
+constexpr int64_t kAttentionGroups = 64;
+
+// A flash-attention forward generate-kernels launched, by the value that
+// stands for its o: an attention_grad of the same q, k, v and o reuses its
+// log-sum-exp instead of computing it again.
+struct FlashForward {
+  Value* q;
+  Value* k;
+  Value* v;
+  double scale;
+  bool causal;
+  Value* lse;  // [BH, SQ] f32
+};
+using FlashForwards = std::unordered_map<Value*, FlashForward>;
 
 std::vector<int64_t> dims_of(Type t) {
   if (!t.is(TypeKind::Tensor)) return {};
@@ -75,9 +94,9 @@ bool warp_reducible(std::string_view kind, Type t) {
 
 class Generator {
  public:
-  Generator(PassContext& pass, Operation* module, Operation* kernel, std::string name)
+  Generator(PassContext& pass, Operation* module, Operation* kernel, std::string name, FlashForwards& flash_forwards)
       : pass_(pass), context_(pass.context), module_(module), kernel_(kernel), name_(std::move(name)),
-        host_(pass.context) {
+        flash_forwards_(flash_forwards), host_(pass.context) {
     host_.set_insertion_point(kernel);
     host_.set_location(kernel->loc());
     body_ = &kernel->region(0).front();
@@ -804,8 +823,9 @@ class Generator {
   // graph.attention or graph.attention_grad in the flash kernels' form
   // (graph-decompose left only those whole, and only with a library):
   // stdlib/attention.tsr's kernels on [BH, S, D] views, BH the product of
-  // the batch dimensions. The forward's log-sum-exp is not kept, so the
-  // backward's first kernel recomputes it.
+  // the batch dimensions. The backward takes the rows' log-sum-exp from the
+  // forward launched for its o (the usual case: grad of a function that
+  // calls attention) or else runs the forward again for it.
   bool attention() {
     Operation* op = ops_.back();
     if (!pass_.library || !flash_attention_form(op))
@@ -828,10 +848,10 @@ class Generator {
       if (!f) report_at<DiagnosticKind::IrStdlibUnavailable>(pass_, op, error);
       return f;
     };
-    Operation* forward = grad ? nullptr : instance("flash_attention");
+    Operation* prep_kernel = grad ? instance("flash_attention_bwd_prep") : nullptr;
+    Operation* backward_kernel = grad ? instance("flash_attention_bwd") : nullptr;
     Operation* dq_kernel = grad ? instance("flash_attention_bwd_dq") : nullptr;
-    Operation* dkdv_kernel = grad ? instance("flash_attention_bwd_dkdv") : nullptr;
-    if (grad ? !dq_kernel || !dkdv_kernel : !forward) return false;
+    if (grad && (!prep_kernel || !backward_kernel || !dq_kernel)) return false;
 
     int64_t bh = 1;
     for (size_t a = 0; a + 2 < rank; ++a) bh *= qt.shape()[a];
@@ -862,13 +882,25 @@ class Generator {
                           {{"kernel", context_.symbol_attr(kernel->symbol_name())},
                            {"mut_operands", context_.int_array_attr(mut)}});
     };
-    Value* q = view(outer(op->operand(0)), sq, sq_s, element);
-    Value* k = view(outer(op->operand(1)), sk, sk_s, element);
-    Value* v = view(outer(op->operand(2)), sk, sk_s, element);
+    Value* q_outer = outer(op->operand(0));
+    Value* k_outer = outer(op->operand(1));
+    Value* v_outer = outer(op->operand(2));
+    Value* q = view(q_outer, sq, sq_s, element);
+    Value* k = view(k_outer, sk, sk_s, element);
+    Value* v = view(v_outer, sk, sk_s, element);
     double scale_value = op->has_attr("scale") ? op->attr("scale").float_value() : 1.0 / std::sqrt(static_cast<double>(head));
+    bool is_causal = op->has_attr("causal");
     Value* scale = host_.constant_float(scale_value, context_.f32_type());
-    Value* causal = host_.constant_bool(op->has_attr("causal"));
-    int64_t rows = 128 / (head / 16);  // query rows (bwd_dkdv: key rows) per group
+    Value* causal = host_.constant_bool(is_causal);
+    int64_t rows = 128 / (head / 16);  // query rows (flash_attention_bwd: key rows) per group
+    // The forward: o and the rows' log-sum-exp.
+    auto run_forward = [&]() -> Operation* {
+      Operation* forward = instance("flash_attention");
+      if (!forward) return nullptr;
+      Value* o = empty({bh, sq_s, head}, sq, element);
+      Value* lse = empty({bh, sq_s}, sq, ScalarType::F32);
+      return launch(forward, host_ceil_div(sq, rows), {q, k, v, o, lse, scale, causal}, {3, 4});
+    };
     // The results as the operation's types, by result number.
     std::vector<Value*> results;
     // Only the sequence length (axis rank - 2) may be known at run time.
@@ -880,25 +912,49 @@ class Generator {
       return host_op(OpKind::GraphReshape, operands, t);
     };
     if (!grad) {
-      Value* o = empty({bh, sq_s, head}, sq, element);
-      Value* lse = empty({bh, sq_s}, sq, ScalarType::F32);
-      Operation* run = launch(forward, host_ceil_div(sq, rows), {q, k, v, o, lse, scale, causal}, {3, 4});
+      Operation* run = run_forward();
+      if (!run) return false;
       results.push_back(as_type_of(run->result(0), op->result(), sq));
+      flash_forwards_[results.back()] = {q_outer, k_outer, v_outer, scale_value, is_causal, run->result(1)};
     } else {
-      Value* o = view(outer(op->operand(3)), sq, sq_s, element);
+      Value* o_outer = outer(op->operand(3));
+      Value* lse = nullptr;
+      if (auto it = flash_forwards_.find(o_outer); it != flash_forwards_.end()) {
+        const FlashForward& f = it->second;
+        if (f.q == q_outer && f.k == k_outer && f.v == v_outer && f.scale == scale_value && f.causal == is_causal)
+          lse = f.lse;
+      }
+      if (!lse) {
+        Operation* run = run_forward();
+        if (!run) return false;
+        lse = run->result(1);
+      }
+      Value* o = view(o_outer, sq, sq_s, element);
       Value* d_out = view(outer(op->operand(4)), sq, sq_s, element);
-      Value* dq = empty({bh, sq_s, head}, sq, element);
-      Value* lse = empty({bh, sq_s}, sq, ScalarType::F32);
+      // SPLIT groups per head, each with its partial sum of dq.
+      int64_t split_wanted = std::max<int64_t>(1, (kAttentionGroups + bh - 1) / bh);
+      int64_t split_s = sk_s == kDynamic ? kDynamic : std::clamp<int64_t>((sk_s + rows - 1) / rows, 1, split_wanted);
+      Value* split = split_s != kDynamic
+                         ? host_index(split_s)
+                         : host_max(host_min(host_ceil_div(sk, rows), host_index(split_wanted)), host_index(1));
+      std::vector<Value*> acc_sizes;
+      if (split_s == kDynamic) acc_sizes.push_back(split);
+      if (sq_s == kDynamic) acc_sizes.push_back(sq);
+      Type acc_type = context_.tensor_type(std::vector<int64_t>{split_s, bh, sq_s, head}, ScalarType::F32);
+      Value* dq_acc = host_.create(OpKind::GraphEmpty, std::span<Value* const>(acc_sizes),
+                                   std::span<const Type>(&acc_type, 1))->result();
       Value* delta = empty({bh, sq_s}, sq, ScalarType::F32);
-      Operation* first = launch(dq_kernel, host_ceil_div(sq, rows), {q, k, v, o, d_out, dq, lse, delta, scale, causal},
-                                {5, 6, 7});
+      Operation* prep = launch(prep_kernel, host_ceil_div(sq, rows), {o, d_out, delta, dq_acc}, {2, 3});
       Value* dk = empty({bh, sk_s, head}, sk, element);
       Value* dv = empty({bh, sk_s, head}, sk, element);
-      Operation* second = launch(dkdv_kernel, host_ceil_div(sk, rows),
-                                 {q, k, v, d_out, first->result(1), first->result(2), dk, dv, scale, causal}, {6, 7});
-      results.push_back(as_type_of(first->result(0), op->result(0), sq));
-      results.push_back(as_type_of(second->result(0), op->result(1), sk));
-      results.push_back(as_type_of(second->result(1), op->result(2), sk));
+      Operation* backward = launch(backward_kernel, split,
+                                   {q, k, v, d_out, lse, prep->result(0), dk, dv, prep->result(1), scale, causal},
+                                   {6, 7, 8});
+      Value* dq = empty({bh, sq_s, head}, sq, element);
+      Operation* sum = launch(dq_kernel, host_ceil_div(sq, rows), {backward->result(2), dq}, {1});
+      results.push_back(as_type_of(sum->result(0), op->result(0), sq));
+      results.push_back(as_type_of(backward->result(0), op->result(1), sk));
+      results.push_back(as_type_of(backward->result(1), op->result(2), sk));
     }
     for (unsigned i = 0; i < kernel_->num_results(); ++i) {
       Value* yielded = yield_->operand(i);
@@ -972,6 +1028,7 @@ class Generator {
   Operation* module_;
   Operation* kernel_;
   std::string name_;
+  FlashForwards& flash_forwards_;
   Builder host_;
   Block* body_;
   std::vector<Operation*> ops_;
@@ -1000,11 +1057,12 @@ void run_generate_kernels_pass(Operation* module, PassContext& context) {
     });
   }
   std::map<std::string, int> used;
+  FlashForwards flash_forwards;
   for (auto [kernel, func] : kernels) {
     std::string base = std::string(func->symbol_name()) + "__" + std::string(kernel->string_attr("strategy"));
     std::string name = base + std::to_string(used[base]++);
     while (lookup_function(module, name)) name = base + std::to_string(used[base]++);
-    if (!Generator(context, module, kernel, name).run()) return;
+    if (!Generator(context, module, kernel, name, flash_forwards).run()) return;
   }
 }
 
