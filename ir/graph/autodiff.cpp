@@ -520,29 +520,72 @@ class Derivation : GraphBuilding {
   }
 
   // The gradient of a slice with a bound or a sliced dimension known only
-  // at run time (x[t:t + 3], x[1:] of an f32[N]): for each sliced dimension
-  // (step 1), g between zeros of the run-time sizes start and extent -
-  // start - length, which the lowering made non-negative.
+  // at run time (x[t:t + 3], x[1:] or x[::2] of an f32[N]): for each sliced
+  // dimension, the static rule's steps with run-time sizes. With n = g's
+  // length there: a negative step reverses g and starts at the lowest
+  // element taken, start + (n - 1) step; a step k > 1 interleaves k - 1
+  // zeros after each element and keeps the first min(n k, extent - first);
+  // then zeros before (first) and after. The lowering made start and the
+  // window in range; `first` is clamped for an empty window.
   void slice_at_run_time(Operation* op, const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
                          const std::vector<Value*>& start_values) {
     Value* x = op->operand(0);
     std::vector<int64_t> limits = op->attr("limits").int_array();
     Value* g = grad_of(op->result());
+    Type index = context_.index_type();
+    auto arith = [&](OpKind kind, Value* a, Value* b) { return builder_.create(kind, {a, b}, {index})->result(); };
     for (size_t d = 0; d < starts.size(); ++d) {
       bool whole = steps[d] == 1 && starts[d] == 0 && limits[d] == -1 && !start_values[d];
       if (whole) continue;
-      if (steps[d] != 1)
-        fail(op, "a strided slice with a bound or a size known only at run time",
-             "its rule needs step 1 there, or constant bounds and sizes");
-      Value* start = start_values[d] ? start_values[d] : builder_.constant_index(starts[d]);
-      Value* length = dim(g, d);
+      Value* first = start_values[d] ? start_values[d] : builder_.constant_index(starts[d]);
+      Value* n = dim(g, d);
       Value* extent = dim(x, d);
-      Type index = context_.index_type();
-      Value* used = builder_.create(OpKind::AddI, {start, length}, {index})->result();
-      Value* after = builder_.create(OpKind::SubI, {extent, used}, {index})->result();
-      g = concat_along({zeros_sized(g, d, start), g, zeros_sized(g, d, after)}, d);
+      int64_t step = steps[d];
+      if (step < 0) {
+        g = slice_at(g, d, arith(OpKind::SubI, n, builder_.constant_index(1)), builder_.constant_index(-1), -1);
+        first = arith(OpKind::AddI, first, arith(OpKind::MulI, arith(OpKind::SubI, n, builder_.constant_index(1)),
+                                                 builder_.constant_index(step)));
+        step = -step;
+      }
+      Value* covered = n;
+      if (step > 1) {
+        std::vector<int64_t> dims(g->type().shape().begin(), g->type().shape().end());
+        std::vector<int64_t> split = dims;
+        split.insert(split.begin() + static_cast<std::ptrdiff_t>(d) + 1, 1);
+        std::vector<size_t> from = identity(dims.size());
+        from.insert(from.begin() + static_cast<std::ptrdiff_t>(d) + 1, d);
+        Value* column = reshape(g, context_.tensor_type(split, g->type().scalar()), dynamic_sizes(split, g, from));
+        Value* spread = concat_along({column, zeros_along(column, d + 1, step - 1)}, d + 1);
+        Value* spread_length = arith(OpKind::MulI, n, builder_.constant_index(step));
+        dims[d] = kDynamic;
+        std::vector<Value*> sizes;
+        for (size_t e = 0; e < dims.size(); ++e)
+          if (dims[e] == kDynamic) sizes.push_back(e == d ? spread_length : dim(g, e));
+        g = reshape(spread, context_.tensor_type(dims, g->type().scalar()), sizes);
+        // The last element's k - 1 zeros may run past the extent.
+        Value* room = arith(OpKind::SubI, extent, first);
+        covered = arith(OpKind::MaxSI, builder_.constant_index(0), arith(OpKind::MinSI, spread_length, room));
+        g = slice_at(g, d, builder_.constant_index(0), covered, 1);
+      }
+      // An empty window's first may lie outside [0, extent].
+      first = arith(OpKind::MinSI, arith(OpKind::MaxSI, first, builder_.constant_index(0)), extent);
+      Value* after = arith(OpKind::SubI, extent, arith(OpKind::AddI, first, covered));
+      g = concat_along({zeros_sized(g, d, first), g, zeros_sized(g, d, after)}, d);
     }
     accumulate(x, reshape_like(g, x));
+  }
+  // g[start:limit:step] along `axis` (bounds as index values, in range), the
+  // other dimensions whole.
+  Value* slice_at(Value* g, size_t axis, Value* start, Value* limit, int64_t step) {
+    size_t rank = g->type().rank();
+    std::vector<int64_t> starts(rank, 0), limits(rank, -1), steps(rank, 1);
+    starts[axis] = kDynamic;
+    limits[axis] = kDynamic;
+    steps[axis] = step;
+    return make(OpKind::GraphSlice, {g, start, limit}, context_.tensor_type({}, g->type().scalar()),
+                {{"starts", context_.int_array_attr(starts)},
+                 {"limits", context_.int_array_attr(limits)},
+                 {"steps", context_.int_array_attr(steps)}});
   }
   // Zeros of `like`'s shape but `size` (an index value) along `axis`.
   Value* zeros_sized(Value* like, size_t axis, Value* size) {
@@ -592,7 +635,7 @@ class Derivation : GraphBuilding {
         std::vector<int64_t> starts(rank, 0), limits(rank, -1), steps(rank, 1), sizes(rank, kDynamic);
         starts[axis] = kDynamic;
         limits[axis] = kDynamic;
-        for (size_t d = 0; d < rank; ++d) sizes[d] = d == axis ? part->type().shape()[d] : g->type().shape()[d];
+        sizes[axis] = part->type().shape()[axis];  // the other dimensions are whole
         Value* piece = make(OpKind::GraphSlice, {g, offset, end}, context_.tensor_type({}, g->type().scalar()),
                             {{"starts", context_.int_array_attr(starts)},
                              {"limits", context_.int_array_attr(limits)},

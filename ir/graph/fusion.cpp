@@ -75,8 +75,9 @@ std::vector<int64_t> shape_of(Value* v) {
 // checks that equal symbols have equal sizes) or the parameter's own; an
 // explicit size operand (graph.constant %n, ...) is the dimension it reads
 // with graph.dim (through arith.maxsi of two equal keys); an elementwise
-// result's dimension is its operands' when they agree (static 1s broadcast);
-// anything else is a key of its own. So `?` matches `?` only when the two
+// result's dimension is its operands' when they agree (static 1s broadcast),
+// and a reduction's the operand's on the axes it keeps; anything else is a
+// key of its own. So `?` matches `?` only when the two
 // come from the same size, and two chains over different run-time shapes
 // are never fused into one space.
 class DimensionKeys {
@@ -151,6 +152,24 @@ class DimensionKeys {
         agreed = k;
       }
       return agreed.empty() ? unique(v, axis) : agreed;
+    }
+    if (def->is(OpKind::GraphReduce)) {
+      // An axis the reduction keeps is its operand's (a softmax's row
+      // maximum has the rows of its input).
+      Value* input = def->operand(0);
+      auto in_rank = static_cast<int64_t>(input->type().rank());
+      std::vector<int64_t> axes = def->attr("axes").int_array();
+      for (int64_t& a : axes)
+        if (a < 0) a += in_rank;
+      bool keepdims = def->has_attr("keepdims");
+      size_t result_axis = 0;
+      for (int64_t d = 0; d < in_rank; ++d) {
+        bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+        if (reduced && !keepdims) continue;
+        if (result_axis == axis) return reduced ? unique(v, axis) : key(input, static_cast<size_t>(d));
+        ++result_axis;
+      }
+      return unique(v, axis);
     }
     if (def->is(OpKind::GraphConstant) || def->is(OpKind::GraphRandom) || def->is(OpKind::GraphIota) ||
         def->is(OpKind::GraphEmpty)) {
