@@ -211,7 +211,7 @@ Value* Lowering::graph_cast_to_loss_scale(Value* x, ScalarType element, NodeId w
   std::string type = "'" + typed_.types.to_string(scalar) + "'";
   if (!is_float(x->type().scalar()) || x->type().scalar() == ScalarType::F64)
     unsupported(where, "casting a tensor of " + std::string(sema::scalar_info(x->type().scalar()).name) +
-                           " to a dtype with @loss_scale (" + type + "); cast it to f32 first");
+                           " to a dtype with @loss_scale (" + type + ") other than through f32");
   if (policy.custom.valid())
     unsupported(dtype, "the numeric policy '@" + name_of(policy.custom.index) +
                            "' (a @precision_policy class) as a dtype argument (" + type + ")");
