@@ -248,8 +248,8 @@ class Lowering {
   void loss_scale_wrapper(uint32_t index, Operation* inner, const std::vector<sema::TypeId>& parameters,
                           const std::vector<sema::TypeId>& results, std::vector<NamedAttribute> attributes);
   bool is_tensor_node(NodeId node) const;  // sema typed it as a whole tensor (graph code)
-  // `v` with element type `element`: graph.cast for a tensor (applying a
-  // @loss_scale of its type), a conversion for a scalar.
+  // `v` with element type `element`: graph.cast for a tensor (a @loss_scale
+  // tensor already holds its values, ir_type), a conversion for a scalar.
   Value* to_element(Value* v, ScalarType element, NodeId where);
   Value* graph_op(OpKind kind, std::vector<Value*> operands, Type declared, std::vector<NamedAttribute> attributes,
                   NodeId where);
