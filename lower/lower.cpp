@@ -74,7 +74,11 @@ std::optional<Type> Lowering::ir_type(sema::TypeId type) {
       std::vector<int64_t> shape;
       for (sema::DimId d : typed_.types.dims(type)) shape.push_back(typed_.types.constant_value(d).value_or(kDynamic));
       // Graph code: a tensor is a value (its kernels' parameters are memrefs).
-      if (graph_ && info.space == sema::AddressSpace::Global) return context_.tensor_type(shape, info.scalar);
+      // One whose type carries @loss_scale holds its values, decoded to f32
+      // (docs/language/graph.md, "Loss scaling"); its storage (k times the
+      // value in its dtype) is what a @jit entry's signature passes.
+      if (graph_ && info.space == sema::AddressSpace::Global)
+        return context_.tensor_type(shape, loss_scale_of(type) != 0.0 && !storage_types_ ? ScalarType::F32 : info.scalar);
       switch (info.space) {
         case sema::AddressSpace::Global: return context_.memref_type(shape, info.scalar, MemorySpace::Global);
         case sema::AddressSpace::Shared: return context_.memref_type(shape, info.scalar, MemorySpace::Shared);

@@ -50,6 +50,9 @@ ScalarType Lowering::element_of(NodeId node) {
   sema::TypeInfo info = typed_.types.info(t);
   switch (info.kind) {
     case SemaKind::Tensor:
+      // A @loss_scale tensor in graph code holds its decoded values (ir_type).
+      if (graph_ && loss_scale_of(t) != 0.0) return ScalarType::F32;
+      return info.scalar;
     case SemaKind::Scalar: return info.scalar;
     case SemaKind::UntypedInt: return ScalarType::I32;
     default: return ScalarType::F32;
@@ -120,14 +123,39 @@ Operation* Lowering::jit_function_op(uint32_t index) {
     }
   };
   if (info.return_type.valid()) add_result(info.return_type);
+  // @loss_scale parameters and results (docs/language/graph.md, "Loss
+  // scaling"): the body and every call in graph code see their values (f32,
+  // ir_type); a @jit entry point passes their storage, through a wrapper
+  // (below). Per flat argument and result: its type, for the policy.
+  std::vector<sema::TypeId> flat_parameters, flat_results;
+  for (sema::TypeId t : info.parameter_types) {
+    if (typed_.types.kind(t) == SemaKind::Tuple)
+      for (sema::TypeId e : typed_.types.tuple_elements(t)) flat_parameters.push_back(e);
+    else
+      flat_parameters.push_back(t);
+  }
+  std::function<void(sema::TypeId)> flatten_result = [&](sema::TypeId t) {
+    sema::TypeInfo r = typed_.types.info(t);
+    if (r.kind == SemaKind::Tuple)
+      for (sema::TypeId e : typed_.types.tuple_elements(t)) flatten_result(e);
+    else if (r.kind != SemaKind::None)
+      flat_results.push_back(t);
+  };
+  if (info.return_type.valid()) flatten_result(info.return_type);
+  bool loss_scaled = std::any_of(flat_parameters.begin(), flat_parameters.end(),
+                                 [&](sema::TypeId t) { return loss_scale_of(t) != 0.0; }) ||
+                     std::any_of(flat_results.begin(), flat_results.end(),
+                                 [&](sema::TypeId t) { return loss_scale_of(t) != 0.0; });
   graph_ = saved_graph;
-  std::vector<NamedAttribute> attributes{{"sym_name", context_.string_attr(instance.symbol)},
-                                         {"function_type", context_.type_attr(context_.function_type(inputs, results))}};
   // Instances made only as a custom rule are no entry points: inlined where
   // autodiff calls them, then dropped.
   bool rule_only = std::any_of(typed_.custom_rule_instances.begin(), typed_.custom_rule_instances.end(),
                                [&](const auto& rule) { return rule.second.first == index || rule.second.second == index; });
-  if (!rule_only) attributes.push_back({"jit", context_.unit_attr()});
+  bool wrapped = loss_scaled && !rule_only;
+  std::vector<NamedAttribute> attributes{
+      {"sym_name", context_.string_attr(wrapped ? instance.symbol + "$values" : instance.symbol)},
+      {"function_type", context_.type_attr(context_.function_type(inputs, results))}};
+  if (!rule_only && !wrapped) attributes.push_back({"jit", context_.unit_attr()});
   // Parameter names and dimensions, as kernels record them (tesserac run
   // --func and the AOT header check and bind them the same way).
   // (Not for rule instances: no entry points, and a tuple parameter has
@@ -143,12 +171,101 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   for (sema::TypeId t : declared.parameter_types)
     if (!t.valid() || typed_.types.kind(t) == SemaKind::Dynamic) annotated = false;
   if (annotated && instance.symbol == name_of(declared.name.index)) attributes.push_back({"entry", context_.unit_attr()});
+  if (wrapped) {
+    // The wrapper takes the attributes of an entry point; the function of
+    // values is a helper it calls (inlined, then dropped).
+    std::vector<NamedAttribute> entry_attributes;
+    std::erase_if(attributes, [&](const NamedAttribute& a) {
+      bool moves = a.name == "jit" || a.name == "entry" || a.name == "arg_names" || a.name == "arg_dims";
+      if (moves) entry_attributes.push_back(a);
+      return moves;
+    });
+    entry_attributes.push_back({"jit", context_.unit_attr()});
+    Operation* func = Operation::create(OpKind::Func, location(info.def), {}, {}, std::move(attributes), 1);
+    func->region(0).add_block();
+    for (Type t : inputs) func->region(0).front().add_argument(t);
+    module_->region(0).front().push_back(func);
+    instance_functions_[index] = func;
+    loss_scale_wrapper(index, func, flat_parameters, flat_results, std::move(entry_attributes));
+    return func;
+  }
   Operation* func = Operation::create(OpKind::Func, location(info.def), {}, {}, std::move(attributes), 1);
   Block* entry = func->region(0).add_block();
   for (Type t : inputs) entry->add_argument(t);
   module_->region(0).front().push_back(func);
   instance_functions_[index] = func;
   return func;
+}
+
+// The entry point of a @jit instance with @loss_scale parameters or results
+// (docs/language/graph.md, "Loss scaling"): it takes and returns their
+// storage (k times the value, in the dtype), decodes the arguments
+// (graph.cast {unscale = k}), calls the function of values `inner` and
+// encodes the results by their policies (graph.cast {scale = k} with the
+// rounding attributes), as a kernel store into such a tensor would.
+void Lowering::loss_scale_wrapper(uint32_t index, Operation* inner, const std::vector<sema::TypeId>& parameters,
+                                  const std::vector<sema::TypeId>& results, std::vector<NamedAttribute> attributes) {
+  const sema::JitInstance& instance = typed_.instances[index];
+  const sema::FunctionInfo& info = instance.info;
+  bool saved_graph = graph_, saved_storage = storage_types_;
+  graph_ = storage_types_ = true;
+  std::vector<Type> inputs, outputs;
+  for (sema::TypeId t : parameters) inputs.push_back(required_type(t, info.def, "a parameter"));
+  for (sema::TypeId t : results) outputs.push_back(required_type(t, info.def, "a returned value"));
+  storage_types_ = false;
+  attributes.push_back({"sym_name", context_.string_attr(instance.symbol)});
+  attributes.push_back({"function_type", context_.type_attr(context_.function_type(inputs, outputs))});
+  Operation* wrapper = Operation::create(OpKind::Func, location(info.def), {}, {}, std::move(attributes), 1);
+  Block* body = wrapper->region(0).add_block();
+  for (Type t : inputs) body->add_argument(t);
+  module_->region(0).front().push_back(wrapper);
+
+  Block* saved_block = builder_.insertion_block();
+  Operation* saved_point = builder_.insertion_point();
+  Location saved_location = builder_.location();
+  builder_.set_insertion_point_to_end(body);
+  builder_.set_location(location(info.def));
+  std::vector<Value*> operands;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    double k = loss_scale_of(parameters[i]);
+    operands.push_back(k != 0.0 ? decode_loss_scaled(body->argument(static_cast<unsigned>(i)), k, info.def)
+                                : body->argument(static_cast<unsigned>(i)));
+  }
+  Type fn = inner->attr("function_type").type();
+  std::vector<Type> inner_results;
+  for (size_t i = 0; i < fn.num_results(); ++i) inner_results.push_back(fn.result(i));
+  Operation* call = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(inner_results),
+                                    {{"callee", context_.symbol_attr(inner->symbol_name())}});
+  // The seed of a stochastic rounding: a constant, or the integer parameter
+  // it names.
+  NodeId parameter_list = ast_.child(info.def, 1);
+  auto seed = [&](const sema::Policy& policy) -> Value* {
+    if (!policy.seed_name.valid()) return builder_.constant_int(policy.seed, context_.i64_type());
+    for (size_t i = 0; i < info.parameter_types.size() && i < parameters.size(); ++i) {
+      NodeId parameter = ast_.children(parameter_list)[info.first_parameter + i];
+      if (ast_.node(parameter).payload == policy.seed_name.index && inputs[i].is_scalar() && inputs[i].is_int())
+        return convert(body->argument(static_cast<unsigned>(i)), context_.i64_type());
+    }
+    unsupported(info.def, "the seed '" + name_of(policy.seed_name.index) +
+                              "' of @stochastic_round, which is not an integer parameter of this function,");
+  };
+  std::vector<Value*> values;
+  for (size_t r = 0; r < results.size(); ++r) {
+    Value* v = call->result(static_cast<unsigned>(r));
+    if (loss_scale_of(results[r]) != 0.0) {
+      sema::Policy policy = typed_.types.policy(typed_.types.info(results[r]).policy);
+      v = encode_loss_scaled(v, outputs[r].scalar(), policy, info.def, [&] { return seed(policy); });
+    }
+    values.push_back(v);
+  }
+  builder_.create(OpKind::Return, std::span<Value* const>(values), std::span<const Type>{});
+  if (saved_block) {
+    if (saved_point) builder_.set_insertion_point(saved_point);
+    else builder_.set_insertion_point_to_end(saved_block);
+  }
+  builder_.set_location(saved_location);
+  graph_ = saved_graph;
+  storage_types_ = saved_storage;
 }
 
 void Lowering::lower_jit_instance(uint32_t index) {

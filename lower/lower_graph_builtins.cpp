@@ -222,6 +222,8 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       // A dtype with a rounding policy: graph.cast carries the policy as
       // arith.truncf does in a kernel store (docs/language/graph.md, "Casts").
       Value* x = tensor(0);
+      if (loss_scale_of(node_type(call)) != 0.0)
+        return Bound{graph_cast_to_loss_scale(x, typed_.types.info(node_type(call)).scalar, call, arg(1)), {}};
       std::optional<sema::Policy> policy = dtype_policy(arg(1));
       if (!policy || !is_float(element)) return Bound{to_element(x, element, call), {}};
       return Bound{graph_cast_by_policy(x, element, *policy, call, arg(1)), {}};
@@ -734,6 +736,10 @@ Bound Lowering::lower_kernel_launch(NodeId call) {
     sema::TypeInfo p = typed_.types.info(kernel.parameter_types[i]);
     Type want = fn.input(input++);
     if (p.kind == SemaKind::Tensor) {
+      // (A @loss_scale tensor of graph code holds its decoded values, not
+      // the storage the kernel reads.)
+      if (loss_scale_of(node_type(arguments[i])) != 0.0)
+        unsupported(arguments[i], "launching a kernel with a @loss_scale tensor from graph code");
       Value* v = value(arguments[i]);
       if (p.mut) {
         mut.push_back(static_cast<int64_t>(operands.size()));

@@ -36,6 +36,11 @@ std::optional<sema::Policy> Lowering::policy_of(NodeId node) const {
   return typed_.types.policy(id);
 }
 
+double Lowering::loss_scale_of(sema::TypeId type) const {
+  if (!type.valid() || typed_.types.kind(type) != SemaKind::Tensor) return 0.0;
+  return typed_.types.policy(typed_.types.info(type).policy).loss_scale;
+}
+
 void Lowering::require_policy(NodeId where, PolicyUse use) {
   std::optional<sema::Policy> policy = policy_of(where);
   if (!policy) return;
@@ -57,11 +62,13 @@ void Lowering::require_policy(NodeId where, PolicyUse use) {
     // A whole tensor in a @jit function: its elements read exactly as their
     // storage (arithmetic computes in the accumulation type, sema's result
     // types say so), which is all @accum, @rounding, @saturate and
-    // @stochastic_round mean for a value that is only read. @loss_scale and
-    // a @precision_policy class change what an element reads as.
+    // @stochastic_round mean for a value that is only read. @loss_scale
+    // changes what an element reads as: such a tensor holds its decoded
+    // values (ir_type), decoded where a @jit entry receives it and where a
+    // cast makes it (lower_jit_instance, graph_cast_to_loss_scale). A
+    // @precision_policy class is not compiled in @jit functions yet.
     if (policy->custom.valid())
       reject("'@" + name_of(policy->custom.index) + "' (a @precision_policy class) in a @jit function");
-    if (policy->loss_scale != 0.0) reject("@loss_scale in a @jit function");
     return;
   }
   if (use == PolicyUse::Other) {
@@ -189,6 +196,44 @@ Value* Lowering::graph_cast_by_policy(Value* x, ScalarType element, const sema::
   if (policy.stochastic_round) operands.push_back(stochastic_seed(policy, where));
   Type t = context_.tensor_type(x->type().shape(), element);
   return graph_op(OpKind::GraphCast, operands, t, rounding_attributes(context_, rounding_policy(policy)), where);
+}
+
+// `ts.cast(x, T @loss_scale(k))` of a tensor (docs/language/graph.md, "Loss
+// scaling"): x made f32, times k, rounded into T by the dtype's other
+// policies (graph.cast {scale = k}: the storage a `T @loss_scale(k)` tensor
+// holds), then decoded (graph.cast {unscale = k}): the value the result
+// reads as, round_T(k x) / k, in f32 as every @loss_scale tensor of graph
+// code. Autodiff passes gradients through the pair as round_T(k g) / k.
+Value* Lowering::graph_cast_to_loss_scale(Value* x, ScalarType element, NodeId where, NodeId dtype) {
+  sema::TypeId t = node_type(dtype);
+  sema::TypeId scalar{typed_.types.info(t).payload};
+  sema::Policy policy = typed_.types.policy(typed_.types.info(scalar).policy);
+  std::string type = "'" + typed_.types.to_string(scalar) + "'";
+  if (!is_float(x->type().scalar()) || x->type().scalar() == ScalarType::F64)
+    unsupported(where, "casting a tensor of " + std::string(sema::scalar_info(x->type().scalar()).name) +
+                           " to a dtype with @loss_scale (" + type + ") other than through f32");
+  if (policy.custom.valid())
+    unsupported(dtype, "the numeric policy '@" + name_of(policy.custom.index) +
+                           "' (a @precision_policy class) as a dtype argument (" + type + ")");
+  if (element == ScalarType::F64) unsupported(dtype, "a numeric policy on an f64 dtype (" + type + ")");
+  Value* stored = encode_loss_scaled(x, element, policy, where, [&] { return stochastic_seed(policy, where); });
+  return decode_loss_scaled(stored, policy.loss_scale, where);
+}
+
+Value* Lowering::decode_loss_scaled(Value* stored, double k, NodeId where) {
+  std::vector<int64_t> shape(stored->type().shape().begin(), stored->type().shape().end());
+  return graph_op(OpKind::GraphCast, {stored}, context_.tensor_type(shape, ScalarType::F32),
+                  {{"unscale", context_.float_attr(k)}}, where);
+}
+
+Value* Lowering::encode_loss_scaled(Value* x, ScalarType element, const sema::Policy& policy, NodeId where,
+                                    const std::function<Value*()>& seed) {
+  std::vector<int64_t> shape(x->type().shape().begin(), x->type().shape().end());
+  std::vector<NamedAttribute> attributes = rounding_attributes(context_, rounding_policy(policy));
+  attributes.push_back({"scale", context_.float_attr(policy.loss_scale)});
+  std::vector<Value*> operands{to_element(x, ScalarType::F32, where)};
+  if (policy.stochastic_round) operands.push_back(seed());
+  return graph_op(OpKind::GraphCast, operands, context_.tensor_type(shape, element), std::move(attributes), where);
 }
 
 Value* Lowering::convert_for_store(Value* v, NodeId target, const Place& place) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -170,6 +171,7 @@ class Lowering {
     Other,         // anything else: a tensor passed to a builtin or a helper, a scalar with a policy
   };
   std::optional<sema::Policy> policy_of(NodeId node) const;  // of the node's sema type; none for the default
+  double loss_scale_of(sema::TypeId type) const;              // k of a tensor type's @loss_scale(k), else 0
   // Reports (lower.unsupported, at `where`) every part of the policy of
   // `where`'s type that the lowering does not implement for `use`: a policy
   // is applied or rejected, never silently dropped.
@@ -202,6 +204,17 @@ class Lowering {
   // graph.cast of tensor `x` to `element` rounding by `policy` (the
   // attributes of arith.truncf; a stochastic rounding's seed as operand #1).
   Value* graph_cast_by_policy(Value* x, ScalarType element, const sema::Policy& policy, NodeId where, NodeId dtype);
+  // @loss_scale in graph code (docs/language/graph.md, "Loss scaling"): a
+  // tensor whose type carries it holds its values decoded to f32.
+  // `ts.cast(x, T @loss_scale(k))`: encoded into T, then decoded.
+  Value* graph_cast_to_loss_scale(Value* x, ScalarType element, NodeId where, NodeId dtype);
+  // The storage of values `x`: f32, times k, rounded into `element` by the
+  // policy's rounding (graph.cast {scale = k}); `seed` makes the seed of a
+  // stochastic rounding.
+  Value* encode_loss_scaled(Value* x, ScalarType element, const sema::Policy& policy, NodeId where,
+                            const std::function<Value*()>& seed);
+  // The values of storage `stored`: f32, divided by k (graph.cast {unscale = k}).
+  Value* decode_loss_scaled(Value* stored, double k, NodeId where);
   // @precision_policy classes (docs/numerics.md, "Precision policy classes").
   // The class of parameter `i` of a kernel, when it is a tensor of one (its
   // scale is then the next argument of the func.func); else null.
@@ -230,9 +243,13 @@ class Lowering {
   bool inert_host_value(NodeId e) const;
   std::string source_position(NodeId node);
   Operation* jit_function_op(uint32_t instance);
+  // The storage-passing entry point of a @jit instance with @loss_scale
+  // parameters or results, calling `inner` (lower_graph.cpp).
+  void loss_scale_wrapper(uint32_t index, Operation* inner, const std::vector<sema::TypeId>& parameters,
+                          const std::vector<sema::TypeId>& results, std::vector<NamedAttribute> attributes);
   bool is_tensor_node(NodeId node) const;  // sema typed it as a whole tensor (graph code)
-  // `v` with element type `element`: graph.cast for a tensor (applying a
-  // @loss_scale of its type), a conversion for a scalar.
+  // `v` with element type `element`: graph.cast for a tensor (a @loss_scale
+  // tensor already holds its values, ir_type), a conversion for a scalar.
   Value* to_element(Value* v, ScalarType element, NodeId where);
   Value* graph_op(OpKind kind, std::vector<Value*> operands, Type declared, std::vector<NamedAttribute> attributes,
                   NodeId where);
@@ -303,6 +320,9 @@ class Lowering {
   // Lowering a @jit instance or the program: tensors are values (Graph IR),
   // not memrefs; calls of @jit functions reach the instance sema chose.
   bool graph_ = false;
+  // ir_type of a @loss_scale tensor in graph code: its storage type (a @jit
+  // entry's signature) rather than the f32 of its decoded values.
+  bool storage_types_ = false;
   const std::unordered_map<uint32_t, uint32_t>* call_instances_ = nullptr;
   std::unordered_map<uint32_t, Operation*> instance_functions_;  // instance -> func.func
 

@@ -66,7 +66,18 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
       const TypeInfo& t = types_.info(x.type);
       if (t.kind == TypeKind::Tensor) {
         std::vector<DimId> dims(types_.dims(x.type).begin(), types_.dims(x.type).end());
-        return Value{types_.tensor(*dtype, {}, dims, value_space(), false, false)};
+        // The result keeps the dtype's @loss_scale (its elements read as the
+        // stored value divided by k, docs/numerics.md "Policies"); the
+        // rounding policies are applied by the cast and @accum is not kept
+        // (arithmetic on the result computes as on any tensor of the dtype).
+        PolicyId policy;
+        TypeId dtype_type{types_.info(bc.value_of(bound[1]).type).payload};
+        if (double k = types_.policy(types_.info(dtype_type).policy).loss_scale; k != 0.0) {
+          Policy scaled;
+          scaled.loss_scale = k;
+          policy = types_.intern_policy(scaled);
+        }
+        return Value{types_.tensor(*dtype, policy, dims, value_space(), false, false)};
       }
       if (t.kind == TypeKind::Dynamic) return Value{types_.dynamic()};
       if (t.kind == TypeKind::Error) return Value{types_.error()};  // reported already: no errors that follow from it

@@ -175,6 +175,21 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
       if ((op->has_attr("rounding") || op->has_attr("saturate")) &&
           (!is_float(declared.scalar()) || declared.scalar() == ScalarType::F64))
         return fail("a rounding policy needs a float result narrower than f64");
+      // @loss_scale (docs/ir/graph.md, "graph.cast"): `scale = k` multiplies
+      // the f32 value by k before the rounding (into the storage of a
+      // `T @loss_scale(k)` tensor), `unscale = k` divides the decoded f32
+      // value by k (out of it).
+      for (std::string_view name : {"scale", "unscale"})
+        if (Attribute k = op->attr(name); k && (!k.is(AttributeKind::Float) || !(k.float_value() > 0.0)))
+          return fail(fmt::format("attribute '{}' must be a positive float", name));
+      if (op->has_attr("scale") && op->has_attr("unscale")) return fail("takes 'scale' or 'unscale', not both");
+      if (op->has_attr("scale") &&
+          (!is_float(a->scalar()) || a->scalar() == ScalarType::F64 || !is_float(declared.scalar()) ||
+           declared.scalar() == ScalarType::F64))
+        return fail("with 'scale' converts floats narrower than f64");
+      if (op->has_attr("unscale") &&
+          (!is_float(a->scalar()) || a->scalar() == ScalarType::F64 || declared.scalar() != ScalarType::F32))
+        return fail("with 'unscale' converts floats narrower than f64 to f32");
       return tensor_of(declared.scalar(), {a->shape().begin(), a->shape().end()});
     }
     case OpKind::GraphReduce: {

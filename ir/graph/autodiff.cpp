@@ -197,6 +197,26 @@ class Derivation : GraphBuilding {
     return builder_.create(OpKind::MulF, {as_float, scalar(static_cast<double>(n), element)}, {f})->result();
   }
 
+  // A cast is straight through (its rounding policy concerns the value, not
+  // the gradient), except for @loss_scale (docs/language/autodiff.md, "Loss
+  // scaling"): the gradient of a `T @loss_scale(k)` value is kept like the
+  // value, k times it in T. Into the storage (`scale = k`, x -> round(k x)):
+  // the gradient of x is the storage's divided by k; out of it (`unscale =
+  // k`, s -> s / k): the storage's gradient is k times the value's, rounded
+  // to T (nearest even). So a cast to `T @loss_scale(k)` (both) passes the
+  // gradient g as round_T(k g) / k: gradients too small for T survive.
+  void cast_rule(Operation* op) {
+    Value* g = grad_of(op->result());
+    Value* x = op->operand(0);
+    if (Attribute scale = op->attr("scale")) {
+      g = make(OpKind::GraphCast, {cast(g, ScalarType::F32)}, context_.tensor_type(g->type().shape(), ScalarType::F32),
+               {{"unscale", scale}});
+    } else if (Attribute unscale = op->attr("unscale")) {
+      g = make(OpKind::GraphCast, {g}, context_.tensor_type(g->type().shape(), x->type().scalar()), {{"scale", unscale}});
+    }
+    accumulate(x, g);
+  }
+
   // --- adjoints ----------------------------------------------------------------------
   // Adds `contribution` (of the result's shape, possibly broadcast from
   // `v`'s) to the adjoint of `v`, summing over broadcast dimensions.
@@ -216,7 +236,7 @@ class Derivation : GraphBuilding {
   void differentiate(Operation* op) {
     switch (op->kind()) {
       case OpKind::GraphElementwise: return elementwise(op);
-      case OpKind::GraphCast: return accumulate(op->operand(0), grad_of(op->result()));
+      case OpKind::GraphCast: return cast_rule(op);
       case OpKind::GraphReduce: return reduce(op);
       case OpKind::GraphMatmul: return matmul(op);
       case OpKind::GraphAttention: return attention(op);

@@ -171,10 +171,17 @@ class Linearization : GraphBuilding {
   void linearize(Operation* op) {
     switch (op->kind()) {
       case OpKind::GraphElementwise: return elementwise(op);
-      case OpKind::GraphCast:
-        if (is_float_tensor(op->result()))
-          set(op->result(), make(OpKind::GraphCast, {tangent_of(op->operand(0))}, op->result()->type()));
+      case OpKind::GraphCast: {
+        // Straight through, except that @loss_scale's `scale` / `unscale`
+        // apply to the tangent too (as autodiff.cpp's rule): a cast to
+        // `T @loss_scale(k)` passes a tangent t as round_T(k t) / k.
+        if (!is_float_tensor(op->result())) return;
+        std::vector<NamedAttribute> scaling;
+        for (std::string_view name : {"scale", "unscale"})
+          if (Attribute k = op->attr(name)) scaling.push_back({std::string(name), k});
+        set(op->result(), make(OpKind::GraphCast, {tangent_of(op->operand(0))}, op->result()->type(), std::move(scaling)));
         return;
+      }
       case OpKind::GraphReduce: return reduce(op);
       case OpKind::GraphMatmul: {
         Value* a = op->operand(0);

@@ -173,7 +173,14 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
   switch (op->kind()) {
     case OpKind::GraphCast: {
       RoundingPolicy policy = rounding_policy_of(*op);
-      if (!policy.changes_values()) return kb.convert(operands[0], result_element);
+      // @loss_scale, as a kernel load of a `T @loss_scale(k)` element
+      // (lower_policy.cpp): decoded to f32 exactly, then divided by k.
+      if (Attribute k = op->attr("unscale")) {
+        Value* x = kb.convert(operands[0], context.f32_type());
+        return kb.op(OpKind::DivF, {x, kb.constant(k.float_value(), context.f32_type())}, context.f32_type());
+      }
+      Attribute scale = op->attr("scale");
+      if (!policy.changes_values() && !scale) return kb.convert(operands[0], result_element);
       // As a kernel store into a tensor with the policy (lower_policy.cpp):
       // the value made f32 (exact for every source the lowering accepts
       // with a directed rounding), then arith.truncf with the policy; the
@@ -181,6 +188,8 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
       // row-major index in the result.
       Value* x = operands[0];
       if (x->type().scalar() != ScalarType::F64) x = kb.convert(x, context.f32_type());
+      // @loss_scale, as a kernel store: times k in f32, then the rounding.
+      if (scale) x = kb.op(OpKind::MulF, {x, kb.constant(scale.float_value(), context.f32_type())}, context.f32_type());
       Value* bits = nullptr;
       if (policy.rounding == "stochastic")
         bits = kb.op(OpKind::RandomBits,

@@ -275,6 +275,8 @@ def main():
     parser.add_argument("--workdir", required=True, help="created if missing; the test's %%t")
     parser.add_argument("--opt-level", type=int, default=0,
                         help="tesserac run -O (default 0: LLVM's -O3 takes seconds on the CPU lanes of a softmax)")
+    parser.add_argument("--program", help="the .tsr to compile and run, when not the test file itself (an example "
+                                           "tested by a file of `# NP:` cases)")
     parser.add_argument("source")
     options = parser.parse_args()
     lines = []
@@ -285,7 +287,7 @@ def main():
                 lines.append(body[1:] if body.startswith(" ") else body)
     os.makedirs(options.workdir, exist_ok=True)
     _check_random_bits()
-    checker = Checker(options.tesserac, options.source, options.workdir, options.opt_level)
+    checker = Checker(options.tesserac, options.program or options.source, options.workdir, options.opt_level)
     namespace = {"np": np, "q": q, "rnd": checker.rnd, "save": checker.save, "program": checker.program,
                  "expect": checker.expect, "func": checker.func, "random_bits": random_bits, "qp": qp,
                  "os": os, "workdir": options.workdir}
