@@ -9,6 +9,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -164,7 +165,15 @@ std::unique_ptr<HostJit> HostJit::load(std::unique_ptr<llvm::Module> module, std
     error = "cannot start the JIT: " + to_string(jit.takeError());
     return nullptr;
   }
-  // libm's functions (expf, tanhf, ...) and memcpy come from this process.
+  // libm's functions (expf, tanhf, ...) and memcpy come from this process,
+  // libmvec's (_ZGVdN8v_expf, ...) too once it is loaded.
+  if (std::string mvec_error; llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1", &mvec_error)) {
+    auto machine = host_machine(opt_level, error);
+    if (machine && uses_vector_math_library(*machine)) {
+      error = "cannot load glibc's vector math library: " + mvec_error;
+      return nullptr;
+    }
+  }
   auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*jit)->getDataLayout().getGlobalPrefix());
   if (!process) {
     error = to_string(process.takeError());

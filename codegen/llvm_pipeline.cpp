@@ -1,10 +1,21 @@
 #include "codegen/llvm_pipeline.h"
 
+#include <memory>
+
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/SystemLibraries.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Target/TargetMachine.h>
 
 namespace tessera::codegen {
+
+bool uses_vector_math_library(const llvm::TargetMachine& machine) {
+  const llvm::Triple& triple = machine.getTargetTriple();
+  return triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux() && triple.isGNUEnvironment() &&
+         machine.getMCSubtargetInfo()->checkFeatures("+avx2");
+}
 
 void run_llvm_pipeline(llvm::Module& module, llvm::TargetMachine* machine, int opt_level) {
   if (opt_level <= 0) return;
@@ -19,6 +30,15 @@ void run_llvm_pipeline(llvm::Module& module, llvm::TargetMachine* machine, int o
   llvm::PipelineTuningOptions tuning;
   tuning.SLPVectorization = opt_level >= 2 && machine && !machine->getTargetTriple().isNVPTX();
   llvm::PassBuilder builder(machine, tuning);
+  // Loops the vectorizer widens call glibc's vector math library (libmvec:
+  // _ZGVdN8v_expf for 8 expf at once) instead of the scalar function once
+  // per element, as clang's -fveclib=libmvec does; registered before the
+  // default analyses so that it is the one used.
+  std::unique_ptr<llvm::TargetLibraryInfoImpl> library;
+  if (machine && uses_vector_math_library(*machine)) {
+    library = std::make_unique<llvm::TargetLibraryInfoImpl>(machine->getTargetTriple(), llvm::VectorLibrary::LIBMVEC);
+    fam.registerPass([&] { return llvm::TargetLibraryAnalysis(*library); });
+  }
   builder.registerModuleAnalyses(mam);
   builder.registerCGSCCAnalyses(cgam);
   builder.registerFunctionAnalyses(fam);

@@ -574,13 +574,16 @@ class Generator {
         Type acc_type = accumulation_type(context_, r->result()->type().scalar());
         std::string_view combine = kind == "mean" ? "sum" : kind;
         Value* identity = reduction_identity(*kb_, combine, acc_type);
-        std::vector<Value*> partial = kb_->for_loop(lane, columns, step, {identity},
-                                                    [&](Value* column, std::vector<Value*> carried) {
-          std::vector<Value*> at = row_at;
-          at.push_back(column);
-          Scope scope{&row_scope, {}};
-          Value* x = kb_->convert(element(r->operand(0), at, scope), acc_type);
-          return std::vector<Value*>{reduction_combine(*kb_, combine, carried[0], x)};
+        std::vector<Value*> partial = kb_->for_loop(kb_->index(0), columns, step, {identity},
+                                                    [&](Value* start, std::vector<Value*> carried) {
+          Value* column = kb_->add(start, lane);
+          return kb_->if_else(kb_->less(column, columns), {acc_type}, [&] {
+            std::vector<Value*> at = row_at;
+            at.push_back(column);
+            Scope scope{&row_scope, {}};
+            Value* x = kb_->convert(element(r->operand(0), at, scope), acc_type);
+            return std::vector<Value*>{reduction_combine(*kb_, combine, carried[0], x)};
+          }, [&] { return carried; });
         });
         Value* total = finish_reduction(group_reduce(partial[0], kind, lanes), kind, columns);
         row_scope.values[r->result()] = kb_->convert(total, context_.scalar_type(r->result()->type().scalar()));
@@ -593,11 +596,14 @@ class Generator {
         (whole ? full : per_row).push_back(i);
       }
       if (!full.empty())
-        kb_->for_loop(lane, columns, step, [&](Value* column) {
-          std::vector<Value*> at = row_at;
-          at.push_back(column);
-          Scope scope{&row_scope, {}};
-          for (size_t i : full) store_output(i, at, scope);
+        kb_->for_loop(kb_->index(0), columns, step, [&](Value* start) {
+          Value* column = kb_->add(start, lane);
+          kb_->if_then(kb_->less(column, columns), [&] {
+            std::vector<Value*> at = row_at;
+            at.push_back(column);
+            Scope scope{&row_scope, {}};
+            for (size_t i : full) store_output(i, at, scope);
+          });
         });
       if (!per_row.empty()) {
         Value* first = kb_->op(OpKind::CmpI, {lane, kb_->index(0)}, context_.bool_type(),
