@@ -52,6 +52,11 @@ constexpr int64_t kLanes = 256;
 // Grid-stride loops cover any size; the grid itself stays under every
 // device's limit on an axis (65535 for y and z on CUDA).
 constexpr int64_t kMaxGroups = 65535;
+// An elementwise kernel's grid-stride loop runs on at most this many groups
+// of 256 lanes: 262,144 lanes fill an H100 (132 SMs x 2,048), and on the CPU
+// each group has a fixed cost (a 4M-element chain took 4x as long with one
+// group per 256 elements).
+constexpr int64_t kElementwiseGroups = 1024;
 // The stdlib GEMM's tile at its default point (stdlib/gemm.tsr's largest
 // knobs), and the tensor-core GEMM's (BM_TC = BN_TC, BK_TC).
 constexpr int64_t kGemmTile = 128;
@@ -132,8 +137,10 @@ class Generator {
     Value* sum = host_op(OpKind::AddI, {a, host_index(b - 1)}, context_.index_type());
     return host_op(OpKind::DivSI, {sum, host_index(b)}, context_.index_type());
   }
-  // A grid size: at least 1, at most kMaxGroups.
-  Value* host_groups(Value* wanted) { return host_max(host_min(wanted, host_index(kMaxGroups)), host_index(1)); }
+  // A grid size: at least 1, at most `most`.
+  Value* host_groups(Value* wanted, int64_t most = kMaxGroups) {
+    return host_max(host_min(wanted, host_index(most)), host_index(1));
+  }
 
   // The host value a value of the region stands for: a block argument is the
   // kernel operation's operand.
@@ -523,7 +530,7 @@ class Generator {
     // the row-major numbering per step of the grid-stride loop.
     int64_t width = std::max<int64_t>(kernel_->int_attr("vectorize", 1), 1);
     Value* total_host = host_product(0, rank);
-    Value* groups = host_groups(host_ceil_div(total_host, kLanes * width));
+    Value* groups = host_groups(host_ceil_div(total_host, kLanes * width), kElementwiseGroups);
     begin_kernel({kLanes}, space_value, rank);
     Value* total = product(space_, 0, rank);
     Value* lane = kb_->add(kb_->mul(kb_->id(OpKind::GroupId, 0), kb_->index(kLanes)), kb_->id(OpKind::LocalId, 0));
