@@ -564,7 +564,9 @@ class Generator {
     Type space_type = space_value->type();
     size_t rank = space_type.rank();
     int64_t columns_static = space_type.shape()[rank - 1];
-    int64_t lanes = columns_static != kDynamic && columns_static <= 32 ? 32 : kLanes;
+    // One warp per row up to 1024 columns (and for rows known only at run
+    // time): the reductions are warp reductions, no shared memory or barrier.
+    int64_t lanes = columns_static == kDynamic || columns_static <= 1024 ? 32 : kLanes;
     set_space(space_value);
     Value* row_count_host = host_product(0, rank - 1);
     Value* groups = host_groups(row_count_host);
