@@ -80,6 +80,10 @@ Type Lowering::common_type(NodeId a, NodeId b) {
 Value* Lowering::convert(Value* v, Type to) {
   Type from = v->type();
   if (!to || from == to) return v;
+  // A 0-d tensor of graph code where a number is wanted (an if or while
+  // condition, a kernel's scalar argument): its value, read back to the host.
+  if (from.is(TypeKind::Tensor) && from.rank() == 0 && (to.is_scalar() || to.is_index()))
+    return convert(emit(OpKind::GraphItem, {v}, context_.scalar_type(from.scalar())), to);
   if ((to.is(TypeKind::Tile) || to.is(TypeKind::Vector)) && from.is_scalar()) {
     Value* element = convert(v, context_.scalar_type(to.scalar()));
     return emit(OpKind::Splat, {element}, to);

@@ -324,7 +324,7 @@ Value Checker::check_expression(NodeId node) {
       break;
     }
     case NodeKind::IfExp: {
-      check_condition(ast_.child(node, 0), check_expression(ast_.child(node, 0)));
+      check_condition(ast_.child(node, 0), check_expression(ast_.child(node, 0)), /*statement=*/false);
       Value a = check_expression(ast_.child(node, 1));
       Value b = check_expression(ast_.child(node, 2));
       if (is_assignable(a.type, b.type)) {

@@ -335,10 +335,17 @@ Value Checker::check_kernel_launch(NodeId call, NodeId subscript, uint32_t index
         diags_.emit<diag::SemaLaunchMutArgument>(ast_.range(positional[i]), static_cast<unsigned>(i + 1), name);
         ok = false;
       }
-    } else if (!is_assignable(v.type, parameter)) {
-      diags_.emit<diag::SemaCallArgumentType>(ast_.range(positional[i]), static_cast<unsigned>(i + 1), name,
-                                              types_.to_string(parameter), types_.to_string(v.type));
-      ok = false;
+    } else {
+      // A 0-d tensor where the kernel takes a number: its value, read back
+      // to the host at the launch (graph.item).
+      TypeId given = v.type;
+      if (types_.kind(given) == TypeKind::Tensor && types_.dims(given).empty())
+        given = types_.scalar(types_.info(given).scalar);
+      if (!is_assignable(given, parameter)) {
+        diags_.emit<diag::SemaCallArgumentType>(ast_.range(positional[i]), static_cast<unsigned>(i + 1), name,
+                                                types_.to_string(parameter), types_.to_string(v.type));
+        ok = false;
+      }
     }
   }
   if (!ok) return Value{types_.error()};

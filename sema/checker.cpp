@@ -868,14 +868,25 @@ void Checker::check_statements(NodeId suite) {
   for (NodeId statement : ast_.children(suite)) check_statement(statement);
 }
 
-// An `if` / `while` condition: a number in kernels; in graph code a tensor
-// (a comparison of tensors, one element, a reduction) lives on the device.
-void Checker::check_condition(NodeId node, const Value& condition) {
+// An `if` / `while` condition: a number in kernels; in graph code also a
+// tensor of one element (0-d: a comparison of such tensors, one element, a
+// reduction), whose value the host reads back (graph.item) and takes as
+// Python's bool() does. A tensor of more elements is ambiguous, as in NumPy.
+// `statement`: an if or while statement (a conditional expression takes no
+// tensor condition).
+void Checker::check_condition(NodeId node, const Value& condition, bool statement) {
   if (types_.kind(condition.type) != TypeKind::Tensor) return;
-  if (in_device())
+  if (in_device()) {
     diags_.emit<diag::SemaConditionType>(ast_.range(node), types_.to_string(condition.type));
-  else
-    diags_.emit<diag::SemaTensorCondition>(ast_.range(node), types_.to_string(condition.type));
+  } else if (!types_.dims(condition.type).empty()) {
+    diags_.emit<diag::SemaTensorCondition>(ast_.range(node), types_.to_string(condition.type),
+                                           "is ambiguous: it has more than one element (as in NumPy); reduce it to one "
+                                           "value (ts.sum(c) > 0, c[0])");
+  } else if (!statement) {
+    diags_.emit<diag::SemaTensorCondition>(ast_.range(node), types_.to_string(condition.type),
+                                           "is read back to the host only by an if or while statement, not in a "
+                                           "conditional expression");
+  }
 }
 
 void Checker::check_statement(NodeId statement) {

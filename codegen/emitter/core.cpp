@@ -455,6 +455,7 @@ void Emitter::emit(Operation* op) {
     case OpKind::GraphSave:
     case OpKind::GraphEmpty:
     case OpKind::GraphIota:
+    case OpKind::GraphItem:
     case OpKind::ScheduleKernel:
     case OpKind::ScheduleTile:
     case OpKind::ScheduleFuse:
@@ -475,6 +476,7 @@ void Emitter::emit(Operation* op) {
     case OpKind::HostCollective: return emit_host_collective(op);
     case OpKind::HostLoad: return emit_host_load(op);
     case OpKind::HostCheck: return emit_host_check(op);
+    case OpKind::HostRead: return emit_host_read(op);
 
     // --- ids.cpp ---
     case OpKind::LinearId: return emit_linear_id(op);

@@ -137,7 +137,7 @@ class Emitter {
   // The members of tessHostServices after abi_version, in order.
   enum HostService : unsigned {
     kServiceAlloc = 1, kServiceFree, kServiceKeep, kServiceLaunch, kServicePrintText, kServicePrintTensor,
-    kServicePrintScalar, kServiceSave, kServiceLoad, kServiceFail, kServiceMesh, kServiceCollective
+    kServicePrintScalar, kServiceSave, kServiceLoad, kServiceFail, kServiceMesh, kServiceCollective, kServiceRead
   };
   // The service `index` of tessHostServices (after abi_version), called;
   // returns from the host function with its status when it fails.
@@ -167,6 +167,7 @@ class Emitter {
   void emit_host_collective(Operation* op);
   void emit_host_load(Operation* op);
   void emit_host_check(Operation* op);
+  void emit_host_read(Operation* op);
   void emit_return(Operation* op);
   void emit_call(Operation* op);
 

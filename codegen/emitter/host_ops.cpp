@@ -186,6 +186,22 @@ void Emitter::emit_host_check(Operation* op) {
   builder_.SetInsertPoint(next);
 }
 
+// The value of a 0-d buffer on the host: the runtime copies it into a stack
+// slot once the launches before it finished.
+void Emitter::emit_host_read(Operation* op) {
+  ir::Value* v = op->operand(0);
+  Type t = v->type();
+  llvm::Type* stored = element_type(t, op);
+  llvm::Type* wanted = value_type(op->result()->type(), op);
+  llvm::AllocaInst* slot = entry_alloca(stored);
+  uint64_t bytes = module_->getDataLayout().getTypeStoreSize(stored);
+  call_service(kServiceRead, {host_context_, data_address(memref(v), t, op), builder_.getInt64(bytes), slot});
+  llvm::Value* x = builder_.CreateLoad(stored, slot);
+  if (wanted->isIntegerTy(1) && !stored->isIntegerTy(1)) x = builder_.CreateICmpNE(x, llvm::ConstantInt::get(stored, 0));
+  else if (wanted != stored) return unsupported(op, "reading a " + std::string(scalar_info(t.scalar()).name) + " value back to the host");
+  set(op->result(), x);
+}
+
 // Meshes and collectives (docs/distributed.md, "The language"): the runtime
 // takes the mesh and the operation as description strings, built here from
 // the attributes (runtime/src/host_collectives.cpp reads them):

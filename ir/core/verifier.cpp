@@ -389,6 +389,7 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::GraphRecv:
     case OpKind::GraphSendRecv: return verify_graph_recv(op);
     case OpKind::GraphPrint: return verify_graph_print(op);
+    case OpKind::GraphItem: return verify_graph_item(op);
     // --- verifier_schedule.cpp ---
     case OpKind::ScheduleYield: return verify_schedule_yield(op);
     case OpKind::ScheduleTile:
@@ -408,6 +409,7 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::HostCollective: return verify_host_collective(op);
     case OpKind::HostLoad: return verify_host_load(op);
     case OpKind::HostCheck: return verify_host_check(op);
+    case OpKind::HostRead: return verify_host_read(op);
     // --- verifier_tile.cpp ---
     case OpKind::LinearId:
     case OpKind::LaneId:

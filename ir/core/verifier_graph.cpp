@@ -245,4 +245,15 @@ void Verifier::verify_graph_print(Operation* op) {
   results(op, 0);
 }
 
+// 'graph.item %t : T': the value of a 0-d tensor of T on the host (a
+// condition on a tensor, a 0-d tensor passed as a kernel's scalar).
+void Verifier::verify_graph_item(Operation* op) {
+  if (!shape(op, 1, 1)) return;
+  Type t = op->operand(0)->type();
+  if (!t.is(TypeKind::Tensor) || t.rank() != 0) return void(error(op, "operand must be a 0-d tensor"));
+  Type r = op->result()->type();
+  if (!r.is_scalar() || r.scalar() != t.scalar())
+    error(op, fmt::format("result must be the tensor's element type {}", scalar_info(t.scalar()).name));
+}
+
 }  // namespace tessera::ir::verification

@@ -122,6 +122,17 @@ void Verifier::verify_host_check(Operation* op) {
   if (!op->operand(0)->type().is_bool()) error(op, "operand must be a bool");
 }
 
+// 'host.read %buffer : T': the value of a 0-d buffer of T, copied to the
+// host once the launches before it finished.
+void Verifier::verify_host_read(Operation* op) {
+  if (!shape(op, 1, 1)) return;
+  Type t = op->operand(0)->type();
+  if (!is_buffer(t) || t.rank() != 0) return void(error(op, "operand must be a 0-d memref in global memory"));
+  Type r = op->result()->type();
+  if (!r.is_scalar() || r.scalar() != t.scalar())
+    error(op, fmt::format("result must be the buffer's element type {}", scalar_info(t.scalar()).name));
+}
+
 // 'host.mesh': creates (once per process) the mesh its `mesh` attribute
 // describes, checking it against the job (docs/ir/host.md).
 void Verifier::verify_host_mesh(Operation* op) {

@@ -132,6 +132,7 @@ class Verifier {
   void verify_graph_send(Operation* op);
   void verify_graph_recv(Operation* op);
   void verify_graph_print(Operation* op);
+  void verify_graph_item(Operation* op);
 
   // --- verifier_schedule.cpp ---
   void verify_schedule_region(Operation* op);
@@ -150,6 +151,7 @@ class Verifier {
   void verify_host_save(Operation* op);
   void verify_host_load(Operation* op);
   void verify_host_check(Operation* op);
+  void verify_host_read(Operation* op);
 
   // --- verifier_tile.cpp ---
   void verify_index_id(Operation* op);

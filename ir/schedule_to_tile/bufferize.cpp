@@ -260,6 +260,12 @@ class Bufferizer {
       }
       case OpKind::GraphDim:
         return replace(o, {dim(o->operand(0), static_cast<size_t>(o->int_attr("axis")))});
+      case OpKind::GraphItem: {
+        Type t = o->result()->type();
+        Value* buffer = o->operand(0);
+        Operation* read = b_.create(OpKind::HostRead, std::span<Value* const>(&buffer, 1), std::span<const Type>(&t, 1));
+        return replace(o, {read->result()});
+      }
       case OpKind::GraphLaunch: {
         std::vector<int64_t> mut = o->attr("mut_operands").int_array();
         std::vector<Value*> operands = o->operands();

@@ -207,7 +207,7 @@ tessStatus tessHostContextCreate(tessDevice device, tessStream stream, tessModul
                                         tessHostKeep,          tessHostLaunch,     tessHostPrintText,
                                         tessHostPrintTensor,   tessHostPrintScalar, tessHostSave,
                                         tessHostLoad,          tessHostFail,       tessHostMesh,
-                                        tessHostCollective};
+                                        tessHostCollective,    tessHostRead};
   auto* c = new tessHostContext_st;
   c->services = &services;
   c->device = device;
@@ -377,6 +377,14 @@ tessStatus tessHostLoad(tessHostContext context, const char* path, tessDtype dty
   if (!array->data.empty())
     if (tessStatus s = tessMemcpyHtoD(context->device, data, array->data.data(), array->data.size())) return s;
   return tessTensorMakeContiguous(data, dtype, rank, array->shape.data(), tensor);
+}
+
+tessStatus tessHostRead(tessHostContext context, tessDevicePtr source, uint64_t bytes, void* destination) {
+  if (!context) return null_context("tessHostRead");
+  if (!destination || (bytes && !source)) return fail(TESS_ERROR_INVALID_VALUE, "tessHostRead: null source or destination");
+  if (context->stream)
+    if (tessStatus s = tessStreamSynchronize(context->stream)) return s;
+  return tessMemcpyDtoH(context->device, destination, source, bytes);
 }
 
 tessStatus tessHostFail(tessHostContext context, const char* message) {

@@ -31,7 +31,7 @@ typedef int32_t (*tessHostFunction)(tessHostContext context, void** args, void**
 
 /* The host ABI's version: a CPU code object with host functions exports
  * `uint32_t tessera_host_abi_version` equal to it. */
-#define TESS_HOST_ABI_VERSION 2u
+#define TESS_HOST_ABI_VERSION 3u
 
 /* What compiled host code calls, through the context (so that a code object
  * loaded with dlopen needs no symbols from the runtime): a context points at
@@ -55,6 +55,8 @@ typedef struct tessHostServices {
   tessStatus (*mesh)(tessHostContext context, const char* mesh);
   tessStatus (*collective)(tessHostContext context, const char* mesh, const char* operation, const tessTensor* source,
                            const tessTensor* target);
+  /* ABI 3: a value read back to the host (a 0-d tensor's, docs/ir/host.md). */
+  tessStatus (*read)(tessHostContext context, tessDevicePtr source, uint64_t bytes, void* destination);
 } tessHostServices;
 
 /* What a CPU code object exports as `tessera_host_functions`, ended by an
@@ -114,6 +116,10 @@ tessStatus tessHostMesh(tessHostContext context, const char* mesh);
  * with O first). */
 tessStatus tessHostCollective(tessHostContext context, const char* mesh, const char* operation,
                               const tessTensor* source, const tessTensor* target);
+/* Copies `bytes` at device address `source` to host memory `destination`
+ * after the context's earlier launches finished (a condition on a tensor, a
+ * 0-d tensor passed as a kernel's scalar). */
+tessStatus tessHostRead(tessHostContext context, tessDevicePtr source, uint64_t bytes, void* destination);
 
 #ifdef __cplusplus
 }
