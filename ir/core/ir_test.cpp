@@ -10,6 +10,7 @@
 #include "ir/core/ir_text.h"
 #include "ir/core/tile_attr_kinds.h"
 #include "ir/core/register_tile_layout.h"
+#include "ir/core/schedule_hints.h"
 #include "ir/core/verifier.h"
 
 namespace tessera::ir {
@@ -857,6 +858,17 @@ TEST_CASE("rounding modes, kernel strategies and reduce kinds: names and enums r
     CHECK(reduce_kind_by_name(reduce_kind_name(kind)) == kind);
   }
   CHECK(reduce_kind_name(ReduceKind::Prod) == "prod");
+}
+
+TEST_CASE("schedule hints: one table for sema's directives and the IR's attributes") {
+  REQUIRE(schedule_hint_names().size() == std::size(kScheduleHints));
+  for (ScheduleHint hint : kScheduleHints) CHECK(schedule_hint_by_name(schedule_hint_name(hint)) == hint);
+  CHECK(schedule_hint_name(ScheduleHint::SharedPadding) == "shared_padding");
+  CHECK_FALSE(schedule_hint_by_name("prefetch").has_value());
+  CHECK(schedule_hint_applies(ScheduleHint::Vectorize, OpKind::GraphCast));
+  CHECK_FALSE(schedule_hint_applies(ScheduleHint::Vectorize, OpKind::GraphMatmul));
+  CHECK(schedule_hint_applies(ScheduleHint::Tile, OpKind::GraphAttention));
+  CHECK_FALSE(schedule_hint_applies(ScheduleHint::Stages, OpKind::GraphElementwise));
 }
 
 TEST_CASE("an absent rounding is nearest_even; an unknown one is no mode, and an internal error after verification") {

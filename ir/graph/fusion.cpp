@@ -328,8 +328,9 @@ class Fusion {
     // The schedule hints the strategy builds by (ir/core/schedule_hints.h):
     // a product's tile and pipelining, an elementwise chain's vectorisation
     // (the first member's that has one).
-    for (std::string_view name : schedule_hint_names()) {
-      bool wanted = name == "vectorize"
+    for (ScheduleHint hint : kScheduleHints) {
+      std::string_view name = schedule_hint_name(hint);
+      bool wanted = hint == ScheduleHint::Vectorize
                         ? group.strategy == KernelStrategy::Elementwise
                         : group.strategy == KernelStrategy::Matmul || group.strategy == KernelStrategy::Attention;
       for (Operation* op : group.ops)

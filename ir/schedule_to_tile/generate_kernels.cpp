@@ -509,20 +509,24 @@ class Generator {
   // why (the kernel is built as without it).
   void ignore_hint(std::string_view name, const std::string& why) {
     Attribute value = kernel_->attr(name);
+    std::optional<ScheduleHint> hint = schedule_hint_by_name(name);
+    internal_check(hint.has_value(), "generate-kernels", "ignore_hint of an attribute that is no schedule hint");
     std::string directive;
-    if (name == "tile") {
-      std::vector<int64_t> sizes = value.int_array();
-      directive = fmt::format("schedule.tile(({}))", fmt::join(sizes, ", "));
-    } else if (name == "stages") {
-      directive = fmt::format("schedule.pipeline_stages({})", kernel_->int_attr(name));
-    } else if (name == "async_copy") {
-      directive = "schedule.async_copy(True)";
-    } else if (name == "shared_memory") {
-      directive = "schedule.use_shared_memory(False)";
-    } else if (name == "shared_padding") {
-      directive = fmt::format("schedule.use_shared_memory(padding={})", kernel_->int_attr(name));
-    } else {
-      directive = fmt::format("schedule.{}({})", name, kernel_->int_attr(name));
+    switch (*hint) {
+      case ScheduleHint::Tile: {
+        std::vector<int64_t> sizes = value.int_array();
+        directive = fmt::format("schedule.tile(({}))", fmt::join(sizes, ", "));
+        break;
+      }
+      case ScheduleHint::Stages:
+        directive = fmt::format("schedule.pipeline_stages({})", kernel_->int_attr(name));
+        break;
+      case ScheduleHint::AsyncCopy: directive = "schedule.async_copy(True)"; break;
+      case ScheduleHint::SharedMemory: directive = "schedule.use_shared_memory(False)"; break;
+      case ScheduleHint::SharedPadding:
+        directive = fmt::format("schedule.use_shared_memory(padding={})", kernel_->int_attr(name));
+        break;
+      case ScheduleHint::Vectorize: directive = fmt::format("schedule.vectorize({})", kernel_->int_attr(name)); break;
     }
     report_at<DiagnosticKind::IrScheduleIgnored>(pass_, kernel_, directive, why);
   }
