@@ -89,16 +89,16 @@ void Lowering::require_policy(NodeId where, PolicyUse use) {
 
 namespace {
 
-std::string_view truncf_rounding(const sema::Policy& policy) {
-  if (policy.stochastic_round) return "stochastic";
+RoundingMode truncf_rounding(const sema::Policy& policy) {
+  if (policy.stochastic_round) return RoundingMode::Stochastic;
   switch (policy.rounding) {
-    case sema::RoundingMode::NearestEven: return "nearest_even";
-    case sema::RoundingMode::TowardZero: return "toward_zero";
-    case sema::RoundingMode::Down: return "down";
-    case sema::RoundingMode::Up: return "up";
-    case sema::RoundingMode::NearestAway: return "nearest_away";
+    case sema::RoundingMode::NearestEven: return RoundingMode::NearestEven;
+    case sema::RoundingMode::TowardZero: return RoundingMode::TowardZero;
+    case sema::RoundingMode::Down: return RoundingMode::Down;
+    case sema::RoundingMode::Up: return RoundingMode::Up;
+    case sema::RoundingMode::NearestAway: return RoundingMode::NearestAway;
   }
-  return "nearest_even";
+  return RoundingMode::NearestEven;
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ namespace tessera::ir {
 Bound Lowering::lower_schedule_directive(NodeId call) {
   auto it = typed_.schedule_directives.find(call.index);
   if (it == typed_.schedule_directives.end()) internal_error("lower", "a schedule directive sema did not record");
-  if (it->second.name == "prefetch") {
+  if (it->second.prefetch) {
     Value* x = value(call_argument(call, 0));
     prefetches_.push_back({call, x});
     return Bound{x, {}};
@@ -50,11 +50,12 @@ void Lowering::apply_schedule_directives(Operation* func) {
   for (const ScheduleScope& scope : scopes_) {
     bool applied = false;
     func->walk([&](Operation* op) {
-      if (!schedule_hint_applies(scope.directive->name, op->kind()) || !op->loc().known()) return;
+      if (!schedule_hint_applies(scope.directive->hint, op->kind()) || !op->loc().known()) return;
       std::pair<uint32_t, uint32_t> at{op->loc().line(), op->loc().column()};
       if (at < scope.begin || at >= scope.end) return;
-      op->set_attr(scope.directive->name, context_.int_attr(scope.directive->values[0]));
-      scoped_hints_.insert({op, scope.directive->name});
+      std::string_view name = schedule_hint_name(scope.directive->hint);  // stages
+      op->set_attr(name, context_.int_attr(scope.directive->values[0]));
+      scoped_hints_.insert({op, std::string(name)});
       applied = true;
     });
     if (!applied) {
@@ -67,20 +68,29 @@ void Lowering::apply_schedule_directives(Operation* func) {
   scopes_.clear();
   for (const auto& [call, directive] : schedule_directives_) {
     const std::vector<int64_t>& v = directive->values;
+    ScheduleHint hint = directive->hint;
     std::vector<NamedAttribute> attributes;
-    if (directive->name == "tile") {
-      attributes.push_back({"tile", context_.int_array_attr(v)});
-    } else if (directive->name == "async_copy") {
-      attributes.push_back({"async_copy", context_.bool_attr(v[0] != 0)});
-    } else if (directive->name == "shared_memory") {
-      attributes.push_back({"shared_memory", context_.bool_attr(v[0] != 0)});
-      if (v[1] >= 0) attributes.push_back({"shared_padding", context_.int_attr(v[1])});
-    } else {  // vectorize, stages
-      attributes.push_back({directive->name, context_.int_attr(v[0])});
+    switch (hint) {
+      case ScheduleHint::Tile:
+        attributes.push_back({std::string(schedule_hint_name(hint)), context_.int_array_attr(v)});
+        break;
+      case ScheduleHint::AsyncCopy:
+        attributes.push_back({std::string(schedule_hint_name(hint)), context_.bool_attr(v[0] != 0)});
+        break;
+      case ScheduleHint::SharedMemory:
+        attributes.push_back({std::string(schedule_hint_name(hint)), context_.bool_attr(v[0] != 0)});
+        if (v[1] >= 0)
+          attributes.push_back({std::string(schedule_hint_name(ScheduleHint::SharedPadding)), context_.int_attr(v[1])});
+        break;
+      case ScheduleHint::Stages:
+      case ScheduleHint::Vectorize:
+      case ScheduleHint::SharedPadding:  // set with shared_memory
+        attributes.push_back({std::string(schedule_hint_name(hint)), context_.int_attr(v[0])});
+        break;
     }
     bool applied = false;
     func->walk([&](Operation* op) {
-      if (!schedule_hint_applies(directive->name, op->kind())) return;
+      if (!schedule_hint_applies(hint, op->kind())) return;
       for (const NamedAttribute& a : attributes)
         if (!scoped_hints_.count({op, std::string(a.name)})) op->set_attr(a.name, a.value);
       applied = true;
@@ -90,7 +100,7 @@ void Lowering::apply_schedule_directives(Operation* func) {
       std::string text(diags_.sources().pointer(r.begin), r.end - r.begin);
       diags_.emit<diag::LowerScheduleUnused>(
           r, text, std::string(func->symbol_name()),
-          directive->name == "vectorize" ? "elementwise operation" : "matrix product or attention");
+          hint == ScheduleHint::Vectorize ? "elementwise operation" : "matrix product or attention");
     }
   }
   schedule_directives_.clear();
@@ -100,8 +110,8 @@ void Lowering::apply_schedule_directives(Operation* func) {
     bool applied = false;
     for (OpOperand* use : x->uses()) {
       Operation* op = use->owner();
-      if (!schedule_hint_applies("async_copy", op->kind())) continue;
-      op->set_attr("async_copy", context_.bool_attr(true));
+      if (!schedule_hint_applies(ScheduleHint::AsyncCopy, op->kind())) continue;
+      op->set_attr(schedule_hint_name(ScheduleHint::AsyncCopy), context_.bool_attr(true));
       applied = true;
     }
     if (!applied) {

@@ -1,4 +1,5 @@
 // Lowering of barriers, atomics, warp operations and mma (lower_builtins.cpp).
+#include "ir/core/tile_attr_kinds.h"
 #include "lower/lowering.h"
 
 namespace tessera::ir {
@@ -37,15 +38,15 @@ Bound Lowering::lower_sync_builtin(NodeId call, BuiltinId builtin) {
                      {}};
       }
       operands.push_back(value(arg(1), element));
-      const char* kind = builtin == BuiltinId::TileAtomicAdd    ? "add"
-                         : builtin == BuiltinId::TileAtomicMax  ? "max"
-                         : builtin == BuiltinId::TileAtomicMin  ? "min"
-                         : builtin == BuiltinId::TileAtomicExch ? "exch"
-                         : builtin == BuiltinId::TileAtomicAnd  ? "and"
-                         : builtin == BuiltinId::TileAtomicOr   ? "or"
-                                                                : "xor";
+      AtomicKind kind = builtin == BuiltinId::TileAtomicAdd    ? AtomicKind::Add
+                        : builtin == BuiltinId::TileAtomicMax  ? AtomicKind::Max
+                        : builtin == BuiltinId::TileAtomicMin  ? AtomicKind::Min
+                        : builtin == BuiltinId::TileAtomicExch ? AtomicKind::Exch
+                        : builtin == BuiltinId::TileAtomicAnd  ? AtomicKind::And
+                        : builtin == BuiltinId::TileAtomicOr   ? AtomicKind::Or
+                                                               : AtomicKind::Xor;
       return Bound{builder_.create(OpKind::Atomic, std::span<Value* const>(operands), std::span<const Type>(&element, 1),
-                                   {{"kind", context_.string_attr(kind)}})->result(),
+                                   {{"kind", context_.string_attr(atomic_kind_name(kind))}})->result(),
                    {}};
     }
     case BuiltinId::TileShuffleDown:
@@ -54,18 +55,22 @@ Bound Lowering::lower_sync_builtin(NodeId call, BuiltinId builtin) {
     case BuiltinId::TileShuffleIdx: {
       Value* v = value(arg(0), result.value_or(Type{}));
       Value* offset = value(arg(1), i32);
-      const char* mode = builtin == BuiltinId::TileShuffleDown ? "down"
-                         : builtin == BuiltinId::TileShuffleXor ? "xor"
-                         : builtin == BuiltinId::TileShuffleUp  ? "up"
-                                                                : "idx";
-      return Bound{emit(OpKind::Shuffle, {v, offset}, v->type(), {{"mode", context_.string_attr(mode)}}), {}};
+      ShuffleMode mode = builtin == BuiltinId::TileShuffleDown ? ShuffleMode::Down
+                         : builtin == BuiltinId::TileShuffleXor ? ShuffleMode::Xor
+                         : builtin == BuiltinId::TileShuffleUp  ? ShuffleMode::Up
+                                                                : ShuffleMode::Idx;
+      Attribute mode_name = context_.string_attr(shuffle_mode_name(mode));
+      return Bound{emit(OpKind::Shuffle, {v, offset}, v->type(), {{"mode", mode_name}}), {}};
     }
     case BuiltinId::TileWarpReduceSum:
     case BuiltinId::TileWarpReduceMax:
     case BuiltinId::TileWarpReduceMin: {
       Value* v = value(arg(0), result.value_or(Type{}));
-      const char* kind = builtin == BuiltinId::TileWarpReduceSum ? "sum" : builtin == BuiltinId::TileWarpReduceMax ? "max" : "min";
-      return Bound{emit(OpKind::WarpReduce, {v}, v->type(), {{"kind", context_.string_attr(kind)}}), {}};
+      WarpReduceKind kind = builtin == BuiltinId::TileWarpReduceSum   ? WarpReduceKind::Sum
+                            : builtin == BuiltinId::TileWarpReduceMax ? WarpReduceKind::Max
+                                                                      : WarpReduceKind::Min;
+      Attribute kind_name = context_.string_attr(warp_reduce_kind_name(kind));
+      return Bound{emit(OpKind::WarpReduce, {v}, v->type(), {{"kind", kind_name}}), {}};
     }
     case BuiltinId::TileMma: {
       // The operands' @accum chose the result type (sema); other policies

@@ -12,7 +12,9 @@ For each file that `tesserac FILE` accepts it records the Tile IR, the
 optimised NVPTX LLVM IR, the PTX for sm_80 and sm_90a, the CPU target's LLVM
 IR and the AOT header of `-c --gpu-code=ptx`; for the others, the
 diagnostics. Outputs that fail are recorded with their exit code and
-standard error, so a change in what fails shows up too."""
+standard error, so a change in what fails shows up too. --stdlib-dir sets
+TESSERA_STDLIB_DIR, so that each compiler launches the stdlib instances it
+built itself (scripts/compare-outputs.sh)."""
 import argparse
 import concurrent.futures
 import os
@@ -30,8 +32,11 @@ FORMS = [
 ]
 
 
+ENV = dict(os.environ)
+
+
 def run(cmd, cwd=None):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, timeout=300)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, timeout=300, env=ENV)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -59,7 +64,10 @@ def main():
     parser.add_argument("--tesserac", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--stdlib-dir", help="the stdlib instances to use (TESSERA_STDLIB_DIR)")
     args = parser.parse_args()
+    if args.stdlib_dir:
+        ENV["TESSERA_STDLIB_DIR"] = os.path.abspath(args.stdlib_dir)
     root = pathlib.Path(__file__).resolve().parent.parent
     tesserac = os.path.abspath(args.tesserac)
     out_dir = pathlib.Path(args.out)

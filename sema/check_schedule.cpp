@@ -43,7 +43,7 @@ Value Checker::check_schedule_directive(BuiltinCall& bc) {
         bad(sizes, "a tuple of tile sizes (BM, BN) or (BM, BN, BK)", fmt::format("{} sizes", extents.size()));
         return Value{none};
       }
-      directive.name = "tile";
+      directive.hint = ScheduleHint::Tile;
       for (NodeId e : extents) {
         std::optional<int64_t> v = bc.require_constant_integer(e, "sizes");
         if (!v) return Value{none};
@@ -64,7 +64,7 @@ Value Checker::check_schedule_directive(BuiltinCall& bc) {
         bad(bound[0], "1, 2, 4 or 8 elements per lane", std::to_string(*v));
         return Value{none};
       }
-      directive = {"vectorize", {*v}};
+      directive = {ScheduleHint::Vectorize, {*v}};
       break;
     }
     case BuiltinId::SchedulePipelineStages: {
@@ -76,7 +76,7 @@ Value Checker::check_schedule_directive(BuiltinCall& bc) {
         bad(bound[0], "at least 1 stage", std::to_string(*v));
         return Value{none};
       }
-      directive = {"stages", {*v}};
+      directive = {ScheduleHint::Stages, {*v}};
       break;
     }
     case BuiltinId::ScheduleAsyncCopy: {
@@ -88,7 +88,7 @@ Value Checker::check_schedule_directive(BuiltinCall& bc) {
         if (!v) return Value{none};
         enabled = *v;
       }
-      directive = {"async_copy", {enabled ? 1 : 0}};
+      directive = {ScheduleHint::AsyncCopy, {enabled ? 1 : 0}};
       break;
     }
     case BuiltinId::ScheduleUseSharedMemory: {
@@ -110,7 +110,7 @@ Value Checker::check_schedule_directive(BuiltinCall& bc) {
         }
         padding = *v;
       }
-      directive = {"shared_memory", {enabled ? 1 : 0, padding}};
+      directive = {ScheduleHint::SharedMemory, {enabled ? 1 : 0, padding}};
       break;
     }
     case BuiltinId::SchedulePipeline: {
@@ -134,7 +134,7 @@ Value Checker::check_schedule_directive(BuiltinCall& bc) {
         }
         stages = *v;
       }
-      directive = {"stages", {stages}};
+      directive = {ScheduleHint::Stages, {stages}};
       break;
     }
     case BuiltinId::SchedulePrefetch: {
@@ -153,7 +153,7 @@ Value Checker::check_schedule_directive(BuiltinCall& bc) {
         }
       }
       if (!x) return Value{types_.error()};
-      out_.schedule_directives[bc.call.index] = {"prefetch", {}};
+      out_.schedule_directives[bc.call.index] = {ScheduleHint::AsyncCopy, {1}, true};
       return Value{*x};
     }
     default: internal_error("sema", "check_schedule_directive called for another builtin");

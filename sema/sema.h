@@ -20,6 +20,7 @@
 
 #include "frontend/ast/ast.h"
 #include "support/diagnostics/diagnostics.h"
+#include "support/schedule_hint.h"
 #include "sema/builtins.h"
 #include "sema/constant.h"
 #include "sema/types.h"
@@ -114,12 +115,15 @@ struct PolicyClass {
 // nodes and which instance each of its calls of @jit functions reaches.
 // A schedule directive (`schedule.tile((64, 128, 32))`, docs/language/graph.md,
 // "Schedule directives"): a request about how the kernels generated from
-// its @jit function are built. `name` is the IR attribute it becomes on the
-// function's graph operations (tile, vectorize, stages, async_copy,
-// shared_padding); `values` its constant arguments.
+// its @jit function are built. `hint` is the IR attribute it becomes on the
+// function's graph operations (support/schedule_hints.def;
+// schedule.use_shared_memory sets shared_memory and, with a padding,
+// shared_padding); `values` its constant arguments. schedule.prefetch(x)
+// is `prefetch`: the products that read x get async_copy (lowering).
 struct ScheduleDirective {
-  std::string name;
+  ScheduleHint hint = ScheduleHint::Tile;
   std::vector<int64_t> values;
+  bool prefetch = false;
 };
 
 struct JitInstance {

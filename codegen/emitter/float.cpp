@@ -9,6 +9,23 @@
 
 namespace tessera::codegen::emitter {
 
+namespace {
+
+// The rounding of numerics::encode_bits that an arith.truncf's mode names.
+numerics::Rounding numerics_rounding(ir::RoundingMode mode) {
+  switch (mode) {
+    case ir::RoundingMode::NearestEven: return numerics::Rounding::NearestEven;
+    case ir::RoundingMode::TowardZero: return numerics::Rounding::TowardZero;
+    case ir::RoundingMode::Down: return numerics::Rounding::TowardNegative;
+    case ir::RoundingMode::Up: return numerics::Rounding::TowardPositive;
+    case ir::RoundingMode::NearestAway: return numerics::Rounding::NearestAway;
+    case ir::RoundingMode::Stochastic: return numerics::Rounding::Stochastic;
+  }
+  internal_error("codegen", "an unknown rounding mode");
+}
+
+}  // namespace
+
 // fp8/fp6/fp4 values are codes in i8s: the lowering converts them to f32
 // before any arithmetic (ir.h); only moves, conversions and comparisons
 // see them.
@@ -57,13 +74,7 @@ llvm::Value* Emitter::convert_float(llvm::Value* value, ScalarType from, ScalarT
 // largest finite f32 of their sign.
 llvm::Value* Emitter::truncate_with_policy(Operation* op) {
   ScalarType from = op->operand(0)->type().scalar(), to = op->result()->type().scalar();
-  std::string_view name = op->string_attr("rounding");
-  numerics::Rounding rounding = numerics::Rounding::NearestEven;
-  if (name == "toward_zero") rounding = numerics::Rounding::TowardZero;
-  else if (name == "down") rounding = numerics::Rounding::TowardNegative;
-  else if (name == "up") rounding = numerics::Rounding::TowardPositive;
-  else if (name == "nearest_away") rounding = numerics::Rounding::NearestAway;
-  else if (name == "stochastic") rounding = numerics::Rounding::Stochastic;
+  numerics::Rounding rounding = numerics_rounding(ir::rounding_mode(*op));
   numerics::Overflow overflow = op->has_attr("saturate") ? numerics::Overflow::Saturate : numerics::Overflow::Propagate;
   llvm::Value* value = get(op->operand(0));
   llvm::Value* f32 = value;
@@ -141,8 +152,7 @@ void Emitter::emit_extend_float(Operation* op) {
 }
 
 void Emitter::emit_truncate_float(Operation* op) {
-  std::string_view rounding = op->string_attr("rounding");
-  if ((rounding.empty() || rounding == "nearest_even") && !op->has_attr("saturate"))
+  if (ir::rounding_mode(*op) == ir::RoundingMode::NearestEven && !op->has_attr("saturate"))
     return set(op->result(), convert_float(get(op->operand(0)), op->operand(0)->type().scalar(),
                                            op->result()->type().scalar(), value_type(op->result()->type(), op)));
   set(op->result(), truncate_with_policy(op));

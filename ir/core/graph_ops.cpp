@@ -18,7 +18,11 @@ constexpr std::string_view kElementwiseNames[] = {
 #undef TESSERA_ELEMENTWISE
 };
 
-constexpr std::string_view kReduceKinds[] = {"sum", "mean", "max", "min", "prod"};
+constexpr std::string_view kReduceKinds[] = {
+#define TESSERA_REDUCE_KIND(Name, text) text,
+#include "ir/core/reduce_kinds.def"
+#undef TESSERA_REDUCE_KIND
+};
 
 }  // namespace
 
@@ -39,6 +43,8 @@ ElementwiseOp elementwise_op(const Operation* op) {
 }
 
 std::string_view reduce_kind_name(ReduceKind kind) { return kReduceKinds[static_cast<size_t>(kind)]; }
+
+std::span<const std::string_view> reduce_kind_names() { return kReduceKinds; }
 
 std::optional<ReduceKind> reduce_kind_by_name(std::string_view name) {
   for (size_t i = 0; i < std::size(kReduceKinds); ++i)

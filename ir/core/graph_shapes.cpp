@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ir/core/graph_ops.h"
+#include "ir/core/tile_attr_kinds.h"
 
 namespace tessera::ir {
 
@@ -158,17 +159,20 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
       // arith.truncf, on a float result; a stochastic rounding takes the
       // seed (an integer) as operand #1.
       auto a = tensor_operand(0);
-      bool stochastic = op->string_attr("rounding") == "stochastic";
+      std::optional<RoundingMode> rounding = parse_rounding_mode(*op);
+      bool stochastic = rounding == RoundingMode::Stochastic;
       if (!a || op->num_operands() != (stochastic ? 2u : 1u) || !declared.is(TypeKind::Tensor))
         return fail(stochastic ? "with stochastic rounding converts a tensor, given a seed, to a tensor of the same shape"
                                : "converts a tensor to a tensor of the same shape");
       if (stochastic && !op->operand(1)->type().is_int()) return fail("operand #1 must be the seed, an integer");
-      if (Attribute r = op->attr("rounding")) {
-        static constexpr std::string_view modes[] = {"toward_zero", "down", "up", "nearest_away", "stochastic"};
-        if (!r.is(AttributeKind::String) ||
-            std::find(std::begin(modes), std::end(modes), op->string_attr("rounding")) == std::end(modes))
-          return fail("attribute 'rounding' must be one of \"toward_zero\", \"down\", \"up\", \"nearest_away\", "
-                      "\"stochastic\"");
+      // nearest_even is the absence of the attribute (rounding_attributes).
+      if (Attribute r = op->attr("rounding"); r && (!r.is(AttributeKind::String) || !rounding ||
+                                                    *rounding == RoundingMode::NearestEven)) {
+        std::string modes;
+        for (std::string_view name : kRoundingModeNames)
+          if (name != rounding_mode_name(RoundingMode::NearestEven))
+            modes += fmt::format("{}\"{}\"", modes.empty() ? "" : ", ", name);
+        return fail("attribute 'rounding' must be one of " + modes);
       }
       if (op->has_attr("saturate") && !op->attr("saturate").is(AttributeKind::Unit))
         return fail("attribute 'saturate' is a flag");

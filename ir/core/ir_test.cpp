@@ -5,10 +5,12 @@
 
 #include "support/diagnostics/internal_error.h"
 #include "ir/core/builder.h"
+#include "ir/core/graph_ops.h"
 #include "ir/core/ir.h"
 #include "ir/core/ir_text.h"
 #include "ir/core/tile_attr_kinds.h"
 #include "ir/core/register_tile_layout.h"
+#include "ir/core/schedule_hints.h"
 #include "ir/core/verifier.h"
 
 namespace tessera::ir {
@@ -836,6 +838,51 @@ TEST_CASE("a tile attribute outside its table is an internal error after verific
   CHECK_THROWS_AS(shuffle_mode(*add), InternalError);
   add->set_attr("mode", ctx.string_attr("xor"));
   CHECK(shuffle_mode(*add) == ShuffleMode::Xor);
+}
+
+TEST_CASE("rounding modes, kernel strategies and reduce kinds: names and enums round-trip") {
+  for (size_t i = 0; i < std::size(kRoundingModeNames); ++i) {
+    auto mode = static_cast<RoundingMode>(i);
+    CHECK(parse_attr_kind<RoundingMode>(kRoundingModeNames, rounding_mode_name(mode)) == mode);
+  }
+  CHECK(rounding_mode_name(RoundingMode::NearestEven) == "nearest_even");
+  CHECK(rounding_mode_name(RoundingMode::Stochastic) == "stochastic");
+  CHECK_FALSE(parse_attr_kind<RoundingMode>(kRoundingModeNames, "nearest").has_value());
+  for (size_t i = 0; i < std::size(kKernelStrategyNames); ++i) {
+    auto strategy = static_cast<KernelStrategy>(i);
+    CHECK(parse_attr_kind<KernelStrategy>(kKernelStrategyNames, kernel_strategy_name(strategy)) == strategy);
+  }
+  CHECK(kernel_strategy_name(KernelStrategy::Attention) == "attention");
+  for (size_t i = 0; i < reduce_kind_names().size(); ++i) {
+    auto kind = static_cast<ReduceKind>(i);
+    CHECK(reduce_kind_by_name(reduce_kind_name(kind)) == kind);
+  }
+  CHECK(reduce_kind_name(ReduceKind::Prod) == "prod");
+}
+
+TEST_CASE("schedule hints: one table for sema's directives and the IR's attributes") {
+  REQUIRE(schedule_hint_names().size() == std::size(kScheduleHints));
+  for (ScheduleHint hint : kScheduleHints) CHECK(schedule_hint_by_name(schedule_hint_name(hint)) == hint);
+  CHECK(schedule_hint_name(ScheduleHint::SharedPadding) == "shared_padding");
+  CHECK_FALSE(schedule_hint_by_name("prefetch").has_value());
+  CHECK(schedule_hint_applies(ScheduleHint::Vectorize, OpKind::GraphCast));
+  CHECK_FALSE(schedule_hint_applies(ScheduleHint::Vectorize, OpKind::GraphMatmul));
+  CHECK(schedule_hint_applies(ScheduleHint::Tile, OpKind::GraphAttention));
+  CHECK_FALSE(schedule_hint_applies(ScheduleHint::Stages, OpKind::GraphElementwise));
+}
+
+TEST_CASE("an absent rounding is nearest_even; an unknown one is no mode, and an internal error after verification") {
+  Context ctx;
+  OwningModule module = create_module();
+  Operation* func = build_mul_add(ctx, module.get());
+  Operation* add = func->region(0).front().front();
+  CHECK(rounding_mode(*add) == RoundingMode::NearestEven);
+  CHECK(parse_rounding_mode(*add) == RoundingMode::NearestEven);
+  add->set_attr("rounding", ctx.string_attr("down"));
+  CHECK(rounding_mode(*add) == RoundingMode::Down);
+  add->set_attr("rounding", ctx.string_attr("sideways"));
+  CHECK_FALSE(parse_rounding_mode(*add).has_value());
+  CHECK_THROWS_AS(rounding_mode(*add), InternalError);
 }
 
 }  // namespace

@@ -8,14 +8,15 @@ namespace tessera::ir {
 
 std::vector<NamedAttribute> rounding_attributes(Context& context, const RoundingPolicy& policy) {
   std::vector<NamedAttribute> attributes;
-  if (policy.rounding != "nearest_even") attributes.push_back({"rounding", context.string_attr(policy.rounding)});
+  if (policy.rounding != RoundingMode::NearestEven)
+    attributes.push_back({"rounding", context.string_attr(rounding_mode_name(policy.rounding))});
   if (policy.saturate) attributes.push_back({"saturate", context.unit_attr()});
   return attributes;
 }
 
 RoundingPolicy rounding_policy_of(const Operation& op) {
   RoundingPolicy policy;
-  if (op.has_attr("rounding")) policy.rounding = op.string_attr("rounding");
+  policy.rounding = rounding_mode(op);
   policy.saturate = op.has_attr("saturate");
   return policy;
 }
@@ -40,7 +41,7 @@ Value* emit_rounding_conversion(Builder& builder, Value* x, Type element, const 
     return op(OpKind::Select, {below, min, x}, f32);
   }
   std::vector<Value*> operands{x};
-  if (policy.rounding == "stochastic") operands.push_back(random_bits);
+  if (policy.rounding == RoundingMode::Stochastic) operands.push_back(random_bits);
   return op(OpKind::TruncF, std::move(operands), element, rounding_attributes(context, policy));
 }
 

@@ -10,19 +10,19 @@
 #include <vector>
 
 #include "ir/core/builder.h"
+#include "ir/core/tile_attr_kinds.h"
 
 namespace tessera::ir {
 
 // How a value is rounded: `rounding` is one of arith.truncf's modes
-// ("nearest_even", "toward_zero", "down", "up", "nearest_away",
-// "stochastic"); `saturate` clamps overflow and infinities to the largest
-// finite value of the sign.
+// (rounding_modes.def); `saturate` clamps overflow and infinities to the
+// largest finite value of the sign.
 struct RoundingPolicy {
-  std::string_view rounding = "nearest_even";
+  RoundingMode rounding = RoundingMode::NearestEven;
   bool saturate = false;
 
-  bool changes_values() const { return rounding != "nearest_even" || saturate; }
-  bool directed() const { return rounding != "nearest_even"; }
+  bool changes_values() const { return rounding != RoundingMode::NearestEven || saturate; }
+  bool directed() const { return rounding != RoundingMode::NearestEven; }
 };
 
 // The attributes of an arith.truncf (or graph.cast) for `policy`: `rounding`

@@ -1,32 +1,31 @@
 #include "ir/core/schedule_hints.h"
 
-#include <array>
-
 namespace tessera::ir {
 
-namespace {
+std::span<const std::string_view> schedule_hint_names() { return kScheduleHintNames; }
 
-constexpr std::array<std::string_view, 6> kHints = {"tile", "stages", "async_copy", "shared_memory", "shared_padding",
-                                                     "vectorize"};
-
-}  // namespace
-
-std::span<const std::string_view> schedule_hint_names() { return kHints; }
-
-bool schedule_hint_applies(std::string_view name, OpKind kind) {
-  if (name == "vectorize") return kind == OpKind::GraphElementwise || kind == OpKind::GraphCast;
-  return kind == OpKind::GraphMatmul || kind == OpKind::GraphAttention;
+bool schedule_hint_applies(ScheduleHint hint, OpKind kind) {
+  switch (hint) {
+    case ScheduleHint::Vectorize: return kind == OpKind::GraphElementwise || kind == OpKind::GraphCast;
+    case ScheduleHint::Tile:
+    case ScheduleHint::Stages:
+    case ScheduleHint::AsyncCopy:
+    case ScheduleHint::SharedMemory:
+    case ScheduleHint::SharedPadding: return kind == OpKind::GraphMatmul || kind == OpKind::GraphAttention;
+  }
+  return false;
 }
 
 void copy_schedule_hints(const Operation* from, Operation* to) {
-  for (std::string_view name : kHints) {
+  for (ScheduleHint hint : kScheduleHints) {
+    std::string_view name = schedule_hint_name(hint);
     Attribute value = from->attr(name);
-    if (value && !to->has_attr(name) && schedule_hint_applies(name, to->kind())) to->set_attr(name, value);
+    if (value && !to->has_attr(name) && schedule_hint_applies(hint, to->kind())) to->set_attr(name, value);
   }
 }
 
 bool has_schedule_hints(const Operation* op) {
-  for (std::string_view name : kHints)
+  for (std::string_view name : kScheduleHintNames)
     if (op->has_attr(name)) return true;
   return false;
 }

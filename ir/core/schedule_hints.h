@@ -14,19 +14,22 @@
 //   stages = N, async_copy = bool     graph.matmul, graph.attention
 //   shared_memory = bool, shared_padding = N   graph.matmul, graph.attention
 //   vectorize = N                     graph.elementwise, graph.cast
+//
+// The list is support/schedule_hints.def (ScheduleHint), shared with sema.
 #pragma once
 
 #include <span>
 #include <string_view>
 
 #include "ir/core/ir.h"
+#include "support/schedule_hint.h"
 
 namespace tessera::ir {
 
-// Every schedule hint attribute, in a fixed order.
+// Every schedule hint attribute, in the table's order.
 std::span<const std::string_view> schedule_hint_names();
-// True when hint `name` applies to operations of `kind`.
-bool schedule_hint_applies(std::string_view name, OpKind kind);
+// True when `hint` applies to operations of `kind`.
+bool schedule_hint_applies(ScheduleHint hint, OpKind kind);
 // The hints of `from` that apply to `to`, set on `to` (those it has are kept).
 void copy_schedule_hints(const Operation* from, Operation* to);
 // True when `op` carries any schedule hint.

@@ -1,9 +1,13 @@
-// The closed lists of string attributes that tile operations take and code
-// generation dispatches on: tile.shuffle's `mode` (shuffle_modes.def),
-// tile.warp_reduce's `kind` (warp_reduce_kinds.def) and tile.atomic's `kind`
-// (atomic_kinds.def). The IR text keeps the strings; the verifier accepts
-// exactly the names of the tables, and code generation switches over the
-// enums, so that a new entry is a compile error wherever it must be handled.
+// The closed lists of string attributes that operations take and passes or
+// code generation dispatch on: tile.shuffle's `mode` (shuffle_modes.def),
+// tile.warp_reduce's `kind` (warp_reduce_kinds.def), tile.atomic's `kind`
+// (atomic_kinds.def), the `rounding` of arith.truncf and graph.cast
+// (rounding_modes.def) and schedule.kernel's `strategy`
+// (kernel_strategies.def). (graph.reduce's `kind` and graph.elementwise's
+// `op` are in graph_ops.h.) The IR text keeps the strings; the verifier
+// accepts exactly the names of the tables, and the passes and code
+// generation switch over the enums, so that a new entry is a compile error
+// wherever it must be handled.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +31,7 @@ inline constexpr std::string_view kShuffleModeNames[] = {
 #include "ir/core/shuffle_modes.def"
 #undef TESSERA_SHUFFLE_MODE
 };
+inline std::string_view shuffle_mode_name(ShuffleMode mode) { return kShuffleModeNames[static_cast<size_t>(mode)]; }
 
 enum class WarpReduceKind : uint8_t {
 #define TESSERA_WARP_REDUCE_KIND(Name, text) Name,
@@ -38,6 +43,9 @@ inline constexpr std::string_view kWarpReduceKindNames[] = {
 #include "ir/core/warp_reduce_kinds.def"
 #undef TESSERA_WARP_REDUCE_KIND
 };
+inline std::string_view warp_reduce_kind_name(WarpReduceKind kind) {
+  return kWarpReduceKindNames[static_cast<size_t>(kind)];
+}
 
 enum class AtomicKind : uint8_t {
 #define TESSERA_ATOMIC_KIND(Name, text, integers_only) Name,
@@ -49,6 +57,7 @@ inline constexpr std::string_view kAtomicKindNames[] = {
 #include "ir/core/atomic_kinds.def"
 #undef TESSERA_ATOMIC_KIND
 };
+inline std::string_view atomic_kind_name(AtomicKind kind) { return kAtomicKindNames[static_cast<size_t>(kind)]; }
 // Whether the operation is defined on integer elements only (and, or, xor).
 inline bool atomic_integers_only(AtomicKind kind) {
   static constexpr bool kIntegersOnly[] = {
@@ -57,6 +66,32 @@ inline bool atomic_integers_only(AtomicKind kind) {
 #undef TESSERA_ATOMIC_KIND
   };
   return kIntegersOnly[static_cast<size_t>(kind)];
+}
+
+enum class RoundingMode : uint8_t {
+#define TESSERA_ROUNDING_MODE(Name, text) Name,
+#include "ir/core/rounding_modes.def"
+#undef TESSERA_ROUNDING_MODE
+};
+inline constexpr std::string_view kRoundingModeNames[] = {
+#define TESSERA_ROUNDING_MODE(Name, text) text,
+#include "ir/core/rounding_modes.def"
+#undef TESSERA_ROUNDING_MODE
+};
+inline std::string_view rounding_mode_name(RoundingMode mode) { return kRoundingModeNames[static_cast<size_t>(mode)]; }
+
+enum class KernelStrategy : uint8_t {
+#define TESSERA_KERNEL_STRATEGY(Name, text) Name,
+#include "ir/core/kernel_strategies.def"
+#undef TESSERA_KERNEL_STRATEGY
+};
+inline constexpr std::string_view kKernelStrategyNames[] = {
+#define TESSERA_KERNEL_STRATEGY(Name, text) text,
+#include "ir/core/kernel_strategies.def"
+#undef TESSERA_KERNEL_STRATEGY
+};
+inline std::string_view kernel_strategy_name(KernelStrategy strategy) {
+  return kKernelStrategyNames[static_cast<size_t>(strategy)];
 }
 
 // The entry named `text` of a table, or nullopt.
@@ -82,5 +117,20 @@ inline WarpReduceKind warp_reduce_kind(const Operation& op) {
   return attr_kind<WarpReduceKind>(op, "kind", kWarpReduceKindNames);
 }
 inline AtomicKind atomic_kind(const Operation& op) { return attr_kind<AtomicKind>(op, "kind", kAtomicKindNames); }
+inline KernelStrategy kernel_strategy(const Operation& op) {
+  return attr_kind<KernelStrategy>(op, "strategy", kKernelStrategyNames);
+}
+// The rounding of arith.truncf or graph.cast: nearest_even when the
+// attribute is absent; nullopt for a name outside the table (before
+// verification).
+inline std::optional<RoundingMode> parse_rounding_mode(const Operation& op) {
+  if (!op.has_attr("rounding")) return RoundingMode::NearestEven;
+  return parse_attr_kind<RoundingMode>(kRoundingModeNames, op.string_attr("rounding"));
+}
+// The same for a verified operation.
+inline RoundingMode rounding_mode(const Operation& op) {
+  if (!op.has_attr("rounding")) return RoundingMode::NearestEven;
+  return attr_kind<RoundingMode>(op, "rounding", kRoundingModeNames);
+}
 
 }  // namespace tessera::ir

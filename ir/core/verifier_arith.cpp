@@ -1,6 +1,7 @@
 // The rules of the arith and math operations (verifier_rules.h; docs/ir/core.md).
 #include <fmt/format.h>
 
+#include "ir/core/tile_attr_kinds.h"
 #include "ir/core/verifier_rules.h"
 
 namespace tessera::ir::verification {
@@ -104,10 +105,9 @@ void Verifier::verify_float_extension(Operation* op) {
 void Verifier::verify_float_truncation(Operation* op) {
   // Stochastic rounding takes a second operand: the random bits, one
   // i32 per element (docs/ir/core.md, "Conversions").
-  bool stochastic = op->string_attr("rounding") == "stochastic";
+  bool stochastic = parse_rounding_mode(*op) == RoundingMode::Stochastic;
   if (!verify_cast(op, any_float, any_float, -1, "float truncation narrows floats", stochastic ? 2 : 1)) return;
-  string_choice(op, "rounding", {"nearest_even", "toward_zero", "down", "up", "nearest_away", "stochastic"},
-                false);
+  string_choice(op, "rounding", kRoundingModeNames, false);
   if (op->has_attr("saturate") && !op->attr("saturate").is(AttributeKind::Unit))
     error(op, "attribute 'saturate' is a flag");
   if (stochastic) {

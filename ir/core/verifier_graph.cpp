@@ -16,7 +16,7 @@ void Verifier::verify_graph_tensor_op(Operation* op) {
       if (!string_choice(op, "op", elementwise_op_names())) return;
       break;
     case OpKind::GraphReduce:
-      if (!string_choice(op, "kind", {"sum", "mean", "max", "min", "prod"})) return;
+      if (!string_choice(op, "kind", reduce_kind_names())) return;
       if (!int_array_attr(op, "axes")) return;
       break;
     case OpKind::GraphSoftmax:

@@ -1,6 +1,7 @@
 // The rules of the schedule operations (Schedule IR) (verifier_rules.h; docs/ir/schedule.md).
 #include <fmt/format.h>
 
+#include "ir/core/tile_attr_kinds.h"
 #include "ir/core/verifier_rules.h"
 
 namespace tessera::ir::verification {
@@ -52,7 +53,7 @@ void Verifier::verify_schedule_knob(Operation* op) {
 void Verifier::verify_schedule_kernel(Operation* op) {
   if (!regions(op, 1)) return;
   if (op->region(0).empty()) return void(error(op, "the region is empty"));
-  if (!string_choice(op, "strategy", {"elementwise", "rows", "reduce", "matmul", "attention"})) return;
+  if (!string_choice(op, "strategy", kKernelStrategyNames)) return;
   if (!block_args(op, op->region(0), value_types(op->operands()), "the region")) return;
   check_yield(op, op->region(0), OpKind::ScheduleYield, op->result_types(), "the region");
 }

@@ -33,25 +33,13 @@
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
 #include "ir/core/schedule_hints.h"
+#include "ir/core/tile_attr_kinds.h"
 #include "ir/passes/passes.h"
 #include "support/diagnostics/internal_error.h"
 
 namespace tessera::ir {
 
 namespace {
-
-enum class Strategy : uint8_t { Elementwise, Rows, Reduce, Matmul, Attention };
-
-std::string_view strategy_name(Strategy s) {
-  switch (s) {
-    case Strategy::Elementwise: return "elementwise";
-    case Strategy::Rows: return "rows";
-    case Strategy::Reduce: return "reduce";
-    case Strategy::Matmul: return "matmul";
-    case Strategy::Attention: return "attention";
-  }
-  return "elementwise";
-}
 
 bool is_pointwise(const Operation* op) {
   return op->is(OpKind::GraphElementwise) || op->is(OpKind::GraphCast) || op->is(OpKind::GraphConstant) ||
@@ -199,7 +187,7 @@ bool is_row_reduction(const Operation* op) {
 }
 
 struct Group {
-  Strategy strategy = Strategy::Elementwise;
+  KernelStrategy strategy = KernelStrategy::Elementwise;
   Value* space = nullptr;  // elementwise: a value of the results' shape; rows: of [..., C]; others: unused
   std::vector<Operation*> ops;  // in program order
   bool closed = false;          // matmul, attention, reduce: nothing joins
@@ -247,9 +235,9 @@ class Fusion {
     if (op->is(OpKind::GraphReduce)) {
       // A row reduction of a value of the row space.
       if (!is_row_reduction(op)) return false;
-      if (group.strategy != Strategy::Rows && group.strategy != Strategy::Elementwise) return false;
+      if (group.strategy != KernelStrategy::Rows && group.strategy != KernelStrategy::Elementwise) return false;
       if (!dims_.same(op->operand(0), group.space)) return false;
-    } else if (group.strategy == Strategy::Rows) {
+    } else if (group.strategy == KernelStrategy::Rows) {
       // The row space itself, or a per-row value [..., 1].
       bool per_row = !shape.empty() && shape.back() == 1 && dims_.same(op->result(), group.space, true);
       if (!per_row && !dims_.same(op->result(), group.space)) return false;
@@ -283,7 +271,7 @@ class Fusion {
 
   void place(Operation* op) {
     if (op->is(OpKind::GraphMatmul) || op->is(OpKind::GraphAttention) || op->is(OpKind::GraphAttentionGrad)) {
-      start(op, op->is(OpKind::GraphMatmul) ? Strategy::Matmul : Strategy::Attention, nullptr, true);
+      start(op, op->is(OpKind::GraphMatmul) ? KernelStrategy::Matmul : KernelStrategy::Attention, nullptr, true);
       return;
     }
     // Join the latest group among the operands' producers that fits.
@@ -296,7 +284,8 @@ class Fusion {
     for (int g : candidates) {
       if (!can_join(op, g)) continue;
       Group& group = groups_[static_cast<size_t>(g)];
-      if (op->is(OpKind::GraphReduce) && group.strategy == Strategy::Elementwise) group.strategy = Strategy::Rows;
+      if (op->is(OpKind::GraphReduce) && group.strategy == KernelStrategy::Elementwise)
+        group.strategy = KernelStrategy::Rows;
       group.ops.push_back(op);
       group_of_[op] = g;
       return;
@@ -312,14 +301,14 @@ class Fusion {
         return;
       }
     if (op->is(OpKind::GraphReduce)) {
-      if (is_row_reduction(op)) start(op, Strategy::Rows, op->operand(0), false);
-      else start(op, Strategy::Reduce, nullptr, true);
+      if (is_row_reduction(op)) start(op, KernelStrategy::Rows, op->operand(0), false);
+      else start(op, KernelStrategy::Reduce, nullptr, true);
       return;
     }
-    start(op, Strategy::Elementwise, op->result(), false);
+    start(op, KernelStrategy::Elementwise, op->result(), false);
   }
 
-  void start(Operation* op, Strategy strategy, Value* space, bool closed) {
+  void start(Operation* op, KernelStrategy strategy, Value* space, bool closed) {
     groups_.push_back(Group{strategy, space, {op}, closed});
     group_of_[op] = static_cast<int>(groups_.size() - 1);
   }
@@ -352,15 +341,17 @@ class Fusion {
     Operation* last = group.ops.back();
     std::vector<Type> result_types;
     for (Value* v : outputs) result_types.push_back(v->type());
+    Attribute strategy = context_.string_attr(kernel_strategy_name(group.strategy));
     Operation* kernel = Operation::create(OpKind::ScheduleKernel, last->loc(), std::span<Value* const>(inputs),
-                                          std::span<const Type>(result_types),
-                                          {{"strategy", context_.string_attr(strategy_name(group.strategy))}}, 1);
+                                          std::span<const Type>(result_types), {{"strategy", strategy}}, 1);
     // The schedule hints the strategy builds by (ir/core/schedule_hints.h):
     // a product's tile and pipelining, an elementwise chain's vectorisation
     // (the first member's that has one).
-    for (std::string_view name : schedule_hint_names()) {
-      bool wanted = name == "vectorize" ? group.strategy == Strategy::Elementwise
-                                        : group.strategy == Strategy::Matmul || group.strategy == Strategy::Attention;
+    for (ScheduleHint hint : kScheduleHints) {
+      std::string_view name = schedule_hint_name(hint);
+      bool wanted = hint == ScheduleHint::Vectorize
+                        ? group.strategy == KernelStrategy::Elementwise
+                        : group.strategy == KernelStrategy::Matmul || group.strategy == KernelStrategy::Attention;
       for (Operation* op : group.ops)
         if (Attribute value = op->attr(name); wanted && value && !kernel->has_attr(name)) kernel->set_attr(name, value);
     }

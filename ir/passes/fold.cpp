@@ -4,6 +4,8 @@
 #include <cmath>
 #include <optional>
 
+#include "ir/core/tile_attr_kinds.h"
+
 namespace tessera::ir {
 namespace {
 
@@ -220,8 +222,7 @@ Attribute fold_cast(Context& ctx, Operation* op, Attribute a) {
       return ctx.float_attr(static_cast<double>(static_cast<float>(a.float_value())), to);
     case OpKind::TruncF: {
       if (!a.is(AttributeKind::Float) || !is_f64(from) || !is_f32(to) || op->has_attr("saturate")) return {};
-      std::string_view rounding = op->string_attr("rounding");
-      if (!rounding.empty() && rounding != "nearest_even") return {};
+      if (!op->string_attr("rounding").empty() && parse_rounding_mode(*op) != RoundingMode::NearestEven) return {};
       return ctx.float_attr(static_cast<double>(static_cast<float>(a.float_value())), to);
     }
     case OpKind::Bitcast: {

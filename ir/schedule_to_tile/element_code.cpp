@@ -119,10 +119,15 @@ Value* int_pow(KernelBuilder& kb, Value* a, Value* b) {
 
 }  // namespace
 
-Value* reduction_identity(KernelBuilder& kb, std::string_view kind, Type t) {
-  if (kind == "sum" || kind == "mean") return kb.constant(0.0, t);
-  if (kind == "prod") return kb.constant(1.0, t);
-  bool max = kind == "max";
+Value* reduction_identity(KernelBuilder& kb, ReduceKind kind, Type t) {
+  switch (kind) {
+    case ReduceKind::Sum:
+    case ReduceKind::Mean: return kb.constant(0.0, t);
+    case ReduceKind::Prod: return kb.constant(1.0, t);
+    case ReduceKind::Max:
+    case ReduceKind::Min: break;
+  }
+  bool max = kind == ReduceKind::Max;
   if (t.is_float()) return kb.constant(max ? -INFINITY : INFINITY, t);
   const ScalarInfo& info = scalar_info(t.scalar());
   unsigned bits = info.bits;
@@ -135,13 +140,17 @@ Value* reduction_identity(KernelBuilder& kb, std::string_view kind, Type t) {
   return kb.builder().constant_int(max ? lowest : highest, t);
 }
 
-Value* reduction_combine(KernelBuilder& kb, std::string_view kind, Value* a, Value* b) {
+Value* reduction_combine(KernelBuilder& kb, ReduceKind kind, Value* a, Value* b) {
   Type t = a->type();
   bool f = t.is_float(), u = !f && is_unsigned_type(t);
-  if (kind == "sum" || kind == "mean") return kb.op(f ? OpKind::AddF : OpKind::AddI, {a, b}, t);
-  if (kind == "prod") return kb.op(f ? OpKind::MulF : OpKind::MulI, {a, b}, t);
-  if (kind == "max") return kb.op(f ? OpKind::MaxF : u ? OpKind::MaxUI : OpKind::MaxSI, {a, b}, t);
-  return kb.op(f ? OpKind::MinF : u ? OpKind::MinUI : OpKind::MinSI, {a, b}, t);
+  switch (kind) {
+    case ReduceKind::Sum:
+    case ReduceKind::Mean: return kb.op(f ? OpKind::AddF : OpKind::AddI, {a, b}, t);
+    case ReduceKind::Prod: return kb.op(f ? OpKind::MulF : OpKind::MulI, {a, b}, t);
+    case ReduceKind::Max: return kb.op(f ? OpKind::MaxF : u ? OpKind::MaxUI : OpKind::MaxSI, {a, b}, t);
+    case ReduceKind::Min: return kb.op(f ? OpKind::MinF : u ? OpKind::MinUI : OpKind::MinSI, {a, b}, t);
+  }
+  internal_error("generate-kernels", "an unknown reduction kind");
 }
 
 namespace {
@@ -191,7 +200,7 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
       // @loss_scale, as a kernel store: times k in f32, then the rounding.
       if (scale) x = kb.op(OpKind::MulF, {x, kb.constant(scale.float_value(), context.f32_type())}, context.f32_type());
       Value* bits = nullptr;
-      if (policy.rounding == "stochastic")
+      if (policy.rounding == RoundingMode::Stochastic)
         bits = kb.op(OpKind::RandomBits,
                      {kb.convert(operands[1], context.i64_type()), kb.convert(position.linear_index(), context.i64_type())},
                      context.i32_type());
@@ -278,8 +287,8 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
         return kb.convert(kb.op(OpKind::PowF, {kb.convert(a, f32), kb.convert(b, f32)}, f32), t);
       }
       return int_pow(kb, a, b);
-    case ElementwiseOp::Max: return reduction_combine(kb, "max", a, b);
-    case ElementwiseOp::Min: return reduction_combine(kb, "min", a, b);
+    case ElementwiseOp::Max: return reduction_combine(kb, ReduceKind::Max, a, b);
+    case ElementwiseOp::Min: return reduction_combine(kb, ReduceKind::Min, a, b);
     case ElementwiseOp::Neg:
       if (f) return kb.op(OpKind::NegF, {a}, t);
       return kb.op(OpKind::SubI, {kb.constant(0.0, t), a}, t);

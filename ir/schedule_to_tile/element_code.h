@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "ir/core/graph_ops.h"
 #include "ir/schedule_to_tile/kernel_builder.h"
 
 namespace tessera::ir {
@@ -25,8 +26,9 @@ Value* emit_element(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
                     const ElementPosition& position);
 
 // The identity of a reduction (sum: 0, prod: 1, max: -inf or the smallest
-// integer, min: +inf or the largest), and one step of it.
-Value* reduction_identity(KernelBuilder& kb, std::string_view kind, Type t);
-Value* reduction_combine(KernelBuilder& kb, std::string_view kind, Value* a, Value* b);
+// integer, min: +inf or the largest), and one step of it; a mean is a sum here
+// (generate_kernels.cpp divides by the count).
+Value* reduction_identity(KernelBuilder& kb, ReduceKind kind, Type t);
+Value* reduction_combine(KernelBuilder& kb, ReduceKind kind, Value* a, Value* b);
 
 }  // namespace tessera::ir

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -37,6 +38,7 @@
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
 #include "ir/core/schedule_hints.h"
+#include "ir/core/tile_attr_kinds.h"
 #include "ir/graph/decompose.h"
 #include "ir/passes/passes.h"
 #include "ir/schedule_to_tile/element_code.h"
@@ -91,8 +93,20 @@ Type accumulation_type(Context& context, ScalarType element) {
   return context.scalar_type(element);
 }
 
-bool warp_reducible(std::string_view kind, Type t) {
-  if (kind != "sum" && kind != "mean" && kind != "max" && kind != "min") return false;
+// The tile.warp_reduce that combines as `kind` does (a mean sums), if any.
+std::optional<WarpReduceKind> warp_reduce_kind_of(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::Sum:
+    case ReduceKind::Mean: return WarpReduceKind::Sum;
+    case ReduceKind::Max: return WarpReduceKind::Max;
+    case ReduceKind::Min: return WarpReduceKind::Min;
+    case ReduceKind::Prod: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool warp_reducible(ReduceKind kind, Type t) {
+  if (!warp_reduce_kind_of(kind)) return false;
   ScalarType s = t.scalar();
   return s == ScalarType::F32 || s == ScalarType::F64 || s == ScalarType::I32 || s == ScalarType::I64;
 }
@@ -112,14 +126,14 @@ class Generator {
 
   // False after a diagnostic.
   bool run() {
-    std::string_view strategy = kernel_->string_attr("strategy");
-    if (strategy == "matmul") return matmul();
-    if (strategy == "attention") return attention();
-    if (strategy == "elementwise") elementwise();
-    else if (strategy == "rows") rows();
-    else if (strategy == "reduce") reduce();
-    else internal_error("generate-kernels", "no generator for strategy '" + std::string(strategy) + "'");
-    return true;
+    switch (kernel_strategy(*kernel_)) {
+      case KernelStrategy::Matmul: return matmul();
+      case KernelStrategy::Attention: return attention();
+      case KernelStrategy::Elementwise: elementwise(); return true;
+      case KernelStrategy::Rows: rows(); return true;
+      case KernelStrategy::Reduce: reduce(); return true;
+    }
+    internal_error("generate-kernels", "an unknown strategy");
   }
 
  private:
@@ -453,11 +467,11 @@ class Generator {
 
   // Every lane's `value` combined over the group of `lanes` lanes; the
   // result is the same in every lane.
-  Value* group_reduce(Value* value, std::string_view kind, int64_t lanes) {
+  Value* group_reduce(Value* value, ReduceKind kind, int64_t lanes) {
     Type t = value->type();
-    std::string_view combine = kind == "mean" ? "sum" : kind;
+    ReduceKind combine = kind == ReduceKind::Mean ? ReduceKind::Sum : kind;
     if (warp_reducible(kind, t)) {
-      Value* warp_total = kb_->warp_reduce(value, combine);
+      Value* warp_total = kb_->warp_reduce(value, *warp_reduce_kind_of(kind));
       if (lanes == 32) return warp_total;
       Value* partials = kb_->alloc_shared({lanes / 32}, t.scalar());
       Value* lane = kb_->id(OpKind::LocalId, 0);
@@ -491,8 +505,8 @@ class Generator {
   }
 
   // The mean's division by the reduced count.
-  Value* finish_reduction(Value* total, std::string_view kind, Value* count) {
-    if (kind != "mean") return total;
+  Value* finish_reduction(Value* total, ReduceKind kind, Value* count) {
+    if (kind != ReduceKind::Mean) return total;
     Type t = total->type();
     if (t.is_float()) return kb_->op(OpKind::DivF, {total, kb_->convert(count, t)}, t);
     return kb_->op(OpKind::FloorDivSI, {total, kb_->convert(count, t)}, t);
@@ -502,20 +516,24 @@ class Generator {
   // why (the kernel is built as without it).
   void ignore_hint(std::string_view name, const std::string& why) {
     Attribute value = kernel_->attr(name);
+    std::optional<ScheduleHint> hint = schedule_hint_by_name(name);
+    internal_check(hint.has_value(), "generate-kernels", "ignore_hint of an attribute that is no schedule hint");
     std::string directive;
-    if (name == "tile") {
-      std::vector<int64_t> sizes = value.int_array();
-      directive = fmt::format("schedule.tile(({}))", fmt::join(sizes, ", "));
-    } else if (name == "stages") {
-      directive = fmt::format("schedule.pipeline_stages({})", kernel_->int_attr(name));
-    } else if (name == "async_copy") {
-      directive = "schedule.async_copy(True)";
-    } else if (name == "shared_memory") {
-      directive = "schedule.use_shared_memory(False)";
-    } else if (name == "shared_padding") {
-      directive = fmt::format("schedule.use_shared_memory(padding={})", kernel_->int_attr(name));
-    } else {
-      directive = fmt::format("schedule.{}({})", name, kernel_->int_attr(name));
+    switch (*hint) {
+      case ScheduleHint::Tile: {
+        std::vector<int64_t> sizes = value.int_array();
+        directive = fmt::format("schedule.tile(({}))", fmt::join(sizes, ", "));
+        break;
+      }
+      case ScheduleHint::Stages:
+        directive = fmt::format("schedule.pipeline_stages({})", kernel_->int_attr(name));
+        break;
+      case ScheduleHint::AsyncCopy: directive = "schedule.async_copy(True)"; break;
+      case ScheduleHint::SharedMemory: directive = "schedule.use_shared_memory(False)"; break;
+      case ScheduleHint::SharedPadding:
+        directive = fmt::format("schedule.use_shared_memory(padding={})", kernel_->int_attr(name));
+        break;
+      case ScheduleHint::Vectorize: directive = fmt::format("schedule.vectorize({})", kernel_->int_attr(name)); break;
     }
     report_at<DiagnosticKind::IrScheduleIgnored>(pass_, kernel_, directive, why);
   }
@@ -579,9 +597,9 @@ class Generator {
       std::vector<Value*> row_at = unravel(row, space_, 0, rank - 1);
       Scope row_scope;
       for (Operation* r : reductions) {
-        std::string_view kind = r->string_attr("kind");
+        ReduceKind kind = reduce_kind(r);
         Type acc_type = accumulation_type(context_, r->result()->type().scalar());
-        std::string_view combine = kind == "mean" ? "sum" : kind;
+        ReduceKind combine = kind == ReduceKind::Mean ? ReduceKind::Sum : kind;
         Value* identity = reduction_identity(*kb_, combine, acc_type);
         std::vector<Value*> partial = kb_->for_loop(kb_->index(0), columns, step, {identity},
                                                     [&](Value* start, std::vector<Value*> carried) {
@@ -656,8 +674,8 @@ class Generator {
     for (size_t a : reduced) reduced_sizes.push_back(space_[a]);
     Value* out_count = product(kept_sizes, 0, kept_sizes.size());
     Value* reduced_count = product(reduced_sizes, 0, reduced_sizes.size());
-    std::string_view kind = r->string_attr("kind");
-    std::string_view combine = kind == "mean" ? "sum" : kind;
+    ReduceKind kind = reduce_kind(r);
+    ReduceKind combine = kind == ReduceKind::Mean ? ReduceKind::Sum : kind;
     Type acc_type = accumulation_type(context_, r->result()->type().scalar());
     Type result_type = context_.scalar_type(r->result()->type().scalar());
     bool keepdims = r->has_attr("keepdims");
@@ -1074,7 +1092,8 @@ void run_generate_kernels_pass(Operation* module, PassContext& context) {
   std::map<std::string, int> used;
   FlashForwards flash_forwards;
   for (auto [kernel, func] : kernels) {
-    std::string base = std::string(func->symbol_name()) + "__" + std::string(kernel->string_attr("strategy"));
+    std::string base =
+        std::string(func->symbol_name()) + "__" + std::string(kernel_strategy_name(kernel_strategy(*kernel)));
     std::string name = base + std::to_string(used[base]++);
     while (lookup_function(module, name)) name = base + std::to_string(used[base]++);
     if (!Generator(context, module, kernel, name, flash_forwards).run()) return;

@@ -128,8 +128,9 @@ Value* KernelBuilder::alloc_shared(std::vector<int64_t> shape, ScalarType elemen
             {{"alignment", context_.int_attr(16)}});
 }
 
-Value* KernelBuilder::warp_reduce(Value* v, std::string_view kind) {
-  return op(OpKind::WarpReduce, {v}, v->type(), {{"kind", context_.string_attr(kind)}});
+Value* KernelBuilder::warp_reduce(Value* v, WarpReduceKind kind) {
+  return op(OpKind::WarpReduce, {v}, v->type(),
+            {{"kind", context_.string_attr(warp_reduce_kind_name(kind))}});
 }
 
 std::vector<Value*> KernelBuilder::for_loop(

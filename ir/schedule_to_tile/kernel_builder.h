@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/core/builder.h"
+#include "ir/core/tile_attr_kinds.h"
 
 namespace tessera::ir {
 
@@ -60,7 +61,7 @@ class KernelBuilder {
   void store(Value* value, Value* memref, std::vector<Value*> indices);
   Value* alloc_shared(std::vector<int64_t> shape, ScalarType element);
   void barrier() { op0(OpKind::Barrier, {}); }
-  Value* warp_reduce(Value* v, std::string_view kind);
+  Value* warp_reduce(Value* v, WarpReduceKind kind);
 
   // --- control flow ---
   // for i in range(lo, hi, step) carrying `init`; `body` returns the next

@@ -2,9 +2,10 @@
 // collectives among them, with one implementation per backend
 // (loopback_communicator.cpp, mpi_communicator.cpp, nccl_communicator.cpp).
 //
-// mesh_api.cpp checks every argument before it calls a communicator (buffers
-// on this rank's device and inside its memory, dtype and op supported, root
-// and peer in the group, overlaps allowed), so the backends may assume them.
+// collectives_api.cpp checks every argument before it calls a communicator
+// (buffers on this rank's device and inside its memory, dtype and op
+// supported, root and peer in the group, overlaps allowed), so the backends
+// may assume them.
 // Reductions get an element count and a reducible dtype; data movement
 // (all_gather, broadcast, send, recv) gets bytes, so that every dtype moves,
 // the packed sub-byte ones included. Buffers are device addresses of this

@@ -1,6 +1,6 @@
 // Meshes: the job's ranks as a grid of devices with named axes, and one
 // communicator per axis (docs/distributed.md#meshes). The C functions are in
-// mesh_api.cpp; creation, the part with policy in it, is in mesh.cpp.
+// collectives_api.cpp; creation, the part with policy in it, is in mesh.cpp.
 #pragma once
 
 #include <memory>

@@ -69,7 +69,7 @@ ncclDataType_t nccl_type(tessDtype dtype) {
     case TESS_FP8_E5M2:
     case TESS_FP6_E2M3:
     case TESS_FP6_E3M2:
-    case TESS_FP4_E2M1: return -1;  // rejected by mesh_api.cpp before
+    case TESS_FP4_E2M1: return -1;  // rejected by collectives_api.cpp before
   }
   return -1;
 }
