@@ -487,12 +487,20 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
           // the held view of it.
           if (held != bound.value->type() && same_tensor_shape(held, bound.value->type()))
             bound.value = reshape_as(bound.value, held, bound.value);
-          if (held != bound.value->type() && !(held.is_scalar() && bound.value->type().is_scalar()) &&
-              !(held.is(TypeKind::Tile) && bound.value->type().is_scalar()))
-            unsupported(where, "giving '" + name_of(name) + "' (of type '" +
-                                   typed_.types.to_string(typed_.node_types[target.index]) +
-                                   "') a value of another shape, memory or layout than the one it holds");
-          bound.value = convert(bound.value, held);
+          // A sharded program value bound again in straight-line code
+          // (`x = dist.tensor(data=x, ...)`): sema gave the name the new
+          // value's layout (it refuses a change of layout in a loop or
+          // branch), so the name now holds this rank's block of it.
+          bool relaid = held != bound.value->type() && held.is(TypeKind::Tensor) &&
+                        bound.value->type().is(TypeKind::Tensor) && typed_.types.sharding(node_type(target));
+          if (!relaid) {
+            if (held != bound.value->type() && !(held.is_scalar() && bound.value->type().is_scalar()) &&
+                !(held.is(TypeKind::Tile) && bound.value->type().is_scalar()))
+              unsupported(where, "giving '" + name_of(name) + "' (of type '" +
+                                     typed_.types.to_string(typed_.node_types[target.index]) +
+                                     "') a value of another shape, memory or layout than the one it holds");
+            bound.value = convert(bound.value, held);
+          }
         }
         else if (auto t = ir_type(node_type(target)); t && t->is_scalar())
           bound.value = convert(bound.value, *t);
