@@ -430,7 +430,7 @@ Value* Lowering::lower_compare(NodeId node, Value** rhs_out) {
   Value* b = value(rhs, t);
   a = convert(a, t);
   if (rhs_out) *rhs_out = b;
-  bool f = float_element(t), u = is_unsigned(t);
+  bool f = float_element(t), u = is_unsigned(t) || t.is_bool();  // false < true, as Python has it
   const char* predicate = nullptr;
   switch (op) {
     case CompareOperator::Lt: predicate = f ? "olt" : u ? "ult" : "slt"; break;

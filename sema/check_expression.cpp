@@ -590,9 +590,9 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
           dims[i] = x;  // symbolic: checked at launch
         }
       }
-      // A comparison's elements are compared as numbers: typed as by `+`.
-      BinaryUse element_use = arithmetic ? use : BinaryUse{BinaryUse::Kind::Operator, BinaryOperator::Add, false, "+"};
-      TypeId element = binary_result(node, element_use, compute_type(types_.scalar(a.scalar)),
+      // The elements are typed as two scalars are (a comparison of two
+      // bools too, which `+` would refuse).
+      TypeId element = binary_result(node, use, compute_type(types_.scalar(a.scalar)),
                                      compute_type(types_.scalar(b.scalar)));
       if (types_.is_error(element)) return element;
       if (!arithmetic) element = types_.scalar(ScalarType::Bool);
