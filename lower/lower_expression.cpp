@@ -608,8 +608,17 @@ Place Lowering::place_of(NodeId subscript, bool element_access) {
   Value* memref = memref_of(object, true);
   Type m = memref->type();
   // (Messages name types as the language does: sema's, never the IR's.)
-  if (!m.is(TypeKind::MemRef))
-    unsupported(subscript, "indexing a value of type '" + typed_.types.to_string(typed_.node_types[object.index]) + "'");
+  if (!m.is(TypeKind::MemRef)) {
+    sema::TypeId object_type = typed_.node_types[object.index];
+    // `y[0] = 5.0` in graph code: a tensor there is a value (in-place
+    // updates are a later extension), so say what to write instead.
+    if (m.is(TypeKind::Tensor) && object_type.valid() && typed_.types.kind(object_type) == SemaKind::Tensor)
+      unsupported(subscript, "assigning to an element or slice of a tensor of type '" +
+                                 typed_.types.to_string(object_type) +
+                                 "' in @jit code (a tensor is a value there: make the new tensor with ts.where, "
+                                 "ts.concat or a @kernel launch)");
+    unsupported(subscript, "indexing a value of type '" + typed_.types.to_string(object_type) + "'");
+  }
   std::vector<NodeId> indices;
   if (ast_.kind(index) == NodeKind::Tuple && !(ast_.node(index).flags & 1))
     indices.assign(ast_.children(index).begin(), ast_.children(index).end());
