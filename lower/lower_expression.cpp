@@ -746,6 +746,18 @@ Bound Lowering::lower_subscript(NodeId node) {
     if (!k || *k < -rank || *k >= rank) unsupported(node, "an index of 'shape' that is not a constant in range");
     return Bound{tensor_size(x, *k < 0 ? *k + rank : *k), {}};
   }
+  // An element of a tuple in graph code (`r[1]`, `r[1][0]`, `f(x)[0]`):
+  // sema checked the constant index.
+  if (sema::TypeId t = node_type(object); graph_ && t.valid() && typed_.types.kind(t) == SemaKind::Tuple) {
+    Bound whole = lower(object, Type{});
+    std::optional<int64_t> k = constant_of(ast_.child(node, 1));
+    int64_t n = static_cast<int64_t>(whole.nested.empty() ? whole.elements.size() : whole.nested.size());
+    if (k && *k < 0) *k += n;
+    if (!whole.is_value() && k && *k >= 0 && *k < n) {
+      size_t i = static_cast<size_t>(*k);
+      return whole.nested.empty() ? Bound{whole.elements[i], {}} : whole.nested[i];
+    }
+  }
   // A list element: `smem[stage]`.
   if (ast_.kind(object) == NodeKind::Name) {
     auto it = env_.find(ast_.node(object).payload);

@@ -857,8 +857,17 @@ Value Checker::check_subscript(NodeId node) {
       int64_t k_value = -1;
       bool shape = ast_.kind(object) == NodeKind::Attribute && name_of(ast_.node(object).payload) == "shape";
       if (i.constant) {
-        if (std::optional<int64_t> c = i.constant->as_int64())
-          k_value = *c < 0 && shape ? *c + static_cast<int64_t>(elements.size()) : *c;
+        // A negative index counts from the end, as Python's; one out of
+        // range is Python's IndexError.
+        if (std::optional<int64_t> c = i.constant->as_int64()) {
+          int64_t size = static_cast<int64_t>(elements.size());
+          k_value = *c < 0 ? *c + size : *c;
+          if (k_value < 0 || k_value >= size) {
+            diags_.emit<diag::SemaTupleIndexOutOfRange>(ast_.range(index), *c, types_.to_string(base.type),
+                                                        static_cast<unsigned>(size));
+            return Value{types_.error()};
+          }
+        }
       }
       std::optional<int64_t> k = k_value >= 0 ? std::optional<int64_t>(k_value) : std::nullopt;
       // `x.shape[k]` of a tensor (k may count from the end): a constant
