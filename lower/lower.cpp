@@ -388,7 +388,21 @@ void Lowering::emit_return(NodeId value, NodeId where, bool in_branch) {
     if (result_types_.empty()) unsupported(where, "returning a value from a function without a result type");
     unsupported(where, "a path that ends without returning a value");
   }
-  for (size_t i = 0; i < values.size(); ++i) values[i] = convert(values[i], result_types_[i]);
+  for (size_t i = 0; i < values.size(); ++i) {
+    Type have = values[i]->type(), want = result_types_[i];
+    // A result annotation with a symbolic size the value knows
+    // (`-> Tensor["N", f32]` of an `f32[3]`): the declared view of it. A
+    // constant size in the annotation where the value's is known only at
+    // run time would need a check of its own.
+    if (graph_ && have != want && same_tensor_shape(have, want)) {
+      for (size_t d = 0; d < want.rank(); ++d)
+        if (want.shape()[d] != kDynamic && have.shape()[d] == kDynamic)
+          unsupported(value.valid() ? value : where,
+                      "a result annotation with a constant size where the value's size is known only at run time");
+      values[i] = reshape_as(values[i], want, values[i]);
+    }
+    values[i] = convert(values[i], want);
+  }
   builder_.create(in_branch ? OpKind::Yield : OpKind::Return, std::span<Value* const>(values), std::span<const Type>{});
 }
 

@@ -109,6 +109,25 @@ bool Checker::is_assignable(TypeId from, TypeId to) const {
   return false;
 }
 
+// Two tensor types (or tuples of them) with a size both know as a constant
+// that differs: a result of `f32[3]` where the annotation says `f32[4]`.
+bool Checker::constant_sizes_differ(TypeId a, TypeId b) const {
+  if (types_.kind(a) == TypeKind::Tuple && types_.kind(b) == TypeKind::Tuple) {
+    auto as = types_.tuple_elements(a), bs = types_.tuple_elements(b);
+    for (size_t i = 0; i < std::min(as.size(), bs.size()); ++i)
+      if (constant_sizes_differ(as[i], bs[i])) return true;
+    return false;
+  }
+  if (types_.kind(a) != TypeKind::Tensor || types_.kind(b) != TypeKind::Tensor) return false;
+  auto da = types_.dims(a), db = types_.dims(b);
+  if (da.size() != db.size()) return false;
+  for (size_t i = 0; i < da.size(); ++i) {
+    auto x = types_.constant_value(da[i]), y = types_.constant_value(db[i]);
+    if (x && y && *x != *y) return true;
+  }
+  return false;
+}
+
 TypeId Checker::default_type(const Value& value) {
   // An integer constant without context is i32, or i64 when its exact value
   // does not fit i32 (an error later if it fits neither: check_constant_fits).

@@ -239,6 +239,7 @@ class Checker {
   // policy, or a @precision_policy class's `compute` type.
   TypeId element_value_type(TypeId tensor);  // storage floats compute in their accumulation type
   bool is_assignable(TypeId from, TypeId to) const;
+  bool constant_sizes_differ(TypeId a, TypeId b) const;
   // In device code a local names one memory of one shape and layout (the
   // IR has no tensor of several): a tensor local keeps its exact type,
   // writability aside. True for anything that is not two tensors.
