@@ -544,6 +544,11 @@ Value Checker::check_collective(BuiltinCall& bc) {
 }
 
 std::optional<int32_t> Checker::collective_axis(BuiltinCall& bc, NodeId axis_node) {
+  if (current_mesh_ == UINT32_MAX && !function_) {
+    // In the program: the collectives are statements of @jit functions.
+    diags_.emit<diag::SemaDistCollectiveInProgram>(ast_.range(bc.children[0]), std::string(bc.name));
+    return std::nullopt;
+  }
   if (current_mesh_ == UINT32_MAX) {
     diags_.emit<diag::SemaDistNoMesh>(ast_.range(bc.children[0]), std::string(bc.name));
     return std::nullopt;
