@@ -94,6 +94,10 @@ Value BuiltinCall::require_integer(NodeId argument, const char* parameter) {
 std::optional<int64_t> BuiltinCall::require_constant_integer(NodeId argument, const char* parameter) {
   Value v = require_integer(argument, parameter);
   if (checker.types_.is_error(v.type)) return std::nullopt;  // already reported
+  // Not an integer (`axis=1.0`): require_integer said so; one error is enough.
+  if (const TypeInfo& t = checker.types_.info(checker.default_type(v.type));
+      t.kind != TypeKind::Dynamic && (t.kind != TypeKind::Scalar || !is_integer(t.scalar)))
+    return std::nullopt;
   if (!v.constant || v.constant->is_float) {
     checker.diags_.emit<diag::SemaNotConstant>(checker.ast_.range(argument),
                                                "argument '" + std::string(parameter) + "' of '" + std::string(name) + "'");
