@@ -56,7 +56,12 @@ std::vector<NodeId> BuiltinCall::bind(std::initializer_list<const char*> paramet
   for (auto& [keyword, value] : args.keywords) {
     auto it = std::find_if(parameters.begin(), parameters.end(), [&](const char* p) { return keyword == p; });
     if (it == parameters.end()) {
-      checker.diags_.emit<diag::SemaUnknownKeyword>(checker.ast_.range(value), name, keyword);
+      // `keepdim=` (PyTorch's spelling) for `keepdims=`: name the nearest.
+      std::vector<std::string> names(parameters.begin(), parameters.end());
+      if (auto near = checker.closest_name(keyword, names))
+        checker.diags_.emit<diag::SemaUnknownKeywordSuggest>(checker.ast_.range(value), name, keyword, *near);
+      else
+        checker.diags_.emit<diag::SemaUnknownKeyword>(checker.ast_.range(value), name, keyword);
       value_of(value);
       continue;
     }
