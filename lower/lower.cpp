@@ -392,7 +392,21 @@ void Lowering::emit_return(NodeId value, NodeId where, bool in_branch) {
     if (result_types_.empty()) unsupported(where, "returning a value from a function without a result type");
     unsupported(where, "a path that ends without returning a value");
   }
-  for (size_t i = 0; i < values.size(); ++i) values[i] = convert(values[i], result_types_[i]);
+  for (size_t i = 0; i < values.size(); ++i) {
+    Type have = values[i]->type(), want = result_types_[i];
+    // A result annotation with a symbolic size the value knows
+    // (`-> Tensor["N", f32]` of an `f32[3]`): the declared view of it. A
+    // constant size in the annotation where the value's is known only at
+    // run time would need a check of its own.
+    if (graph_ && have != want && same_tensor_shape(have, want)) {
+      for (size_t d = 0; d < want.rank(); ++d)
+        if (want.shape()[d] != kDynamic && have.shape()[d] == kDynamic)
+          unsupported(value.valid() ? value : where,
+                      "a result annotation with a constant size where the value's size is known only at run time");
+      values[i] = reshape_as(values[i], want, values[i]);
+    }
+    values[i] = convert(values[i], want);
+  }
   builder_.create(in_branch ? OpKind::Yield : OpKind::Return, std::span<Value* const>(values), std::span<const Type>{});
 }
 
@@ -491,12 +505,20 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
           // the held view of it.
           if (held != bound.value->type() && same_tensor_shape(held, bound.value->type()))
             bound.value = reshape_as(bound.value, held, bound.value);
-          if (held != bound.value->type() && !(held.is_scalar() && bound.value->type().is_scalar()) &&
-              !(held.is(TypeKind::Tile) && bound.value->type().is_scalar()))
-            unsupported(where, "giving '" + name_of(name) + "' (of type '" +
-                                   typed_.types.to_string(typed_.node_types[target.index]) +
-                                   "') a value of another shape, memory or layout than the one it holds");
-          bound.value = convert(bound.value, held);
+          // A sharded program value bound again in straight-line code
+          // (`x = dist.tensor(data=x, ...)`): sema gave the name the new
+          // value's layout (it refuses a change of layout in a loop or
+          // branch), so the name now holds this rank's block of it.
+          bool relaid = held != bound.value->type() && held.is(TypeKind::Tensor) &&
+                        bound.value->type().is(TypeKind::Tensor) && typed_.types.sharding(node_type(target));
+          if (!relaid) {
+            if (held != bound.value->type() && !(held.is_scalar() && bound.value->type().is_scalar()) &&
+                !(held.is(TypeKind::Tile) && bound.value->type().is_scalar()))
+              unsupported(where, "giving '" + name_of(name) + "' (of type '" +
+                                     typed_.types.to_string(typed_.node_types[target.index]) +
+                                     "') a value of another shape, memory or layout than the one it holds");
+            bound.value = convert(bound.value, held);
+          }
         }
         else if (auto t = ir_type(node_type(target)); t && t->is_scalar())
           bound.value = convert(bound.value, *t);

@@ -434,7 +434,7 @@ Value* Lowering::lower_compare(NodeId node, Value** rhs_out) {
   Value* b = value(rhs, t);
   a = convert(a, t);
   if (rhs_out) *rhs_out = b;
-  bool f = float_element(t), u = is_unsigned(t);
+  bool f = float_element(t), u = is_unsigned(t) || t.is_bool();  // false < true, as Python has it
   const char* predicate = nullptr;
   switch (op) {
     case CompareOperator::Lt: predicate = f ? "olt" : u ? "ult" : "slt"; break;
@@ -612,8 +612,17 @@ Place Lowering::place_of(NodeId subscript, bool element_access) {
   Value* memref = memref_of(object, true);
   Type m = memref->type();
   // (Messages name types as the language does: sema's, never the IR's.)
-  if (!m.is(TypeKind::MemRef))
-    unsupported(subscript, "indexing a value of type '" + typed_.types.to_string(typed_.node_types[object.index]) + "'");
+  if (!m.is(TypeKind::MemRef)) {
+    sema::TypeId object_type = typed_.node_types[object.index];
+    // `y[0] = 5.0` in graph code: a tensor there is a value (in-place
+    // updates are a later extension), so say what to write instead.
+    if (m.is(TypeKind::Tensor) && object_type.valid() && typed_.types.kind(object_type) == SemaKind::Tensor)
+      unsupported(subscript, "assigning to an element or slice of a tensor of type '" +
+                                 typed_.types.to_string(object_type) +
+                                 "' in @jit code (a tensor is a value there: make the new tensor with ts.where, "
+                                 "ts.concat or a @kernel launch)");
+    unsupported(subscript, "indexing a value of type '" + typed_.types.to_string(object_type) + "'");
+  }
   std::vector<NodeId> indices;
   if (ast_.kind(index) == NodeKind::Tuple && !(ast_.node(index).flags & 1))
     indices.assign(ast_.children(index).begin(), ast_.children(index).end());
@@ -740,6 +749,18 @@ Bound Lowering::lower_subscript(NodeId node) {
     int64_t rank = static_cast<int64_t>(x->type().rank());
     if (!k || *k < -rank || *k >= rank) unsupported(node, "an index of 'shape' that is not a constant in range");
     return Bound{tensor_size(x, *k < 0 ? *k + rank : *k), {}};
+  }
+  // An element of a tuple in graph code (`r[1]`, `r[1][0]`, `f(x)[0]`):
+  // sema checked the constant index.
+  if (sema::TypeId t = node_type(object); graph_ && t.valid() && typed_.types.kind(t) == SemaKind::Tuple) {
+    Bound whole = lower(object, Type{});
+    std::optional<int64_t> k = constant_of(ast_.child(node, 1));
+    int64_t n = static_cast<int64_t>(whole.nested.empty() ? whole.elements.size() : whole.nested.size());
+    if (k && *k < 0) *k += n;
+    if (!whole.is_value() && k && *k >= 0 && *k < n) {
+      size_t i = static_cast<size_t>(*k);
+      return whole.nested.empty() ? Bound{whole.elements[i], {}} : whole.nested[i];
+    }
   }
   // A list element: `smem[stage]`.
   if (ast_.kind(object) == NodeKind::Name) {

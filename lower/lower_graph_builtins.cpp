@@ -690,9 +690,11 @@ Bound Lowering::lower_jit_call(NodeId call) {
   attach_custom_rule(op, instance);
   attach_custom_jvp(op, instance);
   std::vector<Value*> values = op->results();
-  // (The callee's result types: a tuple result is its elements.)
+  // The callee's results are its tuple's elements, flattened; a nested
+  // tuple (`return a, (b, c)`) is rebuilt from the instance's result type.
   if (values.size() == 1) return Bound{values[0], {}};
-  return Bound{nullptr, values};
+  size_t next = 0;
+  return bound_from_flat(typed_.instances[instance].info.return_type, values, next);
 }
 
 // kernel[grid](args) / kernel[grid, group](args): graph.launch over the

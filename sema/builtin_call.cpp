@@ -56,7 +56,12 @@ std::vector<NodeId> BuiltinCall::bind(std::initializer_list<const char*> paramet
   for (auto& [keyword, value] : args.keywords) {
     auto it = std::find_if(parameters.begin(), parameters.end(), [&](const char* p) { return keyword == p; });
     if (it == parameters.end()) {
-      checker.diags_.emit<diag::SemaUnknownKeyword>(checker.ast_.range(value), name, keyword);
+      // `keepdim=` (PyTorch's spelling) for `keepdims=`: name the nearest.
+      std::vector<std::string> names(parameters.begin(), parameters.end());
+      if (auto near = checker.closest_name(keyword, names))
+        checker.diags_.emit<diag::SemaUnknownKeywordSuggest>(checker.ast_.range(value), name, keyword, *near);
+      else
+        checker.diags_.emit<diag::SemaUnknownKeyword>(checker.ast_.range(value), name, keyword);
       value_of(value);
       continue;
     }
@@ -94,6 +99,10 @@ Value BuiltinCall::require_integer(NodeId argument, const char* parameter) {
 std::optional<int64_t> BuiltinCall::require_constant_integer(NodeId argument, const char* parameter) {
   Value v = require_integer(argument, parameter);
   if (checker.types_.is_error(v.type)) return std::nullopt;  // already reported
+  // Not an integer (`axis=1.0`): require_integer said so; one error is enough.
+  if (const TypeInfo& t = checker.types_.info(checker.default_type(v.type));
+      t.kind != TypeKind::Dynamic && (t.kind != TypeKind::Scalar || !is_integer(t.scalar)))
+    return std::nullopt;
   if (!v.constant || v.constant->is_float) {
     checker.diags_.emit<diag::SemaNotConstant>(checker.ast_.range(argument),
                                                "argument '" + std::string(parameter) + "' of '" + std::string(name) + "'");

@@ -34,7 +34,36 @@ std::optional<PartialOp> partial_op_by_name(std::string_view name) {
   return std::nullopt;
 }
 
+// Whether a value laid out so is something other than one whole value on
+// every rank: split, partial, varying or of unknown layout.
+bool distributed_layout(const ShardingInfo* sharding) {
+  if (!sharding) return false;
+  return sharding->partial_axes || sharding->varying_axes || sharding->unknown ||
+         std::ranges::any_of(sharding->dim_axes, [](int32_t axis) { return axis >= 0; });
+}
+
 }  // namespace
+
+// `l = dist.all_reduce(l, ...)`, `x = dist.tensor(data=x, ...)`: the layout
+// is the value's, not the name's, so a straight-line rebinding gives the
+// local the new value's layout (keeping the sizes it was first given; a
+// program's ts.save and a @jit call's mesh read it). In a loop or branch
+// the first binding's layout would describe the value after it only on
+// some paths, so a change that matters there is an error rather than a
+// value saved or gathered under the wrong layout.
+void Checker::rebind_layout(Local& local, IdentifierId name, TypeId value, NodeId value_node) {
+  if (types_.kind(local.type) != TypeKind::Tensor || types_.kind(value) != TypeKind::Tensor) return;
+  uint32_t had = types_.info(local.type).payload;
+  uint32_t has = types_.info(value).payload;
+  if (had == has) return;
+  if (control_depth_ == local.control_depth) {
+    local.type = types_.with_sharding(local.type, has);
+    return;
+  }
+  if (!distributed_layout(types_.sharding(local.type)) && !distributed_layout(types_.sharding(value))) return;
+  diags_.emit<diag::SemaDistLayoutRebind>(ast_.range(value_node), name_of(name), types_.to_string(local.type),
+                                          types_.to_string(value));
+}
 
 std::optional<std::string> Checker::constant_string(NodeId node) {
   if (!node.valid() || ast_.kind(node) != NodeKind::StringLiteral) return std::nullopt;
@@ -515,6 +544,11 @@ Value Checker::check_collective(BuiltinCall& bc) {
 }
 
 std::optional<int32_t> Checker::collective_axis(BuiltinCall& bc, NodeId axis_node) {
+  if (current_mesh_ == UINT32_MAX && !function_) {
+    // In the program: the collectives are statements of @jit functions.
+    diags_.emit<diag::SemaDistCollectiveInProgram>(ast_.range(bc.children[0]), std::string(bc.name));
+    return std::nullopt;
+  }
   if (current_mesh_ == UINT32_MAX) {
     diags_.emit<diag::SemaDistNoMesh>(ast_.range(bc.children[0]), std::string(bc.name));
     return std::nullopt;

@@ -109,6 +109,25 @@ bool Checker::is_assignable(TypeId from, TypeId to) const {
   return false;
 }
 
+// Two tensor types (or tuples of them) with a size both know as a constant
+// that differs: a result of `f32[3]` where the annotation says `f32[4]`.
+bool Checker::constant_sizes_differ(TypeId a, TypeId b) const {
+  if (types_.kind(a) == TypeKind::Tuple && types_.kind(b) == TypeKind::Tuple) {
+    auto as = types_.tuple_elements(a), bs = types_.tuple_elements(b);
+    for (size_t i = 0; i < std::min(as.size(), bs.size()); ++i)
+      if (constant_sizes_differ(as[i], bs[i])) return true;
+    return false;
+  }
+  if (types_.kind(a) != TypeKind::Tensor || types_.kind(b) != TypeKind::Tensor) return false;
+  auto da = types_.dims(a), db = types_.dims(b);
+  if (da.size() != db.size()) return false;
+  for (size_t i = 0; i < da.size(); ++i) {
+    auto x = types_.constant_value(da[i]), y = types_.constant_value(db[i]);
+    if (x && y && *x != *y) return true;
+  }
+  return false;
+}
+
 TypeId Checker::default_type(const Value& value) {
   // An integer constant without context is i32, or i64 when its exact value
   // does not fit i32 (an error later if it fits neither: check_constant_fits).
@@ -590,9 +609,9 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
           dims[i] = x;  // symbolic: checked at launch
         }
       }
-      // A comparison's elements are compared as numbers: typed as by `+`.
-      BinaryUse element_use = arithmetic ? use : BinaryUse{BinaryUse::Kind::Operator, BinaryOperator::Add, false, "+"};
-      TypeId element = binary_result(node, element_use, compute_type(types_.scalar(a.scalar)),
+      // The elements are typed as two scalars are (a comparison of two
+      // bools too, which `+` would refuse).
+      TypeId element = binary_result(node, use, compute_type(types_.scalar(a.scalar)),
                                      compute_type(types_.scalar(b.scalar)));
       if (types_.is_error(element)) return element;
       if (!arithmetic) element = types_.scalar(ScalarType::Bool);
@@ -857,8 +876,17 @@ Value Checker::check_subscript(NodeId node) {
       int64_t k_value = -1;
       bool shape = ast_.kind(object) == NodeKind::Attribute && name_of(ast_.node(object).payload) == "shape";
       if (i.constant) {
-        if (std::optional<int64_t> c = i.constant->as_int64())
-          k_value = *c < 0 && shape ? *c + static_cast<int64_t>(elements.size()) : *c;
+        // A negative index counts from the end, as Python's; one out of
+        // range is Python's IndexError.
+        if (std::optional<int64_t> c = i.constant->as_int64()) {
+          int64_t size = static_cast<int64_t>(elements.size());
+          k_value = *c < 0 ? *c + size : *c;
+          if (k_value < 0 || k_value >= size) {
+            diags_.emit<diag::SemaTupleIndexOutOfRange>(ast_.range(index), *c, types_.to_string(base.type),
+                                                        static_cast<unsigned>(size));
+            return Value{types_.error()};
+          }
+        }
       }
       std::optional<int64_t> k = k_value >= 0 ? std::optional<int64_t>(k_value) : std::nullopt;
       // `x.shape[k]` of a tensor (k may count from the end): a constant

@@ -257,6 +257,11 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
         return Value{error};
       }
       if (counts) element = ScalarType::I64;
+      // NumPy sums and multiplies narrower integers in its default integer
+      // (i64, u64 for unsigned), so that sum(i8[...]) does not wrap.
+      if ((bc.id == BuiltinId::Sum || bc.id == BuiltinId::Prod) && is_integer(*element) &&
+          scalar_info(*element).bits < 64)
+        element = scalar_info(*element).category == ScalarCategory::UnsignedInt ? ScalarType::U64 : ScalarType::I64;
       if (bc.id == BuiltinId::Mean && !is_float(*element)) element = ScalarType::F32;
       return Value{graph_tensor(*element, result)};
     }

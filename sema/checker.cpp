@@ -698,8 +698,10 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
   FunctionInfo* saved_function = function_;
   auto saved_locals = std::move(locals_);
   int saved_loops = loop_depth_;
+  int saved_control = control_depth_;
   locals_.clear();
   loop_depth_ = 0;
+  control_depth_ = 0;
 
   function_ = &info;
   NodeId def = info.def;
@@ -814,6 +816,7 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
     function_ = saved_function;
     locals_ = std::move(saved_locals);
     loop_depth_ = saved_loops;
+    control_depth_ = saved_control;
     return;
   }
 
@@ -862,6 +865,7 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
   function_ = saved_function;
   locals_ = std::move(saved_locals);
   loop_depth_ = saved_loops;
+  control_depth_ = saved_control;
 }
 
 void Checker::check_statements(NodeId suite) {
@@ -970,6 +974,7 @@ void Checker::check_statement(NodeId statement) {
     case NodeKind::If: {
       Value condition = check_expression(children[0]);
       check_condition(children[0], condition);
+      ++control_depth_;
       check_statements(children[1]);
       if (children[2].valid()) {
         if (ast_.kind(children[2]) == NodeKind::If) {
@@ -978,13 +983,16 @@ void Checker::check_statement(NodeId statement) {
           check_statements(children[2]);
         }
       }
+      --control_depth_;
       return;
     }
     case NodeKind::While: {
       Value condition = check_expression(children[0]);
       check_condition(children[0], condition);
       ++loop_depth_;
+      ++control_depth_;
       check_statements(children[1]);
+      --control_depth_;
       --loop_depth_;
       return;
     }
@@ -1002,10 +1010,12 @@ void Checker::check_statement(NodeId statement) {
         diags_.emit<diag::SemaNotIterable>(ast_.range(children[1]), types_.to_string(iterable.type));
         element.type = types_.error();
       }
+      ++control_depth_;
       assign_to(children[0], element, children[1]);
       ++loop_depth_;
       check_statements(children[2]);
       --loop_depth_;
+      --control_depth_;
       return;
     }
     case NodeKind::With:
@@ -1027,7 +1037,8 @@ void Checker::check_statement(NodeId statement) {
       } else if (types_.kind(function_->return_type) == TypeKind::None && !ast_.child(function_->def, 2).valid()) {
         function_->return_type = value.type;  // inferred from the first return
       } else if (!types_.is_error(value.type) && !types_.is_error(function_->return_type) &&
-                 !is_assignable(value.type, function_->return_type)) {
+                 (!is_assignable(value.type, function_->return_type) ||
+                  constant_sizes_differ(value.type, function_->return_type))) {
         diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(children[0]), types_.to_string(value.type), "the result",
                                                   types_.to_string(function_->return_type));
       } else {
@@ -1073,6 +1084,7 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
         local.def = target;
         local.global_id = value.global_id;
         local.constant = value.constant;
+        local.control_depth = control_depth_;
         // `smem = tshared.alloc`: a shared buffer typed by its first use.
         if (types_.kind(value.type) == TypeKind::Builtin &&
             static_cast<BuiltinId>(types_.info(value.type).payload) == BuiltinId::TileAllocShared) {
@@ -1094,6 +1106,7 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
                                                types_.to_string(value.type));
       } else {
         check_constant_fits(value_node, value, local.type);
+        rebind_layout(local, IdentifierId{n.payload}, value.type, value_node);
       }
       set_type(target, local.type);
       return;

@@ -32,6 +32,7 @@ struct Local {
   std::optional<Constant> constant;
   std::optional<uint32_t> parameter_index;
   bool is_dimension = false;  // a symbolic dimension of a parameter, readable as an integer
+  int control_depth = 0;      // the loops and branches around its first binding
 };
 
 class BuiltinCall;
@@ -238,6 +239,7 @@ class Checker {
   // policy, or a @precision_policy class's `compute` type.
   TypeId element_value_type(TypeId tensor);  // storage floats compute in their accumulation type
   bool is_assignable(TypeId from, TypeId to) const;
+  bool constant_sizes_differ(TypeId a, TypeId b) const;
   // In device code a local names one memory of one shape and layout (the
   // IR has no tensor of several): a tensor local keeps its exact type,
   // writability aside. True for anything that is not two tensors.
@@ -319,6 +321,8 @@ class Checker {
   void check_statements(NodeId suite);
   void check_statement(NodeId statement);
   void assign_to(NodeId target, const Value& value, NodeId value_node);
+  // A local bound again to a value of another layout (check_dist.cpp).
+  void rebind_layout(Local& local, IdentifierId name, TypeId value, NodeId value_node);
   void write_tensor_element(NodeId target, TypeId tensor, NodeId root_name);
   // `value` stored at `target`, whose type is `slot` (an element's value
   // type, or a tensor for a slice store): no silent narrowing, constants
@@ -359,6 +363,7 @@ class Checker {
   FunctionInfo* function_ = nullptr;
   std::unordered_map<uint32_t, Local> locals_;
   int loop_depth_ = 0;
+  int control_depth_ = 0;                 // loops and if branches around the statement being checked
   bool assigning_ = false;                // checking the target of an assignment
   // Subscripts in device code that may be slices of a length known only at
   // run time: a slice assignment's target and value (an element loop) and a

@@ -24,7 +24,8 @@ Value* cmp(KernelBuilder& kb, Value* a, Value* b, std::string_view signed_int, s
            std::string_view floating) {
   Type t = a->type();
   bool f = t.is_float();
-  std::string_view predicate = f ? floating : is_unsigned_type(t) ? unsigned_int : signed_int;
+  // A bool is 0 or 1, as NumPy orders them (signed, true would be -1 < 0).
+  std::string_view predicate = f ? floating : is_unsigned_type(t) || t.is_bool() ? unsigned_int : signed_int;
   return kb.op(f ? OpKind::CmpF : OpKind::CmpI, {a, b}, kb.context().bool_type(),
                {{"predicate", kb.context().string_attr(predicate)}});
 }

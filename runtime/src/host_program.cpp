@@ -299,7 +299,11 @@ tessStatus tessHostPrintTensor(tessHostContext context, const tessTensor* tensor
   std::vector<uint8_t> storage;
   if (tessStatus s = copy_out(context, *tensor, storage)) return s;
   std::string text;
-  format_tensor(text, storage, *tensor, 0, 0, element_count(*tensor) > 1000);
+  // NumPy prints every array without elements as `[]`, whatever its rank.
+  if (tensor->rank > 0 && element_count(*tensor) == 0)
+    text = "[]";
+  else
+    format_tensor(text, storage, *tensor, 0, 0, element_count(*tensor) > 1000);
   std::fputs(text.c_str(), output_of(context));
   return ok();
 }
