@@ -144,12 +144,14 @@ Value Checker::check_transform_builtin(BuiltinCall& bc) {
         ok = false;
         continue;
       }
-      if (*v < 0 || *v >= static_cast<int64_t>(count)) {
+      // A negative number counts from the end, as Python's indices (-1: the last parameter).
+      int64_t position = *v < 0 ? *v + static_cast<int64_t>(count) : *v;
+      if (position < 0 || position >= static_cast<int64_t>(count)) {
         diags_.emit<diag::SemaGradArgnum>(ast_.range(n), *v, function_name, count, count == 1 ? "" : "s");
         ok = false;
         continue;
       }
-      transform.argnums.push_back(static_cast<uint32_t>(*v));
+      transform.argnums.push_back(static_cast<uint32_t>(position));
     }
     if (!bound[1].valid()) {
       if (count == 0) {
