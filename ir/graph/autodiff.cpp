@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -518,15 +519,7 @@ class Derivation : GraphBuilding {
         step = -step;
       }
       if (step > 1) {
-        std::vector<int64_t> dims(g->type().shape().begin(), g->type().shape().end());
-        std::vector<int64_t> split = dims;
-        split.insert(split.begin() + static_cast<std::ptrdiff_t>(d) + 1, 1);
-        std::vector<size_t> from = identity(dims.size());
-        from.insert(from.begin() + static_cast<std::ptrdiff_t>(d) + 1, d);
-        Value* column = reshape(g, context_.tensor_type(split, g->type().scalar()), dynamic_sizes(split, g, from));
-        Value* spread = concat_along({column, zeros_along(column, d + 1, step - 1)}, d + 1);
-        dims[d] = n * step;
-        g = reshape(spread, context_.tensor_type(dims, g->type().scalar()), dynamic_sizes(dims, g, identity(dims.size())));
+        g = interleave_zeros(g, d, step, nullptr);
         if (n * step > extent - first) g = slice_axis(g, d, 0, extent - first, 1);
       }
       int64_t covered = g->type().shape()[d];
@@ -569,19 +562,8 @@ class Derivation : GraphBuilding {
       }
       Value* covered = n;
       if (step > 1) {
-        std::vector<int64_t> dims(g->type().shape().begin(), g->type().shape().end());
-        std::vector<int64_t> split = dims;
-        split.insert(split.begin() + static_cast<std::ptrdiff_t>(d) + 1, 1);
-        std::vector<size_t> from = identity(dims.size());
-        from.insert(from.begin() + static_cast<std::ptrdiff_t>(d) + 1, d);
-        Value* column = reshape(g, context_.tensor_type(split, g->type().scalar()), dynamic_sizes(split, g, from));
-        Value* spread = concat_along({column, zeros_along(column, d + 1, step - 1)}, d + 1);
         Value* spread_length = arith(OpKind::MulI, n, builder_.constant_index(step));
-        dims[d] = kDynamic;
-        std::vector<Value*> sizes;
-        for (size_t e = 0; e < dims.size(); ++e)
-          if (dims[e] == kDynamic) sizes.push_back(e == d ? spread_length : dim(g, e));
-        g = reshape(spread, context_.tensor_type(dims, g->type().scalar()), sizes);
+        g = interleave_zeros(g, d, step, spread_length);
         // The last element's k - 1 zeros may run past the extent.
         Value* room = arith(OpKind::SubI, extent, first);
         covered = arith(OpKind::MaxSI, builder_.constant_index(0), arith(OpKind::MinSI, spread_length, room));
@@ -594,18 +576,44 @@ class Derivation : GraphBuilding {
     }
     accumulate(x, reshape_like(g, x));
   }
+  // `g` with step - 1 zeros after each element along `axis`: a reshape to
+  // [..., n, 1, ...], a concat with zeros [..., n, step - 1, ...], a reshape
+  // to [..., n step, ...]. `length`: n step as an index value, when the
+  // result's length is to be known only at run time (null: n is static).
+  Value* interleave_zeros(Value* g, size_t axis, int64_t step, Value* length) {
+    std::vector<int64_t> dims(g->type().shape().begin(), g->type().shape().end());
+    std::vector<int64_t> split = dims;
+    split.insert(split.begin() + static_cast<std::ptrdiff_t>(axis) + 1, 1);
+    std::vector<size_t> from = identity(dims.size());
+    from.insert(from.begin() + static_cast<std::ptrdiff_t>(axis) + 1, axis);
+    Value* column = reshape(g, context_.tensor_type(split, g->type().scalar()), dynamic_sizes(split, g, from));
+    Value* spread = concat_along({column, zeros_along(column, axis + 1, step - 1)}, axis + 1);
+    dims[axis] = length ? kDynamic : dims[axis] * step;
+    std::vector<Value*> sizes;
+    for (size_t e = 0; e < dims.size(); ++e)
+      if (dims[e] == kDynamic) sizes.push_back(e == axis ? length : dim(g, e));
+    return reshape(spread, context_.tensor_type(dims, g->type().scalar()), sizes);
+  }
   // g[start:limit:step] along `axis` (bounds as index values, in range), the
-  // other dimensions whole.
-  Value* slice_at(Value* g, size_t axis, Value* start, Value* limit, int64_t step) {
+  // other dimensions whole. `window`: the slice's length when the code that
+  // made the bounds knows it (the `sizes` attribute; kDynamic there when not).
+  Value* slice_at(Value* g, size_t axis, Value* start, Value* limit, int64_t step,
+                  std::optional<int64_t> window = std::nullopt) {
     size_t rank = g->type().rank();
     std::vector<int64_t> starts(rank, 0), limits(rank, -1), steps(rank, 1);
     starts[axis] = kDynamic;
     limits[axis] = kDynamic;
     steps[axis] = step;
+    std::vector<NamedAttribute> attributes{{"starts", context_.int_array_attr(starts)},
+                                           {"limits", context_.int_array_attr(limits)},
+                                           {"steps", context_.int_array_attr(steps)}};
+    if (window) {
+      std::vector<int64_t> sizes(rank, kDynamic);
+      sizes[axis] = *window;
+      attributes.push_back({"sizes", context_.int_array_attr(sizes)});
+    }
     return make(OpKind::GraphSlice, {g, start, limit}, context_.tensor_type({}, g->type().scalar()),
-                {{"starts", context_.int_array_attr(starts)},
-                 {"limits", context_.int_array_attr(limits)},
-                 {"steps", context_.int_array_attr(steps)}});
+                std::move(attributes));
   }
   // Zeros of `like`'s shape but `size` (an index value) along `axis`.
   Value* zeros_sized(Value* like, size_t axis, Value* size) {
@@ -646,21 +654,12 @@ class Derivation : GraphBuilding {
   // Parts of sizes known only at run time: each part's gradient is the slice
   // of g at its run-time offset (graph.slice with index bounds).
   void concat_at_run_time(Operation* op, Value* g, size_t axis) {
-    size_t rank = g->type().rank();
     Type index = context_.index_type();
     Value* offset = builder_.constant_index(0);
     for (Value* part : op->operands()) {
       Value* end = builder_.create(OpKind::AddI, {offset, dim(part, axis)}, {index})->result();
       if (active_.count(part)) {
-        std::vector<int64_t> starts(rank, 0), limits(rank, -1), steps(rank, 1), sizes(rank, kDynamic);
-        starts[axis] = kDynamic;
-        limits[axis] = kDynamic;
-        sizes[axis] = part->type().shape()[axis];  // the other dimensions are whole
-        Value* piece = make(OpKind::GraphSlice, {g, offset, end}, context_.tensor_type({}, g->type().scalar()),
-                            {{"starts", context_.int_array_attr(starts)},
-                             {"limits", context_.int_array_attr(limits)},
-                             {"steps", context_.int_array_attr(steps)},
-                             {"sizes", context_.int_array_attr(sizes)}});
+        Value* piece = slice_at(g, axis, offset, end, 1, part->type().shape()[axis]);
         accumulate(part, reshape_like(piece, part));
       }
       offset = end;
