@@ -89,7 +89,7 @@ void Compilation::set_stdlib_directory(std::string directory) {
 ir::Operation* Compilation::run_pipeline(int opt_level, ir::PipelineStage stage) {
   enter("ir passes");
   if (!library_) set_stdlib_directory(ir::default_stdlib_directory());
-  ir::PassContext pass_context{context_, diags_, library_.get()};
+  ir::PassContext pass_context{context_, diags_, library_.get(), cpu_only_};
   if (!ir::run_pipeline(module_.get(), pass_context, ir::compile_pipeline(opt_level, stage))) return nullptr;
   return module_.get();
 }

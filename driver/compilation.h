@@ -73,6 +73,9 @@ class Compilation {
   // Where generate-kernels finds the stdlib's kernels; the default is
   // ir::default_stdlib_directory().
   void set_stdlib_directory(std::string directory);
+  // The module will run on the CPU target alone: graph code takes the
+  // stdlib's CPU forms (ir::PassContext::cpu_only); before lower().
+  void set_cpu_only(bool cpu_only) { cpu_only_ = cpu_only; }
 
   // The autotuned kernels: their points, kept or pruned (after check(); the
   // lowering prunes more), for --emit=tuning and the tuner.
@@ -106,6 +109,7 @@ class Compilation {
   ir::Context context_;
   ir::OwningModule module_;
   std::unique_ptr<ir::KernelLibrary> library_;
+  bool cpu_only_ = false;
 };
 
 }  // namespace tessera::driver

@@ -143,7 +143,25 @@ Bound Lowering::lower_math_builtin(NodeId call, BuiltinId builtin) {
       return Bound{emit(OpKind::PowF, {value(arg(0), t), value(arg(1), t)}, t), {}};
     }
     case BuiltinId::Cast: {
-      if (!result || !result->is_scalar()) unsupported(call, "casting a tensor");
+      // A register vector (tile.load_vector's) widens element by element, as
+      // vector arithmetic promotes its operands.
+      if (result && !result->is_scalar()) {
+        // A register vector (tile.load_vector's) widens element by element,
+        // exactly, as vector arithmetic promotes its operands; narrowing
+        // would need the dtype's rounding policy per element.
+        Value* v = value(arg(0));
+        if (!v->type().is(TypeKind::Vector)) unsupported(call, "casting a tensor");
+        ScalarType from = v->type().scalar(), to = result->scalar();
+        if (from == to) return Bound{v, {}};
+        bool widening = to == ScalarType::F32 && (from == ScalarType::F16 || from == ScalarType::BF16 ||
+                                                   (!is_float(from) && from != ScalarType::Bool));
+        if (!widening)
+          unsupported(call, "casting a vector of " + std::string(scalar_info(from).name) + " to " +
+                                std::string(scalar_info(to).name) +
+                                " (a vector widens to f32: f16, bf16 or an integer type; cast its elements one by one)");
+        return Bound{convert_vector(v, context_.vector_type(v->type().shape()[0], to), call), {}};
+      }
+      if (!result) unsupported(call, "casting a tensor");
       Value* x = value(arg(0));
       if (x->type().is_index()) x = convert(x, context_.i64_type());
       std::optional<sema::Policy> policy = dtype_policy(arg(1));

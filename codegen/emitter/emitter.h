@@ -248,6 +248,7 @@ class Emitter {
   void emit_load(Operation* op);
   void emit_store(Operation* op);
   void emit_load_vector(Operation* op);
+  llvm::Value* strided_last_axis(Operation* op, unsigned memref_operand);
   void emit_store_vector(Operation* op);
   void emit_cp_async(Operation* op);
   void emit_cp_commit_group(Operation* op);

@@ -307,21 +307,83 @@ void Emitter::emit_store(Operation* op) {
   store_element(get(op->operand(0)), address, op->operand(1)->type(), bit);
 }
 
+// A vector access reads or writes `span` consecutive elements of the last
+// axis. They are adjacent in memory only when that axis's stride is 1: true
+// of shared and local buffers and of contiguous variants (a constant 1), and
+// of most views at run time. Otherwise (a transposed view, a step slice) the
+// elements are `stride` apart: when the stride is not the constant 1 the
+// access branches on it, one vector access when it is 1 at run time, else
+// one element at a time.
+llvm::Value* Emitter::strided_last_axis(Operation* op, unsigned memref_operand) {
+  MemRef& m = memref(op->operand(memref_operand));
+  if (m.strides.empty()) return nullptr;
+  llvm::Value* stride = m.strides.back();
+  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(stride); c && c->isOne()) return nullptr;
+  return stride;
+}
+
 void Emitter::emit_load_vector(Operation* op) {
   llvm::Type* vt = value_type(op->result()->type(), op);
   auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(vt);
   int64_t span = vector ? static_cast<int64_t>(vector->getNumElements()) : 1;
-  auto* load = builder_.CreateLoad(vt, address_of(op, 0, 1, nullptr, span));
+  llvm::Value* address = address_of(op, 0, 1, nullptr, span);
+  llvm::Value* stride = vector ? strided_last_axis(op, 0) : nullptr;
+  if (!stride) {
+    auto* load = builder_.CreateLoad(vt, address);
+    load->setAlignment(target_->vector_alignment(vt));
+    set(op->result(), load);
+    return;
+  }
+  auto* unit = llvm::BasicBlock::Create(context_, "vector.unit", current_function_);
+  auto* strided = llvm::BasicBlock::Create(context_, "vector.strided", current_function_);
+  auto* join = llvm::BasicBlock::Create(context_, "vector.join", current_function_);
+  builder_.CreateCondBr(builder_.CreateICmpEQ(stride, builder_.getInt64(1)), unit, strided);
+  builder_.SetInsertPoint(unit);
+  auto* load = builder_.CreateLoad(vt, address);
   load->setAlignment(target_->vector_alignment(vt));
-  set(op->result(), load);
+  builder_.CreateBr(join);
+  builder_.SetInsertPoint(strided);
+  llvm::Type* element = vector->getElementType();
+  llvm::Value* gathered = llvm::PoisonValue::get(vt);
+  for (int64_t e = 0; e < span; ++e) {
+    llvm::Value* at = builder_.CreateGEP(element, address, builder_.CreateMul(builder_.getInt64(e), stride));
+    gathered = builder_.CreateInsertElement(gathered, builder_.CreateLoad(element, at), builder_.getInt64(e));
+  }
+  builder_.CreateBr(join);
+  builder_.SetInsertPoint(join);
+  llvm::PHINode* v = builder_.CreatePHI(vt, 2);
+  v->addIncoming(load, unit);
+  v->addIncoming(gathered, strided);
+  set(op->result(), v);
 }
 
 void Emitter::emit_store_vector(Operation* op) {
   llvm::Value* value = get(op->operand(0));
   auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(value->getType());
   int64_t span = vector ? static_cast<int64_t>(vector->getNumElements()) : 1;
-  auto* store = builder_.CreateStore(value, address_of(op, 1, 2, nullptr, span));
+  llvm::Value* address = address_of(op, 1, 2, nullptr, span);
+  llvm::Value* stride = vector ? strided_last_axis(op, 1) : nullptr;
+  if (!stride) {
+    auto* store = builder_.CreateStore(value, address);
+    store->setAlignment(target_->vector_alignment(value->getType()));
+    return;
+  }
+  auto* unit = llvm::BasicBlock::Create(context_, "vector.unit", current_function_);
+  auto* strided = llvm::BasicBlock::Create(context_, "vector.strided", current_function_);
+  auto* join = llvm::BasicBlock::Create(context_, "vector.join", current_function_);
+  builder_.CreateCondBr(builder_.CreateICmpEQ(stride, builder_.getInt64(1)), unit, strided);
+  builder_.SetInsertPoint(unit);
+  auto* store = builder_.CreateStore(value, address);
   store->setAlignment(target_->vector_alignment(value->getType()));
+  builder_.CreateBr(join);
+  builder_.SetInsertPoint(strided);
+  llvm::Type* element = vector->getElementType();
+  for (int64_t e = 0; e < span; ++e) {
+    llvm::Value* at = builder_.CreateGEP(element, address, builder_.CreateMul(builder_.getInt64(e), stride));
+    builder_.CreateStore(builder_.CreateExtractElement(value, builder_.getInt64(e)), at);
+  }
+  builder_.CreateBr(join);
+  builder_.SetInsertPoint(join);
 }
 
 // The group copies a block element by element, each lane a strided share:

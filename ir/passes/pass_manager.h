@@ -28,6 +28,10 @@ struct PassContext {
   // Where generate-kernels finds the stdlib kernels graph operations lower
   // to (kernel_library.h); null: none (a graph.matmul is then an error).
   KernelLibrary* library = nullptr;
+  // The module runs on the CPU target alone (`tesserac run` on the CPU
+  // device, --target=cpu, an object without GPU code): generate-kernels
+  // launches the stdlib's CPU forms (stdlib/gemm_cpu.tsr) where it has them.
+  bool cpu_only = false;
 };
 
 // Reports a diagnostic of kind K at `op`: at its source position when its

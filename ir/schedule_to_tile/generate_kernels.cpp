@@ -60,7 +60,7 @@ constexpr int64_t kMaxGroups = 65535;
 // group per 256 elements).
 constexpr int64_t kElementwiseGroups = 1024;
 // The stdlib GEMM's tile at its default point (stdlib/gemm.tsr's largest
-// knobs), and the tensor-core GEMM's (BM_TC = BN_TC, BK_TC).
+// knobs; gemm_cpu's too), and the tensor-core GEMM's (BM_TC = BN_TC, BK_TC).
 constexpr int64_t kGemmTile = 128;
 constexpr int64_t kGemmTcTile = 64;
 constexpr int64_t kGemmTcTileK = 32;
@@ -772,7 +772,13 @@ class Generator {
       else if (!tensor_cores && padding != 1)
         ignore_hint("shared_padding", "the SIMT GEMM pads its shared tile of A by one element per row");
     }
-    KernelInstance instance{"gemm", tensor_cores ? "gemm_tc" : "gemm",
+    // Code for the CPU alone takes the SIMT GEMM's CPU form (stdlib/
+    // gemm_cpu.tsr: no staging in shared memory, the same bits, the default
+    // point's grid) unless a tile directive picks a point of `gemm`.
+    bool cpu_form = pass_.cpu_only && !tensor_cores && tile.empty() &&
+                    (storage == ScalarType::F32 || sixteen_bit);
+    std::string file = cpu_form ? "gemm_cpu" : "gemm";
+    KernelInstance instance{file, tensor_cores ? "gemm_tc" : file,
                             {{"T", std::string(scalar_info(storage).name)}, {"ACC", std::string(scalar_info(acc).name)}}};
     if (!tensor_cores) instance.knobs = tile;
     std::string error;

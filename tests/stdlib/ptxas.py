@@ -4,7 +4,9 @@
 # aliases, HEAD_DIM), assembles with ptxas for sm_80 and sm_90 (gemm.tsr
 # also for sm_90a with --mma=wgmma) with 0 bytes of spill stores and loads.
 # Prints registers, stack frame and spills per kernel (docs/stdlib.md's
-# table is this output on sm_90).
+# table is this output on sm_90). Not gemm_cpu.tsr: the CPU target's form,
+# which graph code launches only in code for the CPU alone; on a GPU its
+# accumulators live in local memory (docs/stdlib.md).
 # CHECK: gemm.tsr T=f32 T16=f16 sm_90 gemm registers
 # CHECK: gemm.tsr T=f32 T16=f16 sm_90a+wgmma gemm_tc registers
 # CHECK: attention.tsr T=f32 HEAD_DIM=128 sm_90 flash_attention registers

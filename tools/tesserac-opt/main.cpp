@@ -56,6 +56,7 @@ struct Options {
   std::string input;
   std::string output = "-";
   std::string stdlib_dir;  // --stdlib-dir
+  bool cpu_only = false;   // --cpu-only
   bool default_pipeline = false;
   std::vector<std::string> passes;
   bool print_after_all = false;
@@ -107,7 +108,7 @@ int run_opt(const Options& options) {
   if (module && !diags.has_errors()) {
     ir::DirectoryKernelLibrary library(options.stdlib_dir.empty() ? ir::default_stdlib_directory()
                                                                    : options.stdlib_dir);
-    ir::PassContext pass_context{context, diags, &library};
+    ir::PassContext pass_context{context, diags, &library, options.cpu_only};
     pm.run(module.get(), pass_context);
     output = ir::print_operation(module.get(), pm_options.print);
     if (ir::round_trip_checks_enabled()) {
@@ -144,6 +145,8 @@ int run(int argc, char** argv) {
   app.add_option("--print-after", options.print_after, "Print the IR after the named pass")->delimiter(',');
   app.add_option("--stdlib-dir", options.stdlib_dir,
                  "Where generate-kernels finds the stdlib's kernels (default: TESSERA_STDLIB_DIR, the installed ones)");
+  app.add_flag("--cpu-only", options.cpu_only,
+               "The module runs on the CPU target alone: generate-kernels launches the stdlib's CPU forms (gemm_cpu)");
   app.add_flag("--time-passes", options.time_passes, "Report the time each pass took");
   app.add_flag("--print-locations", options.print_locations, "Print the source location of every operation");
   app.add_flag("--no-verify-each", options.no_verify_each, "Do not verify the IR after every pass");

@@ -322,6 +322,9 @@ int compile(const Options& options) {
   const bool wants_ir = emit == Emit::TileIr || emit == Emit::GraphIr || emit == Emit::ScheduleIr || emit == Emit::Llvm || emit == Emit::Ptx || emit == Emit::Cubin ||
                         emit == Emit::Fatbin || emit == Emit::Object || options.compile_object;
   const TokenizedBuffer* tokens = nullptr;
+  // Code for the CPU alone (--target=cpu, -c --gpu-code=none) takes the
+  // stdlib's CPU forms.
+  compilation.set_cpu_only(options.target == "cpu" || (options.compile_object && options.gpu_code == "none"));
   if (is_ir_input(options)) {
     generate(compilation.parse_ir(options.opt_level, stage));
   } else if (stop == StopAfter::Lex) {

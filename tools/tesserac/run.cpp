@@ -339,6 +339,8 @@ class Runner {
     }
     // The passes the compiler runs before code generation, so a kernel runs
     // with the layouts (on a GPU the tensor-core instructions) tesserac gives it.
+    // Graph code that runs on the CPU device takes the stdlib's CPU forms.
+    if (!kernel_mode) compilation.set_cpu_only(runs_on_cpu());
     ir::Operation* module = compilation.lower(options_.opt_level, true, ir::PipelineStage::Tile, options_.kernel);
     diags.flush();
     if (diags.has_errors() || !module) return kExitUserError;
@@ -541,6 +543,16 @@ class Runner {
       array.data = std::move(storage);
     }
     return array;
+  }
+
+  // Whether the device the run will open is the CPU (a failure to open
+  // one is reported when it is opened, after the arguments are checked).
+  bool runs_on_cpu() const {
+    if (!options_.device.empty()) return options_.device.starts_with("cpu");
+    tessDevice device = nullptr;
+    char name[128];
+    return tessGetDefaultDevice(&device) == TESS_SUCCESS &&
+           tessDeviceGetName(device, name, sizeof name) == TESS_SUCCESS && std::string_view(name).starts_with("cpu");
   }
 
   tessDevice open_device() {
