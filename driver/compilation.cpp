@@ -1,5 +1,6 @@
 #include "driver/compilation.h"
 
+
 #include "frontend/parse/parse.h"
 #include "ir/core/ir_text.h"
 #include "ir/core/verifier.h"
@@ -71,6 +72,7 @@ ir::Operation* Compilation::lower(int opt_level, bool run_passes, ir::PipelineSt
                                           tuned_points_ ? &*tuned_points_ : nullptr) &&
                     variants_ok;
   if (!variants_ok) return nullptr;
+  bind_tuned_launches(module_.get(), context_, autotuned_);
   return run_passes ? run_pipeline(opt_level, stage) : module_.get();
 }
 
