@@ -1,5 +1,7 @@
 #include "driver/compilation.h"
 
+#include <cstdlib>
+#include <string_view>
 
 #include "frontend/parse/parse.h"
 #include "ir/core/ir_text.h"
@@ -92,6 +94,11 @@ ir::Operation* Compilation::run_pipeline(int opt_level, ir::PipelineStage stage)
   enter("ir passes");
   if (!library_) set_stdlib_directory(ir::default_stdlib_directory());
   ir::PassContext pass_context{context_, diags_, library_.get()};
+  // The stdlib GEMM's points for the tuner (docs/autotuning.md, "Stdlib
+  // kernels"), unless tuning is off in this process: then its default point
+  // alone, as the tuner would launch.
+  const char* autotune = std::getenv("TESSERA_AUTOTUNE");
+  pass_context.tune_stdlib = !(autotune && std::string_view(autotune) == "0");
   if (!ir::run_pipeline(module_.get(), pass_context, ir::compile_pipeline(opt_level, stage))) return nullptr;
   return module_.get();
 }

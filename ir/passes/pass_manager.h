@@ -28,6 +28,10 @@ struct PassContext {
   // Where generate-kernels finds the stdlib kernels graph operations lower
   // to (kernel_library.h); null: none (a graph.matmul is then an error).
   KernelLibrary* library = nullptr;
+  // generate-kernels launches the stdlib GEMM through the tuner, every point
+  // of its space compiled, when no schedule.tile pins one
+  // (docs/autotuning.md, "Stdlib kernels"); false: its default point alone.
+  bool tune_stdlib = false;
 };
 
 // Reports a diagnostic of kind K at `op`: at its source position when its
