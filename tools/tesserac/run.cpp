@@ -856,6 +856,10 @@ class Runner {
                        kernel_name_.c_str(), key, chosen.c_str(), result.chosen_median_ms, variants.size(),
                        result.tuning_ms, path);
           break;
+        case TESS_TUNE_RANK0:
+          std::fprintf(stderr, "tesserac: '%s' at %s, rank 0's choice (key %s)\n", kernel_name_.c_str(),
+                       chosen.c_str(), key);
+          break;
       }
     }
     return variants[result.chosen];
