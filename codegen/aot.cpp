@@ -19,9 +19,9 @@ namespace {
 
 // The layouts built below (LLVM's natural struct layout is the C one here).
 static_assert(sizeof(tessAotParameter) == 32 && offsetof(tessAotParameter, dims) == 24);
-static_assert(sizeof(tessAotKernel) == 88 && offsetof(tessAotKernel, static_shared_bytes) == 32 &&
+static_assert(sizeof(tessAotKernel) == 96 && offsetof(tessAotKernel, static_shared_bytes) == 32 &&
               offsetof(tessAotKernel, parameters) == 48 && offsetof(tessAotKernel, symbols) == 64 &&
-              offsetof(tessAotKernel, autotune_point) == 80);
+              offsetof(tessAotKernel, autotune_point) == 80 && offsetof(tessAotKernel, autotune_key) == 88);
 static_assert(sizeof(tessAotModule) == 64 && offsetof(tessAotModule, cpu_kernels) == 32 &&
               offsetof(tessAotModule, kernels) == 48 && offsetof(tessAotModule, cache) == 56);
 
@@ -51,7 +51,7 @@ class ObjectBuilder {
     llvm::Type* i64 = llvm::Type::getInt64Ty(context_);
     auto* parameter_type = llvm::StructType::get(context_, {ptr, i32, i32, i32, i32, ptr});
     auto* kernel_type =
-        llvm::StructType::get(context_, {ptr, ptr, llvm::ArrayType::get(i32, 3), i64, i32, ptr, i32, ptr, ptr, ptr});
+        llvm::StructType::get(context_, {ptr, ptr, llvm::ArrayType::get(i32, 3), i64, i32, ptr, i32, ptr, ptr, ptr, ptr});
     auto* module_type = llvm::StructType::get(context_, {i32, i32, ptr, ptr, i64, ptr, i32, i32, ptr, ptr});
 
     auto signature_constant = [&](const AotKernel& k) {
@@ -69,6 +69,12 @@ class ObjectBuilder {
       for (uint32_t g : k.group) group.push_back(llvm::ConstantInt::get(i32, g));
       llvm::Constant* autotune_of = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(context_));
       llvm::Constant* autotune_point = autotune_of;
+      llvm::Constant* autotune_key = autotune_of;
+      if (!k.autotune_key.empty()) {
+        std::string names;
+        for (const std::string& name : k.autotune_key) names += (names.empty() ? "" : ",") + name;
+        autotune_key = string(names);
+      }
       if (!k.autotune_of.empty()) {
         std::string point;
         for (size_t i = 0; i < k.knobs.size() && i < k.knob_values.size(); ++i)
@@ -80,7 +86,7 @@ class ObjectBuilder {
           kernel_type, {string(k.name), string(k.signature), llvm::ConstantArray::get(llvm::ArrayType::get(i32, 3), group),
                         llvm::ConstantInt::get(i64, k.static_shared_bytes), llvm::ConstantInt::get(i32, parameters.size()),
                         global_array(parameter_type, parameters, "parameters"), llvm::ConstantInt::get(i32, symbols.size()),
-                        global_array(ptr, symbols, "symbols"), autotune_of, autotune_point});
+                        global_array(ptr, symbols, "symbols"), autotune_of, autotune_point, autotune_key});
     };
     std::vector<llvm::Constant*> kernel_constants;
     for (const AotKernel& k : kernels) kernel_constants.push_back(signature_constant(k));

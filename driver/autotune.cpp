@@ -182,4 +182,48 @@ std::string tuning_report(const std::vector<AutotunedKernel>& kernels) {
   return text;
 }
 
+void bind_tuned_launches(ir::Operation* module, ir::Context& context, const std::vector<AutotunedKernel>& kernels) {
+  std::vector<ir::Operation*> launches;
+  module->walk([&](ir::Operation* op) {
+    if (op->is(ir::OpKind::GraphLaunch) && op->has_attr("autotune_points")) launches.push_back(op);
+  });
+  for (ir::Operation* op : launches) {
+    std::string of(op->string_attr("tune_of"));
+    auto kernel = std::find_if(kernels.begin(), kernels.end(), [&](const AutotunedKernel& k) { return k.name == of; });
+    std::vector<int64_t> points = op->attr("autotune_points").int_array();
+    std::vector<ir::Value*> operands = op->operands();
+    std::vector<ir::Value*> kept;
+    std::vector<ir::Attribute> variants, texts;
+    int64_t fallback = 0;
+    for (size_t i = 0; i < points.size(); ++i) {
+      auto p = static_cast<size_t>(points[i]);
+      bool compiled = kernel != kernels.end() && p < kernel->points.size() && kernel->points[p].pruned.empty() &&
+                      kernel->typed[p];
+      if (!compiled) continue;
+      if (kernel->default_point == p) fallback = static_cast<int64_t>(variants.size());
+      variants.push_back(context.symbol_attr(variant_symbol(*kernel, p)));
+      texts.push_back(context.string_attr(point_text(*kernel, p)));
+      kept.insert(kept.end(), operands.begin() + static_cast<std::ptrdiff_t>(3 * i),
+                  operands.begin() + static_cast<std::ptrdiff_t>(3 * i + 3));
+    }
+    if (variants.empty()) {  // the kernel was not compiled here: its first grid, untuned
+      kept.assign(operands.begin(), operands.begin() + 3);
+    }
+    auto removed = static_cast<int64_t>(3 * points.size() - kept.size());
+    kept.insert(kept.end(), operands.begin() + static_cast<std::ptrdiff_t>(3 * points.size()), operands.end());
+    std::vector<int64_t> mut = op->attr("mut_operands").int_array();
+    for (int64_t& m : mut) m -= removed;
+    op->set_operands(kept);
+    op->set_attr("mut_operands", context.int_array_attr(mut));
+    op->remove_attr("autotune_points");
+    if (variants.empty()) {
+      for (std::string_view name : {"tune_of"}) op->remove_attr(name);
+      continue;
+    }
+    op->set_attr("variants", context.array_attr(variants));
+    op->set_attr("points", context.array_attr(texts));
+    op->set_attr("tune_default", context.int_attr(fallback));
+  }
+}
+
 }  // namespace tessera::driver

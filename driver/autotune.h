@@ -60,6 +60,13 @@ bool lower_autotune_points(AutotunedKernel& kernel, ir::Context& context, ir::Op
                            const ValueStores& values, DiagnosticEngine& diags,
                            const std::map<std::string, std::set<std::string>>* keep = nullptr);
 
+// The launches of autotuned kernels in graph code (graph.launch with
+// `autotune_points`: a grid per point sema kept) become tuned launches of
+// the variants that compiled: `variants`, `points`, `tune_default`, the grids
+// of pruned points dropped (docs/ir/host.md, "Tuned launches"). After
+// lower_autotune_points for every kernel.
+void bind_tuned_launches(ir::Operation* module, ir::Context& context, const std::vector<AutotunedKernel>& kernels);
+
 // `--emit=tuning`: each kernel's space and every point, kept (as which
 // variant) or pruned with the reason. Deterministic text.
 std::string tuning_report(const std::vector<AutotunedKernel>& kernels);

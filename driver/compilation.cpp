@@ -1,5 +1,8 @@
 #include "driver/compilation.h"
 
+#include <cstdlib>
+#include <string_view>
+
 #include "frontend/parse/parse.h"
 #include "ir/core/ir_text.h"
 #include "ir/core/verifier.h"
@@ -71,6 +74,7 @@ ir::Operation* Compilation::lower(int opt_level, bool run_passes, ir::PipelineSt
                                           tuned_points_ ? &*tuned_points_ : nullptr) &&
                     variants_ok;
   if (!variants_ok) return nullptr;
+  bind_tuned_launches(module_.get(), context_, autotuned_);
   return run_passes ? run_pipeline(opt_level, stage) : module_.get();
 }
 
@@ -90,6 +94,11 @@ ir::Operation* Compilation::run_pipeline(int opt_level, ir::PipelineStage stage)
   enter("ir passes");
   if (!library_) set_stdlib_directory(ir::default_stdlib_directory());
   ir::PassContext pass_context{context_, diags_, library_.get(), cpu_only_};
+  // The stdlib GEMM's points for the tuner (docs/autotuning.md, "Stdlib
+  // kernels"), unless tuning is off in this process: then its default point
+  // alone, as the tuner would launch.
+  const char* autotune = std::getenv("TESSERA_AUTOTUNE");
+  pass_context.tune_stdlib = !(autotune && std::string_view(autotune) == "0");
   if (!ir::run_pipeline(module_.get(), pass_context, ir::compile_pipeline(opt_level, stage))) return nullptr;
   return module_.get();
 }

@@ -697,6 +697,47 @@ Bound Lowering::lower_jit_call(NodeId call) {
   return bound_from_flat(typed_.instances[instance].info.return_type, values, next);
 }
 
+// One axis of a launch's grid, in i64: + - * // % and cdiv, min, max
+// (check_grid_axis) on the values in scope and the knobs env_ binds.
+Value* Lowering::grid_axis(NodeId node) {
+  Type i64 = context_.i64_type();
+  const Node& n = ast_.node(node);
+  if (n.kind == NodeKind::BinaryOp) {
+    Value* a = grid_axis(ast_.child(node, 0));
+    Value* b = grid_axis(ast_.child(node, 1));
+    switch (static_cast<BinaryOperator>(n.op)) {
+      case BinaryOperator::Add: return emit(OpKind::AddI, {a, b}, i64);
+      case BinaryOperator::Sub: return emit(OpKind::SubI, {a, b}, i64);
+      case BinaryOperator::Mul: return emit(OpKind::MulI, {a, b}, i64);
+      case BinaryOperator::FloorDiv: return emit(OpKind::FloorDivSI, {a, b}, i64);
+      case BinaryOperator::Mod:  // Python's: a - (a // b) * b
+        return emit(OpKind::SubI, {a, emit(OpKind::MulI, {emit(OpKind::FloorDivSI, {a, b}, i64), b}, i64)}, i64);
+      case BinaryOperator::MatMul:
+      case BinaryOperator::Div:
+      case BinaryOperator::Pow:
+      case BinaryOperator::LShift:
+      case BinaryOperator::RShift:
+      case BinaryOperator::BitAnd:
+      case BinaryOperator::BitOr:
+      case BinaryOperator::BitXor: break;  // sema rejected them
+    }
+    unsupported(node, "this operator in a launch's grid");
+  }
+  if (n.kind == NodeKind::Call && ast_.kind(ast_.child(node, 0)) == NodeKind::Name) {
+    std::string callee = name_of(ast_.node(ast_.child(node, 0)).payload);
+    if (callee == "cdiv" || callee == "min" || callee == "max") {
+      Value* a = grid_axis(ast_.child(node, 1));
+      Value* b = grid_axis(ast_.child(node, 2));
+      if (callee == "min") return emit(OpKind::MinSI, {a, b}, i64);
+      if (callee == "max") return emit(OpKind::MaxSI, {a, b}, i64);
+      // cdiv(a, b) = -((-a) // b): a / b rounded up
+      Value* zero = builder_.constant_int(0, i64);
+      return emit(OpKind::SubI, {zero, emit(OpKind::FloorDivSI, {emit(OpKind::SubI, {zero, a}, i64), b}, i64)}, i64);
+    }
+  }
+  return value(node, i64);
+}
+
 // kernel[grid](args) / kernel[grid, group](args): graph.launch over the
 // grid; each `mut` tensor argument's variable is rebound to the launch's
 // result for it (the kernel updated it in place).
@@ -720,16 +761,53 @@ Bound Lowering::lower_kernel_launch(NodeId call) {
   NodeId grid_node = configuration;
   if (ast_.kind(configuration) == NodeKind::Tuple && !(ast_.node(configuration).flags & 1))
     grid_node = ast_.children(configuration)[0];
-  std::vector<Value*> grid;
-  if (ast_.kind(grid_node) == NodeKind::Tuple || ast_.kind(grid_node) == NodeKind::List) {
-    for (NodeId g : ast_.children(grid_node)) grid.push_back(to_index(value(g, context_.i64_type())));
+  // An autotuned kernel is launched through the tuner (docs/autotuning.md,
+  // "@jit launches"): a grid per point of its space that sema kept, each
+  // with the point's knobs bound in the grid's lambdas; the driver keeps
+  // the grids of the points that compile (driver/autotune.cpp).
+  std::vector<int64_t> tuned_points;
+  if (!kernel.autotune.empty() && !kernel.autotune_pinned)
+    for (size_t p = 0; p < kernel.autotune_points.size(); ++p)
+      if (kernel.autotune_points[p].pruned.empty()) tuned_points.push_back(static_cast<int64_t>(p));
+  std::vector<Value*> operands;
+  auto lower_grid = [&](const std::vector<int64_t>* knob_values) {
+    std::vector<std::pair<uint32_t, std::optional<Bound>>> saved;
+    if (knob_values)
+      for (size_t knob = 0; knob < kernel.autotune.size(); ++knob) {
+        uint32_t id = kernel.autotune[knob].name.index;
+        auto it = env_.find(id);
+        saved.emplace_back(id, it == env_.end() ? std::nullopt : std::optional<Bound>(it->second));
+        env_[id] = Bound{builder_.constant_int((*knob_values)[knob], context_.i32_type()), {}};
+      }
+    std::vector<Value*> grid;
+    auto axis = [&](NodeId g) {
+      if (ast_.kind(g) == NodeKind::Lambda) g = ast_.child(g, 1);
+      grid.push_back(to_index(grid_axis(g)));
+    };
+    NodeId axes = grid_node;
+    if (ast_.kind(axes) == NodeKind::Lambda &&
+        (ast_.kind(ast_.child(axes, 1)) == NodeKind::Tuple || ast_.kind(ast_.child(axes, 1)) == NodeKind::List))
+      axes = ast_.child(axes, 1);
+    if (ast_.kind(axes) == NodeKind::Tuple || ast_.kind(axes) == NodeKind::List) {
+      for (NodeId g : ast_.children(axes)) axis(g);
+    } else {
+      axis(axes);
+    }
+    while (grid.size() < 3) grid.push_back(builder_.constant_index(1));
+    for (auto& [id, bound] : saved)
+      if (bound)
+        env_[id] = *bound;
+      else
+        env_.erase(id);
+    operands.insert(operands.end(), grid.begin(), grid.end());
+  };
+  if (tuned_points.empty()) {
+    lower_grid(nullptr);
   } else {
-    grid.push_back(to_index(value(grid_node, context_.i64_type())));
+    for (int64_t p : tuned_points) lower_grid(&kernel.autotune_points[static_cast<size_t>(p)].values);
   }
-  while (grid.size() < 3) grid.push_back(builder_.constant_index(1));
   Type fn = callee->attr("function_type").type();
   auto arguments = ast_.children(call).subspan(1);
-  std::vector<Value*> operands = grid;
   std::vector<int64_t> mut;
   std::vector<Type> results;
   std::vector<NodeId> mut_nodes;
@@ -754,10 +832,14 @@ Bound Lowering::lower_kernel_launch(NodeId call) {
       operands.push_back(convert(value(arguments[i], want), want));
     }
   }
+  std::vector<NamedAttribute> attributes{{"kernel", context_.symbol_attr(callee->symbol_name())},
+                                         {"mut_operands", context_.int_array_attr(mut)}};
+  if (!tuned_points.empty()) {
+    attributes.push_back({"autotune_points", context_.int_array_attr(tuned_points)});
+    attributes.push_back({"tune_of", context_.string_attr(name_of(kernel.name.index))});
+  }
   Operation* op = builder_.create(OpKind::GraphLaunch, std::span<Value* const>(operands),
-                                  std::span<const Type>(results),
-                                  {{"kernel", context_.symbol_attr(callee->symbol_name())},
-                                   {"mut_operands", context_.int_array_attr(mut)}});
+                                  std::span<const Type>(results), std::move(attributes));
   for (size_t r = 0; r < mut_nodes.size(); ++r) env_[ast_.node(mut_nodes[r]).payload] = Bound{op->result(static_cast<unsigned>(r)), {}};
   return {};
 }

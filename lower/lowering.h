@@ -296,6 +296,7 @@ class Lowering {
   Bound lower_jvp(NodeId call);
   void attach_custom_jvp(Operation* call_op, uint32_t instance);
   Bound lower_kernel_launch(NodeId call);
+  Value* grid_axis(NodeId node);
   Value* lower_print(NodeId call);
   Value* lower_matmul(Value* a, Value* b, Type result, NodeId where);
   bool is_builtin_keyword_axis(NodeId call) const;

@@ -227,6 +227,98 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   return id;
 }
 
+// `lambda KNOB, ...: AXES` in a launch's grid: the parameters are knobs of
+// the kernel's autotune space, bound as i32 values; the body is one axis (or,
+// when `whole`, a tuple of 1 to 3) of integer expressions of the knobs and
+// the values in scope, with `cdiv(a, b)`, `min(a, b)` and `max(a, b)` as in
+// `tesserac run --grid`. Lowering evaluates it once per point.
+bool Checker::check_grid_lambda(NodeId lambda, const FunctionInfo& kernel, const std::string& name, bool whole) {
+  set_type(lambda, types_.dynamic());
+  auto saved = locals_;
+  auto reject = [&](NodeId where, std::string why) {
+    diags_.emit<diag::SemaLaunchGridLambda>(ast_.range(where), name, std::move(why));
+    grid_lambda_reported_ = true;
+    locals_ = saved;
+    return false;
+  };
+  if (kernel.autotune.empty())
+    return reject(lambda, "'" + name + "' has no autotune space: give its grid as integers");
+  for (NodeId parameter : ast_.children(ast_.child(lambda, 0))) {
+    IdentifierId knob{ast_.node(parameter).payload};
+    bool known = std::any_of(kernel.autotune.begin(), kernel.autotune.end(),
+                             [&](const AutotuneParameter& k) { return k.name == knob; });
+    if (!known) {
+      std::string knobs;
+      for (const AutotuneParameter& k : kernel.autotune) knobs += (knobs.empty() ? "" : ", ") + name_of(k.name);
+      return reject(parameter, "'" + name_of(knob) + "' is not a knob of '" + name + "' (its knobs: " + knobs + ")");
+    }
+    Local local;
+    local.type = types_.scalar(ScalarType::I32);
+    local.def = ast_.child(lambda, 0);
+    locals_[knob.index] = local;
+  }
+  std::vector<NodeId> axes;
+  NodeId body = ast_.child(lambda, 1);
+  if (whole && (ast_.kind(body) == NodeKind::Tuple || ast_.kind(body) == NodeKind::List)) {
+    axes.assign(ast_.children(body).begin(), ast_.children(body).end());
+    set_type(body, types_.dynamic());
+  } else {
+    axes.push_back(body);
+  }
+  if (axes.empty() || axes.size() > 3) return reject(body, "the grid has 1 to 3 axes");
+  for (NodeId axis : axes) {
+    std::string why;
+    if (!check_grid_axis(axis, why)) return reject(axis, why);
+  }
+  locals_ = std::move(saved);
+  return true;
+}
+
+bool Checker::check_grid_axis(NodeId node, std::string& why) {
+  const Node& n = ast_.node(node);
+  TypeId i64 = types_.scalar(ScalarType::I64);
+  if (n.kind == NodeKind::BinaryOp) {
+    auto op = static_cast<BinaryOperator>(n.op);
+    if (op != BinaryOperator::Add && op != BinaryOperator::Sub && op != BinaryOperator::Mul &&
+        op != BinaryOperator::FloorDiv && op != BinaryOperator::Mod) {
+      why = "'" + source_text(node) + "': an axis uses + - * // % and cdiv, min, max";
+      return false;
+    }
+    if (!check_grid_axis(ast_.child(node, 0), why) || !check_grid_axis(ast_.child(node, 1), why)) return false;
+    set_type(node, i64);
+    return true;
+  }
+  if (n.kind == NodeKind::Call && ast_.kind(ast_.child(node, 0)) == NodeKind::Name) {
+    std::string callee = name_of(ast_.node(ast_.child(node, 0)).payload);
+    if (callee == "cdiv" || callee == "min" || callee == "max") {
+      auto arguments = ast_.children(node).subspan(1);
+      if (arguments.size() != 2) {
+        why = "'" + callee + "' takes two integers";
+        return false;
+      }
+      for (NodeId a : arguments)
+        if (ast_.kind(a) == NodeKind::KeywordArgument || !check_grid_axis(a, why)) {
+          if (why.empty()) why = "'" + callee + "' takes two integers";
+          return false;
+        }
+      set_type(ast_.child(node, 0), types_.dynamic());
+      set_type(node, i64);
+      return true;
+    }
+  }
+  Value v = check_expression(node);
+  TypeId t = default_type(v);
+  if (types_.is_error(t)) {
+    why = "'" + source_text(node) + "' has an error";
+    return false;
+  }
+  if (types_.kind(t) != TypeKind::Scalar || !is_integer(types_.info(t).scalar)) {
+    why = "'" + source_text(node) + "' is " + types_.to_string(t) + ", not an integer";
+    return false;
+  }
+  return true;
+}
+
 Value Checker::check_kernel_launch(NodeId call, NodeId subscript, uint32_t index, std::span<const NodeId> arguments) {
   const FunctionInfo& kernel = out_.functions[index];
   std::string name = name_of(kernel.name);
@@ -247,6 +339,13 @@ Value Checker::check_kernel_launch(NodeId call, NodeId subscript, uint32_t index
   }
   auto extents = [&](NodeId shape, bool constant) -> std::optional<std::vector<int64_t>> {
     std::vector<NodeId> nodes;
+    // A grid that depends on the knobs of an autotuned kernel
+    // (docs/autotuning.md, "Grids that depend on knobs"): `lambda BM: AXIS`,
+    // `lambda BM, BN: (AXIS, ...)`, or a tuple whose axes may be lambdas.
+    if (!constant && ast_.kind(shape) == NodeKind::Lambda) {
+      if (!check_grid_lambda(shape, kernel, name, true)) return std::nullopt;
+      return std::vector<int64_t>{};
+    }
     if (ast_.kind(shape) == NodeKind::Tuple || ast_.kind(shape) == NodeKind::List) {
       nodes.assign(ast_.children(shape).begin(), ast_.children(shape).end());
       set_type(shape, types_.dynamic());
@@ -256,6 +355,11 @@ Value Checker::check_kernel_launch(NodeId call, NodeId subscript, uint32_t index
     std::vector<int64_t> values;
     bool good = !nodes.empty() && nodes.size() <= 3;
     for (NodeId node : nodes) {
+      if (!constant && ast_.kind(node) == NodeKind::Lambda) {
+        if (!check_grid_lambda(node, kernel, name, false)) return std::nullopt;
+        values.push_back(0);
+        continue;
+      }
       Value v = check_expression(node);
       TypeId t = default_type(v.type);
       if (types_.is_error(t)) {
@@ -273,9 +377,10 @@ Value Checker::check_kernel_launch(NodeId call, NodeId subscript, uint32_t index
     return values;
   };
   if (ok && !parts.empty() && !extents(parts[0], false)) {
-    diags_.emit<diag::SemaKernelLaunchConfig>(ast_.range(parts[0]), name);
+    if (!grid_lambda_reported_) diags_.emit<diag::SemaKernelLaunchConfig>(ast_.range(parts[0]), name);
     ok = false;
   }
+  grid_lambda_reported_ = false;
   if (ok && parts.size() == 2) {
     std::optional<std::vector<int64_t>> group = extents(parts[1], true);
     std::vector<int64_t> declared = kernel.group_shape;

@@ -294,6 +294,9 @@ class Checker {
   Value check_defjvp(NodeId call);
   void instantiate_custom_jvp(uint32_t instance, NodeId call);
   Value check_kernel_launch(NodeId call, NodeId kernel, uint32_t function_index, std::span<const NodeId> arguments);
+  bool check_grid_lambda(NodeId lambda, const FunctionInfo& kernel, const std::string& name, bool whole);
+  bool check_grid_axis(NodeId node, std::string& why);
+  bool grid_lambda_reported_ = false;  // check_grid_lambda emitted its own error for this launch
   uint32_t instantiate(uint32_t function_index, const std::vector<TypeId>& parameter_types, NodeId call);
   // A generic @jit function's body checked once with its unannotated
   // parameters unknown (names, arity, effects), and the effect it has.

@@ -72,6 +72,11 @@ def main():
     cases.append((f"reduction f32 {m}", os.path.join(here, "reduction.tsr"), "total", "cdiv(n, 256 * EPL)",
                   {"x": x, "out": np.zeros(1, dtype=np.float32)}, ["out"], {},
                   lambda r: abs(float(r["out"][0]) - float(x.astype(np.float64).sum())) < 1e-2 * np.sqrt(m)))
+    s = 1 << 16
+    xs = rng.standard_normal(s, dtype=np.float32)
+    cases.append((f"grid-stride scale f32 {s}", os.path.join(here, "groups.tsr"), "scale", "G",
+                  {"x": xs, "y": np.zeros(s, dtype=np.float32)}, ["y"], {"alpha": 2},
+                  lambda r: np.array_equal(r["y"], np.float32(2) * xs)))
     print(f"{'case':<28} {'default':>22} {'tuned':>22} {'gain':>6} {'tuning':>10}")
     for name, source, kernel, grid, inputs, outputs, scalars, check in cases:
         with tempfile.TemporaryDirectory() as work:

@@ -137,7 +137,8 @@ class Emitter {
   // The members of tessHostServices after abi_version, in order.
   enum HostService : unsigned {
     kServiceAlloc = 1, kServiceFree, kServiceKeep, kServiceLaunch, kServicePrintText, kServicePrintTensor,
-    kServicePrintScalar, kServiceSave, kServiceLoad, kServiceFail, kServiceMesh, kServiceCollective, kServiceRead
+    kServicePrintScalar, kServiceSave, kServiceLoad, kServiceFail, kServiceMesh, kServiceCollective, kServiceRead,
+    kServiceLaunchTuned
   };
   // The service `index` of tessHostServices (after abi_version), called;
   // returns from the host function with its status when it fails.
@@ -161,6 +162,7 @@ class Emitter {
   void emit_host_view(Operation* op);
   void emit_host_stride(Operation* op);
   void emit_host_launch(Operation* op);
+  void emit_host_launch_tuned(Operation* op, llvm::Value* args);
   void emit_host_print(Operation* op);
   void emit_host_save(Operation* op);
   void emit_host_mesh(Operation* op);

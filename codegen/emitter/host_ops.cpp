@@ -2,7 +2,10 @@
 // of the runtime through the host context's service table
 // (host_functions.cpp), and views computed in place.
 #include "codegen/emitter/emitter.h"
+#include "codegen/kernel_signature.h"
 #include "codegen/narrow_float.h"
+
+#include <algorithm>
 
 namespace tessera::codegen::emitter {
 
@@ -81,7 +84,7 @@ void Emitter::emit_host_launch(Operation* op) {
     builder_.CreateStore(v, slot);
     slots.push_back(slot);
   };
-  for (unsigned i = 3; i < op->num_operands(); ++i) {
+  for (unsigned i = ir::launch_grid_operand_count(op); i < op->num_operands(); ++i) {
     ir::Value* v = op->operand(i);
     if (v->type().is(TypeKind::MemRef)) {
       MemRef& m = memref(v);
@@ -98,6 +101,7 @@ void Emitter::emit_host_launch(Operation* op) {
   llvm::AllocaInst* args = entry_alloca(llvm::ArrayType::get(ptr, std::max<size_t>(1, slots.size())));
   for (size_t j = 0; j < slots.size(); ++j) builder_.CreateStore(slots[j], builder_.CreateConstInBoundsGEP1_64(ptr, args, j));
   llvm::Type* u32 = builder_.getInt32Ty();
+  if (op->has_attr("variants")) return emit_host_launch_tuned(op, args);
   llvm::AllocaInst* grid = entry_alloca(llvm::ArrayType::get(u32, 3));
   llvm::AllocaInst* group = entry_alloca(llvm::ArrayType::get(u32, 3));
   std::vector<int64_t> shape = callee && callee->attr("group_shape") ? callee->attr("group_shape").int_array()
@@ -108,6 +112,65 @@ void Emitter::emit_host_launch(Operation* op) {
                          builder_.CreateConstInBoundsGEP1_64(u32, group, a));
   }
   call_service(kServiceLaunch, {host_context_, string_constant(kernel), grid, group, args});
+}
+
+// A tuned launch (docs/autotuning.md, "Launches from @jit code"): every
+// variant's grid and group, a tessTensor per tensor argument (the tuner's
+// key, the copies of `mut` tensors while timing), and a text saying the rest:
+//   KERNEL \n DEFAULT \n (v NAME \t POINT \n)* (t PARAM \t MUT \n)* (k DIM \t TENSOR \t AXIS \n)*
+// read by tessHostLaunchTuned.
+void Emitter::emit_host_launch_tuned(Operation* op, llvm::Value* args) {
+  ir::Attribute variants = op->attr("variants"), points = op->attr("points");
+  std::string text = std::string(op->string_attr("tune_of")) + "\n" + std::to_string(op->int_attr("tune_default")) + "\n";
+  llvm::Type* u32 = builder_.getInt32Ty();
+  size_t count = variants.size();
+  llvm::AllocaInst* grids = entry_alloca(llvm::ArrayType::get(u32, 3 * count));
+  llvm::AllocaInst* groups = entry_alloca(llvm::ArrayType::get(u32, 3 * count));
+  for (size_t v = 0; v < count; ++v) {
+    text += "v " + std::string(variants[v].string_value()) + "\t" + std::string(points[v].string_value()) + "\n";
+    Operation* variant = ir::lookup_function(ir_module_, variants[v].string_value());
+    std::vector<int64_t> shape = variant && variant->attr("group_shape") ? variant->attr("group_shape").int_array()
+                                                                         : std::vector<int64_t>{};
+    for (unsigned a = 0; a < 3; ++a) {
+      builder_.CreateStore(builder_.CreateTrunc(get(op->operand(static_cast<unsigned>(3 * v + a))), u32),
+                           builder_.CreateConstInBoundsGEP1_64(u32, grids, 3 * v + a));
+      builder_.CreateStore(builder_.getInt32(a < shape.size() ? static_cast<uint32_t>(shape[a]) : 1u),
+                           builder_.CreateConstInBoundsGEP1_64(u32, groups, 3 * v + a));
+    }
+  }
+  // The tensors, named as the kernel's signature names them.
+  AotKernel signature = kernel_signature(ir::lookup_function(ir_module_, op->attr("kernel").string_value()));
+  std::vector<llvm::Value*> tensors;
+  std::vector<size_t> tensor_of_parameter(signature.parameters.size(), SIZE_MAX);
+  unsigned first = ir::launch_grid_operand_count(op);
+  for (size_t p = 0, operand = first; p < signature.parameters.size() && operand < op->num_operands(); ++p, ++operand) {
+    const AotParameter& parameter = signature.parameters[p];
+    ir::Value* v = op->operand(static_cast<unsigned>(operand));
+    if (!parameter.tensor || !v->type().is(TypeKind::MemRef)) continue;
+    tensor_of_parameter[p] = tensors.size();
+    text += "t " + parameter.name + "\t" + (parameter.mut ? "1" : "0") + "\n";
+    tensors.push_back(tensor_descriptor(memref(v), v->type(), op));
+  }
+  // key=("n", ...): where each dimension is read (the first tensor that has it).
+  for (const std::string& dim : signature.autotune_key) {
+    auto symbol = std::find(signature.symbols.begin(), signature.symbols.end(), dim);
+    if (symbol == signature.symbols.end()) continue;
+    int64_t code = -1 - (symbol - signature.symbols.begin());
+    bool found = false;
+    for (size_t p = 0; p < signature.parameters.size() && !found; ++p) {
+      if (tensor_of_parameter[p] == SIZE_MAX) continue;
+      const std::vector<int64_t>& dims = signature.parameters[p].dims;
+      for (size_t a = 0; a < dims.size() && !found; ++a)
+        if (dims[a] == code) {
+          text += "k " + dim + "\t" + std::to_string(tensor_of_parameter[p]) + "\t" + std::to_string(a) + "\n";
+          found = true;
+        }
+    }
+  }
+  llvm::Type* ptr = builder_.getPtrTy();
+  llvm::AllocaInst* table = entry_alloca(llvm::ArrayType::get(ptr, std::max<size_t>(1, tensors.size())));
+  for (size_t t = 0; t < tensors.size(); ++t) builder_.CreateStore(tensors[t], builder_.CreateConstInBoundsGEP1_64(ptr, table, t));
+  call_service(kServiceLaunchTuned, {host_context_, string_constant(text), grids, groups, args, table});
 }
 
 // print: the text pieces around the operands, then a newline.

@@ -413,14 +413,15 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
     case OpKind::GraphLaunch: {
       // graph.launch %g0, %g1, %g2, args... {kernel}: a result per `mut`
       // tensor argument, its new value (the kernel's signature says which).
-      if (op->num_operands() < 3) return fail("takes the grid's three sizes, then the kernel's arguments");
-      for (unsigned i = 0; i < 3; ++i)
+      unsigned grids = launch_grid_operand_count(op);
+      if (op->num_operands() < grids) return fail("takes the grid's three sizes, then the kernel's arguments");
+      for (unsigned i = 0; i < grids; ++i)
         if (!op->operand(i)->type().is_index()) return fail("the grid sizes must be index values");
       Attribute mut = op->attr("mut_operands");
       std::vector<int64_t> list = mut ? mut.int_array() : std::vector<int64_t>{};
       if (index >= list.size()) return fail("has a result for each 'mut_operands' entry");
       auto at = static_cast<unsigned>(list[index]);
-      if (at < 3 || at >= op->num_operands() || !op->operand(at)->type().is(TypeKind::Tensor))
+      if (at < grids || at >= op->num_operands() || !op->operand(at)->type().is(TypeKind::Tensor))
         return fail("a 'mut_operands' entry names a tensor operand");
       return as_result(op->operand(at)->type());
     }

@@ -366,5 +366,10 @@ Operation* lookup_function(Operation* module, std::string_view name);
 // A function of the graph level or host code (`jit`, `program` or `host`):
 // it runs once on the host, not per lane, so the lane analyses skip it.
 bool is_host_level_function(const Operation* func);
+// The grid operands of a graph.launch or host.launch: 3 (the grid), or 3
+// per variant of a tuned launch (attribute `variants`, or `autotune_points`
+// before the driver picked the variants; docs/ir/host.md); the kernel's
+// arguments follow them.
+unsigned launch_grid_operand_count(const Operation* launch);
 
 }  // namespace tessera::ir

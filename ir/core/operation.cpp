@@ -390,6 +390,12 @@ std::vector<Operation*> module_functions(Operation* module) {
   return list;
 }
 
+unsigned launch_grid_operand_count(const Operation* launch) {
+  for (std::string_view name : {"variants", "autotune_points"})
+    if (Attribute a = launch->attr(name)) return 3 * static_cast<unsigned>(a.size());
+  return 3;
+}
+
 Operation* lookup_function(Operation* module, std::string_view name) {
   for (Operation* op : module->region(0).front())
     if (op->is(OpKind::Func) && op->symbol_name() == name) return op;

@@ -62,9 +62,11 @@ void Verifier::verify_host_stride(Operation* op) {
 // 'host.launch %g0, %g1, %g2, args... {kernel = @k}': runs kernel @k over
 // the grid with the arguments in its parameter order.
 void Verifier::verify_host_launch(Operation* op) {
-  if (!results(op, 0) || !min_operands(op, 3)) return;
-  for (unsigned i = 0; i < 3; ++i)
+  unsigned grids = launch_grid_operand_count(op);
+  if (!results(op, 0) || !min_operands(op, grids)) return;
+  for (unsigned i = 0; i < grids; ++i)
     if (!op->operand(i)->type().is_index()) return void(error(op, "the grid sizes must be index values"));
+  if (op->has_attr("variants") && !verify_tuned_launch(op)) return;
   Attribute kernel = attr(op, "kernel", AttributeKind::Symbol);
   if (!kernel) return;
   Operation* module = op->enclosing(OpKind::Module);
@@ -73,11 +75,11 @@ void Verifier::verify_host_launch(Operation* op) {
   if (!callee || !callee->has_attr("kernel"))
     return void(error(op, fmt::format("launches '@{}', which is not a kernel of the module", kernel.string_value())));
   Type fn = callee->attr("function_type").type();
-  if (fn.num_inputs() != op->num_operands() - 3)
-    return void(error(op, fmt::format("passes {} arguments to '@{}', which takes {}", op->num_operands() - 3,
+  if (fn.num_inputs() != op->num_operands() - grids)
+    return void(error(op, fmt::format("passes {} arguments to '@{}', which takes {}", op->num_operands() - grids,
                                       kernel.string_value(), fn.num_inputs())));
   for (unsigned i = 0; i < fn.num_inputs(); ++i) {
-    Type want = fn.input(i), got = op->operand(3 + i)->type();
+    Type want = fn.input(i), got = op->operand(grids + i)->type();
     bool ok = want.is(TypeKind::MemRef) ? got.is(TypeKind::MemRef) && got.scalar() == want.scalar() &&
                                               got.rank() == want.rank()
                                         : got == want;
@@ -85,6 +87,30 @@ void Verifier::verify_host_launch(Operation* op) {
       return void(error(op, fmt::format("argument #{} of '@{}' is {}, expected {}", i, kernel.string_value(),
                                         got.str(), want.str())));
   }
+}
+
+// A tuned launch (docs/ir/host.md): `variants` (kernels of the module with
+// the same signature), `points` (one string each), `tune_of` (the tuner's
+// kernel name), `tune_default` (the index of the variant `kernel` names).
+bool Verifier::verify_tuned_launch(Operation* op) {
+  Attribute variants = attr(op, "variants", AttributeKind::Array);
+  Attribute points = attr(op, "points", AttributeKind::Array);
+  Attribute of = attr(op, "tune_of", AttributeKind::String);
+  Attribute fallback = attr(op, "tune_default", AttributeKind::Integer);
+  if (!variants || !points || !of || !fallback) return false;
+  if (variants.size() == 0 || points.size() != variants.size())
+    return error(op, "needs one 'points' string per variant, and a variant");
+  auto d = fallback.int_value();
+  if (d < 0 || static_cast<size_t>(d) >= variants.size() ||
+      variants[static_cast<size_t>(d)].string_value() != op->attr("kernel").string_value())
+    return error(op, "'tune_default' must be the index of the variant 'kernel' names");
+  Operation* module = op->enclosing(OpKind::Module);
+  for (size_t v = 0; module && v < variants.size(); ++v) {
+    Operation* callee = lookup_function(module, variants[v].string_value());
+    if (!callee || !callee->has_attr("kernel"))
+      return error(op, fmt::format("variant '@{}' is not a kernel of the module", variants[v].string_value()));
+  }
+  return true;
 }
 
 // 'host.print': writes `text[0]`, operand 0, `text[1]`, ..., then a newline.

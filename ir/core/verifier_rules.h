@@ -147,6 +147,7 @@ class Verifier {
   void verify_host_view(Operation* op);
   void verify_host_stride(Operation* op);
   void verify_host_launch(Operation* op);
+  bool verify_tuned_launch(Operation* op);
   void verify_host_print(Operation* op);
   void verify_host_save(Operation* op);
   void verify_host_load(Operation* op);

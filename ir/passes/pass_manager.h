@@ -32,6 +32,10 @@ struct PassContext {
   // device, --target=cpu, an object without GPU code): generate-kernels
   // launches the stdlib's CPU forms (stdlib/gemm_cpu.tsr) where it has them.
   bool cpu_only = false;
+  // generate-kernels launches the stdlib GEMM through the tuner, every point
+  // of its space compiled, when no schedule.tile pins one
+  // (docs/autotuning.md, "Stdlib kernels"); false: its default point alone.
+  bool tune_stdlib = false;
 };
 
 // Reports a diagnostic of kind K at `op`: at its source position when its

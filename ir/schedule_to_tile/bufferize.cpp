@@ -276,8 +276,12 @@ class Bufferizer {
           operands[static_cast<size_t>(at)] = buffer;
           results.push_back(buffer);
         }
+        // A tuned launch keeps its variants (docs/ir/host.md).
+        std::vector<NamedAttribute> attributes{{"kernel", o->attr("kernel")}};
+        for (std::string_view name : {"variants", "points", "tune_of", "tune_default"})
+          if (Attribute a = o->attr(name)) attributes.push_back({std::string(name), a});
         b_.create(OpKind::HostLaunch, std::span<Value* const>(operands), std::span<const Type>{},
-                  {{"kernel", o->attr("kernel")}});
+                  std::move(attributes));
         return replace(o, results);
       }
       case OpKind::GraphTranspose: {

@@ -781,11 +781,22 @@ class Generator {
     KernelInstance instance{file, tensor_cores ? "gemm_tc" : file,
                             {{"T", std::string(scalar_info(storage).name)}, {"ACC", std::string(scalar_info(acc).name)}}};
     if (!tensor_cores) instance.knobs = tile;
+    // Without a schedule.tile, the SIMT GEMM is launched through the tuner:
+    // every point of its space, each on its own grid (docs/autotuning.md,
+    // "Stdlib kernels"); the default point's kernel is the launch's `kernel`.
+    // The CPU form has no knobs: it is faster on the CPU than every point.
+    std::vector<std::string> knob_names;
+    size_t default_point = 0;
+    std::vector<std::vector<int64_t>> points;
+    if (pass_.tune_stdlib && !tensor_cores && !cpu_form && tile.empty())
+      points = pass_.library->autotune_points(context_, instance, knob_names, default_point);
+    if (points.size() > 1) instance.knobs = points[default_point];
     std::string error;
     Operation* gemm = pass_.library->instantiate(context_, module_, instance, error);
     if (!gemm && !instance.knobs.empty()) {
-      ignore_hint("tile", error);
+      if (!tile.empty()) ignore_hint("tile", error);
       instance.knobs.clear();
+      points.clear();
       gemm = pass_.library->instantiate(context_, module_, instance, error);
     }
     if (!gemm) {
@@ -839,14 +850,49 @@ class Generator {
     Value* alpha = host_.constant_float(1.0, acc_scalar);
     Value* beta = host_.constant_float(0.0, acc_scalar);
     // gemm: groups over (N, M) tiles; gemm_tc: over (M, N) tiles.
-    Value* m_groups = host_ceil_div(m, tile_m);
-    Value* n_groups = host_ceil_div(n, tile_n);
-    std::vector<Value*> operands{tensor_cores ? m_groups : n_groups, tensor_cores ? n_groups : m_groups, batch, a3, b3,
-                                 c, alpha, beta};
+    std::vector<Value*> operands;
+    std::vector<NamedAttribute> attributes;
+    std::vector<Attribute> variants, texts;
+    auto knob = [&](std::string_view name, size_t otherwise) {
+      auto it = std::find(knob_names.begin(), knob_names.end(), name);
+      return it == knob_names.end() ? otherwise : static_cast<size_t>(it - knob_names.begin());
+    };
+    size_t bm = knob("BM", 0), bn = knob("BN", 1);
+    for (size_t p = 0; points.size() > 1 && p < points.size(); ++p) {
+      KernelInstance point = instance;
+      point.knobs = points[p];
+      Operation* variant = pass_.library->instantiate(context_, module_, point, error);
+      if (!variant || points[p].size() <= std::max(bm, bn)) {
+        variants.clear();
+        break;
+      }
+      variants.push_back(context_.symbol_attr(variant->symbol_name()));
+      std::string text;
+      for (size_t i = 0; i < points[p].size(); ++i)
+        text += (i ? ", " : "") + (i < knob_names.size() ? knob_names[i] : "K" + std::to_string(i)) + "=" +
+                std::to_string(points[p][i]);
+      texts.push_back(context_.string_attr(text));
+      operands.push_back(host_ceil_div(n, points[p][bn]));
+      operands.push_back(host_ceil_div(m, points[p][bm]));
+      operands.push_back(batch);
+    }
+    if (variants.empty()) {
+      operands.clear();
+      Value* m_groups = host_ceil_div(m, tile_m);
+      Value* n_groups = host_ceil_div(n, tile_n);
+      operands = {tensor_cores ? m_groups : n_groups, tensor_cores ? n_groups : m_groups, batch};
+    } else {
+      attributes.push_back({"variants", context_.array_attr(variants)});
+      attributes.push_back({"points", context_.array_attr(texts)});
+      attributes.push_back({"tune_of", context_.string_attr(instance.symbol())});
+      attributes.push_back({"tune_default", context_.int_attr(static_cast<int64_t>(default_point))});
+    }
+    auto c_operand = static_cast<int64_t>(operands.size() + 2);
+    for (Value* v : {a3, b3, c, alpha, beta}) operands.push_back(v);
+    attributes.push_back({"kernel", context_.symbol_attr(gemm->symbol_name())});
+    attributes.push_back({"mut_operands", context_.int_array_attr(std::vector<int64_t>{c_operand})});
     Operation* launch = host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands),
-                                     std::span<const Type>(&c_type, 1),
-                                     {{"kernel", context_.symbol_attr(gemm->symbol_name())},
-                                      {"mut_operands", context_.int_array_attr(std::vector<int64_t>{5})}});
+                                     std::span<const Type>(&c_type, 1), std::move(attributes));
     Value* result = launch->result();
     if (rank != 3) {
       std::vector<Value*> reshape{result};

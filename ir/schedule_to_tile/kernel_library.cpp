@@ -117,4 +117,35 @@ Operation* DirectoryKernelLibrary::instantiate(Context& context, Operation* modu
   return copy;
 }
 
+std::vector<std::vector<int64_t>> DirectoryKernelLibrary::autotune_points(Context& context,
+                                                                          const KernelInstance& instance,
+                                                                          std::vector<std::string>& knobs,
+                                                                          size_t& default_point) {
+  std::vector<std::vector<int64_t>> points;
+  SourceManager sources;
+  std::string why;
+  std::optional<FileId> file = sources.load_file(directory_ + "/" + instance.key() + ".ir", why);
+  if (!file) return points;
+  CollectingDiagnosticConsumer collected;
+  DiagnosticEngine diags(sources, collected);
+  OwningModule library = parse_module(context, sources, *file, diags);
+  if (!library || diags.has_errors()) return points;
+  std::vector<std::pair<int64_t, Operation*>> variants;  // by index in the space
+  for (Operation* f : library->region(0).front())
+    if (f->is(OpKind::Func) && f->string_attr("autotune_of") == instance.kernel && f->attr("autotune_values"))
+      variants.emplace_back(f->attr("autotune_index") ? f->attr("autotune_index").int_value() : 0, f);
+  std::stable_sort(variants.begin(), variants.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  knobs.clear();
+  default_point = 0;
+  for (auto& [index, f] : variants) {
+    if (knobs.empty())
+      if (Attribute names = f->attr("autotune_knobs"))
+        for (size_t i = 0; i < names.size(); ++i) knobs.emplace_back(names[i].string_value());
+    if (f->has_attr("autotune_default")) default_point = points.size();
+    points.push_back(f->attr("autotune_values").int_array());
+  }
+  return points;
+}
+
 }  // namespace tessera::ir

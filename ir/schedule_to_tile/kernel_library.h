@@ -40,6 +40,14 @@ class KernelLibrary {
   // with `error` saying why it is not available.
   virtual Operation* instantiate(Context& context, Operation* module, const KernelInstance& instance,
                                  std::string& error) = 0;
+  // The points of an autotuned kernel, in the order of its space (each its
+  // knob values), the knobs' names and the default point's index; empty
+  // when the kernel has one form or is not available.
+  virtual std::vector<std::vector<int64_t>> autotune_points(Context& context, const KernelInstance& instance,
+                                                            std::vector<std::string>& knobs, size_t& default_point) {
+    (void)context, (void)instance, (void)knobs, (void)default_point;
+    return {};
+  }
 };
 
 // Where the stdlib's instances are: TESSERA_STDLIB_DIR when set; else
@@ -53,6 +61,8 @@ class DirectoryKernelLibrary : public KernelLibrary {
   explicit DirectoryKernelLibrary(std::string directory) : directory_(std::move(directory)) {}
   Operation* instantiate(Context& context, Operation* module, const KernelInstance& instance,
                          std::string& error) override;
+  std::vector<std::vector<int64_t>> autotune_points(Context& context, const KernelInstance& instance,
+                                                    std::vector<std::string>& knobs, size_t& default_point) override;
   const std::string& directory() const { return directory_; }
 
  private:

@@ -111,7 +111,39 @@ extern "C" tessStatus tessAotLaunchTuned(const tessAotModule* module, uint32_t k
     variants.push_back(v);
     points.push_back(candidate.autotune_point ? candidate.autotune_point : "");
   }
-  // The key: every tensor argument's dtype and bucketed extents.
+  // The key: every tensor argument's dtype and bucketed extents, or with
+  // key=("n", ...) those dimensions' values (read from the first tensor
+  // parameter that has each) and the dtypes.
+  std::vector<std::string> key_names;
+  if (k.autotune_key) {
+    std::string names = k.autotune_key;
+    for (size_t at = 0; at <= names.size();) {
+      size_t comma = names.find(',', at);
+      if (comma == std::string::npos) comma = names.size();
+      if (comma > at) key_names.push_back(names.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
+  std::vector<tessTuneDimension> dimensions;
+  for (const std::string& name : key_names) {
+    bool found = false;
+    for (uint32_t sym = 0; sym < k.symbol_count && !found; ++sym) {
+      if (name != k.symbols[sym]) continue;
+      for (uint32_t p = 0; p < k.parameter_count && !found; ++p) {
+        const tessAotParameter& parameter = k.parameters[p];
+        const auto* t = static_cast<const tessTensor*>(args[p]);
+        if (!parameter.is_tensor || !t || !parameter.dims) continue;
+        for (int32_t a = 0; a < parameter.rank && a < t->rank && !found; ++a)
+          if (parameter.dims[a] == -1 - static_cast<int64_t>(sym)) {
+            dimensions.push_back({k.symbols[sym], t->shape[a]});
+            found = true;
+          }
+      }
+    }
+    if (!found)
+      return fail(TESS_ERROR_INVALID_VALUE,
+                  fmt::format("launching '{}' tuned: its key dimension '{}' is no tensor parameter's", k.name, name));
+  }
   std::vector<tessTuneTensor> tensors;
   for (uint32_t p = 0; p < k.parameter_count; ++p) {
     if (!k.parameters[p].is_tensor) continue;
@@ -125,7 +157,8 @@ extern "C" tessStatus tessAotLaunchTuned(const tessAotModule* module, uint32_t k
   // The compiler's version as tesserac run and tesserac tune write it (the
   // runtime is built with the compiler), so that their cache files serve here.
   if (tessStatus s =
-          tessTuneMakeKey(tensors.data(), tensors.size(), nullptr, 0, "tesserac " TESSERA_VERSION, key, sizeof key))
+          tessTuneMakeKey(tensors.data(), tensors.size(), dimensions.empty() ? nullptr : dimensions.data(),
+                          dimensions.size(), "tesserac " TESSERA_VERSION, key, sizeof key))
     return s;
   char device_name[256];
   if (tessStatus s = tessDeviceGetName(device, device_name, sizeof device_name)) return s;

@@ -207,7 +207,7 @@ tessStatus tessHostContextCreate(tessDevice device, tessStream stream, tessModul
                                         tessHostKeep,          tessHostLaunch,     tessHostPrintText,
                                         tessHostPrintTensor,   tessHostPrintScalar, tessHostSave,
                                         tessHostLoad,          tessHostFail,       tessHostMesh,
-                                        tessHostCollective,    tessHostRead};
+                                        tessHostCollective,    tessHostRead,       tessHostLaunchTuned};
   auto* c = new tessHostContext_st;
   c->services = &services;
   c->device = device;

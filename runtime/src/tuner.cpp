@@ -2,6 +2,8 @@
 // timing the variants. The cache file itself is tuning_cache.cpp.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/job.h"
 #include "runtime_internal.h"
 #include "tessera/tessera_tuner.h"
 #include "tuning_cache.h"
@@ -129,16 +132,15 @@ tessStatus tessTuneCachePath(const char* device, char* path, size_t capacity) {
   return copy_out(cache_path(device), path, capacity, "tessTuneCachePath: the path");
 }
 
-tessStatus tessTune(const tessTuneRequest* request, tessTuneResult* result) {
-  if (!request || !result || !request->kernel || !request->key || !request->device || !request->variants ||
-      request->variant_count == 0 || request->default_variant >= request->variant_count || !request->run)
-    return fail(TESS_ERROR_INVALID_VALUE, "tessTune: a null field or no variants in the request");
-  for (size_t v = 0; v < request->variant_count; ++v)
-    if (!request->variants[v]) return fail(TESS_ERROR_INVALID_VALUE, "tessTune: a variant without its point");
-  auto start = std::chrono::steady_clock::now();
-  *result = tessTuneResult{request->default_variant, TESS_TUNE_DEFAULT, 0.0, 0.0};
-  if (tuning_disabled() && !request->force) return TESS_SUCCESS;  // force: asked for explicitly
+}  // extern "C"
 
+namespace {
+
+// The cache, else timing, on this process alone (tessTune's work, or rank
+// 0's in a job). `medians` receives every timed variant's median.
+tessStatus tune_on_this_rank(const tessTuneRequest* request, tessTuneResult* result,
+                             std::map<std::string, double>* medians) {
+  auto start = std::chrono::steady_clock::now();
   std::string path = request->cache_file ? request->cache_file : cache_path(request->device);
   std::string warning;
   if (!request->force) {
@@ -183,6 +185,7 @@ tessStatus tessTune(const tessTuneRequest* request, tessTuneResult* result) {
     }
   }
   entry.choice = request->variants[result->chosen];
+  if (medians) *medians = entry.median_ms;
   if (cache.device.empty()) cache.device = request->device;
   cache.entries[tessera::rt::entry_name(entry.kernel, entry.key)] = std::move(entry);
   std::string error;
@@ -191,6 +194,93 @@ tessStatus tessTune(const tessTuneRequest* request, tessTuneResult* result) {
   result->chosen_median_ms = best;
   result->tuning_ms = milliseconds_since(start);
   return TESS_SUCCESS;
+}
+
+// A job of several ranks (docs/autotuning.md, "Distributed jobs"): rank 0
+// tunes (its cache, else timing) and broadcasts its choice over the world
+// communicator; every other rank takes it without timing and records it in
+// its own cache unless that holds it already (a cache directory shared with
+// rank 0 does). Message: status, chosen, source, chosen median, then each
+// variant's median (NaN when not timed).
+tessStatus tune_in_job(const tessTuneRequest* request, tessTuneResult* result, tessera::rt::Communicator* world) {
+  auto start = std::chrono::steady_clock::now();
+  const size_t count = request->variant_count;
+  std::vector<double> message(4 + count, std::nan(""));
+  tessStatus status = TESS_SUCCESS;
+  std::string error;
+  if (world->rank() == 0) {
+    std::map<std::string, double> medians;
+    status = tune_on_this_rank(request, result, &medians);
+    if (status) error = tessGetLastErrorMessage();
+    message[0] = static_cast<double>(status);
+    message[1] = static_cast<double>(result->chosen);
+    message[2] = static_cast<double>(result->source);
+    message[3] = result->chosen_median_ms;
+    for (size_t v = 0; v < count; ++v)
+      if (auto it = medians.find(request->variants[v]); it != medians.end()) message[4 + v] = it->second;
+  }
+  tessera::rt::CollectiveCall call;
+  call.function = "tessTune";
+  call.collective = "broadcast of the tuner's choice";
+  call.group = "the job";
+  if (tessStatus s = tessera::rt::collective_timeout_seconds("tessTune", &call.timeout_seconds)) return s;
+  if (tessStatus s = world->broadcast(call, message.data(), message.size() * sizeof(double), 0, nullptr)) return s;
+  if (world->rank() == 0) return status ? fail(status, error) : TESS_SUCCESS;
+  if (message[0] != 0.0)
+    return fail(static_cast<tessStatus>(message[0]),
+                std::string("tessTune: rank 0 failed to tune '") + request->kernel + "' (its message is on its stderr)");
+  auto chosen = static_cast<size_t>(message[1]);
+  if (chosen >= count) return fail(TESS_ERROR_INVALID_VALUE, "tessTune: rank 0 chose a variant this rank lacks");
+  result->chosen = chosen;
+  result->source = TESS_TUNE_RANK0;
+  result->chosen_median_ms = message[3];
+  if (static_cast<tessTuneSource>(static_cast<int>(message[2])) != TESS_TUNE_DEFAULT) {
+    std::string path = request->cache_file ? request->cache_file : cache_path(request->device);
+    tessera::rt::TuningLock lock(path);
+    if (!lock.ok()) return fail(TESS_ERROR_INVALID_VALUE, "tessTune: " + lock.error());
+    std::string warning;
+    tessera::rt::TuningCache cache = tessera::rt::read_tuning_cache(path, warning);
+    warn_about_cache(path, warning);
+    size_t cached = 0;
+    if (!cached_choice(cache, *request, cached) || cached != chosen) {
+      tessera::rt::TuningEntry entry{request->kernel, request->key, request->variants[chosen], {}};
+      for (size_t v = 0; v < count; ++v)
+        if (!std::isnan(message[4 + v])) entry.median_ms[request->variants[v]] = message[4 + v];
+      if (cache.device.empty()) cache.device = request->device;
+      cache.entries[tessera::rt::entry_name(entry.kernel, entry.key)] = std::move(entry);
+      std::string write_error;
+      if (!tessera::rt::write_tuning_cache(path, cache, write_error))
+        return fail(TESS_ERROR_INVALID_VALUE, "tessTune: " + write_error);
+    }
+  }
+  result->tuning_ms = milliseconds_since(start);
+  return TESS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+tessStatus tessTune(const tessTuneRequest* request, tessTuneResult* result) {
+  if (!request || !result || !request->kernel || !request->key || !request->device || !request->variants ||
+      request->variant_count == 0 || request->default_variant >= request->variant_count || !request->run)
+    return fail(TESS_ERROR_INVALID_VALUE, "tessTune: a null field or no variants in the request");
+  for (size_t v = 0; v < request->variant_count; ++v)
+    if (!request->variants[v]) return fail(TESS_ERROR_INVALID_VALUE, "tessTune: a variant without its point");
+  *result = tessTuneResult{request->default_variant, TESS_TUNE_DEFAULT, 0.0, 0.0};
+  if (tuning_disabled() && !request->force) return TESS_SUCCESS;  // force: asked for explicitly
+  if (tessera::rt::job_environment().size > 1) {
+    tessera::rt::CollectiveCall call;
+    call.function = "tessTune";
+    call.collective = "starting MPI";
+    call.group = "the job";
+    tessera::rt::Communicator* world = nullptr;
+    if (tessera::rt::mpi_world(call, &world) == TESS_SUCCESS && world->size() > 1)
+      return tune_in_job(request, result, world);
+    std::fprintf(stderr, "tessera: warning: rank %d tunes '%s' on its own: %s\n", tessera::rt::job_environment().rank,
+                 request->kernel, world ? "the MPI world has one rank" : tessGetLastErrorMessage());
+  }
+  return tune_on_this_rank(request, result, nullptr);
 }
 
 }  // extern "C"

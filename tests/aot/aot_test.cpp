@@ -528,6 +528,43 @@ TEST_CASE("an autotuned kernel through the tuner: each variant on its grid, resu
                              tessera::TensorView<float, 1>(y.buffer.address(), {n})) == TESS_SUCCESS);
   CHECK(y.read()[n - 1] == 2.0f * xs[n - 1] + 1.0f);
   unsetenv("TESSERA_CACHE_DIR");
-  unsetenv("TESSERA_AUTOTUNE");
+  setenv("TESSERA_AUTOTUNE", "0", 1);  // as ctest runs the others (tests/aot/CMakeLists.txt)
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("an autotuned kernel with key=(\"n\",): the key is n's value, one entry per n") {
+  const char* base = std::getenv("TMPDIR");
+  std::string dir = std::string(base && *base ? base : "/tmp") + "/tessera-aot-key.XXXXXX";
+  REQUIRE(mkdtemp(dir.data()) != nullptr);
+  setenv("TESSERA_CACHE_DIR", dir.c_str(), 1);
+  setenv("TESSERA_AUTOTUNE", "1", 1);
+  Device cpu = Device::cpu();
+  for (int64_t n : {300, 500}) {  // one bucket (512), two keys
+    std::vector<float> xs(static_cast<size_t>(n)), ys(static_cast<size_t>(n), 1.0f);
+    for (int64_t i = 0; i < n; ++i) xs[static_cast<size_t>(i)] = static_cast<float>(i);
+    Array<float> x(cpu, xs), y(cpu, ys);
+    auto grid_of = [&](const tessera::Knobs& knobs) { return tessera::Grid(tessera::cdiv(n, knobs["BM"])); };
+    REQUIRE_MESSAGE(autotuned::keyed_tuned(cpu.handle(), grid_of,
+                                           tessera::TensorView<const float, 1>(x.buffer.address(), {n}),
+                                           tessera::TensorView<float, 1>(y.buffer.address(), {n})) == TESS_SUCCESS,
+                    last_error());
+    std::vector<float> out = y.read();
+    for (int64_t i = 0; i < n; ++i)
+      if (out[static_cast<size_t>(i)] != xs[static_cast<size_t>(i)] - 1.0f) {
+        FAIL_CHECK("n = " << n << ", element " << i << ": " << out[static_cast<size_t>(i)]);
+        break;
+      }
+  }
+  std::string cache;
+  for (const auto& f : std::filesystem::directory_iterator(dir))
+    if (f.path().extension() == ".json") cache = f.path().string();
+  REQUIRE(!cache.empty());
+  std::stringstream text;
+  text << std::ifstream(cache).rdbuf();
+  CHECK(text.str().find("n=300 x:f32 y:f32 | tesserac ") != std::string::npos);
+  CHECK(text.str().find("n=500 x:f32 y:f32 | tesserac ") != std::string::npos);
+  CHECK(text.str().find("[512]") == std::string::npos);
+  unsetenv("TESSERA_CACHE_DIR");
+  setenv("TESSERA_AUTOTUNE", "0", 1);  // as ctest runs the others (tests/aot/CMakeLists.txt)
   std::filesystem::remove_all(dir);
 }

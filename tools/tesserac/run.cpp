@@ -64,6 +64,7 @@ struct RunOptions {
   std::string cuda_path;
   bool quiet = false;
   bool no_bounds_check = false;
+  bool no_cpu_forms = false;  // --no-cpu-forms
   int repeat = 0;
   bool retune = false;       // --tune: time the variants even when the cache has the key
   bool tune_only = false;    // `tesserac tune`: tune, write the cache, run nothing more
@@ -340,7 +341,7 @@ class Runner {
     // The passes the compiler runs before code generation, so a kernel runs
     // with the layouts (on a GPU the tensor-core instructions) tesserac gives it.
     // Graph code that runs on the CPU device takes the stdlib's CPU forms.
-    if (!kernel_mode) compilation.set_cpu_only(runs_on_cpu());
+    if (!kernel_mode) compilation.set_cpu_only(!options_.no_cpu_forms && runs_on_cpu());
     ir::Operation* module = compilation.lower(options_.opt_level, true, ir::PipelineStage::Tile, options_.kernel);
     diags.flush();
     if (diags.has_errors() || !module) return kExitUserError;
@@ -868,6 +869,10 @@ class Runner {
                        kernel_name_.c_str(), key, chosen.c_str(), result.chosen_median_ms, variants.size(),
                        result.tuning_ms, path);
           break;
+        case TESS_TUNE_RANK0:
+          std::fprintf(stderr, "tesserac: '%s' at %s, rank 0's choice (key %s)\n", kernel_name_.c_str(),
+                       chosen.c_str(), key);
+          break;
       }
     }
     return variants[result.chosen];
@@ -989,6 +994,9 @@ int run_or_tune(int argc, char** argv, bool tune) {
   app.add_flag("-q,--quiet", options.quiet, "Do not report where the kernel ran");
   app.add_flag("--no-bounds-check", options.no_bounds_check,
                "Compile without index checks (on by default: an out-of-bounds index fails the run with its .tsr location)");
+  app.add_flag("--no-cpu-forms", options.no_cpu_forms,
+               "On the CPU: graph code launches the stdlib kernels a GPU runs (gemm and its tuned points), not the "
+               "CPU forms (gemm_cpu), to test or time them there");
   app.add_flag("--tune", options.retune,
                "An autotuned kernel: time its variants even when the tuning cache has this key (docs/autotuning.md)");
   app.add_option("--time", options.repeat,

@@ -22,7 +22,7 @@ extern "C" {
 
 /* Bumped on any change to the structures below; tessAotLaunch refuses a
  * module of another version. */
-#define TESS_AOT_ABI_VERSION 2u
+#define TESS_AOT_ABI_VERSION 3u
 
 typedef enum tessAotImageKind {
   TESS_AOT_IMAGE_NONE = 0,   /* compiled without GPU code (--gpu-code=none) */
@@ -56,6 +56,9 @@ typedef struct tessAotKernel {
    * name, and this variant's point ("BM=64, BN=128"); null otherwise. */
   const char* autotune_of;
   const char* autotune_point;
+  /* ABI 3: the kernel's key=("n", ...) names, comma-separated ("n,k"); null
+   * without key= (every tensor extent, bucketed, makes the tuner's key). */
+  const char* autotune_key;
 } tessAotKernel;
 
 typedef struct tessAotModule {

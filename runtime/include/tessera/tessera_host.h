@@ -31,7 +31,7 @@ typedef int32_t (*tessHostFunction)(tessHostContext context, void** args, void**
 
 /* The host ABI's version: a CPU code object with host functions exports
  * `uint32_t tessera_host_abi_version` equal to it. */
-#define TESS_HOST_ABI_VERSION 3u
+#define TESS_HOST_ABI_VERSION 4u
 
 /* What compiled host code calls, through the context (so that a code object
  * loaded with dlopen needs no symbols from the runtime): a context points at
@@ -57,6 +57,9 @@ typedef struct tessHostServices {
                            const tessTensor* target);
   /* ABI 3: a value read back to the host (a 0-d tensor's, docs/ir/host.md). */
   tessStatus (*read)(tessHostContext context, tessDevicePtr source, uint64_t bytes, void* destination);
+  /* ABI 4: a launch of an autotuned kernel through the tuner (docs/autotuning.md). */
+  tessStatus (*launch_tuned)(tessHostContext context, const char* tuning, const uint32_t* grids,
+                             const uint32_t* groups, void** args, const tessTensor* const* tensors);
 } tessHostServices;
 
 /* What a CPU code object exports as `tessera_host_functions`, ended by an
@@ -89,6 +92,21 @@ tessStatus tessHostKeep(tessHostContext context, tessDevicePtr ptr);
  * tessLaunchKernel's, no dynamic shared memory. */
 tessStatus tessHostLaunch(tessHostContext context, const char* name, const uint32_t grid[3], const uint32_t group[3],
                           void** args);
+/* Launches an autotuned kernel through the tuner (tessera_tuner.h,
+ * docs/autotuning.md, "Launches from @jit code"): the variant the tuner
+ * picks for the key of these arguments, on its own grid and group. `tuning`
+ * is the compiler's text: the kernel's name, the default variant's index,
+ * then lines "v NAME\tPOINT" (each variant, in order), "t PARAM\tMUT" (each
+ * tensor argument: its name, 1 when the kernel writes it) and "k DIM\tT\tA"
+ * (each key= dimension: axis A of tensor T), each ended by '\n'. `grids`
+ * and `groups` hold 3 sizes per variant, `args` the flattened arguments as
+ * tessHostLaunch's, `tensors` the tensor arguments. The first launch for a
+ * key in the process asks the tuner (the cache, else every variant timed
+ * with these arguments, the `mut` tensors copied first and put back after);
+ * later ones reuse its choice. In a job of several ranks (TESSERA_AUTOTUNE
+ * not 0), rank 0 tunes and broadcasts its choice (docs/autotuning.md). */
+tessStatus tessHostLaunchTuned(tessHostContext context, const char* tuning, const uint32_t* grids,
+                               const uint32_t* groups, void** args, const tessTensor* const* tensors);
 /* print: text, a tensor (NumPy's nested-list layout), a scalar of `dtype` at
  * `value` (bool is one byte; fp8/fp6/fp4 their code in one byte). */
 tessStatus tessHostPrintText(tessHostContext context, const char* text);

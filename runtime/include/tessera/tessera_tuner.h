@@ -20,6 +20,11 @@
  * be read, does not parse or has another version is ignored with a warning
  * on stderr and rewritten on the next tuning. Deleting it is always safe.
  *
+ * In a job of several ranks (mpirun: OMPI_COMM_WORLD_SIZE or PMI_SIZE > 1)
+ * rank 0 tunes and broadcasts its choice over the MPI world, so every rank
+ * launches the same variant; tessTune is then collective (every rank calls
+ * it for the same kernel and key, in the same order).
+ *
  * TESSERA_AUTOTUNE=0 turns tuning off: tessTune returns the default variant
  * (the compiler's heuristic choice) without timing or reading the cache,
  * unless the request forces tuning (tesserac tune, tesserac run --tune). */
@@ -61,7 +66,8 @@ tessStatus tessTuneMakeKey(const tessTuneTensor* tensors, size_t tensor_count, c
 typedef enum tessTuneSource {
   TESS_TUNE_DEFAULT = 0, /* TESSERA_AUTOTUNE=0: the default variant, nothing timed or read */
   TESS_TUNE_CACHE = 1,   /* the cache had it: nothing timed */
-  TESS_TUNE_TIMED = 2    /* every variant timed now, the choice written to the cache */
+  TESS_TUNE_TIMED = 2,   /* every variant timed now, the choice written to the cache */
+  TESS_TUNE_RANK0 = 3    /* a job of several ranks: rank 0's choice, broadcast (recorded in this rank's cache) */
 } tessTuneSource;
 
 /* Runs variant `variant` once and waits for it to finish. */

@@ -148,9 +148,10 @@ def _check_random_bits():
 
 
 class Checker:
-    def __init__(self, tesserac, source, workdir, opt_level):
+    def __init__(self, tesserac, source, workdir, opt_level, run_args=()):
         self.tesserac, self.source, self.workdir = tesserac, os.path.abspath(source), workdir
         self.opt_level = opt_level
+        self.run_args = list(run_args)
         self.failed = False
         self.random = np.random.default_rng(20261126)
         self.calls = 0
@@ -209,7 +210,7 @@ class Checker:
         return problems
 
     def tesserac_run(self, arguments, defines, fails, what):
-        command = [self.tesserac, "run", f"-O{self.opt_level}", self.source]
+        command = [self.tesserac, "run", f"-O{self.opt_level}", *self.run_args, self.source]
         command += [f"-D{k}={v}" for k, v in (defines or {}).items()] + arguments
         result = subprocess.run(command, cwd=self.workdir, capture_output=True, text=True)
         if fails is not None:
@@ -277,6 +278,8 @@ def main():
                         help="tesserac run -O (default 0: LLVM's -O3 takes seconds on the CPU lanes of a softmax)")
     parser.add_argument("--program", help="the .tsr to compile and run, when not the test file itself (an example "
                                            "tested by a file of `# NP:` cases)")
+    parser.add_argument("--run-arg", action="append", default=[],
+                        help="an option for every tesserac run (repeatable): --run-arg=--no-cpu-forms")
     parser.add_argument("source")
     options = parser.parse_args()
     lines = []
@@ -287,7 +290,8 @@ def main():
                 lines.append(body[1:] if body.startswith(" ") else body)
     os.makedirs(options.workdir, exist_ok=True)
     _check_random_bits()
-    checker = Checker(options.tesserac, options.program or options.source, options.workdir, options.opt_level)
+    checker = Checker(options.tesserac, options.program or options.source, options.workdir, options.opt_level,
+                      options.run_args)
     namespace = {"np": np, "q": q, "rnd": checker.rnd, "save": checker.save, "program": checker.program,
                  "expect": checker.expect, "func": checker.func, "random_bits": random_bits, "qp": qp,
                  "os": os, "workdir": options.workdir}
