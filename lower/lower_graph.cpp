@@ -153,6 +153,13 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // autodiff calls them, then dropped.
   bool rule_only = std::any_of(typed_.custom_rule_instances.begin(), typed_.custom_rule_instances.end(),
                                [&](const auto& rule) { return rule.second.first == index || rule.second.second == index; });
+  // A result of a @precision_policy class would need a scale to quantize
+  // it with (and the function of values returns values).
+  for (sema::TypeId t : flat_results)
+    if (const sema::PolicyClass* custom = tensor_policy_class(t))
+      unsupported(ast_.child(info.def, 2).valid() ? ast_.child(info.def, 2) : info.def,
+                  "returning a '@" + name_of(ast_.node(custom->def).payload) +
+                      "' tensor from a @jit function (no per-tensor scale to quantize it with)");
   // A @precision_policy parameter: the entry takes its codes and scale.
   bool policy_classes = std::any_of(flat_parameters.begin(), flat_parameters.end(),
                                     [&](sema::TypeId t) { return tensor_policy_class(t) != nullptr; });
@@ -224,12 +231,7 @@ void Lowering::storage_wrapper(uint32_t index, Operation* inner, const std::vect
     inputs.push_back(required_type(t, info.def, "a parameter"));
     if (const sema::PolicyClass* custom = tensor_policy_class(t)) inputs.push_back(context_.scalar_type(custom->scale));
   }
-  for (sema::TypeId t : results) {
-    if (const sema::PolicyClass* custom = tensor_policy_class(t))
-      unsupported(info.def, "returning a '@" + name_of(ast_.node(custom->def).payload) +
-                                "' tensor from a @jit function (no per-tensor scale to quantize it with)");
-    outputs.push_back(required_type(t, info.def, "a returned value"));
-  }
+  for (sema::TypeId t : results) outputs.push_back(required_type(t, info.def, "a returned value"));  // (no class: jit_function_op)
   storage_types_ = false;
   attributes.push_back({"sym_name", context_.string_attr(instance.symbol)});
   attributes.push_back({"function_type", context_.type_attr(context_.function_type(inputs, outputs))});
