@@ -77,8 +77,13 @@ std::optional<Type> Lowering::ir_type(sema::TypeId type) {
       // One whose type carries @loss_scale holds its values, decoded to f32
       // (docs/language/graph.md, "Loss scaling"); its storage (k times the
       // value in its dtype) is what a @jit entry's signature passes.
-      if (graph_ && info.space == sema::AddressSpace::Global)
-        return context_.tensor_type(shape, loss_scale_of(type) != 0.0 && !storage_types_ ? ScalarType::F32 : info.scalar);
+      // One of a @precision_policy class holds its dequantized `compute`
+      // values; its codes (`storage`) are what the entry's signature passes.
+      if (graph_ && info.space == sema::AddressSpace::Global) {
+        if (storage_types_) return context_.tensor_type(shape, info.scalar);
+        if (const sema::PolicyClass* custom = tensor_policy_class(type)) return context_.tensor_type(shape, custom->compute);
+        return context_.tensor_type(shape, loss_scale_of(type) != 0.0 ? ScalarType::F32 : info.scalar);
+      }
       switch (info.space) {
         case sema::AddressSpace::Global: return context_.memref_type(shape, info.scalar, MemorySpace::Global);
         case sema::AddressSpace::Shared: return context_.memref_type(shape, info.scalar, MemorySpace::Shared);
@@ -134,7 +139,7 @@ std::vector<NamedAttribute> Lowering::kernel_signature_attributes(const sema::Fu
                                                               : context_.string_attr("?"));
       }
     }
-    const sema::PolicyClass* custom = kernel_policy_class(info, i);
+    const sema::PolicyClass* custom = signature_policy_class(info, i);
     names.push_back(context_.string_attr(name));
     dims.push_back(context_.array_attr(extents));
     policies.push_back(context_.string_attr(custom ? name_of(typed_.types.policy(type.policy).custom.index) : ""));

@@ -52,6 +52,8 @@ ScalarType Lowering::element_of(NodeId node) {
     case SemaKind::Tensor:
       // A @loss_scale tensor in graph code holds its decoded values (ir_type).
       if (graph_ && loss_scale_of(t) != 0.0) return ScalarType::F32;
+      // A @precision_policy tensor, its dequantized values (ir_type).
+      if (const sema::PolicyClass* custom = graph_ ? tensor_policy_class(t) : nullptr) return custom->compute;
       return info.scalar;
     case SemaKind::Scalar: return info.scalar;
     case SemaKind::UntypedInt: return ScalarType::I32;
@@ -151,7 +153,17 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // autodiff calls them, then dropped.
   bool rule_only = std::any_of(typed_.custom_rule_instances.begin(), typed_.custom_rule_instances.end(),
                                [&](const auto& rule) { return rule.second.first == index || rule.second.second == index; });
-  bool wrapped = loss_scaled && !rule_only;
+  // A result of a @precision_policy class would need a scale to quantize
+  // it with (and the function of values returns values).
+  for (sema::TypeId t : flat_results)
+    if (const sema::PolicyClass* custom = tensor_policy_class(t))
+      unsupported(ast_.child(info.def, 2).valid() ? ast_.child(info.def, 2) : info.def,
+                  "returning a '@" + name_of(ast_.node(custom->def).payload) +
+                      "' tensor from a @jit function (no per-tensor scale to quantize it with)");
+  // A @precision_policy parameter: the entry takes its codes and scale.
+  bool policy_classes = std::any_of(flat_parameters.begin(), flat_parameters.end(),
+                                    [&](sema::TypeId t) { return tensor_policy_class(t) != nullptr; });
+  bool wrapped = (loss_scaled || policy_classes) && !rule_only;
   std::vector<NamedAttribute> attributes{
       {"sym_name", context_.string_attr(wrapped ? instance.symbol + "$values" : instance.symbol)},
       {"function_type", context_.type_attr(context_.function_type(inputs, results))}};
@@ -161,7 +173,7 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // (Not for rule instances: no entry points, and a tuple parameter has
   // several arguments.)
   for (NamedAttribute& a : kernel_signature_attributes(info))
-    if (!rule_only && (a.name == "arg_names" || a.name == "arg_dims")) attributes.push_back(a);
+    if (!rule_only && (a.name == "arg_names" || a.name == "arg_dims" || a.name == "arg_policies")) attributes.push_back(a);
   // `entry`: a @jit function of the source whose every parameter is
   // annotated, so its signature is its own (not a call's): AOT exports it,
   // `tesserac run --func` runs it. Generic instances, plain helpers and rule
@@ -176,7 +188,8 @@ Operation* Lowering::jit_function_op(uint32_t index) {
     // values is a helper it calls (inlined, then dropped).
     std::vector<NamedAttribute> entry_attributes;
     std::erase_if(attributes, [&](const NamedAttribute& a) {
-      bool moves = a.name == "jit" || a.name == "entry" || a.name == "arg_names" || a.name == "arg_dims";
+      bool moves = a.name == "jit" || a.name == "entry" || a.name == "arg_names" || a.name == "arg_dims" ||
+                   a.name == "arg_policies";
       if (moves) entry_attributes.push_back(a);
       return moves;
     });
@@ -186,7 +199,7 @@ Operation* Lowering::jit_function_op(uint32_t index) {
     for (Type t : inputs) func->region(0).front().add_argument(t);
     module_->region(0).front().push_back(func);
     instance_functions_[index] = func;
-    loss_scale_wrapper(index, func, flat_parameters, flat_results, std::move(entry_attributes));
+    storage_wrapper(index, func, flat_parameters, flat_results, std::move(entry_attributes));
     return func;
   }
   Operation* func = Operation::create(OpKind::Func, location(info.def), {}, {}, std::move(attributes), 1);
@@ -198,20 +211,27 @@ Operation* Lowering::jit_function_op(uint32_t index) {
 }
 
 // The entry point of a @jit instance with @loss_scale parameters or results
-// (docs/language/graph.md, "Loss scaling"): it takes and returns their
-// storage (k times the value, in the dtype), decodes the arguments
-// (graph.cast {unscale = k}), calls the function of values `inner` and
-// encodes the results by their policies (graph.cast {scale = k} with the
-// rounding attributes), as a kernel store into such a tensor would.
-void Lowering::loss_scale_wrapper(uint32_t index, Operation* inner, const std::vector<sema::TypeId>& parameters,
-                                  const std::vector<sema::TypeId>& results, std::vector<NamedAttribute> attributes) {
+// or @precision_policy parameters (docs/language/graph.md, "Loss scaling",
+// "Precision policy classes"): it takes and returns their storage (k times
+// the value, in the dtype; a policy class's codes followed by its per-tensor
+// scale), decodes the arguments (graph.cast {unscale = k}, graph.cast
+// {dequantize = @Class.dequantize}), calls the function of values `inner`
+// and encodes the results by their policies (graph.cast {scale = k} with
+// the rounding attributes), as a kernel store into such a tensor would.
+void Lowering::storage_wrapper(uint32_t index, Operation* inner, const std::vector<sema::TypeId>& parameters,
+                               const std::vector<sema::TypeId>& results, std::vector<NamedAttribute> attributes) {
   const sema::JitInstance& instance = typed_.instances[index];
   const sema::FunctionInfo& info = instance.info;
   bool saved_graph = graph_, saved_storage = storage_types_;
   graph_ = storage_types_ = true;
   std::vector<Type> inputs, outputs;
-  for (sema::TypeId t : parameters) inputs.push_back(required_type(t, info.def, "a parameter"));
-  for (sema::TypeId t : results) outputs.push_back(required_type(t, info.def, "a returned value"));
+  std::vector<unsigned> argument_of;  // per parameter, its argument of the entry (a scale follows a class's codes)
+  for (sema::TypeId t : parameters) {
+    argument_of.push_back(static_cast<unsigned>(inputs.size()));
+    inputs.push_back(required_type(t, info.def, "a parameter"));
+    if (const sema::PolicyClass* custom = tensor_policy_class(t)) inputs.push_back(context_.scalar_type(custom->scale));
+  }
+  for (sema::TypeId t : results) outputs.push_back(required_type(t, info.def, "a returned value"));  // (no class: jit_function_op)
   storage_types_ = false;
   attributes.push_back({"sym_name", context_.string_attr(instance.symbol)});
   attributes.push_back({"function_type", context_.type_attr(context_.function_type(inputs, outputs))});
@@ -225,11 +245,17 @@ void Lowering::loss_scale_wrapper(uint32_t index, Operation* inner, const std::v
   Location saved_location = builder_.location();
   builder_.set_insertion_point_to_end(body);
   builder_.set_location(location(info.def));
+  NodeId parameter_list = ast_.child(info.def, 1);
   std::vector<Value*> operands;
   for (size_t i = 0; i < parameters.size(); ++i) {
+    Value* argument = body->argument(argument_of[i]);
+    if (const sema::PolicyClass* custom = tensor_policy_class(parameters[i])) {
+      NodeId where = i < info.parameter_types.size() ? ast_.children(parameter_list)[info.first_parameter + i] : info.def;
+      operands.push_back(graph_dequantize(argument, body->argument(argument_of[i] + 1), *custom, where));
+      continue;
+    }
     double k = loss_scale_of(parameters[i]);
-    operands.push_back(k != 0.0 ? decode_loss_scaled(body->argument(static_cast<unsigned>(i)), k, info.def)
-                                : body->argument(static_cast<unsigned>(i)));
+    operands.push_back(k != 0.0 ? decode_loss_scaled(argument, k, info.def) : argument);
   }
   Type fn = inner->attr("function_type").type();
   std::vector<Type> inner_results;
@@ -238,13 +264,13 @@ void Lowering::loss_scale_wrapper(uint32_t index, Operation* inner, const std::v
                                     {{"callee", context_.symbol_attr(inner->symbol_name())}});
   // The seed of a stochastic rounding: a constant, or the integer parameter
   // it names.
-  NodeId parameter_list = ast_.child(info.def, 1);
   auto seed = [&](const sema::Policy& policy) -> Value* {
     if (!policy.seed_name.valid()) return builder_.constant_int(policy.seed, context_.i64_type());
     for (size_t i = 0; i < info.parameter_types.size() && i < parameters.size(); ++i) {
       NodeId parameter = ast_.children(parameter_list)[info.first_parameter + i];
-      if (ast_.node(parameter).payload == policy.seed_name.index && inputs[i].is_scalar() && inputs[i].is_int())
-        return convert(body->argument(static_cast<unsigned>(i)), context_.i64_type());
+      Type t = inputs[argument_of[i]];
+      if (ast_.node(parameter).payload == policy.seed_name.index && t.is_scalar() && t.is_int())
+        return convert(body->argument(argument_of[i]), context_.i64_type());
     }
     unsupported(info.def, "the seed '" + name_of(policy.seed_name.index) +
                               "' of @stochastic_round, which is not an integer parameter of this function,");

@@ -274,12 +274,40 @@ Value* Lowering::apply_load_policy(Value* loaded, NodeId node) {
 
 namespace tessera::ir {
 
-const sema::PolicyClass* Lowering::kernel_policy_class(const sema::FunctionInfo& function, size_t i) const {
-  if (function.kind != sema::FunctionKind::Kernel) return nullptr;
-  sema::TypeId t = function.parameter_types[i];
-  if (typed_.types.kind(t) != SemaKind::Tensor) return nullptr;
+const sema::PolicyClass* Lowering::tensor_policy_class(sema::TypeId t) const {
+  if (!t.valid() || typed_.types.kind(t) != SemaKind::Tensor) return nullptr;
   sema::Policy policy = typed_.types.policy(typed_.types.info(t).policy);
   return policy.custom.valid() ? typed_.policy_class(policy.custom) : nullptr;
+}
+
+const sema::PolicyClass* Lowering::kernel_policy_class(const sema::FunctionInfo& function, size_t i) const {
+  if (function.kind != sema::FunctionKind::Kernel) return nullptr;
+  return tensor_policy_class(function.parameter_types[i]);
+}
+
+const sema::PolicyClass* Lowering::signature_policy_class(const sema::FunctionInfo& function, size_t i) const {
+  // (A device helper takes no scale: only a kernel's own parameter has one.)
+  if (function.kind != sema::FunctionKind::Kernel && function.device) return nullptr;
+  return tensor_policy_class(function.parameter_types[i]);
+}
+
+// A @jit entry point's @precision_policy argument (its codes and its scale)
+// as the tensor of values the function body sees: one graph.cast whose
+// element code is a call of the class's `dequantize` helper, the same
+// function a kernel's `w[i]` calls (generate-kernels emits the call per
+// element), so the policy's arithmetic is written once, in the class.
+Value* Lowering::graph_dequantize(Value* codes, Value* scale, const sema::PolicyClass& custom, NodeId where) {
+  std::string class_name = name_of(ast_.node(custom.def).payload);
+  if (custom.dequantize == UINT32_MAX)
+    unsupported(where, "a '@" + class_name + "' tensor in a @jit function without 'dequantize'");
+  bool saved_graph = graph_;
+  graph_ = false;  // the method is a helper of kernels: scalars
+  Operation* method = function_op(custom.dequantize);
+  graph_ = saved_graph;
+  std::vector<int64_t> shape(codes->type().shape().begin(), codes->type().shape().end());
+  Value* s = convert(scale, context_.scalar_type(custom.scale));
+  return graph_op(OpKind::GraphCast, {codes, s}, context_.tensor_type(shape, custom.compute),
+                  {{"dequantize", context_.symbol_attr(method->symbol_name())}}, where);
 }
 
 const sema::PolicyClass* Lowering::element_policy_class(NodeId subscript) {

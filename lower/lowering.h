@@ -219,6 +219,17 @@ class Lowering {
   // The class of parameter `i` of a kernel, when it is a tensor of one (its
   // scale is then the next argument of the func.func); else null.
   const sema::PolicyClass* kernel_policy_class(const sema::FunctionInfo& function, size_t i) const;
+  // The class of a tensor type whose element type is a @precision_policy
+  // class, else null.
+  const sema::PolicyClass* tensor_policy_class(sema::TypeId type) const;
+  // The class of parameter `i` of a kernel or a @jit entry point (the
+  // signature's `NAME.scale` follows it), else null.
+  const sema::PolicyClass* signature_policy_class(const sema::FunctionInfo& function, size_t i) const;
+  // The values of a @precision_policy tensor in graph code (docs/language/
+  // graph.md, "Precision policy classes"): its `storage` codes dequantized
+  // with the per-tensor `scale` by the class's `dequantize`, element by
+  // element (graph.cast %codes, %scale {dequantize = @Class.dequantize}).
+  Value* graph_dequantize(Value* codes, Value* scale, const sema::PolicyClass& custom, NodeId where);
   // The class of the tensor that the element access `subscript` reads or writes.
   const sema::PolicyClass* element_policy_class(NodeId subscript);
   // The scale of the '@Class' kernel parameter that `subscript` indexes (its
@@ -244,8 +255,9 @@ class Lowering {
   std::string source_position(NodeId node);
   Operation* jit_function_op(uint32_t instance);
   // The storage-passing entry point of a @jit instance with @loss_scale
-  // parameters or results, calling `inner` (lower_graph.cpp).
-  void loss_scale_wrapper(uint32_t index, Operation* inner, const std::vector<sema::TypeId>& parameters,
+  // parameters or results or @precision_policy parameters, calling `inner`
+  // (lower_graph.cpp).
+  void storage_wrapper(uint32_t index, Operation* inner, const std::vector<sema::TypeId>& parameters,
                           const std::vector<sema::TypeId>& results, std::vector<NamedAttribute> attributes);
   bool is_tensor_node(NodeId node) const;  // sema typed it as a whole tensor (graph code)
   // `v` with element type `element`: graph.cast for a tensor (a @loss_scale

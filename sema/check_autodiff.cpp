@@ -14,6 +14,21 @@
 
 namespace tessera::sema {
 
+// A gradient with respect to a @precision_policy tensor is not defined: the
+// argument is `storage` codes (with a per-tensor scale), while the body sees
+// their dequantized values (docs/language/autodiff.md, "Not yet").
+bool Checker::reject_policy_gradient(NodeId where, const std::string& function, const std::string& parameter,
+                                     TypeId type) {
+  if (types_.kind(type) != TypeKind::Tensor) return false;
+  Policy policy = types_.policy(types_.info(type).policy);
+  if (!policy.custom.valid() || !out_.policy_class(policy.custom)) return false;
+  diags_.emit<diag::IrAutodiffUnsupported>(
+      ast_.range(where), "'" + function + "' with respect to parameter '" + parameter + "' of type '" + types_.to_string(type) + "'",
+      "a '@" + name_of(policy.custom) + "' tensor holds quantized codes, which have no gradient (differentiate a "
+      "function of its dequantized values instead)");
+  return true;
+}
+
 std::string dotted_path_of(const Ast& ast, const ValueStores& values, NodeId node);
 
 namespace {
@@ -218,7 +233,10 @@ Value Checker::check_vjp(BuiltinCall& bc) {
   bool ok = true;
   for (size_t i = 0; i < primals.size(); ++i) {
     TypeInfo p = types_.info(info.parameter_types[i]);
-    if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
+    if (reject_policy_gradient(primals[i], function_name, name_of(ast_.node(parameters[i]).payload),
+                               info.parameter_types[i])) {
+      ok = false;
+    } else if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
       diags_.emit<diag::SemaGradNonFloat>(ast_.range(primals[i]), function_name,
                                           name_of(ast_.node(parameters[i]).payload),
                                           types_.to_string(info.parameter_types[i]));
@@ -327,6 +345,9 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
       return Value{types_.error()};
     }
     TypeInfo p = types_.info(info.parameter_types[i]);
+    if (reject_policy_gradient(arguments[i], function_name, name_of(ast_.node(parameters[i]).payload),
+                               info.parameter_types[i]))
+      return Value{types_.error()};
     if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
       diags_.emit<diag::SemaGradNonFloat>(ast_.range(arguments[i]), function_name,
                                           name_of(ast_.node(parameters[i]).payload),
@@ -346,6 +367,10 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
   for (uint32_t i : transform.argnums) {
     TypeId parameter = info.parameter_types[i];
     TypeInfo p = types_.info(parameter);
+    if (reject_policy_gradient(arguments[i], function_name, name_of(ast_.node(parameters[i]).payload), parameter)) {
+      ok = false;
+      continue;
+    }
     if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
       diags_.emit<diag::SemaGradNonFloat>(ast_.range(arguments[i]), function_name,
                                           name_of(ast_.node(parameters[i]).payload), types_.to_string(parameter));

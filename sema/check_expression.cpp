@@ -57,6 +57,23 @@ TypeId Checker::element_value_type(TypeId tensor) {
   return types_.scalar(custom->compute, types_.intern_policy(accum));
 }
 
+// A @precision_policy tensor in graph code (docs/language/graph.md,
+// "Precision policy classes"): the @jit entry point dequantizes it with its
+// per-tensor scale, so the body sees a tensor of `compute` values (with
+// @accum(accumulate) where `compute` is a storage float), as an element
+// `w[i]` reads in a kernel (element_value_type). Its declared type stays the
+// signature's (`parameter_types`): the entry takes the codes and the scale.
+TypeId Checker::graph_policy_values(TypeId type, bool device) {
+  if (device || types_.kind(type) != TypeKind::Tensor) return type;
+  TypeInfo info = types_.info(type);  // a copy: interning below may move the table
+  Policy policy = types_.policy(info.policy);
+  if (!policy.custom.valid() || !out_.policy_class(policy.custom)) return type;
+  TypeId element = element_value_type(type);
+  std::vector<DimId> dims(types_.dims(type).begin(), types_.dims(type).end());
+  return types_.tensor(types_.info(element).scalar, types_.info(element).policy, dims, info.space, info.mut,
+                       info.seed_style);
+}
+
 TypeId Checker::compute_type(TypeId type) {
   const TypeInfo& info = types_.info(type);
   if (info.kind != TypeKind::Scalar) return type;

@@ -97,7 +97,10 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
     TypeKind dk = types_.kind(declared), ak = types_.kind(argument_types[i]);
     bool mismatch = dk != ak && !(dk == TypeKind::Scalar && (ak == TypeKind::UntypedInt || ak == TypeKind::UntypedFloat));
     if (!mismatch && dk == TypeKind::Tensor) {
-      mismatch = types_.info(declared).scalar != types_.info(argument_types[i]).scalar ||
+      // A @precision_policy parameter takes the caller's tensor of values
+      // (what graph code holds of one: graph_policy_values).
+      ScalarType wanted = types_.info(graph_policy_values(declared, false)).scalar;
+      mismatch = wanted != types_.info(argument_types[i]).scalar ||
                  types_.dims(declared).size() != types_.dims(argument_types[i]).size();
     }
     if (!mismatch && dk == TypeKind::Scalar) mismatch = !is_assignable(argument_types[i], declared);

@@ -83,7 +83,10 @@ Value Checker::check_jvp(BuiltinCall& bc) {
   // that closes over them).
   for (size_t i = 0; i < primals.size(); ++i) {
     TypeInfo p = types_.info(info.parameter_types[i]);
-    if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
+    if (reject_policy_gradient(primals[i], function_name, name_of(ast_.node(parameters[i]).payload),
+                               info.parameter_types[i])) {
+      ok = false;
+    } else if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
       diags_.emit<diag::SemaGradNonFloat>(ast_.range(primals[i]), function_name,
                                           name_of(ast_.node(parameters[i]).payload),
                                           types_.to_string(info.parameter_types[i]));

@@ -779,7 +779,7 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
       continue;
     }
     Local local;
-    local.type = type;
+    local.type = graph_policy_values(type, device);
     local.def = parameter;
     local.is_parameter = true;
     local.parameter_index = parameter_index++;

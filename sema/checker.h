@@ -238,6 +238,14 @@ class Checker {
   // The value of one element `t[i]`: the element type with the tensor's
   // policy, or a @precision_policy class's `compute` type.
   TypeId element_value_type(TypeId tensor);  // storage floats compute in their accumulation type
+  // A parameter's type as graph code sees it: a tensor of a @precision_policy
+  // class holds its dequantized `compute` values there (`device`: kernels
+  // and helpers read its codes element by element: unchanged).
+  TypeId graph_policy_values(TypeId type, bool device);
+  // Differentiating with respect to a @precision_policy parameter: its
+  // elements are codes (ir.autodiff-unsupported at `where`); true when
+  // reported.
+  bool reject_policy_gradient(NodeId where, const std::string& function, const std::string& parameter, TypeId type);
   bool is_assignable(TypeId from, TypeId to) const;
   bool constant_sizes_differ(TypeId a, TypeId b) const;
   // In device code a local names one memory of one shape and layout (the

@@ -159,6 +159,18 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
       // arith.truncf, on a float result; a stochastic rounding takes the
       // seed (an integer) as operand #1.
       auto a = tensor_operand(0);
+      // A @precision_policy class (docs/ir/graph.md, "graph.cast"):
+      // `dequantize = @Class.dequantize` calls that function (storage code,
+      // scale) -> compute value on each element, the scale (a scalar) being
+      // operand #1.
+      if (Attribute method = op->attr("dequantize")) {
+        if (!method.is(AttributeKind::Symbol)) return fail("attribute 'dequantize' must be a symbol (the class's method)");
+        if (!a || op->num_operands() != 2 || !op->operand(1)->type().is_scalar() || !declared.is(TypeKind::Tensor))
+          return fail("with 'dequantize' converts a tensor of codes, given its scale (a scalar), to a tensor of the same shape");
+        for (std::string_view other : {"rounding", "saturate", "scale", "unscale"})
+          if (op->has_attr(other)) return fail(fmt::format("takes 'dequantize' or '{}', not both", other));
+        return tensor_of(declared.scalar(), {a->shape().begin(), a->shape().end()});
+      }
       std::optional<RoundingMode> rounding = parse_rounding_mode(*op);
       bool stochastic = rounding == RoundingMode::Stochastic;
       if (!a || op->num_operands() != (stochastic ? 2u : 1u) || !declared.is(TypeKind::Tensor))

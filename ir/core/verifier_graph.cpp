@@ -44,6 +44,25 @@ void Verifier::verify_graph_tensor_op(Operation* op) {
         return void(error(op, fmt::format("launches '@{}', which is not a kernel of the module", kernel.string_value())));
       break;
     }
+    case OpKind::GraphCast:
+      // `dequantize = @Class.dequantize`: a function (code, scale) -> value
+      // of the element types of operand #0, operand #1 and the result.
+      if (Attribute method = op->attr("dequantize"); method && method.is(AttributeKind::Symbol) && op->num_operands() == 2 &&
+                                                  op->operand(1)->type().is_scalar() && op->num_results() == 1) {
+        Operation* module = op->enclosing(OpKind::Module);
+        Operation* callee = module ? lookup_function(module, method.string_value()) : nullptr;
+        if (!module) break;
+        Type fn = callee ? callee->attr("function_type").type() : Type{};
+        Type code = op->operand(0)->type(), result = op->result(0)->type();
+        auto element = [&](Type t) { return t.is(TypeKind::Tensor) ? t.scalar() : ScalarType::F32; };
+        if (!callee || fn.num_inputs() != 2 || fn.num_results() != 1 || !fn.input(0).is_scalar() ||
+            fn.input(0).scalar() != element(code) || fn.input(1) != op->operand(1)->type() || !fn.result(0).is_scalar() ||
+            fn.result(0).scalar() != element(result))
+          return void(error(op, fmt::format("'dequantize' names '@{}', which is not a function (code, scale) -> value of "
+                                            "its element types",
+                                            method.string_value())));
+      }
+      break;
     case OpKind::GraphLoad:
     case OpKind::GraphSave:
       if (!attr(op, "path", AttributeKind::String)) return;

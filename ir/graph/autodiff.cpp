@@ -207,6 +207,11 @@ class Derivation : GraphBuilding {
   // to T (nearest even). So a cast to `T @loss_scale(k)` (both) passes the
   // gradient g as round_T(k g) / k: gradients too small for T survive.
   void cast_rule(Operation* op) {
+    // (A @precision_policy tensor's codes: sema rejects a gradient with
+    // respect to them; IR written by hand gets this.)
+    if (Attribute method = op->attr("dequantize"))
+      fail(op, "the dequantization by '@" + std::string(method.string_value()) + "'",
+           "quantized codes have no gradient");
     Value* g = grad_of(op->result());
     Value* x = op->operand(0);
     if (Attribute scale = op->attr("scale")) {

@@ -176,6 +176,10 @@ class Linearization : GraphBuilding {
         // apply to the tangent too (as autodiff.cpp's rule): a cast to
         // `T @loss_scale(k)` passes a tangent t as round_T(k t) / k.
         if (!is_float_tensor(op->result())) return;
+        if (Attribute method = op->attr("dequantize"); method && is_float_tensor(op->operand(0)))
+          fail(op, "the dequantization by '@" + std::string(method.string_value()) + "'",
+               "quantized codes have no tangent");
+        if (op->has_attr("dequantize")) return;  // integer codes: no tangent
         std::vector<NamedAttribute> scaling;
         for (std::string_view name : {"scale", "unscale"})
           if (Attribute k = op->attr(name)) scaling.push_back({std::string(name), k});

@@ -182,6 +182,11 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
   Type result_element = context.scalar_type(op->result()->type().scalar());
   switch (op->kind()) {
     case OpKind::GraphCast: {
+      // A @precision_policy class: the class's `dequantize(code, scale)`,
+      // the helper a kernel's element load calls (lower_policy.cpp), called
+      // on this element with the scale; the inline pass and LLVM inline it.
+      if (Attribute method = op->attr("dequantize"))
+        return kb.op(OpKind::Call, {operands[0], operands[1]}, result_element, {{"callee", method}});
       RoundingPolicy policy = rounding_policy_of(*op);
       // @loss_scale, as a kernel load of a `T @loss_scale(k)` element
       // (lower_policy.cpp): decoded to f32 exactly, then divided by k.
