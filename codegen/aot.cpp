@@ -141,18 +141,29 @@ class ObjectBuilder {
     auto* call_type = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr, ptr, ptr}, false);
     llvm::FunctionCallee call_host = module_.getOrInsertFunction("tessAotCall", call_type);
     auto* entry_type = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false);
+    // A function on a mesh: its entry takes the caller's mesh, after the
+    // stream, and passes it with the function's mesh description to
+    // tessAotCallOnMesh.
+    auto* mesh_call_type = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr}, false);
+    llvm::FunctionCallee call_on_mesh = module_.getOrInsertFunction("tessAotCallOnMesh", mesh_call_type);
+    auto* mesh_entry_type = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr}, false);
     for (const AotKernel& f : functions) {
       llvm::Function* host = module_.getFunction("__tessera_host_" + f.name);
       if (!host) return "the CPU module has no host code for @jit function '" + f.name + "'";
       host->setLinkage(llvm::GlobalValue::InternalLinkage);
       auto* signature = new llvm::GlobalVariable(module_, kernel_type, true, llvm::GlobalValue::PrivateLinkage,
                                                  signature_constant(f), prefix_ + "function");
-      auto* entry = llvm::Function::Create(entry_type, llvm::GlobalValue::ExternalLinkage,
+      bool on_mesh = !f.mesh.empty();
+      auto* entry = llvm::Function::Create(on_mesh ? mesh_entry_type : entry_type, llvm::GlobalValue::ExternalLinkage,
                                            aot_function_name(options_.name_space, f.name), module_);
       entry->addFnAttr(llvm::Attribute::NoUnwind);
       llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context_, "entry", entry));
-      llvm::CallInst* call = builder.CreateCall(call_host, {descriptor, signature, host, entry->getArg(0), entry->getArg(1),
-                                                            entry->getArg(2), entry->getArg(3)});
+      llvm::CallInst* call =
+          on_mesh ? builder.CreateCall(call_on_mesh, {descriptor, signature, host, string(f.mesh), entry->getArg(2),
+                                                      entry->getArg(0), entry->getArg(1), entry->getArg(3),
+                                                      entry->getArg(4)})
+                  : builder.CreateCall(call_host, {descriptor, signature, host, entry->getArg(0), entry->getArg(1),
+                                                   entry->getArg(2), entry->getArg(3)});
       call->setTailCall();
       builder.CreateRet(call);
     }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "codegen/mesh_description.h"
 #include "support/diagnostics/internal_error.h"
 #include "tessera/tessera_runtime.h"
 
@@ -109,7 +110,10 @@ AotKernel kernel_signature(ir::Operation* f) {
 std::vector<AotKernel> jit_function_signatures(ir::Operation* module) {
   std::vector<AotKernel> functions;
   for (ir::Operation* f : ir::module_functions(module))
-    if (f->has_attr("jit") && f->has_attr("entry")) functions.push_back(kernel_signature(f));
+    if (f->has_attr("jit") && f->has_attr("entry")) {
+      functions.push_back(kernel_signature(f));
+      functions.back().mesh = function_mesh_description(f);
+    }
   return functions;
 }
 

@@ -43,6 +43,9 @@ struct AotKernel {
                            // variant other than its default: not part of the API
   // A @jit function's results ("result" or "result.N"; a `?` size is INT64_MIN).
   std::vector<AotParameter> results;
+  // A @jit function whose host code runs collectives: the mesh it runs them
+  // on (mesh_description.h), which its AOT entry takes from the caller.
+  std::string mesh;
   // A variant of an autotuned kernel (docs/autotuning.md): the kernel it is
   // a point of, the knobs and this point's values, its index in the space,
   // whether it is the default point, and the tuner's key (key=(...)).

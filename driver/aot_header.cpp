@@ -4,6 +4,7 @@
 #include <cctype>
 #include <set>
 #include <string_view>
+#include <vector>
 
 namespace tessera::driver {
 namespace {
@@ -76,8 +77,8 @@ std::string aot_header(const std::string& name_space, const std::string& source,
          "(tessDevice device, tessStream stream, const uint32_t grid[3], size_t dynamic_shared_bytes, "
          "const void* const* args);\n";
   for (const codegen::AotKernel& f : functions)
-    h += "tessStatus " + codegen::aot_function_name(name_space, f.name) +
-         "(tessDevice device, tessStream stream, const void* const* args, void** results);\n";
+    h += "tessStatus " + codegen::aot_function_name(name_space, f.name) + "(tessDevice device, tessStream stream, " +
+         (f.mesh.empty() ? "" : "tessMesh mesh, ") + "const void* const* args, void** results);\n";
   h += "}\n\n";
   h += "namespace " + name_space + " {\n\n";
   h += "// The group shape each kernel is compiled for: groups::NAME[0..2].\n";
@@ -161,10 +162,32 @@ std::string aot_header(const std::string& name_space, const std::string& source,
     std::string args = f.parameters.empty() ? "nullptr" : "arguments";
     std::string outs = f.results.empty() ? "nullptr" : "const_cast<void**>(outputs)";
     h += "\n// " + f.signature + "\n";
-    h += "inline tessStatus " + name + "(tessStream stream" + parameters + results + ") {\n" + body + "  return " +
-         call + "(nullptr, stream, " + args + ", " + outs + ");\n}\n";
-    h += "inline tessStatus " + name + "(tessDevice device" + parameters + results + ") {\n" + body + "  return " +
-         call + "(device, nullptr, " + args + ", " + outs + ");\n}\n";
+    // A function on a mesh takes the caller's mesh after the stream or device.
+    std::string mesh_parameter = f.mesh.empty() ? "" : ", tessMesh mesh";
+    std::string mesh_argument = f.mesh.empty() ? "" : "mesh, ";
+    if (!f.mesh.empty()) {
+      // "2,2;dp,tp;cpu:0,...": the axes with their sizes, and the devices.
+      auto split = [](const std::string& text, char separator) {
+        std::vector<std::string> out(1);
+        for (char c : text) {
+          if (c == separator) out.emplace_back();
+          else out.back().push_back(c);
+        }
+        return out;
+      };
+      std::vector<std::string> parts = split(f.mesh, ';');
+      parts.resize(3);
+      std::vector<std::string> sizes = split(parts[0], ','), names = split(parts[1], ',');
+      std::string axes;
+      for (size_t a = 0; a < names.size() && a < sizes.size(); ++a)
+        axes += (a ? ", " : "") + names[a] + "=" + sizes[a];
+      h += "// Runs its collectives on `mesh`, a mesh with the axes (" + axes +
+           ") (tessMeshCreate, or tessera::rt::Mesh::get()); compiled for the devices " + parts[2] + ".\n";
+    }
+    h += "inline tessStatus " + name + "(tessStream stream" + mesh_parameter + parameters + results + ") {\n" + body +
+         "  return " + call + "(nullptr, stream, " + mesh_argument + args + ", " + outs + ");\n}\n";
+    h += "inline tessStatus " + name + "(tessDevice device" + mesh_parameter + parameters + results + ") {\n" + body +
+         "  return " + call + "(device, nullptr, " + mesh_argument + args + ", " + outs + ");\n}\n";
   }
   h += "\n}  // namespace " + name_space + "\n";
   return h;

@@ -675,8 +675,42 @@ std::vector<uint32_t> Lowering::carried_names(std::span<const NodeId> bodies, st
 // are out of scope now (sema's definite assignment rejects reading one).
 void Lowering::restore_env(std::unordered_map<uint32_t, Bound> saved) { env_ = std::move(saved); }
 
+// An `if` condition of constants: constant_of, or one comparison of two
+// (`SAVE == 1`, which sema types but does not compute).
+std::optional<int64_t> Lowering::constant_condition(NodeId condition) const {
+  if (ast_.kind(condition) != NodeKind::Compare) return constant_of(condition);
+  if (ast_.node(condition).flags & 1) return std::nullopt;  // a chain
+  std::optional<int64_t> a = constant_of(ast_.child(condition, 0)), b = constant_of(ast_.child(condition, 1));
+  if (!a || !b) return std::nullopt;
+  switch (static_cast<CompareOperator>(ast_.node(condition).op)) {
+    case CompareOperator::Lt: return *a < *b;
+    case CompareOperator::Gt: return *a > *b;
+    case CompareOperator::Le: return *a <= *b;
+    case CompareOperator::Ge: return *a >= *b;
+    case CompareOperator::Eq: return *a == *b;
+    case CompareOperator::Ne: return *a != *b;
+    case CompareOperator::In:
+    case CompareOperator::NotIn:
+    case CompareOperator::Is:
+    case CompareOperator::IsNot: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 void Lowering::lower_if(NodeId statement) {
   NodeId then_suite = ast_.child(statement, 1), else_node = ast_.child(statement, 2);
+  // A condition computed from constants (literals, module constants, -D):
+  // only the branch taken becomes code, so the other may hold what this
+  // configuration does not compile (examples/transformer_block.tsr saves y
+  // only with -D SAVE=1, where its layout is known).
+  if (std::optional<int64_t> known = constant_condition(ast_.child(statement, 0))) {
+    NodeId taken = *known ? then_suite : else_node;
+    if (taken.valid()) {
+      if (ast_.kind(taken) == NodeKind::Suite) lower_suite(taken);
+      else lower_statement(taken);
+    }
+    return;
+  }
   Value* condition = value(ast_.child(statement, 0), context_.bool_type());
   NodeId bodies[] = {then_suite, else_node};
   std::vector<uint32_t> carried = carried_names(bodies, "an 'if'", statement);

@@ -152,9 +152,6 @@ Bound Lowering::lower_dist_builtin(NodeId call, BuiltinId builtin) {
           break;
         }
       }
-      if (x->type().is(TypeKind::Tensor))
-        for (int64_t d : x->type().shape())
-          if (d == kDynamic) unsupported(call, "a collective on a tensor whose shape is known only at run time");
       return Bound{graph_op(kind, {x}, x->type(), std::move(attributes), call), {}};
     }
     case BuiltinId::Send:
@@ -165,9 +162,6 @@ Bound Lowering::lower_dist_builtin(NodeId call, BuiltinId builtin) {
       uint32_t mesh = typed_.collective_meshes.at(call.index);
       std::string axis = values_.strings[ast_.node(arg(1)).payload];
       std::vector<NamedAttribute> attributes{{"axis", context_.string_attr(axis)}, {"mesh", mesh_attribute(mesh)}};
-      if (x->type().is(TypeKind::Tensor))
-        for (int64_t d : x->type().shape())
-          if (d == kDynamic) unsupported(call, "a send or recv of a tensor whose shape is known only at run time");
       if (builtin == BuiltinId::SendRecv) {
         attributes.push_back({"shift", context_.int_attr(arg(2).valid() ? constant_of(arg(2)).value_or(1) : 1)});
         return Bound{graph_op(OpKind::GraphSendRecv, {x}, x->type(), std::move(attributes), call), {}};

@@ -149,6 +149,7 @@ class Lowering {
     return env_.count(name) || std::find(locals_.begin(), locals_.end(), name) != locals_.end();
   }  // literals and module constants only
   std::optional<int64_t> constant_int_value(Value* v) const;
+  std::optional<int64_t> constant_condition(NodeId condition) const;
   Value* emit(OpKind kind, std::initializer_list<Value*> operands, Type result, std::vector<NamedAttribute> attributes = {});
   void emit_store(NodeId target, Value* v);
 

@@ -282,6 +282,13 @@ std::optional<uint32_t> Checker::apply_layout(NodeId where, uint32_t layout_inde
     for (size_t a = 0; a < mesh.axes.size(); ++a)
       if (!(used & (1u << a))) s.partial_axes |= 1u << a;
   }
+  // A mesh axis of size 1 splits nothing and leaves nothing to reduce: the
+  // one rank holds the whole dimension (so a mesh shrunk with -D, tp=1 say,
+  // propagates as the data-parallel program it then is).
+  for (int32_t& a : s.dim_axes)
+    if (a >= 0 && mesh.shape[static_cast<size_t>(a)] == 1) a = -1;
+  for (size_t a = 0; a < mesh.axes.size(); ++a)
+    if (mesh.shape[a] == 1) s.partial_axes &= ~(1u << a);
   return types_.intern_sharding(s);
 }
 
@@ -903,6 +910,35 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
       }
       break;
     }
+    case Signature::SplitQkvArgs:
+    case Signature::MergeHeadsArgs:
+    case Signature::AttentionArgs: {
+      // Batch-leading operations ([B, ...] in, [B, ...] out, the batch's
+      // rows independent): operands split over one mesh axis on their first
+      // dimension only give results split alike (data parallelism); any
+      // other layout gives an unknown one (below).
+      // (Operands all whole on one mesh give whole results on it.)
+      std::optional<ShardingInfo> batch;
+      bool rule = true;
+      for (TypeId t : tensors) {
+        const ShardingInfo* x = types_.sharding(t);
+        bool first_only = x && !x->unknown && !x->partial_axes && !x->varying_axes && !x->dim_axes.empty() &&
+                          std::all_of(x->dim_axes.begin() + 1, x->dim_axes.end(), [](int32_t a) { return a < 0; });
+        rule = rule && first_only && (!batch || (batch->mesh == x->mesh && batch->dim_axes[0] == x->dim_axes[0]));
+        if (!rule) break;
+        batch = *x;
+      }
+      if (rule && batch) {
+        return each_tensor(result, [&](TypeId t) {
+          ShardingInfo u;
+          u.mesh = batch->mesh;
+          u.dim_axes.assign(types_.dims(t).size(), -1);
+          if (!u.dim_axes.empty()) u.dim_axes[0] = batch->dim_axes[0];
+          return types_.with_sharding(t, types_.intern_sharding(u));
+        });
+      }
+      [[fallthrough]];
+    }
     default: {
       const ShardingInfo* x = nullptr;
       for (TypeId t : tensors)
@@ -910,12 +946,21 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
       ShardingInfo u;
       u.mesh = x->mesh;
       u.unknown = true;
-      s = types_.intern_sharding(u);
-      break;
+      uint32_t unknown = types_.intern_sharding(u);
+      // Each element of a tuple result (split_qkv's q, k, v) too.
+      return each_tensor(result, [&](TypeId t) { return types_.with_sharding(t, unknown); });
     }
   }
   if (!s) return types_.error();
   return types_.with_sharding(result, *s);
+}
+
+// `f` of a tensor type, or a tuple of `f` of each element.
+TypeId Checker::each_tensor(TypeId type, const std::function<TypeId(TypeId)>& f) {
+  if (types_.kind(type) != TypeKind::Tuple) return f(type);
+  std::vector<TypeId> parts;
+  for (TypeId e : types_.tuple_elements(type)) parts.push_back(f(e));
+  return types_.tuple(parts);
 }
 
 // sum/mean/max/min over axes: a reduced dimension split over a mesh axis

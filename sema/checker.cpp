@@ -656,6 +656,9 @@ void Checker::read_decorators(FunctionInfo& info, NodeId decorators) {
                 name_of(ast_.node(argument).payload) == "deterministic") {
               Value v = check_expression(ast_.child(argument, 0));
               info.deterministic = v.constant && v.constant->integer != 0;
+            } else if (ast_.kind(argument) == NodeKind::KeywordArgument &&
+                       name_of(ast_.node(argument).payload) == "mesh") {
+              read_jit_mesh(info, ast_.child(argument, 0));
             } else {
               diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(argument), source_text(argument));
             }
@@ -680,6 +683,18 @@ void Checker::read_decorators(FunctionInfo& info, NodeId decorators) {
     }
   }
   if (info.kind == FunctionKind::Kernel && info.group_shape.empty()) info.group_shape = {128};
+}
+
+// `@jit(mesh=M)`: M must be a mesh (dist.mesh), usually a module-level name.
+void Checker::read_jit_mesh(FunctionInfo& info, NodeId expression) {
+  Value v = check_expression(expression);
+  if (types_.is_error(v.type)) return;
+  if (types_.kind(v.type) != TypeKind::Mesh) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(expression), "mesh", "jit", "a mesh made by dist.mesh",
+                                        types_.to_string(v.type));
+    return;
+  }
+  info.mesh = types_.info(v.type).payload;
 }
 
 void Checker::check_function(uint32_t index) {
@@ -831,7 +846,12 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
     }
   }
 
+  // @jit(mesh=M): the body's collectives run on M; an instance called with
+  // sharded arguments runs on their mesh.
+  uint32_t saved_mesh = current_mesh_;
+  if (info.mesh != UINT32_MAX && (!given || current_mesh_ == UINT32_MAX)) current_mesh_ = info.mesh;
   check_statements(body);
+  current_mesh_ = saved_mesh;
   if (info.kind == FunctionKind::Kernel || info.device) {
     check_definite_assignment(info);
     check_uniformity(info);

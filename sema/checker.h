@@ -4,6 +4,8 @@
 // lane_divergence.cpp: lane divergence). Not part of sema's public API.
 #pragma once
 
+#include <functional>
+
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -314,6 +316,8 @@ class Checker {
   TypeId substitute_dims(TypeId type, const std::unordered_map<uint32_t, DimId>& bound);
   std::unordered_map<uint32_t, DimId>& current_call_bindings() { return call_bindings_; }
   void read_decorators(FunctionInfo& info, NodeId decorators);
+  void read_jit_mesh(FunctionInfo& info, NodeId expression);
+  TypeId each_tensor(TypeId type, const std::function<TypeId(TypeId)>& f);
   void collect_policy_class(NodeId def);
   void check_policy_class(IdentifierId class_name, PolicyClass& policy);
   // Whether the method (a function index) takes `parameters` (after `self`)

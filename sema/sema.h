@@ -71,6 +71,10 @@ struct FunctionInfo {
   SourceRange name_range;        // the kernel's name in `def NAME` (diagnostics about the whole kernel)  // checked at one point (AutotunePin): budgets are exact
   bool deterministic = false;
   bool autodiff = false;
+  // `@jit(mesh=M)`: the mesh (TypeTable::mesh_info index) a function with
+  // annotated parameters runs on, for its collectives; UINT32_MAX: none (an
+  // instance then runs on its sharded arguments' mesh).
+  uint32_t mesh = UINT32_MAX;
   std::vector<TypeId> parameter_types;
   TypeId return_type;
   // A method of a @precision_policy class (`quantize`, `dequantize`): checked

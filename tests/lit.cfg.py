@@ -81,6 +81,8 @@ if mpirun:
 
 if can_make_device_nodes():
     config.available_features.add("mknod")
+# %aot-bin: the C++ programs tests/aot/CMakeLists.txt builds from AOT objects.
+config.substitutions.append(("%aot-bin", os.path.join(config.tesserac_build_dir, "tests", "aot")))
 config.substitutions.append(("%tesserac", config.tesserac_path))
 config.substitutions.append(("%FileCheck", config.filecheck_path))
 config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.environment.get("PATH", "")])

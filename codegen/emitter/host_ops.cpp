@@ -3,6 +3,7 @@
 // (host_functions.cpp), and views computed in place.
 #include "codegen/emitter/emitter.h"
 #include "codegen/kernel_signature.h"
+#include "codegen/mesh_description.h"
 #include "codegen/narrow_float.h"
 
 #include <algorithm>
@@ -272,19 +273,6 @@ void Emitter::emit_host_read(Operation* op) {
 //   operation:  "kind=all_gather;axis=tp;dim=1;op=sum;root=0;spec=dp,;partial=tp"
 //               "kind=recv;axis=pp;src=0;dst=1", "kind=sendrecv;axis=pp;shift=1"
 namespace {
-
-std::string mesh_description(ir::Attribute mesh) {
-  std::string out;
-  for (size_t part = 0; part < 3 && part < mesh.size(); ++part) {
-    if (part) out += ";";
-    for (size_t i = 0; i < mesh[part].size(); ++i) {
-      if (i) out += ",";
-      ir::Attribute e = mesh[part][i];
-      out += e.is(ir::AttributeKind::Integer) ? std::to_string(e.int_value()) : std::string(e.string_value());
-    }
-  }
-  return out;
-}
 
 std::string names(ir::Attribute list) {
   std::string out;

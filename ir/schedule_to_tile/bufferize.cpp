@@ -117,11 +117,31 @@ class Bufferizer {
     return context_.array_attr(parts);
   }
 
-  // The sizes of a collective's result: static ones (collectives of tensors
-  // with run-time sizes are not lowered).
-  std::vector<Value*> dims_of_type(Type t, Value*, Operation*) {
+
+  // The sizes of a collective's result: its static sizes, and a size known
+  // only at run time from the operand's, times the mesh axis's size for the
+  // dimension all_gather concatenates along, divided by it for the one
+  // reduce_scatter splits (graph_shapes.cpp).
+  std::vector<Value*> collective_dims(Operation* o, Value* src) {
+    Type t = o->result()->type();
     std::vector<Value*> sizes;
-    for (int64_t d : t.shape()) sizes.push_back(index(d));
+    int64_t axis_size = 1;
+    if (Attribute mesh = o->attr("mesh"); mesh && mesh.size() == 3) {
+      std::vector<int64_t> shape = mesh[0].int_array();
+      for (size_t a = 0; a < mesh[1].size() && a < shape.size(); ++a)
+        if (o->attr("axis") && mesh[1][a].string_value() == o->attr("axis").string_value()) axis_size = shape[a];
+    }
+    bool gathers = o->is(OpKind::GraphAllGather), scatters = o->is(OpKind::GraphReduceScatter);
+    for (size_t a = 0; a < t.rank(); ++a) {
+      if (t.shape()[a] != kDynamic) {
+        sizes.push_back(index(t.shape()[a]));
+        continue;
+      }
+      Value* size = dim(src, a);
+      bool along = (gathers || scatters) && o->attr("dim") && static_cast<size_t>(o->int_attr("dim")) == a;
+      if (along) size = gathers ? mul(size, index(axis_size)) : div(size, index(axis_size));
+      sizes.push_back(size);
+    }
     return sizes;
   }
 
@@ -377,7 +397,7 @@ class Bufferizer {
       case OpKind::GraphUnshard: {
         // The runtime reads and writes whole contiguous buffers.
         Value* src = contiguous(o->operand(0));
-        Value* dst = alloc(o->result()->type(), dims_of_type(o->result()->type(), src, o));
+        Value* dst = alloc(o->result()->type(), collective_dims(o, src));
         std::string_view kind = o->is(OpKind::GraphAllReduce)       ? "all_reduce"
                                 : o->is(OpKind::GraphAllGather)     ? "all_gather"
                                 : o->is(OpKind::GraphReduceScatter) ? "reduce_scatter"
@@ -401,7 +421,7 @@ class Bufferizer {
       case OpKind::GraphRecv:
       case OpKind::GraphSendRecv: {
         Value* src = contiguous(o->operand(0));
-        Value* dst = alloc(o->result()->type(), dims_of_type(o->result()->type(), src, o));
+        Value* dst = alloc(o->result()->type(), collective_dims(o, src));
         std::vector<NamedAttribute> attributes = o->attributes();
         attributes.push_back({"kind", context_.string_attr(o->is(OpKind::GraphRecv) ? "recv" : "sendrecv")});
         op0(OpKind::HostCollective, {src, dst}, std::move(attributes));

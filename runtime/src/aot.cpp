@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "host_context.h"
 #include "runtime_internal.h"
 #include "tessera/tessera_aot.h"
 
@@ -312,6 +313,12 @@ tessStatus tessAotLaunch(const tessAotModule* module, uint32_t kernel_index, tes
 
 tessStatus tessAotCall(const tessAotModule* module, const tessAotKernel* function, tessHostFunction host,
                        tessDevice device, tessStream stream, const void* const* args, void** results) {
+  return tessAotCallOnMesh(module, function, host, nullptr, nullptr, device, stream, args, results);
+}
+
+tessStatus tessAotCallOnMesh(const tessAotModule* module, const tessAotKernel* function, tessHostFunction host,
+                             const char* mesh_description, tessMesh mesh, tessDevice device, tessStream stream,
+                             const void* const* args, void** results) {
   using namespace tessera::rt;
   if (!module || !function || !host) return fail(TESS_ERROR_INVALID_VALUE, "tessAotCall: a null module or function");
   if (module->abi_version != TESS_AOT_ABI_VERSION || !module->cache)
@@ -336,7 +343,13 @@ tessStatus tessAotCall(const tessAotModule* module, const tessAotKernel* functio
   }
   tessHostContext context = nullptr;
   if (auto s = tessHostContextCreate(device, stream, loaded, &context); s) return s;
-  tessStatus status = tessHostCall(context, host, flat.data(), results);
+  tessStatus status = TESS_SUCCESS;
+  if (mesh_description) status = lend_host_mesh(context, mesh_description, mesh, what);
+  if (status) {
+    tessHostContextDestroy(context);
+    return status;
+  }
+  status = tessHostCall(context, host, flat.data(), results);
   std::string message = status ? tessGetLastErrorMessage() : std::string();
   tessHostContextDestroy(context);
   if (status) return fail(status, fmt::format("{} ({}) on {}: {}", what, module->source, device_name(device), message));

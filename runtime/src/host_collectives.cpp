@@ -152,8 +152,49 @@ void copy_block(unsigned char* whole, unsigned char* block, const std::vector<in
 namespace tessera::rt {
 
 void destroy_host_meshes(tessHostContext context) {
-  for (auto& [key, mesh] : context->meshes) tessMeshDestroy(mesh);
+  for (auto& [key, mesh] : context->meshes)
+    if (!context->lent_meshes.count(mesh)) tessMeshDestroy(mesh);
   context->meshes.clear();
+  context->lent_meshes.clear();
+}
+
+tessStatus lend_host_mesh(tessHostContext context, const char* description, tessMesh mesh, const std::string& what) {
+  MeshDescription wanted;
+  if (!description || !parse_mesh(description, wanted))
+    return fail(TESS_ERROR_INVALID_VALUE, fmt::format("{}: a malformed mesh description '{}'", what,
+                                                      description ? description : "(null)"));
+  auto describe = [](const std::vector<std::string>& axes, const std::vector<int>& shape) {
+    std::string out;
+    for (size_t a = 0; a < axes.size() && a < shape.size(); ++a)
+      out += fmt::format("{}{}={}", a ? ", " : "", axes[a], shape[a]);
+    return "(" + out + ")";
+  };
+  std::string compiled = describe(wanted.axes, wanted.shape);
+  if (!mesh)
+    return fail(TESS_ERROR_INVALID_VALUE,
+                fmt::format("{}: the mesh is null; the function runs its collectives on a mesh {}: create one with "
+                            "tessMeshCreate and pass it",
+                            what, compiled));
+  int count = 0;
+  if (tessStatus s = tessMeshGetAxisCount(mesh, &count); s != TESS_SUCCESS) return s;
+  std::vector<std::string> axes;
+  std::vector<int> shape;
+  for (int a = 0; a < count; ++a) {
+    const char* name = nullptr;
+    int size = 0;
+    tessMeshGetAxisName(mesh, a, &name);
+    tessMeshGetAxisSize(mesh, name, &size);
+    axes.emplace_back(name ? name : "");
+    shape.push_back(size);
+  }
+  if (axes != wanted.axes || shape != wanted.shape)
+    return fail(TESS_ERROR_INVALID_VALUE,
+                fmt::format("{}: the function was compiled for a mesh {} but is called on a mesh {}: the axes and "
+                            "their sizes must be the same",
+                            what, compiled, describe(axes, shape)));
+  context->meshes[description] = mesh;
+  context->lent_meshes.insert(mesh);
+  return ok();
 }
 
 bool is_first_rank() {

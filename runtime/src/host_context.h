@@ -21,10 +21,16 @@ struct tessHostContext_st {
   int depth = 0;
   // The meshes the program's code has met, by description (host_collectives.cpp).
   std::unordered_map<std::string, tessMesh> meshes;
+  // ... of which the caller's (tessAotCallOnMesh): not destroyed with the context.
+  std::unordered_set<tessMesh> lent_meshes;
 };
 
 namespace tessera::rt {
 void destroy_host_meshes(tessHostContext context);
+// Makes the code of `context` run its collectives on `description`'s mesh
+// on the caller's `mesh`, after checking that it has the described axes and
+// shape; `what` names the call for messages.
+tessStatus lend_host_mesh(tessHostContext context, const char* description, tessMesh mesh, const std::string& what);
 // Whether this process is rank 0 of its job (print and ts.save write only there).
 bool is_first_rank();
 }  // namespace tessera::rt

@@ -492,16 +492,20 @@ class Runner {
       std::printf("time: %s: min %.6f ms, median %.6f ms over %d calls\n", name.c_str(), times.front(),
                   times[times.size() / 2], options_.repeat);
     }
+    // Under mpirun every rank runs the function; as with a program's ts.save
+    // and print, the job's output is rank 0's (docs/distributed.md).
+    int job_rank = 0;
+    tessJobRank(&job_rank);
     for (size_t i = 0; i < fn.num_results(); ++i) {
       bool tensor = fn.result(i).is(ir::TypeKind::MemRef);
       // A number (`return 2.5`, `return x[0, 0]`) is written as a 0-d array.
       npy::Array array = tensor ? download_result(device, results[i]) : scalar_result(fn.result(i), scalars[i]);
       for (const auto& [out, path] : outs_)
-        if (out == result_names[i]) {
+        if (out == result_names[i] && job_rank == 0) {
           if (!write_output(path, npy::serialize(array), error)) fail("--out " + out + "=" + path + ": " + error);
         }
       for (const std::string& printed : options_.prints)
-        if (printed == result_names[i]) print_tensor(printed, "", array, {});
+        if (printed == result_names[i] && job_rank == 0) print_tensor(printed, "", array, {});
       if (tensor) tessHostFreeTensor(context, &results[i]);
     }
     tessHostContextDestroy(context);

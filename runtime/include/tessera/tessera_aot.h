@@ -119,6 +119,16 @@ tessStatus tessAotGetKernel(const tessAotModule* module, uint32_t kernel_index, 
 tessStatus tessAotCall(const tessAotModule* module, const tessAotKernel* function, tessHostFunction host,
                        tessDevice device, tessStream stream, const void* const* args, void** results);
 
+/* tessAotCall for a @jit function whose collectives run on a mesh (docs/aot.md,
+ * "@jit functions on a mesh"): `mesh_description` is the function's mesh as
+ * compiled ("2;tp;cpu:0,cpu:1": shape; axes; devices), `mesh` the caller's
+ * mesh (tessMeshCreate), which must have the same axes and shape (the devices
+ * may differ: the caller's mesh says where this rank runs). The call's
+ * collectives run on `mesh`, which stays the caller's: it is not destroyed. */
+tessStatus tessAotCallOnMesh(const tessAotModule* module, const tessAotKernel* function, tessHostFunction host,
+                             const char* mesh_description, tessMesh mesh, tessDevice device, tessStream stream,
+                             const void* const* args, void** results);
+
 #ifdef __cplusplus
 }
 #endif
