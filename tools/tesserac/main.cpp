@@ -421,7 +421,8 @@ int run(int argc, char** argv) {
                  "With -c: keep of each autotuned kernel only the variants this tuning cache file chose, and its "
                  "default (docs/autotuning.md)");
   app.add_option("--header", options.header, "With -c: where the C++ header goes (default: the object's path with .h)");
-  app.add_option("-D", options.defines, "NAME=VALUE: give a module-level constant (NAME = ... at the top level) this value");
+  app.add_option("-D", options.defines, "NAME=VALUE: give a module-level constant (NAME = ... at the top level) this value")
+      ->allow_extra_args(false);  // one NAME=VALUE per -D, as a C compiler's: `-D N=2 FILE` leaves FILE alone
   app.add_option("--stdlib-dir", options.stdlib_dir,
                  "Where the stdlib's compiled kernels are (default: TESSERA_STDLIB_DIR, the installed ones)");
   app.add_option("--namespace", options.name_space,

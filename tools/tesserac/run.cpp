@@ -974,7 +974,8 @@ int run_or_tune(int argc, char** argv, bool tune) {
                    "The cache file to write (entries it has for other keys are kept; default: the device's cache, "
                    "TESSERA_CACHE_DIR/DEVICE.json)");
   app.add_option("input", options.input, "The .tsr file")->required();
-  app.add_option("-D", options.defines, "NAME=VALUE: give a module-level constant (NAME = ... at the top level) this value");
+  app.add_option("-D", options.defines, "NAME=VALUE: give a module-level constant (NAME = ... at the top level) this value")
+      ->allow_extra_args(false);  // one NAME=VALUE per -D, as a C compiler's: `-D N=2 FILE` leaves FILE alone
   app.add_option("--stdlib-dir", options.stdlib_dir,
                  "Where the stdlib's compiled kernels are (default: TESSERA_STDLIB_DIR, the installed ones)");
   app.add_option("--func", options.func, "The @jit function to run (results: --out result=FILE.npy, or result.0, result.1, ... for a tuple)");
