@@ -278,7 +278,7 @@ def main():
                         help="tesserac run -O (default 0: LLVM's -O3 takes seconds on the CPU lanes of a softmax)")
     parser.add_argument("--program", help="the .tsr to compile and run, when not the test file itself (an example "
                                            "tested by a file of `# NP:` cases)")
-    parser.add_argument("--run-arg", action="append", default=[],
+    parser.add_argument("--run-arg", dest="run_args", action="append", default=[],
                         help="an option for every tesserac run (repeatable): --run-arg=--no-cpu-forms")
     parser.add_argument("source")
     options = parser.parse_args()
