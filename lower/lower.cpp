@@ -522,6 +522,8 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
         }
         else if (auto t = ir_type(node_type(target)); t && t->is_scalar())
           bound.value = convert(bound.value, *t);
+        else if (t && graph_ && t->is(TypeKind::Tensor) && t->rank() == 0 && bound.value->type().is_scalar())
+          bound.value = scalar_as_tensor(bound.value, t->scalar(), where);  // `s = 0.0` made a 0-d tensor by sema
       }
       env_[name] = std::move(bound);
       return;

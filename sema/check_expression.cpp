@@ -669,7 +669,11 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
     result = scalar_info(x.scalar).bits >= scalar_info(y.scalar).bits ? ca : cb;
   } else {
     if (scalar_info(x.scalar).category != scalar_info(y.scalar).category) {
-      diags_.emit<diag::SemaMixedSignedness>(where, use.spelling, types_.to_string(ca), types_.to_string(cb));
+      // The signed operand first, whichever side it is on (a tensor's
+      // element is typed as the left operand).
+      bool signed_first = scalar_info(x.scalar).category == ScalarCategory::SignedInt;
+      diags_.emit<diag::SemaMixedSignedness>(where, use.spelling, types_.to_string(signed_first ? ca : cb),
+                                             types_.to_string(signed_first ? cb : ca));
       return types_.error();
     }
     result = scalar_info(x.scalar).bits >= scalar_info(y.scalar).bits ? ca : cb;
