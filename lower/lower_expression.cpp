@@ -496,7 +496,21 @@ Value* Lowering::lower_if_expression(NodeId node) {
   Block* saved = builder_.insertion_block();
   for (unsigned r = 0; r < 2; ++r) {
     builder_.set_insertion_point_to_end(branch->region(r).add_block());
-    Value* v = value(ast_.child(node, r + 1), t);
+    NodeId chosen = ast_.child(node, r + 1);
+    Value* v;
+    if (graph_ && t.is(TypeKind::Tensor)) {
+      // Tensors (the condition a 0-d tensor read back, or a number): each
+      // branch's value in the expression's type, as an `if` statement
+      // merges its branches.
+      v = value(chosen);
+      if (v->type().is(TypeKind::Tensor)) v = to_element(v, t.scalar(), chosen);
+      if (v->type() != t && same_tensor_shape(t, v->type())) v = reshape_as(v, t, v);
+      if (v->type() != t)
+        unsupported(chosen, "a conditional expression whose branches have different shapes or kinds ('" +
+                                std::string(v->type().str()) + "' and '" + std::string(t.str()) + "')");
+    } else {
+      v = value(chosen, t);
+    }
     builder_.create(OpKind::Yield, {v}, {});
   }
   builder_.set_insertion_point_to_end(saved);

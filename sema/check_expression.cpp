@@ -235,6 +235,12 @@ Value Checker::check_expression(NodeId node) {
       auto op = static_cast<UnaryOperator>(n.op);
       if (op == UnaryOperator::Not) {
         const TypeInfo& t = types_.info(operand.type);
+        // `not t` of a 0-d tensor in graph code: its truth value, read back
+        // to the host as an `if` reads it (Python's bool() of it).
+        if (t.kind == TypeKind::Tensor && !in_device() && types_.dims(operand.type).empty()) {
+          value = Value{types_.scalar(ScalarType::Bool)};
+          break;
+        }
         if (t.kind == TypeKind::Tensor) {
           // Python's `not` asks for one truth value: NumPy raises for an
           // array; the elementwise not of a bool tensor is `~`.
@@ -288,6 +294,16 @@ Value Checker::check_expression(NodeId node) {
       Value lhs = check_expression(left);
       Value rhs = check_expression(right);
       const TypeInfo &lt = types_.info(lhs.type), &rt = types_.info(rhs.type);
+      // 0-d tensors in graph code: their truth values, read back to the
+      // host as an `if` reads them; the result is that bool (Python would
+      // give the operand itself, whose truth value it is).
+      auto one_value = [&](const Value& v, const TypeInfo& t) {
+        return t.kind != TypeKind::Tensor || (!in_device() && types_.dims(v.type).empty());
+      };
+      if ((lt.kind == TypeKind::Tensor || rt.kind == TypeKind::Tensor) && one_value(lhs, lt) && one_value(rhs, rt)) {
+        value = Value{types_.scalar(ScalarType::Bool)};
+        break;
+      }
       if (lt.kind == TypeKind::Tensor || rt.kind == TypeKind::Tensor) {
         bool is_and = static_cast<BoolOperator>(n.op) == BoolOperator::And;
         std::string_view elementwise = is_and ? "&" : "|";
@@ -343,7 +359,7 @@ Value Checker::check_expression(NodeId node) {
       break;
     }
     case NodeKind::IfExp: {
-      check_condition(ast_.child(node, 0), check_expression(ast_.child(node, 0)), /*statement=*/false);
+      check_condition(ast_.child(node, 0), check_expression(ast_.child(node, 0)));
       Value a = check_expression(ast_.child(node, 1));
       Value b = check_expression(ast_.child(node, 2));
       if (is_assignable(a.type, b.type)) {
@@ -590,6 +606,13 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
   // Tensors: elementwise with broadcasting, graph-level code only.
   if (a.kind == TypeKind::Tensor || b.kind == TypeKind::Tensor) {
     if (in_device() && !(a.kind == TypeKind::Tensor && a.space == AddressSpace::Register)) return invalid();
+    // A comparison of bools with numbers compares the bools as 0 and 1, as
+    // NumPy does (`mask == 1`, `m != 0`): a bool tensor.
+    auto is_bool = [&](TypeId t) { return types_.kind(t) == TypeKind::Scalar && types_.info(t).scalar == ScalarType::Bool; };
+    auto bool_with_number = [&](TypeId x, TypeId y) {
+      return use.kind == BinaryUse::Kind::Compare && types_.is_numeric_scalar(x) && types_.is_numeric_scalar(y) &&
+             is_bool(x) != is_bool(y);
+    };
     if (a.kind == TypeKind::Tensor && b.kind == TypeKind::Tensor) {
       auto da = types_.dims(lhs), db = types_.dims(rhs);
       size_t rank = std::max(da.size(), db.size());
@@ -611,8 +634,10 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
       }
       // The elements are typed as two scalars are (a comparison of two
       // bools too, which `+` would refuse).
-      TypeId element = binary_result(node, use, compute_type(types_.scalar(a.scalar)),
-                                     compute_type(types_.scalar(b.scalar)));
+      TypeId element = bool_with_number(types_.scalar(a.scalar), types_.scalar(b.scalar))
+                           ? types_.scalar(ScalarType::Bool)
+                           : binary_result(node, use, compute_type(types_.scalar(a.scalar)),
+                                           compute_type(types_.scalar(b.scalar)));
       if (types_.is_error(element)) return element;
       if (!arithmetic) element = types_.scalar(ScalarType::Bool);
       return types_.tensor(types_.info(element).scalar, {}, dims, value_space(), false, false);
@@ -621,7 +646,9 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
     TypeId tensor_type = a.kind == TypeKind::Tensor ? lhs : rhs;
     TypeId scalar_side = a.kind == TypeKind::Tensor ? rhs : lhs;
     if (!types_.is_numeric_scalar(scalar_side)) return invalid();
-    TypeId element = binary_result(node, use, compute_type(types_.scalar(t.scalar)), scalar_side);
+    TypeId element = bool_with_number(types_.scalar(t.scalar), scalar_side)
+                         ? types_.scalar(ScalarType::Bool)
+                         : binary_result(node, use, compute_type(types_.scalar(t.scalar)), scalar_side);
     if (types_.is_error(element)) return element;
     std::vector<DimId> dims(types_.dims(tensor_type).begin(), types_.dims(tensor_type).end());
     return types_.tensor(arithmetic ? types_.info(element).scalar : ScalarType::Bool, {}, dims, value_space(), false,

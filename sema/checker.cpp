@@ -878,7 +878,7 @@ void Checker::check_statements(NodeId suite) {
 // Python's bool() does. A tensor of more elements is ambiguous, as in NumPy.
 // `statement`: an if or while statement (a conditional expression takes no
 // tensor condition).
-void Checker::check_condition(NodeId node, const Value& condition, bool statement) {
+void Checker::check_condition(NodeId node, const Value& condition) {
   if (types_.kind(condition.type) != TypeKind::Tensor) return;
   if (in_device()) {
     diags_.emit<diag::SemaConditionType>(ast_.range(node), types_.to_string(condition.type));
@@ -886,11 +886,9 @@ void Checker::check_condition(NodeId node, const Value& condition, bool statemen
     diags_.emit<diag::SemaTensorCondition>(ast_.range(node), types_.to_string(condition.type),
                                            "is ambiguous: it has more than one element (as in NumPy); reduce it to one "
                                            "value (ts.sum(c) > 0, c[0])");
-  } else if (!statement) {
-    diags_.emit<diag::SemaTensorCondition>(ast_.range(node), types_.to_string(condition.type),
-                                           "is read back to the host only by an if or while statement, not in a "
-                                           "conditional expression");
   }
+  // A 0-d tensor is read back to the host, by a statement or a conditional
+  // expression alike (docs/language/graph.md, "Conditions on tensors").
 }
 
 void Checker::check_statement(NodeId statement) {

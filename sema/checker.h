@@ -200,7 +200,7 @@ class Checker {
   // --- graph level (check_graph_builtins.cpp) ---
   // The element type a tensor's (or scalar's) values compute in; nullopt
   // for non-numbers.
-  void check_condition(NodeId node, const Value& condition, bool statement = true);
+  void check_condition(NodeId node, const Value& condition);
   std::optional<ScalarType> graph_element(TypeId type);
   TypeId graph_tensor(ScalarType element, std::span<const DimId> dims);
   // NumPy broadcasting of two shapes (a size-1 dimension stretches);
