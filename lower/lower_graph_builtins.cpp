@@ -230,9 +230,10 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     }
     case sema::Signature::MinMax:
     case sema::Signature::Reduction: {
-      bool is_max = builtin == BuiltinId::Max;
-      if ((builtin == BuiltinId::Max || builtin == BuiltinId::Min) && arg(1).valid() &&
-          !is_builtin_keyword_axis(call) && !typed_.method_calls.count(call.index)) {
+      bool is_max = builtin == BuiltinId::Max || builtin == BuiltinId::Maximum;
+      if (builtin == BuiltinId::Maximum || builtin == BuiltinId::Minimum ||
+          ((builtin == BuiltinId::Max || builtin == BuiltinId::Min) && arg(1).valid() &&
+           !is_builtin_keyword_axis(call) && !typed_.method_calls.count(call.index))) {
         // max(a, b): elementwise.
         return Bound{graph_elementwise(is_max ? "max" : "min", {as_element(0), as_element(1)}, call), {}};
       }
@@ -383,6 +384,86 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       int64_t axis = arg(1).valid() ? *constant_of(arg(1)) : 0;
       if (axis < 0) axis += static_cast<int64_t>(parts[0]->type().rank());
       return Bound{graph_op(OpKind::GraphConcat, parts, result, {{"axis", context_.int_attr(axis)}}, call), {}};
+    }
+    case sema::Signature::StackArgs: {
+      // Each part gains a size-1 axis at `axis` (a view), then concat.
+      int64_t axis = arg(1).valid() ? *constant_of(arg(1)) : 0;
+      if (axis < 0) axis += static_cast<int64_t>(result.rank());
+      std::vector<Value*> parts;
+      for (NodeId part_node : ast_.children(arg(0))) {
+        Value* v = to_element(value(part_node), element, part_node);
+        std::vector<int64_t> shape(v->type().shape().begin(), v->type().shape().end());
+        shape.insert(shape.begin() + axis, 1);
+        std::vector<Value*> operands{v};
+        for (size_t d = 0; d < shape.size(); ++d)
+          if (shape[d] == kDynamic)
+            operands.push_back(graph_dim(v, static_cast<int64_t>(d) < axis ? static_cast<int64_t>(d)
+                                                                            : static_cast<int64_t>(d) - 1));
+        parts.push_back(graph_op(OpKind::GraphReshape, operands, context_.tensor_type(shape, element), {}, call));
+      }
+      return Bound{graph_op(OpKind::GraphConcat, parts, result, {{"axis", context_.int_attr(axis)}}, call), {}};
+    }
+    case sema::Signature::FlattenArgs: return Bound{flatten(tensor(0), call), {}};
+    case sema::Signature::ArgReduceArgs: {
+      // The first position of the extreme: select(x == max(x), index,
+      // INT64_MAX), then its min along the axis (NumPy's first occurrence).
+      bool is_max = builtin == BuiltinId::Argmax;
+      Value* x = tensor(0);
+      ScalarType compare = x->type().scalar() == ScalarType::Bool  ? ScalarType::I32
+                           : sema::is_storage_float(x->type().scalar()) ? ScalarType::F32
+                                                                         : x->type().scalar();
+      x = to_element(x, compare, arg(0));
+      bool flat = !arg(1).valid() || ast_.kind(arg(1)) == NodeKind::NoneLiteral;
+      bool keepdims = bool_argument(arg(2));
+      int64_t axis = 0;
+      if (flat) {
+        x = flatten(x, call);
+      } else {
+        axis = *constant_of(arg(1));
+        if (axis < 0) axis += static_cast<int64_t>(x->type().rank());
+      }
+      Value* extreme = reduce(x, is_max ? "max" : "min", {axis}, true);
+      Value* hit = graph_elementwise("eq", {x, extreme}, call);
+      std::vector<Value*> sizes;
+      for (size_t d = 0; d < x->type().rank(); ++d)
+        if (x->type().shape()[d] == kDynamic) sizes.push_back(graph_dim(x, static_cast<int64_t>(d)));
+      Value* positions = graph_op(OpKind::GraphIota, sizes, context_.tensor_type(x->type().shape(), ScalarType::I64),
+                                  {{"axis", context_.int_attr(axis)}}, call);
+      Value* none = builder_.constant_int(INT64_MAX, context_.i64_type());
+      Value* first = reduce(graph_elementwise("select", {hit, positions, none}, call), "min", {axis}, keepdims && !flat);
+      if (flat && keepdims) first = graph_op(OpKind::GraphReshape, {first}, result, {}, call);  // all ones
+      return Bound{first, {}};
+    }
+    case sema::Signature::VarianceArgs: {
+      // mean((x - mean(x))²) · n / (n - ddof), n the count reduced; std its sqrt.
+      Value* x = to_element(tensor(0), element, arg(0));
+      std::vector<int64_t> axes = normalized_axes(axes_argument(arg(1), x), x->type().rank());
+      Value* mean = reduce(x, "mean", axes, true);
+      Value* deviation = graph_elementwise("sub", {x, mean}, call);
+      Value* v = reduce(graph_elementwise("mul", {deviation, deviation}, call), "mean", axes, bool_argument(arg(3)));
+      double ddof = number_argument(arg(2), 0.0);
+      if (ddof != 0.0) {
+        Type scalar = context_.scalar_type(element);
+        bool known = std::all_of(axes.begin(), axes.end(), [&](int64_t a) { return x->type().shape()[a] != kDynamic; });
+        Value* scale;
+        if (known) {
+          double n = 1;
+          for (int64_t a : axes) n *= static_cast<double>(x->type().shape()[a]);
+          scale = builder_.constant_float(n / (n - ddof), scalar);
+        } else {
+          Value* n = builder_.constant_index(1);
+          for (int64_t a : axes)
+            n = emit(OpKind::MulI, {n, x->type().shape()[a] == kDynamic ? graph_dim(x, a)
+                                                                        : builder_.constant_index(x->type().shape()[a])},
+                     context_.index_type());
+          Value* count = convert(n, scalar);
+          scale = emit(OpKind::DivF, {count, emit(OpKind::SubF, {count, builder_.constant_float(ddof, scalar)}, scalar)},
+                       scalar);
+        }
+        v = graph_elementwise("mul", {v, scale}, call);
+      }
+      if (builtin == BuiltinId::Std) v = graph_elementwise("sqrt", {v}, call);
+      return Bound{v, {}};
     }
     case sema::Signature::SplitArgs: {
       Value* x = tensor(0);
@@ -644,6 +725,29 @@ Value* Lowering::lower_print(NodeId call) {
   builder_.create(OpKind::GraphPrint, std::span<Value* const>(operands), std::span<const Type>{},
                   {{"text", context_.array_attr(text)}});
   return nullptr;
+}
+
+// x's elements in row-major order as a 1-D tensor (a view when x is
+// contiguous, as ts.reshape's).
+Value* Lowering::flatten(Value* x, NodeId where) {
+  Type t = x->type();
+  bool known = true;
+  int64_t count = 1;
+  Value* total = builder_.constant_index(1);
+  for (size_t d = 0; d < t.rank(); ++d) {
+    if (t.shape()[d] == kDynamic) {
+      known = false;
+      total = emit(OpKind::MulI, {total, graph_dim(x, static_cast<int64_t>(d))}, context_.index_type());
+    } else {
+      count *= t.shape()[d];
+      total = emit(OpKind::MulI, {total, builder_.constant_index(t.shape()[d])}, context_.index_type());
+    }
+  }
+  int64_t size = known ? count : kDynamic;
+  std::vector<Value*> operands{x};
+  if (!known) operands.push_back(total);
+  return graph_op(OpKind::GraphReshape, operands, context_.tensor_type(std::span<const int64_t>(&size, 1), t.scalar()), {},
+                  where);
 }
 
 // The arguments of a call of a @jit instance, as its parameters want them.

@@ -299,6 +299,7 @@ class Lowering {
   void attach_custom_jvp(Operation* call_op, uint32_t instance);
   Bound lower_kernel_launch(NodeId call);
   Value* lower_print(NodeId call);
+  Value* flatten(Value* x, NodeId where);
   Value* lower_matmul(Value* a, Value* b, Type result, NodeId where);
   bool is_builtin_keyword_axis(NodeId call) const;
   ScalarType element_of(NodeId node);  // the element (or scalar) type sema gave a node's value

@@ -80,7 +80,9 @@ Value Checker::check_call(NodeId node) {
     static constexpr std::pair<std::string_view, BuiltinId> methods[] = {
         {"sum", BuiltinId::Sum},   {"mean", BuiltinId::Mean},       {"max", BuiltinId::Max},
         {"min", BuiltinId::Min},   {"prod", BuiltinId::Prod},       {"reshape", BuiltinId::Reshape},
-        {"transpose", BuiltinId::Transpose}};
+        {"transpose", BuiltinId::Transpose}, {"argmax", BuiltinId::Argmax}, {"argmin", BuiltinId::Argmin},
+        {"var", BuiltinId::Var},   {"std", BuiltinId::Std},         {"flatten", BuiltinId::Flatten},
+        {"ravel", BuiltinId::Flatten}};
     const std::string member = name_of(ast_.node(callee).payload);  // owned: name_of returns a temporary
     for (auto [method, builtin] : methods) {
       if (member != method) continue;
@@ -533,6 +535,10 @@ Value Checker::check_builtin_family(BuiltinCall& bc) {
     case Signature::ReshapeArgs:
     case Signature::TransposeArgs:
     case Signature::ConcatArgs:
+    case Signature::StackArgs:
+    case Signature::FlattenArgs:
+    case Signature::ArgReduceArgs:
+    case Signature::VarianceArgs:
     case Signature::SplitArgs:
     case Signature::SplitQkvArgs:
     case Signature::MergeHeadsArgs:
