@@ -684,32 +684,35 @@ bool Lowering::is_builtin_keyword_axis(NodeId call) const {
 Value* Lowering::lower_print(NodeId call) {
   std::vector<Value*> operands;
   std::vector<Attribute> text{context_.string_attr("")};
-  bool first = true;
-  for (NodeId a : ast_.children(call).subspan(1)) {
-    std::string separator = first ? "" : " ";
-    first = false;
+  std::vector<Attribute> formats;  // per operand: an f-string's format spec, or ""
+  bool any_format = false;
+  auto append = [&](std::string_view more) {
+    text.back() = context_.string_attr(std::string(text.back().string_value()) + std::string(more));
+  };
+  // One value: text known when compiling (a string, a dtype) or operands.
+  auto print_item = [&](NodeId a, std::string_view spec) {
     const std::string* piece = nullptr;
     if (ast_.kind(a) == NodeKind::StringLiteral) piece = &values_.strings[ast_.node(a).payload];
     if (ast_.kind(a) == NodeKind::Name && !env_.count(ast_.node(a).payload))
       if (auto it = program_strings_.find(ast_.node(a).payload); it != program_strings_.end()) piece = &it->second;
-    if (piece) {
-      std::string previous(text.back().string_value());
-      text.back() = context_.string_attr(previous + separator + *piece);
-      continue;
+    // A dtype (`x.dtype`, `ts.f32`) prints as Tessera spells it: `f32`,
+    // `bf16 @accum(f32)`.
+    std::string dtype_text;
+    if (sema::TypeId t = node_type(a); t.valid() && typed_.types.kind(t) == SemaKind::Dtype) {
+      dtype_text = typed_.types.to_string(sema::TypeId{typed_.types.info(t).payload});
+      piece = &dtype_text;
     }
-    auto append = [&](std::string_view more) {
-      text.back() = context_.string_attr(std::string(text.back().string_value()) + std::string(more));
-    };
-    append(separator);
-    auto put = [&](Value* v) {
+    if (piece) return append(*piece);
+    auto put = [&](Value* v, std::string_view format) {
       if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar() && !v->type().is_index())
         unsupported(a, "printing this value");
       operands.push_back(v);
+      formats.push_back(context_.string_attr(format));
       text.push_back(context_.string_attr(""));
     };
     // A tuple prints as Python prints one: `(1, 4)`, `(2,)`, nested.
     std::function<void(const Bound&)> put_bound = [&](const Bound& b) {
-      if (b.is_value()) return put(b.value);
+      if (b.is_value()) return put(b.value, "");
       size_t n = b.nested.empty() ? b.elements.size() : b.nested.size();
       append("(");
       for (size_t i = 0; i < n; ++i) {
@@ -719,11 +722,39 @@ Value* Lowering::lower_print(NodeId call) {
       append(n == 1 ? ",)" : ")");
     };
     Bound b = lower(a);
-    if (b.is_value()) put(global_view(b.value, a));
+    if (!spec.empty()) {
+      // `{v:.4f}`: a number, or a 0-d tensor read back to the host (sema
+      // checked that it is one).
+      Value* v = b.value;
+      if (v->type().is(TypeKind::Tensor)) v = convert(v, context_.scalar_type(v->type().scalar()));
+      any_format = true;
+      return put(v, spec);
+    }
+    if (b.is_value()) put(global_view(b.value, a), "");
     else put_bound(b);
+  };
+  bool first = true;
+  for (NodeId a : ast_.children(call).subspan(1)) {
+    if (!first) append(" ");
+    first = false;
+    if (ast_.kind(a) != NodeKind::FString) {
+      print_item(a, "");
+      continue;
+    }
+    // f"loss {l:.4f} at {i}": its text, and each field as print shows it
+    // (conversions !r, !s, !a print as the value's str).
+    for (NodeId part : ast_.children(a)) {
+      if (ast_.kind(part) == NodeKind::FStringText) {
+        append(values_.strings[ast_.node(part).payload]);
+        continue;
+      }
+      uint32_t spec = ast_.node(part).payload;
+      print_item(ast_.child(part, 0), spec == UINT32_MAX ? std::string_view{} : std::string_view(values_.strings[spec]));
+    }
   }
-  builder_.create(OpKind::GraphPrint, std::span<Value* const>(operands), std::span<const Type>{},
-                  {{"text", context_.array_attr(text)}});
+  std::vector<NamedAttribute> attributes{{"text", context_.array_attr(text)}};
+  if (any_format) attributes.push_back({"formats", context_.array_attr(formats)});
+  builder_.create(OpKind::GraphPrint, std::span<Value* const>(operands), std::span<const Type>{}, std::move(attributes));
   return nullptr;
 }
 

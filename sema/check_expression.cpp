@@ -4,6 +4,7 @@
 
 #include "support/diagnostics/internal_error.h"
 #include "sema/checker.h"
+#include "support/format_spec.h"
 
 namespace tessera::sema {
 
@@ -208,7 +209,9 @@ Value Checker::check_expression(NodeId node) {
       break;
     case NodeKind::FString:
       for (NodeId part : ast_.children(node)) {
-        if (ast_.kind(part) == NodeKind::FormattedValue) check_expression(ast_.child(part, 0));
+        if (ast_.kind(part) != NodeKind::FormattedValue) continue;
+        Value field = check_expression(ast_.child(part, 0));
+        if (ast_.node(part).payload != UINT32_MAX) check_format_spec(part, field);
       }
       value = Value{types_.string()};
       break;
@@ -432,6 +435,36 @@ Value Checker::check_expression(NodeId node) {
   set_type(node, value.type);
   if (value.constant) constants_[node.index] = *value.constant;
   return value;
+}
+
+// `{v:spec}` of an f-string: a spec support/format_spec.h formats, of a
+// number or a 0-d tensor (Python formats an array only without a spec), an
+// integer presentation type ('d', 'x', ...) only of an integer or a bool.
+void Checker::check_format_spec(NodeId field, const Value& value) {
+  const std::string& spec = values_.strings[ast_.node(field).payload];
+  SourceRange where = ast_.range(field);
+  if (spec.find_first_of("{}") != std::string::npos) {
+    diags_.emit<diag::SemaFormatSpec>(where, spec, "is not one print formats: a nested replacement field is not supported");
+    return;
+  }
+  std::string why;
+  std::optional<FormatSpec> parsed = parse_format_spec(spec, &why);
+  if (!parsed) {
+    diags_.emit<diag::SemaFormatSpec>(where, spec, "is not one print formats: " + why);
+    return;
+  }
+  TypeInfo t = types_.info(value.type);
+  if (t.kind == TypeKind::Error || t.kind == TypeKind::Dynamic) return;
+  bool number = types_.is_numeric_scalar(value.type) ||
+                (t.kind == TypeKind::Tensor && !in_device() && types_.dims(value.type).empty());
+  if (!number) {
+    diags_.emit<diag::SemaFormatSpec>(where, spec, "needs a number or a 0-d tensor, got '" + types_.to_string(value.type) + "'");
+    return;
+  }
+  bool floating = t.kind == TypeKind::UntypedFloat || ((t.kind == TypeKind::Scalar || t.kind == TypeKind::Tensor) &&
+                                                       is_float(t.scalar));
+  if (parsed->integer_type() && floating)
+    diags_.emit<diag::SemaFormatSpec>(where, spec, "is for integers, got '" + types_.to_string(value.type) + "'");
 }
 
 Value Checker::resolve_name(NodeId node) {

@@ -730,13 +730,13 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
           return true;
         }
         return kind == TypeKind::Tensor || kind == TypeKind::String || kind == TypeKind::Error ||
-               kind == TypeKind::Dynamic || types_.is_numeric_scalar(t);
+               kind == TypeKind::Dynamic || kind == TypeKind::Dtype || types_.is_numeric_scalar(t);
       };
       for (NodeId argument : bc.args.positional) {
         Value v = bc.value_of(argument);
         if (!printable(v.type))
           diags_.emit<diag::SemaArgumentType>(ast_.range(argument), "values", bc.name,
-                                              "tensors, numbers, strings or tuples of tensors and numbers",
+                                              "tensors, numbers, strings, dtypes or tuples of tensors and numbers",
                                               types_.to_string(v.type));
       }
       out_.call_arguments[bc.call.index] = bc.args.positional;

@@ -201,6 +201,7 @@ class Checker {
   // The element type a tensor's (or scalar's) values compute in; nullopt
   // for non-numbers.
   void check_condition(NodeId node, const Value& condition);
+  void check_format_spec(NodeId field, const Value& value);
   std::optional<ScalarType> graph_element(TypeId type);
   TypeId graph_tensor(ScalarType element, std::span<const DimId> dims);
   // NumPy broadcasting of two shapes (a size-1 dimension stretches);

@@ -137,7 +137,8 @@ class Emitter {
   // The members of tessHostServices after abi_version, in order.
   enum HostService : unsigned {
     kServiceAlloc = 1, kServiceFree, kServiceKeep, kServiceLaunch, kServicePrintText, kServicePrintTensor,
-    kServicePrintScalar, kServiceSave, kServiceLoad, kServiceFail, kServiceMesh, kServiceCollective, kServiceRead
+    kServicePrintScalar, kServiceSave, kServiceLoad, kServiceFail, kServiceMesh, kServiceCollective, kServiceRead,
+    kServicePrintFormatted
   };
   // The service `index` of tessHostServices (after abi_version), called;
   // returns from the host function with its status when it fails.

@@ -31,7 +31,7 @@ typedef int32_t (*tessHostFunction)(tessHostContext context, void** args, void**
 
 /* The host ABI's version: a CPU code object with host functions exports
  * `uint32_t tessera_host_abi_version` equal to it. */
-#define TESS_HOST_ABI_VERSION 3u
+#define TESS_HOST_ABI_VERSION 4u
 
 /* What compiled host code calls, through the context (so that a code object
  * loaded with dlopen needs no symbols from the runtime): a context points at
@@ -57,6 +57,8 @@ typedef struct tessHostServices {
                            const tessTensor* target);
   /* ABI 3: a value read back to the host (a 0-d tensor's, docs/ir/host.md). */
   tessStatus (*read)(tessHostContext context, tessDevicePtr source, uint64_t bytes, void* destination);
+  /* ABI 4: a number printed by a Python format spec (an f-string's `{v:.4f}`). */
+  tessStatus (*print_formatted)(tessHostContext context, tessDtype dtype, const void* value, const char* spec);
 } tessHostServices;
 
 /* What a CPU code object exports as `tessera_host_functions`, ended by an
@@ -94,6 +96,10 @@ tessStatus tessHostLaunch(tessHostContext context, const char* name, const uint3
 tessStatus tessHostPrintText(tessHostContext context, const char* text);
 tessStatus tessHostPrintTensor(tessHostContext context, const tessTensor* tensor);
 tessStatus tessHostPrintScalar(tessHostContext context, tessDtype dtype, const void* value);
+/* The number at `value` formatted as Python's format(value, spec) would
+ * (support/format_spec.h: fill, alignment, sign, '#', '0', width, precision,
+ * the types d b o x X e E f F g G %). */
+tessStatus tessHostPrintFormatted(tessHostContext context, tessDtype dtype, const void* value, const char* spec);
 /* ts.save: the tensor as a .npy file (types NumPy lacks are saved as float32). */
 tessStatus tessHostSave(tessHostContext context, const char* path, const tessTensor* tensor);
 /* ts.load: a new contiguous tensor of `dtype` and `rank` from a .npy file;
