@@ -59,6 +59,8 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
     case sema::Signature::ConcatArgs:
     case sema::Signature::StackArgs:
     case sema::Signature::FlattenArgs:
+    case sema::Signature::ClipArgs:
+    case sema::Signature::TensorMapArgs:
     case sema::Signature::ArgReduceArgs:
     case sema::Signature::VarianceArgs:
     case sema::Signature::SplitArgs:

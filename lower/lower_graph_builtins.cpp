@@ -404,6 +404,25 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       return Bound{graph_op(OpKind::GraphConcat, parts, result, {{"axis", context_.int_attr(axis)}}, call), {}};
     }
     case sema::Signature::FlattenArgs: return Bound{flatten(tensor(0), call), {}};
+    case sema::Signature::ClipArgs: {
+      Value* v = to_element(tensor(0), element, arg(0));
+      for (size_t i = 1; i < 3; ++i) {
+        if (ast_.kind(arg(i)) == NodeKind::NoneLiteral) continue;
+        v = graph_elementwise(i == 1 ? "max" : "min", {v, as_element(i)}, call);
+      }
+      return Bound{v, {}};
+    }
+    case sema::Signature::TensorMapArgs: {
+      Value* x = tensor(0);
+      if (builtin == BuiltinId::Copy) return Bound{graph_elementwise("copy", {x}, call), {}};
+      // sign: (x > 0) - (x < 0) in the element type (NaN gives 0, NumPy nan).
+      x = to_element(x, element, arg(0));
+      Value* zero = is_float(element) ? builder_.constant_float(0.0, context_.scalar_type(element))
+                                      : builder_.constant_int(0, context_.scalar_type(element));
+      Value* positive = to_element(graph_elementwise("gt", {x, zero}, call), element, call);
+      Value* negative = to_element(graph_elementwise("lt", {x, zero}, call), element, call);
+      return Bound{graph_elementwise("sub", {positive, negative}, call), {}};
+    }
     case sema::Signature::ArgReduceArgs: {
       // The first position of the extreme: select(x == max(x), index,
       // INT64_MAX), then its min along the axis (NumPy's first occurrence).
@@ -435,32 +454,36 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       return Bound{first, {}};
     }
     case sema::Signature::VarianceArgs: {
-      // mean((x - mean(x))²) · n / (n - ddof), n the count reduced; std its sqrt.
+      // NumPy's two passes: the squared deviations from the mean, their mean
+      // (ddof 0) or their sum divided by n - ddof, n the count reduced; std
+      // the square root.
       Value* x = to_element(tensor(0), element, arg(0));
       std::vector<int64_t> axes = normalized_axes(axes_argument(arg(1), x), x->type().rank());
       Value* mean = reduce(x, "mean", axes, true);
       Value* deviation = graph_elementwise("sub", {x, mean}, call);
-      Value* v = reduce(graph_elementwise("mul", {deviation, deviation}, call), "mean", axes, bool_argument(arg(3)));
+      Value* squares = graph_elementwise("mul", {deviation, deviation}, call);
       double ddof = number_argument(arg(2), 0.0);
-      if (ddof != 0.0) {
+      bool keepdims = bool_argument(arg(3));
+      Value* v;
+      if (ddof == 0.0) {
+        v = reduce(squares, "mean", axes, keepdims);
+      } else {
         Type scalar = context_.scalar_type(element);
         bool known = std::all_of(axes.begin(), axes.end(), [&](int64_t a) { return x->type().shape()[a] != kDynamic; });
-        Value* scale;
+        Value* divisor;
         if (known) {
           double n = 1;
           for (int64_t a : axes) n *= static_cast<double>(x->type().shape()[a]);
-          scale = builder_.constant_float(n / (n - ddof), scalar);
+          divisor = builder_.constant_float(n - ddof, scalar);
         } else {
           Value* n = builder_.constant_index(1);
           for (int64_t a : axes)
             n = emit(OpKind::MulI, {n, x->type().shape()[a] == kDynamic ? graph_dim(x, a)
                                                                         : builder_.constant_index(x->type().shape()[a])},
                      context_.index_type());
-          Value* count = convert(n, scalar);
-          scale = emit(OpKind::DivF, {count, emit(OpKind::SubF, {count, builder_.constant_float(ddof, scalar)}, scalar)},
-                       scalar);
+          divisor = emit(OpKind::SubF, {convert(n, scalar), builder_.constant_float(ddof, scalar)}, scalar);
         }
-        v = graph_elementwise("mul", {v, scale}, call);
+        v = graph_elementwise("div", {reduce(squares, "sum", axes, keepdims), divisor}, call);
       }
       if (builtin == BuiltinId::Std) v = graph_elementwise("sqrt", {v}, call);
       return Bound{v, {}};

@@ -66,6 +66,8 @@ enum class Signature : uint8_t {
   ConcatArgs,
   StackArgs,
   FlattenArgs,
+  ClipArgs,
+  TensorMapArgs,  // copy, sign: a tensor of numbers to one of its type
   ArgReduceArgs,
   VarianceArgs,
   SplitArgs,

@@ -82,7 +82,7 @@ Value Checker::check_call(NodeId node) {
         {"min", BuiltinId::Min},   {"prod", BuiltinId::Prod},       {"reshape", BuiltinId::Reshape},
         {"transpose", BuiltinId::Transpose}, {"argmax", BuiltinId::Argmax}, {"argmin", BuiltinId::Argmin},
         {"var", BuiltinId::Var},   {"std", BuiltinId::Std},         {"flatten", BuiltinId::Flatten},
-        {"ravel", BuiltinId::Flatten}};
+        {"ravel", BuiltinId::Flatten},   {"clip", BuiltinId::Clip}, {"copy", BuiltinId::Copy}};
     const std::string member = name_of(ast_.node(callee).payload);  // owned: name_of returns a temporary
     for (auto [method, builtin] : methods) {
       if (member != method) continue;
@@ -575,6 +575,8 @@ Value Checker::check_builtin_family(BuiltinCall& bc) {
     case Signature::ConcatArgs:
     case Signature::StackArgs:
     case Signature::FlattenArgs:
+    case Signature::ClipArgs:
+    case Signature::TensorMapArgs:
     case Signature::ArgReduceArgs:
     case Signature::VarianceArgs:
     case Signature::SplitArgs:

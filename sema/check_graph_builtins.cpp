@@ -438,6 +438,47 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       if (bound.empty()) return Value{error};
       return Value{stack_result(bc, bound)};
     }
+    case Signature::ClipArgs: {
+      // NumPy's clip(a, a_min, a_max): minimum(maximum(a, a_min), a_max),
+      // broadcasting; a bound may be None (not both).
+      auto bound = bc.bind({"a", "a_min", "a_max"}, 3);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> a = graph_tensor_argument(bc, bound[0], "a");
+      if (!a) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      TypeId result = *a;
+      bool any_bound = false;
+      for (size_t i = 1; i < 3; ++i) {
+        if (ast_.kind(bound[i]) == NodeKind::NoneLiteral) {
+          set_type(bound[i], types_.none());
+          continue;
+        }
+        any_bound = true;
+        result = binary_result(bc.call, BinaryUse::builtin(bc.name), result, bc.value_of(bound[i]).type);
+        if (types_.is_error(result)) return Value{error};
+      }
+      if (!any_bound) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "a_min", bc.name, "a bound (a_min and a_max are both None)",
+                                            "None");
+        return Value{error};
+      }
+      return Value{result};
+    }
+    case Signature::TensorMapArgs: {
+      // copy(x): a new tensor of x's type; sign(x): -1, 0 or 1 in x's
+      // element type (its compute type for narrow floats).
+      auto bound = bc.bind({"x"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      if (bc.id == BuiltinId::Copy) return Value{types_.with_mut(*x, false)};
+      std::optional<ScalarType> element = graph_element(*x);
+      if (!element || *element == ScalarType::Bool) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a tensor of numbers",
+                                            types_.to_string(*x));
+        return Value{error};
+      }
+      return Value{graph_tensor(*element, dims_of(*x))};
+    }
     case Signature::FlattenArgs: {
       // NumPy's x.flatten() / ravel: the elements in row-major order, 1-D.
       auto bound = bc.bind({"x"}, 1);

@@ -876,8 +876,6 @@ void Checker::check_statements(NodeId suite) {
 // tensor of one element (0-d: a comparison of such tensors, one element, a
 // reduction), whose value the host reads back (graph.item) and takes as
 // Python's bool() does. A tensor of more elements is ambiguous, as in NumPy.
-// `statement`: an if or while statement (a conditional expression takes no
-// tensor condition).
 void Checker::check_condition(NodeId node, const Value& condition) {
   if (types_.kind(condition.type) != TypeKind::Tensor) return;
   if (in_device()) {
