@@ -510,6 +510,11 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
           // the held view of it.
           if (held != bound.value->type() && same_tensor_shape(held, bound.value->type()))
             bound.value = reshape_as(bound.value, held, bound.value);
+          // A 0-d tensor local sema widened (`s = 0.0`, then an f64 sum):
+          // narrower 0-d values convert to it.
+          if (graph_ && held.is(TypeKind::Tensor) && held.rank() == 0 && bound.value->type().is(TypeKind::Tensor) &&
+              bound.value->type().rank() == 0 && held.scalar() != bound.value->type().scalar())
+            bound.value = to_element(bound.value, held.scalar(), where);
           // A sharded program value bound again in straight-line code
           // (`x = dist.tensor(data=x, ...)`): sema gave the name the new
           // value's layout (it refuses a change of layout in a loop or
@@ -527,6 +532,8 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
         }
         else if (auto t = ir_type(node_type(target)); t && t->is_scalar())
           bound.value = convert(bound.value, *t);
+        else if (t && graph_ && t->is(TypeKind::Tensor) && t->rank() == 0 && bound.value->type().is_scalar())
+          bound.value = scalar_as_tensor(bound.value, t->scalar(), where);  // `s = 0.0` made a 0-d tensor by sema
       }
       env_[name] = std::move(bound);
       return;

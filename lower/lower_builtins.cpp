@@ -57,6 +57,12 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
     case sema::Signature::ReshapeArgs:
     case sema::Signature::TransposeArgs:
     case sema::Signature::ConcatArgs:
+    case sema::Signature::StackArgs:
+    case sema::Signature::FlattenArgs:
+    case sema::Signature::ClipArgs:
+    case sema::Signature::TensorMapArgs:
+    case sema::Signature::ArgReduceArgs:
+    case sema::Signature::VarianceArgs:
     case sema::Signature::SplitArgs:
     case sema::Signature::SplitQkvArgs:
     case sema::Signature::MergeHeadsArgs:
@@ -130,9 +136,11 @@ Bound Lowering::lower_math_builtin(NodeId call, BuiltinId builtin) {
       return Bound{emit(float_element(t) ? OpKind::AbsF : OpKind::AbsI, {value(arg(0), t)}, t), {}};
     }
     case BuiltinId::Min:
-    case BuiltinId::Max: {
+    case BuiltinId::Max:
+    case BuiltinId::Minimum:
+    case BuiltinId::Maximum: {
       Type t = result.value_or(common_type(arg(0), arg(1)));
-      bool is_min = builtin == BuiltinId::Min;
+      bool is_min = builtin == BuiltinId::Min || builtin == BuiltinId::Minimum;
       OpKind kind = float_element(t) ? (is_min ? OpKind::MinF : OpKind::MaxF)
                     : is_unsigned(t) ? (is_min ? OpKind::MinUI : OpKind::MaxUI)
                                      : (is_min ? OpKind::MinSI : OpKind::MaxSI);

@@ -496,7 +496,21 @@ Value* Lowering::lower_if_expression(NodeId node) {
   Block* saved = builder_.insertion_block();
   for (unsigned r = 0; r < 2; ++r) {
     builder_.set_insertion_point_to_end(branch->region(r).add_block());
-    Value* v = value(ast_.child(node, r + 1), t);
+    NodeId chosen = ast_.child(node, r + 1);
+    Value* v;
+    if (graph_ && t.is(TypeKind::Tensor)) {
+      // Tensors (the condition a 0-d tensor read back, or a number): each
+      // branch's value in the expression's type, as an `if` statement
+      // merges its branches.
+      v = value(chosen);
+      if (v->type().is(TypeKind::Tensor)) v = to_element(v, t.scalar(), chosen);
+      if (v->type() != t && same_tensor_shape(t, v->type())) v = reshape_as(v, t, v);
+      if (v->type() != t)
+        unsupported(chosen, "a conditional expression whose branches have different shapes or kinds ('" +
+                                std::string(v->type().str()) + "' and '" + std::string(t.str()) + "')");
+    } else {
+      v = value(chosen, t);
+    }
     builder_.create(OpKind::Yield, {v}, {});
   }
   builder_.set_insertion_point_to_end(saved);
@@ -513,6 +527,23 @@ bool Lowering::is_builtin_call(NodeId node, BuiltinId builtin) const {
 Bound Lowering::lower_call(NodeId call) {
   NodeId callee = ast_.child(call, 0);
   if (graph_) {
+    // float(t), int(t), bool(t) of a 0-d tensor, t.item() of a tensor of
+    // one element: the value read back to the host (graph.item), converted
+    // (sema's check_call; int() truncates toward zero as Python's).
+    if (ast_.children(call).size() == 2 && ast_.kind(callee) == NodeKind::Name && is_tensor_node(ast_.child(call, 1))) {
+      std::string name = name_of(ast_.node(callee).payload);
+      if (name == "float" || name == "int" || name == "bool") {
+        Value* t = value(ast_.child(call, 1));
+        return Bound{convert(convert(t, context_.scalar_type(t->type().scalar())), *typed_type(call)), {}};
+      }
+    }
+    if (ast_.children(call).size() == 1 && ast_.kind(callee) == NodeKind::Attribute &&
+        name_of(ast_.node(callee).payload) == "item" && is_tensor_node(ast_.child(callee, 0))) {
+      Value* t = value(ast_.child(callee, 0));
+      if (t->type().rank() != 0)
+        t = graph_op(OpKind::GraphReshape, {t}, context_.tensor_type({}, t->type().scalar()), {}, call);
+      return Bound{convert(convert(t, context_.scalar_type(t->type().scalar())), *typed_type(call)), {}};
+    }
     // len(x) of a tensor: the size of its first axis (sema's check_call).
     if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "len" &&
         ast_.children(call).size() == 2 && is_tensor_node(ast_.child(call, 1)))

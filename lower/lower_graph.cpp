@@ -513,6 +513,14 @@ Value* Lowering::to_element(Value* v, ScalarType element, NodeId where) {
   return convert(v, context_.scalar_type(element));
 }
 
+Value* Lowering::scalar_as_tensor(Value* v, ScalarType element, NodeId where) {
+  // select(true, v, v): exact (no arithmetic on v), and fused into its users.
+  Value* yes = graph_op(OpKind::GraphConstant, {}, context_.tensor_type({}, ScalarType::Bool),
+                        {{"value", context_.bool_attr(true)}}, where);
+  Value* number = convert(v, context_.scalar_type(element));
+  return graph_elementwise("select", {yes, number, number}, where);
+}
+
 // `a op b` with a tensor result: both operands in the result's element type
 // (`/` of integers computes in f32), then one elementwise operation.
 Value* Lowering::graph_binary(NodeId node) {

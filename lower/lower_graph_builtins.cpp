@@ -230,9 +230,10 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     }
     case sema::Signature::MinMax:
     case sema::Signature::Reduction: {
-      bool is_max = builtin == BuiltinId::Max;
-      if ((builtin == BuiltinId::Max || builtin == BuiltinId::Min) && arg(1).valid() &&
-          !is_builtin_keyword_axis(call) && !typed_.method_calls.count(call.index)) {
+      bool is_max = builtin == BuiltinId::Max || builtin == BuiltinId::Maximum;
+      if (builtin == BuiltinId::Maximum || builtin == BuiltinId::Minimum ||
+          ((builtin == BuiltinId::Max || builtin == BuiltinId::Min) && arg(1).valid() &&
+           !is_builtin_keyword_axis(call) && !typed_.method_calls.count(call.index))) {
         // max(a, b): elementwise.
         return Bound{graph_elementwise(is_max ? "max" : "min", {as_element(0), as_element(1)}, call), {}};
       }
@@ -383,6 +384,109 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       int64_t axis = arg(1).valid() ? *constant_of(arg(1)) : 0;
       if (axis < 0) axis += static_cast<int64_t>(parts[0]->type().rank());
       return Bound{graph_op(OpKind::GraphConcat, parts, result, {{"axis", context_.int_attr(axis)}}, call), {}};
+    }
+    case sema::Signature::StackArgs: {
+      // Each part gains a size-1 axis at `axis` (a view), then concat.
+      int64_t axis = arg(1).valid() ? *constant_of(arg(1)) : 0;
+      if (axis < 0) axis += static_cast<int64_t>(result.rank());
+      std::vector<Value*> parts;
+      for (NodeId part_node : ast_.children(arg(0))) {
+        Value* v = to_element(value(part_node), element, part_node);
+        std::vector<int64_t> shape(v->type().shape().begin(), v->type().shape().end());
+        shape.insert(shape.begin() + axis, 1);
+        std::vector<Value*> operands{v};
+        for (size_t d = 0; d < shape.size(); ++d)
+          if (shape[d] == kDynamic)
+            operands.push_back(graph_dim(v, static_cast<int64_t>(d) < axis ? static_cast<int64_t>(d)
+                                                                            : static_cast<int64_t>(d) - 1));
+        parts.push_back(graph_op(OpKind::GraphReshape, operands, context_.tensor_type(shape, element), {}, call));
+      }
+      return Bound{graph_op(OpKind::GraphConcat, parts, result, {{"axis", context_.int_attr(axis)}}, call), {}};
+    }
+    case sema::Signature::FlattenArgs: return Bound{flatten(tensor(0), call), {}};
+    case sema::Signature::ClipArgs: {
+      Value* v = to_element(tensor(0), element, arg(0));
+      for (size_t i = 1; i < 3; ++i) {
+        if (ast_.kind(arg(i)) == NodeKind::NoneLiteral) continue;
+        v = graph_elementwise(i == 1 ? "max" : "min", {v, as_element(i)}, call);
+      }
+      return Bound{v, {}};
+    }
+    case sema::Signature::TensorMapArgs: {
+      Value* x = tensor(0);
+      if (builtin == BuiltinId::Copy) return Bound{graph_elementwise("copy", {x}, call), {}};
+      // sign: (x > 0) - (x < 0) in the element type (NaN gives 0, NumPy nan).
+      x = to_element(x, element, arg(0));
+      Value* zero = is_float(element) ? builder_.constant_float(0.0, context_.scalar_type(element))
+                                      : builder_.constant_int(0, context_.scalar_type(element));
+      Value* positive = to_element(graph_elementwise("gt", {x, zero}, call), element, call);
+      Value* negative = to_element(graph_elementwise("lt", {x, zero}, call), element, call);
+      return Bound{graph_elementwise("sub", {positive, negative}, call), {}};
+    }
+    case sema::Signature::ArgReduceArgs: {
+      // The first position of the extreme: select(x == max(x), index,
+      // INT64_MAX), then its min along the axis (NumPy's first occurrence).
+      bool is_max = builtin == BuiltinId::Argmax;
+      Value* x = tensor(0);
+      ScalarType compare = x->type().scalar() == ScalarType::Bool  ? ScalarType::I32
+                           : sema::is_storage_float(x->type().scalar()) ? ScalarType::F32
+                                                                         : x->type().scalar();
+      x = to_element(x, compare, arg(0));
+      bool flat = !arg(1).valid() || ast_.kind(arg(1)) == NodeKind::NoneLiteral;
+      bool keepdims = bool_argument(arg(2));
+      int64_t axis = 0;
+      if (flat) {
+        x = flatten(x, call);
+      } else {
+        axis = *constant_of(arg(1));
+        if (axis < 0) axis += static_cast<int64_t>(x->type().rank());
+      }
+      Value* extreme = reduce(x, is_max ? "max" : "min", {axis}, true);
+      Value* hit = graph_elementwise("eq", {x, extreme}, call);
+      std::vector<Value*> sizes;
+      for (size_t d = 0; d < x->type().rank(); ++d)
+        if (x->type().shape()[d] == kDynamic) sizes.push_back(graph_dim(x, static_cast<int64_t>(d)));
+      Value* positions = graph_op(OpKind::GraphIota, sizes, context_.tensor_type(x->type().shape(), ScalarType::I64),
+                                  {{"axis", context_.int_attr(axis)}}, call);
+      Value* none = builder_.constant_int(INT64_MAX, context_.i64_type());
+      Value* first = reduce(graph_elementwise("select", {hit, positions, none}, call), "min", {axis}, keepdims && !flat);
+      if (flat && keepdims) first = graph_op(OpKind::GraphReshape, {first}, result, {}, call);  // all ones
+      return Bound{first, {}};
+    }
+    case sema::Signature::VarianceArgs: {
+      // NumPy's two passes: the squared deviations from the mean, their mean
+      // (ddof 0) or their sum divided by n - ddof, n the count reduced; std
+      // the square root.
+      Value* x = to_element(tensor(0), element, arg(0));
+      std::vector<int64_t> axes = normalized_axes(axes_argument(arg(1), x), x->type().rank());
+      Value* mean = reduce(x, "mean", axes, true);
+      Value* deviation = graph_elementwise("sub", {x, mean}, call);
+      Value* squares = graph_elementwise("mul", {deviation, deviation}, call);
+      double ddof = number_argument(arg(2), 0.0);
+      bool keepdims = bool_argument(arg(3));
+      Value* v;
+      if (ddof == 0.0) {
+        v = reduce(squares, "mean", axes, keepdims);
+      } else {
+        Type scalar = context_.scalar_type(element);
+        bool known = std::all_of(axes.begin(), axes.end(), [&](int64_t a) { return x->type().shape()[a] != kDynamic; });
+        Value* divisor;
+        if (known) {
+          double n = 1;
+          for (int64_t a : axes) n *= static_cast<double>(x->type().shape()[a]);
+          divisor = builder_.constant_float(n - ddof, scalar);
+        } else {
+          Value* n = builder_.constant_index(1);
+          for (int64_t a : axes)
+            n = emit(OpKind::MulI, {n, x->type().shape()[a] == kDynamic ? graph_dim(x, a)
+                                                                        : builder_.constant_index(x->type().shape()[a])},
+                     context_.index_type());
+          divisor = emit(OpKind::SubF, {convert(n, scalar), builder_.constant_float(ddof, scalar)}, scalar);
+        }
+        v = graph_elementwise("div", {reduce(squares, "sum", axes, keepdims), divisor}, call);
+      }
+      if (builtin == BuiltinId::Std) v = graph_elementwise("sqrt", {v}, call);
+      return Bound{v, {}};
     }
     case sema::Signature::SplitArgs: {
       Value* x = tensor(0);
@@ -603,32 +707,35 @@ bool Lowering::is_builtin_keyword_axis(NodeId call) const {
 Value* Lowering::lower_print(NodeId call) {
   std::vector<Value*> operands;
   std::vector<Attribute> text{context_.string_attr("")};
-  bool first = true;
-  for (NodeId a : ast_.children(call).subspan(1)) {
-    std::string separator = first ? "" : " ";
-    first = false;
+  std::vector<Attribute> formats;  // per operand: an f-string's format spec, or ""
+  bool any_format = false;
+  auto append = [&](std::string_view more) {
+    text.back() = context_.string_attr(std::string(text.back().string_value()) + std::string(more));
+  };
+  // One value: text known when compiling (a string, a dtype) or operands.
+  auto print_item = [&](NodeId a, std::string_view spec) {
     const std::string* piece = nullptr;
     if (ast_.kind(a) == NodeKind::StringLiteral) piece = &values_.strings[ast_.node(a).payload];
     if (ast_.kind(a) == NodeKind::Name && !env_.count(ast_.node(a).payload))
       if (auto it = program_strings_.find(ast_.node(a).payload); it != program_strings_.end()) piece = &it->second;
-    if (piece) {
-      std::string previous(text.back().string_value());
-      text.back() = context_.string_attr(previous + separator + *piece);
-      continue;
+    // A dtype (`x.dtype`, `ts.f32`) prints as Tessera spells it: `f32`,
+    // `bf16 @accum(f32)`.
+    std::string dtype_text;
+    if (sema::TypeId t = node_type(a); t.valid() && typed_.types.kind(t) == SemaKind::Dtype) {
+      dtype_text = typed_.types.to_string(sema::TypeId{typed_.types.info(t).payload});
+      piece = &dtype_text;
     }
-    auto append = [&](std::string_view more) {
-      text.back() = context_.string_attr(std::string(text.back().string_value()) + std::string(more));
-    };
-    append(separator);
-    auto put = [&](Value* v) {
+    if (piece) return append(*piece);
+    auto put = [&](Value* v, std::string_view format) {
       if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar() && !v->type().is_index())
         unsupported(a, "printing this value");
       operands.push_back(v);
+      formats.push_back(context_.string_attr(format));
       text.push_back(context_.string_attr(""));
     };
     // A tuple prints as Python prints one: `(1, 4)`, `(2,)`, nested.
     std::function<void(const Bound&)> put_bound = [&](const Bound& b) {
-      if (b.is_value()) return put(b.value);
+      if (b.is_value()) return put(b.value, "");
       size_t n = b.nested.empty() ? b.elements.size() : b.nested.size();
       append("(");
       for (size_t i = 0; i < n; ++i) {
@@ -638,12 +745,63 @@ Value* Lowering::lower_print(NodeId call) {
       append(n == 1 ? ",)" : ")");
     };
     Bound b = lower(a);
-    if (b.is_value()) put(global_view(b.value, a));
+    if (!spec.empty()) {
+      // `{v:.4f}`: a number, or a 0-d tensor read back to the host (sema
+      // checked that it is one).
+      Value* v = b.value;
+      if (v->type().is(TypeKind::Tensor)) v = convert(v, context_.scalar_type(v->type().scalar()));
+      any_format = true;
+      return put(v, spec);
+    }
+    if (b.is_value()) put(global_view(b.value, a), "");
     else put_bound(b);
+  };
+  bool first = true;
+  for (NodeId a : ast_.children(call).subspan(1)) {
+    if (!first) append(" ");
+    first = false;
+    if (ast_.kind(a) != NodeKind::FString) {
+      print_item(a, "");
+      continue;
+    }
+    // f"loss {l:.4f} at {i}": its text, and each field as print shows it
+    // (conversions !r, !s, !a print as the value's str).
+    for (NodeId part : ast_.children(a)) {
+      if (ast_.kind(part) == NodeKind::FStringText) {
+        append(values_.strings[ast_.node(part).payload]);
+        continue;
+      }
+      uint32_t spec = ast_.node(part).payload;
+      print_item(ast_.child(part, 0), spec == UINT32_MAX ? std::string_view{} : std::string_view(values_.strings[spec]));
+    }
   }
-  builder_.create(OpKind::GraphPrint, std::span<Value* const>(operands), std::span<const Type>{},
-                  {{"text", context_.array_attr(text)}});
+  std::vector<NamedAttribute> attributes{{"text", context_.array_attr(text)}};
+  if (any_format) attributes.push_back({"formats", context_.array_attr(formats)});
+  builder_.create(OpKind::GraphPrint, std::span<Value* const>(operands), std::span<const Type>{}, std::move(attributes));
   return nullptr;
+}
+
+// x's elements in row-major order as a 1-D tensor (a view when x is
+// contiguous, as ts.reshape's).
+Value* Lowering::flatten(Value* x, NodeId where) {
+  Type t = x->type();
+  bool known = true;
+  int64_t count = 1;
+  Value* total = builder_.constant_index(1);
+  for (size_t d = 0; d < t.rank(); ++d) {
+    if (t.shape()[d] == kDynamic) {
+      known = false;
+      total = emit(OpKind::MulI, {total, graph_dim(x, static_cast<int64_t>(d))}, context_.index_type());
+    } else {
+      count *= t.shape()[d];
+      total = emit(OpKind::MulI, {total, builder_.constant_index(t.shape()[d])}, context_.index_type());
+    }
+  }
+  int64_t size = known ? count : kDynamic;
+  std::vector<Value*> operands{x};
+  if (!known) operands.push_back(total);
+  return graph_op(OpKind::GraphReshape, operands, context_.tensor_type(std::span<const int64_t>(&size, 1), t.scalar()), {},
+                  where);
 }
 
 // The arguments of a call of a @jit instance, as its parameters want them.

@@ -264,6 +264,8 @@ class Lowering {
   // `v` with element type `element`: graph.cast for a tensor (a @loss_scale
   // tensor already holds its values, ir_type), a conversion for a scalar.
   Value* to_element(Value* v, ScalarType element, NodeId where);
+  // A number as a 0-d tensor of `element` (a local sema promoted to one).
+  Value* scalar_as_tensor(Value* v, ScalarType element, NodeId where);
   Value* graph_op(OpKind kind, std::vector<Value*> operands, Type declared, std::vector<NamedAttribute> attributes,
                   NodeId where);
   Value* graph_elementwise(std::string_view op, std::vector<Value*> operands, NodeId where);
@@ -311,6 +313,7 @@ class Lowering {
   Bound lower_kernel_launch(NodeId call);
   Value* grid_axis(NodeId node);
   Value* lower_print(NodeId call);
+  Value* flatten(Value* x, NodeId where);
   Value* lower_matmul(Value* a, Value* b, Type result, NodeId where);
   bool is_builtin_keyword_axis(NodeId call) const;
   ScalarType element_of(NodeId node);  // the element (or scalar) type sema gave a node's value

@@ -64,6 +64,12 @@ enum class Signature : uint8_t {
   ReshapeArgs,
   TransposeArgs,
   ConcatArgs,
+  StackArgs,
+  FlattenArgs,
+  ClipArgs,
+  TensorMapArgs,  // copy, sign: a tensor of numbers to one of its type
+  ArgReduceArgs,
+  VarianceArgs,
   SplitArgs,
   SplitQkvArgs,
   MergeHeadsArgs,

@@ -80,7 +80,9 @@ Value Checker::check_call(NodeId node) {
     static constexpr std::pair<std::string_view, BuiltinId> methods[] = {
         {"sum", BuiltinId::Sum},   {"mean", BuiltinId::Mean},       {"max", BuiltinId::Max},
         {"min", BuiltinId::Min},   {"prod", BuiltinId::Prod},       {"reshape", BuiltinId::Reshape},
-        {"transpose", BuiltinId::Transpose}};
+        {"transpose", BuiltinId::Transpose}, {"argmax", BuiltinId::Argmax}, {"argmin", BuiltinId::Argmin},
+        {"var", BuiltinId::Var},   {"std", BuiltinId::Std},         {"flatten", BuiltinId::Flatten},
+        {"ravel", BuiltinId::Flatten},   {"clip", BuiltinId::Clip}, {"copy", BuiltinId::Copy}};
     const std::string member = name_of(ast_.node(callee).payload);  // owned: name_of returns a temporary
     for (auto [method, builtin] : methods) {
       if (member != method) continue;
@@ -114,11 +116,49 @@ Value Checker::check_call(NodeId node) {
       args.positional.size() == 1 && args.keywords.empty()) {
     set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
     if (auto c = float_constant(args.positional[0])) return Value{types_.untyped_float(), c};
+    // float(t) of a 0-d tensor in graph code (NumPy's float(a)): its value
+    // read back to the host, in f32 (a float literal's type) or f64.
+    if (TypeId t = out_.node_types[args.positional[0].index];
+        !in_device() && t.valid() && types_.kind(t) == TypeKind::Tensor && types_.dims(t).empty())
+      return Value{types_.scalar(types_.info(t).scalar == ScalarType::F64 ? ScalarType::F64 : ScalarType::F32)};
     if (in_device()) {
       diags_.emit<diag::SemaFloatConversion>(ast_.range(node), source_text(args.positional[0]));
       return Value{types_.error()};
     }
     return Value{types_.dynamic()};
+  }
+
+  // `int(t)`, `bool(t)` of a 0-d tensor in graph code (NumPy's): its value
+  // read back to the host as an i64 (truncated toward zero, as Python's
+  // int()) or its truth value. Other arguments are not modeled (dynamic).
+  if (ast_.kind(callee) == NodeKind::Name && !in_device() && args.positional.size() == 1 && args.keywords.empty() &&
+      (name_of(ast_.node(callee).payload) == "int" || name_of(ast_.node(callee).payload) == "bool") &&
+      !locals_.count(ast_.node(callee).payload) && !module_symbols_.count(ast_.node(callee).payload)) {
+    set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
+    Value x = check_expression(args.positional[0]);
+    if (types_.kind(x.type) != TypeKind::Tensor || !types_.dims(x.type).empty()) return Value{types_.dynamic()};
+    return Value{types_.scalar(name_of(ast_.node(callee).payload) == "int" ? ScalarType::I64 : ScalarType::Bool)};
+  }
+
+  // `t.item()` of a tensor of one element in graph code (NumPy's): its
+  // value read back to the host, a number of its element type.
+  if (ast_.kind(callee) == NodeKind::Attribute && !in_device() && name_of(ast_.node(callee).payload) == "item" &&
+      args.positional.empty() && args.keywords.empty()) {
+    NodeId object = ast_.child(callee, 0);
+    Value x = check_expression(object);
+    if (types_.kind(x.type) == TypeKind::Tensor) {
+      bool one = true;
+      for (DimId d : types_.dims(x.type)) one = one && types_.constant_value(d) == std::optional<int64_t>(1);
+      if (!one) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(object), "self", "item", "a tensor of one element",
+                                            types_.to_string(x.type));
+        return Value{types_.error()};
+      }
+      set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
+      return Value{compute_type(types_.element_type(x.type))};
+    }
+    if (types_.kind(x.type) == TypeKind::Error) return Value{types_.error()};
+    // Anything else: reported as an unknown member below.
   }
 
   // `len(x)` of a tensor in graph code: the size of its first axis, as
@@ -533,6 +573,12 @@ Value Checker::check_builtin_family(BuiltinCall& bc) {
     case Signature::ReshapeArgs:
     case Signature::TransposeArgs:
     case Signature::ConcatArgs:
+    case Signature::StackArgs:
+    case Signature::FlattenArgs:
+    case Signature::ClipArgs:
+    case Signature::TensorMapArgs:
+    case Signature::ArgReduceArgs:
+    case Signature::VarianceArgs:
     case Signature::SplitArgs:
     case Signature::SplitQkvArgs:
     case Signature::MergeHeadsArgs:

@@ -4,6 +4,7 @@
 
 #include "support/diagnostics/internal_error.h"
 #include "sema/checker.h"
+#include "support/format_spec.h"
 
 namespace tessera::sema {
 
@@ -225,7 +226,9 @@ Value Checker::check_expression(NodeId node) {
       break;
     case NodeKind::FString:
       for (NodeId part : ast_.children(node)) {
-        if (ast_.kind(part) == NodeKind::FormattedValue) check_expression(ast_.child(part, 0));
+        if (ast_.kind(part) != NodeKind::FormattedValue) continue;
+        Value field = check_expression(ast_.child(part, 0));
+        if (ast_.node(part).payload != UINT32_MAX) check_format_spec(part, field);
       }
       value = Value{types_.string()};
       break;
@@ -252,6 +255,12 @@ Value Checker::check_expression(NodeId node) {
       auto op = static_cast<UnaryOperator>(n.op);
       if (op == UnaryOperator::Not) {
         const TypeInfo& t = types_.info(operand.type);
+        // `not t` of a 0-d tensor in graph code: its truth value, read back
+        // to the host as an `if` reads it (Python's bool() of it).
+        if (t.kind == TypeKind::Tensor && !in_device() && types_.dims(operand.type).empty()) {
+          value = Value{types_.scalar(ScalarType::Bool)};
+          break;
+        }
         if (t.kind == TypeKind::Tensor) {
           // Python's `not` asks for one truth value: NumPy raises for an
           // array; the elementwise not of a bool tensor is `~`.
@@ -305,6 +314,16 @@ Value Checker::check_expression(NodeId node) {
       Value lhs = check_expression(left);
       Value rhs = check_expression(right);
       const TypeInfo &lt = types_.info(lhs.type), &rt = types_.info(rhs.type);
+      // 0-d tensors in graph code: their truth values, read back to the
+      // host as an `if` reads them; the result is that bool (Python would
+      // give the operand itself, whose truth value it is).
+      auto one_value = [&](const Value& v, const TypeInfo& t) {
+        return t.kind != TypeKind::Tensor || (!in_device() && types_.dims(v.type).empty());
+      };
+      if ((lt.kind == TypeKind::Tensor || rt.kind == TypeKind::Tensor) && one_value(lhs, lt) && one_value(rhs, rt)) {
+        value = Value{types_.scalar(ScalarType::Bool)};
+        break;
+      }
       if (lt.kind == TypeKind::Tensor || rt.kind == TypeKind::Tensor) {
         bool is_and = static_cast<BoolOperator>(n.op) == BoolOperator::And;
         std::string_view elementwise = is_and ? "&" : "|";
@@ -360,7 +379,7 @@ Value Checker::check_expression(NodeId node) {
       break;
     }
     case NodeKind::IfExp: {
-      check_condition(ast_.child(node, 0), check_expression(ast_.child(node, 0)), /*statement=*/false);
+      check_condition(ast_.child(node, 0), check_expression(ast_.child(node, 0)));
       Value a = check_expression(ast_.child(node, 1));
       Value b = check_expression(ast_.child(node, 2));
       if (is_assignable(a.type, b.type)) {
@@ -433,6 +452,36 @@ Value Checker::check_expression(NodeId node) {
   set_type(node, value.type);
   if (value.constant) constants_[node.index] = *value.constant;
   return value;
+}
+
+// `{v:spec}` of an f-string: a spec support/format_spec.h formats, of a
+// number or a 0-d tensor (Python formats an array only without a spec), an
+// integer presentation type ('d', 'x', ...) only of an integer or a bool.
+void Checker::check_format_spec(NodeId field, const Value& value) {
+  const std::string& spec = values_.strings[ast_.node(field).payload];
+  SourceRange where = ast_.range(field);
+  if (spec.find_first_of("{}") != std::string::npos) {
+    diags_.emit<diag::SemaFormatSpec>(where, spec, "is not one print formats: a nested replacement field is not supported");
+    return;
+  }
+  std::string why;
+  std::optional<FormatSpec> parsed = parse_format_spec(spec, &why);
+  if (!parsed) {
+    diags_.emit<diag::SemaFormatSpec>(where, spec, "is not one print formats: " + why);
+    return;
+  }
+  TypeInfo t = types_.info(value.type);
+  if (t.kind == TypeKind::Error || t.kind == TypeKind::Dynamic) return;
+  bool number = types_.is_numeric_scalar(value.type) ||
+                (t.kind == TypeKind::Tensor && !in_device() && types_.dims(value.type).empty());
+  if (!number) {
+    diags_.emit<diag::SemaFormatSpec>(where, spec, "needs a number or a 0-d tensor, got '" + types_.to_string(value.type) + "'");
+    return;
+  }
+  bool floating = t.kind == TypeKind::UntypedFloat || ((t.kind == TypeKind::Scalar || t.kind == TypeKind::Tensor) &&
+                                                       is_float(t.scalar));
+  if (parsed->integer_type() && floating)
+    diags_.emit<diag::SemaFormatSpec>(where, spec, "is for integers, got '" + types_.to_string(value.type) + "'");
 }
 
 Value Checker::resolve_name(NodeId node) {
@@ -607,6 +656,13 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
   // Tensors: elementwise with broadcasting, graph-level code only.
   if (a.kind == TypeKind::Tensor || b.kind == TypeKind::Tensor) {
     if (in_device() && !(a.kind == TypeKind::Tensor && a.space == AddressSpace::Register)) return invalid();
+    // A comparison of bools with numbers compares the bools as 0 and 1, as
+    // NumPy does (`mask == 1`, `m != 0`): a bool tensor.
+    auto is_bool = [&](TypeId t) { return types_.kind(t) == TypeKind::Scalar && types_.info(t).scalar == ScalarType::Bool; };
+    auto bool_with_number = [&](TypeId x, TypeId y) {
+      return use.kind == BinaryUse::Kind::Compare && types_.is_numeric_scalar(x) && types_.is_numeric_scalar(y) &&
+             is_bool(x) != is_bool(y);
+    };
     if (a.kind == TypeKind::Tensor && b.kind == TypeKind::Tensor) {
       auto da = types_.dims(lhs), db = types_.dims(rhs);
       size_t rank = std::max(da.size(), db.size());
@@ -628,8 +684,10 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
       }
       // The elements are typed as two scalars are (a comparison of two
       // bools too, which `+` would refuse).
-      TypeId element = binary_result(node, use, compute_type(types_.scalar(a.scalar)),
-                                     compute_type(types_.scalar(b.scalar)));
+      TypeId element = bool_with_number(types_.scalar(a.scalar), types_.scalar(b.scalar))
+                           ? types_.scalar(ScalarType::Bool)
+                           : binary_result(node, use, compute_type(types_.scalar(a.scalar)),
+                                           compute_type(types_.scalar(b.scalar)));
       if (types_.is_error(element)) return element;
       if (!arithmetic) element = types_.scalar(ScalarType::Bool);
       return types_.tensor(types_.info(element).scalar, {}, dims, value_space(), false, false);
@@ -638,7 +696,9 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
     TypeId tensor_type = a.kind == TypeKind::Tensor ? lhs : rhs;
     TypeId scalar_side = a.kind == TypeKind::Tensor ? rhs : lhs;
     if (!types_.is_numeric_scalar(scalar_side)) return invalid();
-    TypeId element = binary_result(node, use, compute_type(types_.scalar(t.scalar)), scalar_side);
+    TypeId element = bool_with_number(types_.scalar(t.scalar), scalar_side)
+                         ? types_.scalar(ScalarType::Bool)
+                         : binary_result(node, use, compute_type(types_.scalar(t.scalar)), scalar_side);
     if (types_.is_error(element)) return element;
     std::vector<DimId> dims(types_.dims(tensor_type).begin(), types_.dims(tensor_type).end());
     return types_.tensor(arithmetic ? types_.info(element).scalar : ScalarType::Bool, {}, dims, value_space(), false,
@@ -686,7 +746,11 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
     result = scalar_info(x.scalar).bits >= scalar_info(y.scalar).bits ? ca : cb;
   } else {
     if (scalar_info(x.scalar).category != scalar_info(y.scalar).category) {
-      diags_.emit<diag::SemaMixedSignedness>(where, use.spelling, types_.to_string(ca), types_.to_string(cb));
+      // The signed operand first, whichever side it is on (a tensor's
+      // element is typed as the left operand).
+      bool signed_first = scalar_info(x.scalar).category == ScalarCategory::SignedInt;
+      diags_.emit<diag::SemaMixedSignedness>(where, use.spelling, types_.to_string(signed_first ? ca : cb),
+                                             types_.to_string(signed_first ? cb : ca));
       return types_.error();
     }
     result = scalar_info(x.scalar).bits >= scalar_info(y.scalar).bits ? ca : cb;

@@ -433,6 +433,146 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       if (bound.empty()) return Value{error};
       return Value{concat_result(bc, bound)};
     }
+    case Signature::StackArgs: {
+      auto bound = bc.bind({"tensors", "axis"}, 1);
+      if (bound.empty()) return Value{error};
+      return Value{stack_result(bc, bound)};
+    }
+    case Signature::ClipArgs: {
+      // NumPy's clip(a, a_min, a_max): minimum(maximum(a, a_min), a_max),
+      // broadcasting; a bound may be None (not both).
+      auto bound = bc.bind({"a", "a_min", "a_max"}, 3);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> a = graph_tensor_argument(bc, bound[0], "a");
+      if (!a) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      TypeId result = *a;
+      bool any_bound = false;
+      for (size_t i = 1; i < 3; ++i) {
+        if (ast_.kind(bound[i]) == NodeKind::NoneLiteral) {
+          set_type(bound[i], types_.none());
+          continue;
+        }
+        any_bound = true;
+        result = binary_result(bc.call, BinaryUse::builtin(bc.name), result, bc.value_of(bound[i]).type);
+        if (types_.is_error(result)) return Value{error};
+      }
+      if (!any_bound) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "a_min", bc.name, "a bound (a_min and a_max are both None)",
+                                            "None");
+        return Value{error};
+      }
+      return Value{result};
+    }
+    case Signature::TensorMapArgs: {
+      // copy(x): a new tensor of x's type; sign(x): -1, 0 or 1 in x's
+      // element type (its compute type for narrow floats).
+      auto bound = bc.bind({"x"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      if (bc.id == BuiltinId::Copy) return Value{types_.with_mut(*x, false)};
+      std::optional<ScalarType> element = graph_element(*x);
+      if (!element || *element == ScalarType::Bool) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a tensor of numbers",
+                                            types_.to_string(*x));
+        return Value{error};
+      }
+      return Value{graph_tensor(*element, dims_of(*x))};
+    }
+    case Signature::FlattenArgs: {
+      // NumPy's x.flatten() / ravel: the elements in row-major order, 1-D.
+      auto bound = bc.bind({"x"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      DimId count = types_.constant_dim(1);
+      for (DimId d : std::vector<DimId>(types_.dims(*x).begin(), types_.dims(*x).end()))
+        count = types_.binary_dim(DimKind::Mul, count, d);
+      DimId flat[] = {count};
+      return Value{types_.tensor(types_.info(*x).scalar, types_.info(*x).policy, flat, AddressSpace::Global, false,
+                                 false)};
+    }
+    case Signature::ArgReduceArgs: {
+      // NumPy's argmax / argmin: the index (i64) of the first largest
+      // (smallest) element along one axis, or of the flattened tensor.
+      auto bound = bc.bind({"x", "axis", "keepdims"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      std::vector<DimId> dims = dims_of(*x);
+      std::optional<size_t> axis;
+      if (bound[1].valid() && ast_.kind(bound[1]) != NodeKind::NoneLiteral) {
+        std::optional<int64_t> a = bc.require_constant_integer(bound[1], "axis");
+        if (!a) return Value{error};
+        axis = tensor_axis(bound[1], *a, dims.size());
+        if (!axis) return Value{error};
+      }
+      bool keepdims = false;
+      if (bound[2].valid()) {
+        auto k = constant_bool(bc, bound[2], "keepdims");
+        if (!k) return Value{error};
+        keepdims = *k;
+      }
+      if (!graph_element(*x)) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a tensor of numbers",
+                                            types_.to_string(*x));
+        return Value{error};
+      }
+      std::vector<DimId> result;
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (!axis || i == *axis) {
+          if (keepdims) result.push_back(types_.constant_dim(1));
+        } else {
+          result.push_back(dims[i]);
+        }
+      }
+      return Value{graph_tensor(ScalarType::I64, result)};
+    }
+    case Signature::VarianceArgs: {
+      // NumPy's var / std: the mean squared deviation from the mean over
+      // `axis` (an int, a tuple or None), divided by n - ddof.
+      auto bound = bc.bind({"x", "axis", "ddof", "keepdims"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (bound[1].valid()) bc.value_of(bound[1]);
+      if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      std::vector<DimId> dims = dims_of(*x);
+      std::vector<size_t> axes;
+      if (bound[1].valid() && ast_.kind(bound[1]) != NodeKind::NoneLiteral) {
+        auto listed = tensor_axes(bc, bound[1], dims.size());
+        if (!listed) return Value{error};
+        axes = *listed;
+      } else {
+        for (size_t i = 0; i < dims.size(); ++i) axes.push_back(i);
+      }
+      if (bound[2].valid()) {
+        Value ddof = bc.value_of(bound[2]);
+        if (!ddof.constant || ddof.constant->from_local) {
+          diags_.emit<diag::SemaNotConstant>(ast_.range(bound[2]), "'ddof' of '" + std::string(bc.name) + "'");
+          return Value{error};
+        }
+      }
+      bool keepdims = false;
+      if (bound[3].valid()) {
+        auto k = constant_bool(bc, bound[3], "keepdims");
+        if (!k) return Value{error};
+        keepdims = *k;
+      }
+      std::optional<ScalarType> element = graph_element(*x);
+      if (!element) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a tensor of numbers",
+                                            types_.to_string(*x));
+        return Value{error};
+      }
+      if (!is_float(*element)) element = ScalarType::F32;  // of integers and bools, as ts.mean
+      std::vector<DimId> result;
+      for (size_t i = 0; i < dims.size(); ++i) {
+        bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
+        if (!reduced) result.push_back(dims[i]);
+        else if (keepdims) result.push_back(types_.constant_dim(1));
+      }
+      return Value{graph_tensor(*element, result)};
+    }
     case Signature::SplitArgs: {
       auto bound = bc.bind({"x", "sections", "axis"}, 2);
       if (bound.empty()) return Value{error};
@@ -631,13 +771,13 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
           return true;
         }
         return kind == TypeKind::Tensor || kind == TypeKind::String || kind == TypeKind::Error ||
-               kind == TypeKind::Dynamic || types_.is_numeric_scalar(t);
+               kind == TypeKind::Dynamic || kind == TypeKind::Dtype || types_.is_numeric_scalar(t);
       };
       for (NodeId argument : bc.args.positional) {
         Value v = bc.value_of(argument);
         if (!printable(v.type))
           diags_.emit<diag::SemaArgumentType>(ast_.range(argument), "values", bc.name,
-                                              "tensors, numbers, strings or tuples of tensors and numbers",
+                                              "tensors, numbers, strings, dtypes or tuples of tensors and numbers",
                                               types_.to_string(v.type));
       }
       out_.call_arguments[bc.call.index] = bc.args.positional;
@@ -850,6 +990,62 @@ TypeId Checker::concat_result(BuiltinCall& bc, const std::vector<NodeId>& bound)
   bool same = std::all_of(parts.begin(), parts.end(),
                           [&](TypeId t) { return types_.info(t).scalar == types_.info(parts[0]).scalar; });
   ScalarType result = same ? types_.info(parts[0]).scalar : types_.info(promoted).scalar;
+  return graph_tensor(result, dims);
+}
+
+// ts.stack(tensors, axis=0): tensors of one shape, joined along a new axis
+// (NumPy's: `axis` counts in the result, from -(rank + 1) to rank).
+TypeId Checker::stack_result(BuiltinCall& bc, const std::vector<NodeId>& bound) {
+  NodeId list = bound[0];
+  if (ast_.kind(list) != NodeKind::Tuple && ast_.kind(list) != NodeKind::List) {
+    Value v = bc.value_of(list);
+    if (!types_.is_error(v.type))
+      diags_.emit<diag::SemaArgumentType>(ast_.range(list), "tensors", bc.name, "a list or tuple of tensors",
+                                          types_.to_string(v.type));
+    return types_.error();
+  }
+  set_type(list, types_.dynamic());
+  std::vector<TypeId> parts;
+  for (NodeId element : ast_.children(list)) {
+    std::optional<TypeId> t = graph_tensor_argument(bc, element, "tensors");
+    if (!t) return types_.error();
+    parts.push_back(*t);
+  }
+  if (parts.empty()) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(list), "tensors", bc.name, "at least one tensor", "an empty list");
+    return types_.error();
+  }
+  std::vector<DimId> dims(types_.dims(parts[0]).begin(), types_.dims(parts[0]).end());
+  int64_t axis_value = 0;
+  if (bound[1].valid()) {
+    std::optional<int64_t> a = bc.require_constant_integer(bound[1], "axis");
+    if (!a) return types_.error();
+    axis_value = *a;
+  }
+  std::optional<size_t> axis = tensor_axis(bound[1].valid() ? bound[1] : list, axis_value, dims.size() + 1);
+  if (!axis) return types_.error();
+  ScalarType element = *graph_element(parts[0]);
+  TypeId promoted = types_.scalar(element);
+  for (size_t p = 1; p < parts.size(); ++p) {
+    std::vector<DimId> d(types_.dims(parts[p]).begin(), types_.dims(parts[p]).end());
+    bool ok = d.size() == dims.size();
+    for (size_t i = 0; ok && i < dims.size(); ++i) {
+      auto cx = types_.constant_value(dims[i]), cy = types_.constant_value(d[i]);
+      ok = !(dims[i] != d[i] && ((cx && cy) || (types_.dim(dims[i]).kind == DimKind::Symbol &&
+                                                types_.dim(d[i]).kind == DimKind::Symbol)));
+    }
+    if (!ok) {
+      diags_.emit<diag::SemaShapeMismatch>(ast_.range(ast_.children(list)[p]), std::string(bc.name),
+                                           types_.to_string(parts[0]), types_.to_string(parts[p]));
+      return types_.error();
+    }
+    promoted = binary_result(bc.call, BinaryUse::builtin(bc.name), promoted, types_.scalar(*graph_element(parts[p])));
+    if (types_.is_error(promoted)) return promoted;
+  }
+  bool same = std::all_of(parts.begin(), parts.end(),
+                          [&](TypeId t) { return types_.info(t).scalar == types_.info(parts[0]).scalar; });
+  ScalarType result = same ? types_.info(parts[0]).scalar : types_.info(promoted).scalar;
+  dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(*axis), types_.constant_dim(static_cast<int64_t>(parts.size())));
   return graph_tensor(result, dims);
 }
 

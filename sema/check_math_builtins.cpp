@@ -40,9 +40,11 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
       return Value{result};
     }
     case Signature::MinMax: {
+      // ts.maximum(x1, x2) / ts.minimum: NumPy's, always elementwise.
+      bool numpy_pair = bc.id == BuiltinId::Maximum || bc.id == BuiltinId::Minimum;
       // max(x) / min(x) of one tensor (with axis= and keepdims=): a reduction.
-      if ((bc.args.positional.size() == 1 || bc.method) && !in_device()) return check_graph_builtin(bc);
-      auto bound = bc.bind({"a", "b"}, 2);
+      if (!numpy_pair && (bc.args.positional.size() == 1 || bc.method) && !in_device()) return check_graph_builtin(bc);
+      auto bound = numpy_pair ? bc.bind({"x1", "x2"}, 2) : bc.bind({"a", "b"}, 2);
       if (bound.empty()) return Value{types_.error()};
       Value a = bc.value_of(bound[0]), c = bc.value_of(bound[1]);
       return Value{binary_result(bc.call, BinaryUse::builtin(bc.name), a.type, c.type)};

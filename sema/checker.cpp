@@ -896,9 +896,7 @@ void Checker::check_statements(NodeId suite) {
 // tensor of one element (0-d: a comparison of such tensors, one element, a
 // reduction), whose value the host reads back (graph.item) and takes as
 // Python's bool() does. A tensor of more elements is ambiguous, as in NumPy.
-// `statement`: an if or while statement (a conditional expression takes no
-// tensor condition).
-void Checker::check_condition(NodeId node, const Value& condition, bool statement) {
+void Checker::check_condition(NodeId node, const Value& condition) {
   if (types_.kind(condition.type) != TypeKind::Tensor) return;
   if (in_device()) {
     diags_.emit<diag::SemaConditionType>(ast_.range(node), types_.to_string(condition.type));
@@ -906,11 +904,9 @@ void Checker::check_condition(NodeId node, const Value& condition, bool statemen
     diags_.emit<diag::SemaTensorCondition>(ast_.range(node), types_.to_string(condition.type),
                                            "is ambiguous: it has more than one element (as in NumPy); reduce it to one "
                                            "value (ts.sum(c) > 0, c[0])");
-  } else if (!statement) {
-    diags_.emit<diag::SemaTensorCondition>(ast_.range(node), types_.to_string(condition.type),
-                                           "is read back to the host only by an if or while statement, not in a "
-                                           "conditional expression");
   }
+  // A 0-d tensor is read back to the host, by a statement or a conditional
+  // expression alike (docs/language/graph.md, "Conditions on tensors").
 }
 
 void Checker::check_statement(NodeId statement) {
@@ -973,7 +969,7 @@ void Checker::check_statement(NodeId statement) {
         if (it == locals_.end()) return;  // undefined: already reported
         it->second.constant.reset();
         it->second.global_id = it->second.global_id && value.global_id;
-        if (!is_assignable(result, it->second.type)) {
+        if (!is_assignable(result, it->second.type) && !promote_local_to_tensor(it->second, result)) {
           diags_.emit<diag::SemaLocalTypeChange>(ast_.range(children[1]), name_of(ast_.node(target).payload),
                                                  types_.to_string(it->second.type), types_.to_string(result));
         }
@@ -1101,6 +1097,7 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
         Local local;
         local.type = default_type(value);
         check_constant_fits(value_node, value, local.type);
+        if (std::optional<TypeId> promoted = promoted_local_type(target, local.type)) local.type = *promoted;
         local.def = target;
         local.global_id = value.global_id;
         local.constant = value.constant;
@@ -1121,7 +1118,8 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
       if (local.bare_shared && types_.kind(value.type) == TypeKind::Tensor) {
         local.type = value.type;  // s0, s1 = s1, s0 swaps shared buffers
       } else if (!types_.is_error(local.type) && !types_.is_error(value.type) &&
-                 (!is_assignable(value.type, local.type) || !same_tensor_kind(value.type, local.type))) {
+                 (!is_assignable(value.type, local.type) || !same_tensor_kind(value.type, local.type)) &&
+                 !promote_local_to_tensor(local, value.type)) {
         diags_.emit<diag::SemaLocalTypeChange>(ast_.range(value_node), name_of(n.payload), types_.to_string(local.type),
                                                types_.to_string(value.type));
       } else {
@@ -1324,13 +1322,79 @@ ScalarType Checker::range_element_type(NodeId iterable) {
   return ScalarType::I32;
 }
 
+namespace {
+
+// The element type of `s` after `s = <number of type a>` and `s = <0-d
+// tensor of type b>`: the type `s + t` computes in (floats over integers,
+// the wider of two floats or of two integers of one signedness); none for a
+// bool with a number or integers of different signedness.
+std::optional<ScalarType> combined_element(ScalarType a, ScalarType b) {
+  if (a == b) return a;
+  if (a == ScalarType::Bool || b == ScalarType::Bool) return std::nullopt;
+  const ScalarInfo& x = scalar_info(a);
+  const ScalarInfo& y = scalar_info(b);
+  if (is_float(a) != is_float(b)) return is_float(a) ? a : b;
+  if (is_float(a)) {
+    if (x.bits != y.bits) return x.bits > y.bits ? a : b;
+    return ScalarType::F32;  // bf16 and f16: the accumulation type of both
+  }
+  if (x.category != y.category) return std::nullopt;
+  return x.bits >= y.bits ? a : b;
+}
+
+}  // namespace
+
+std::optional<TypeId> Checker::promoted_local_type(NodeId target, TypeId first) {
+  if (in_device() || !promoted_locals_ || types_.kind(first) != TypeKind::Scalar) return std::nullopt;
+  auto it = promoted_locals_->find(target.index);
+  if (it == promoted_locals_->end()) return std::nullopt;
+  return types_.tensor(it->second, {}, {}, value_space(), false, false);
+}
+
+bool Checker::promote_local_to_tensor(Local& local, TypeId value) {
+  if (in_device() || !promoted_locals_ || local.is_parameter || local.is_dimension || !local.def.valid() ||
+      ast_.kind(local.def) != NodeKind::Name)
+    return false;
+  TypeInfo held = types_.info(local.type), given = types_.info(value);
+  if (given.kind != TypeKind::Tensor || !types_.dims(value).empty() || types_.sharding(value) ||
+      given.policy.index != 0)
+    return false;
+  // A number, or a 0-d tensor this rule made of one (a later value of a
+  // wider type widens it again).
+  bool number = held.kind == TypeKind::Scalar && held.policy.index == 0;
+  bool promoted = held.kind == TypeKind::Tensor && types_.dims(local.type).empty() &&
+                  promoted_locals_->count(local.def.index);
+  if (!number && !promoted) return false;
+  std::optional<ScalarType> element = combined_element(held.scalar, given.scalar);
+  if (!element) return false;
+  auto [it, inserted] = promoted_locals_->emplace(local.def.index, *element);
+  if (inserted || it->second != *element) new_promotion_ = true;
+  it->second = *element;
+  local.type = types_.tensor(*element, {}, {}, value_space(), false, false);
+  set_type(local.def, local.type);
+  return true;
+}
+
 std::unique_ptr<TypedModule> check_module(const Ast& ast, ValueStores& values, DiagnosticEngine& diags,
                                           const AutotunePin* pin) {
-  auto module = std::make_unique<TypedModule>(values.identifiers);
-  Checker checker(ast, values, diags, *module);
-  checker.set_autotune_pin(pin);
-  checker.run(ast.root());
-  return module;
+  // A local promoted to a 0-d tensor is one from its first assignment: when
+  // a check finds one, the module is checked again knowing it (a few rounds
+  // at most: each widens a local's type). The diagnostics are those of the
+  // last check.
+  std::unordered_map<uint32_t, ScalarType> promoted;
+  for (int round = 0;; ++round) {
+    CollectingDiagnosticConsumer collected;
+    DiagnosticEngine trial(diags.sources(), collected, DiagnosticOptions{false, false, 0});
+    auto module = std::make_unique<TypedModule>(values.identifiers);
+    Checker checker(ast, values, trial, *module);
+    checker.set_autotune_pin(pin);
+    checker.set_promoted_locals(&promoted);
+    checker.run(ast.root());
+    if (checker.found_new_promotion() && round < 8) continue;
+    trial.flush();
+    for (Diagnostic& d : collected.diagnostics) diags.report(std::move(d));
+    return module;
+  }
 }
 
 }  // namespace tessera::sema

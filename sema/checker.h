@@ -202,7 +202,8 @@ class Checker {
   // --- graph level (check_graph_builtins.cpp) ---
   // The element type a tensor's (or scalar's) values compute in; nullopt
   // for non-numbers.
-  void check_condition(NodeId node, const Value& condition, bool statement = true);
+  void check_condition(NodeId node, const Value& condition);
+  void check_format_spec(NodeId field, const Value& value);
   std::optional<ScalarType> graph_element(TypeId type);
   TypeId graph_tensor(ScalarType element, std::span<const DimId> dims);
   // NumPy broadcasting of two shapes (a size-1 dimension stretches);
@@ -221,6 +222,7 @@ class Checker {
   TypeId attention_result(BuiltinCall& call, const std::vector<NodeId>& bound, TypeId q, TypeId k, TypeId v);
   TypeId reshape_result(BuiltinCall& call, NodeId shape, TypeId x);
   TypeId concat_result(BuiltinCall& call, const std::vector<NodeId>& bound);
+  TypeId stack_result(BuiltinCall& call, const std::vector<NodeId>& bound);
   TypeId split_result(BuiltinCall& call, const std::vector<NodeId>& bound, TypeId x);
   TypeId npy_load_result(BuiltinCall& call, const std::vector<NodeId>& bound);
   // Binds the callee's symbolic dimensions to the arguments' (reports
@@ -327,6 +329,13 @@ class Checker {
   void read_kernel_decorator(FunctionInfo& info, NodeId decorator);
   // --- autotune spaces (check_autotune.cpp) ---
   void set_autotune_pin(const AutotunePin* pin) { pin_ = pin; }
+  // Locals of graph code first given a Python number and later a 0-d tensor
+  // (docs/language/graph.md, "Numbers that become tensors"): the Name node of
+  // the first assignment -> the element type of the 0-d tensor the local is
+  // from there on. Read by this check and extended by it; check_module checks
+  // the module again while a check finds a new one.
+  void set_promoted_locals(std::unordered_map<uint32_t, ScalarType>* promoted) { promoted_locals_ = promoted; }
+  bool found_new_promotion() const { return new_promotion_; }
   void read_autotune_key(FunctionInfo& info, NodeId value);
   // Every point of the space, with `where=` evaluated at each.
   void enumerate_autotune_points(FunctionInfo& info);
@@ -373,6 +382,14 @@ class Checker {
   bool module_symbol_bound(uint32_t name) const;
   std::vector<std::string> module_paths_{""};  // module id -> dotted path ("" is `tessera` itself)
   std::unordered_map<std::string, uint32_t> module_ids_{{"", 0}};
+
+  std::unordered_map<uint32_t, ScalarType>* promoted_locals_ = nullptr;
+  bool new_promotion_ = false;
+  // `s = 0.0` then `s = s + ts.sum(x)`: makes the local a 0-d tensor (and
+  // records it for the next check); false where the rule does not apply.
+  bool promote_local_to_tensor(Local& local, TypeId value);
+  // The type a local first bound at `target` has when it was promoted.
+  std::optional<TypeId> promoted_local_type(NodeId target, TypeId first);
 
   // The function being checked.
   FunctionInfo* function_ = nullptr;

@@ -199,6 +199,13 @@ void Emitter::emit_host_print(Operation* op) {
     if (x->getType()->isIntegerTy(1)) x = builder_.CreateZExt(x, builder_.getInt8Ty());
     llvm::AllocaInst* slot = entry_alloca(x->getType());
     builder_.CreateStore(x, slot);
+    // An f-string's `{v:.4f}`: formatted by the runtime (support/format_spec.h).
+    std::string_view format = op->has_attr("formats") ? op->attr("formats")[i].string_value() : std::string_view{};
+    if (!format.empty()) {
+      call_service(kServicePrintFormatted,
+                   {host_context_, builder_.getInt32(static_cast<uint32_t>(s)), slot, string_constant(format)});
+      continue;
+    }
     call_service(kServicePrintScalar, {host_context_, builder_.getInt32(static_cast<uint32_t>(s)), slot});
   }
   piece(op->num_operands());

@@ -803,7 +803,19 @@ void Lexer::scan_fstring_field(const char*& p, char quote, bool triple, FStringV
     } else if (c == '}' && depth > 0) {
       --depth;
     } else if (depth == 0 && (c == '}' || c == ':' || (c == '!' && p[1] != '='))) {
-      if (expr_end == nullptr) expr_end = p;
+      if (expr_end == nullptr) {
+        expr_end = p;
+        // `{x=}`, `{loss = :.3f}`: Python's self-documenting field prints
+        // the expression's text ('=' and spaces included), then the value.
+        const char* last = expr_end;
+        while (last > expr_begin && (last[-1] == ' ' || last[-1] == '\t')) --last;
+        bool comparison = last - 1 > expr_begin && (last[-2] == '=' || last[-2] == '!' || last[-2] == '<' ||
+                                                    last[-2] == '>');
+        if (last > expr_begin && last[-1] == '=' && !comparison) {
+          value.parts.push_back(FStringPart{false, std::string(expr_begin, expr_end), {}, 0, {}});
+          expr_end = last - 1;
+        }
+      }
       if (c == '!') {
         // A conversion: `!r`, `!s` or `!a`, up to the ':' or '}' after it.
         const char* conversion_begin = ++p;

@@ -241,6 +241,20 @@ TEST_CASE("f-string parts: text, expression ranges in the file, conversion and s
   CHECK(f.parts[3].format_spec == ">{w}");
 }
 
+TEST_CASE("f-string self-documenting fields: the text with '=' first, then the expression without it") {
+  Lexed l("f'{x=}{a + b = :.2f}{a==b}{c<=d}'");
+  const FStringValue& f = l.values.fstrings[l.tokens.tokens()[0].payload];
+  REQUIRE(f.parts.size() == 6);
+  SourceOffset base = l.sources.file_begin(FileId{0});
+  CHECK(f.parts[0].text == "x=");
+  CHECK(f.parts[1].expression == SourceRange{base + 3, base + 4});
+  CHECK(f.parts[2].text == "a + b = ");
+  CHECK(f.parts[3].expression == SourceRange{base + 7, base + 13});
+  CHECK(f.parts[3].format_spec == ".2f");
+  CHECK(f.parts[4].is_expression);  // a comparison, not a self-documenting field
+  CHECK(f.parts[5].is_expression);
+}
+
 TEST_CASE("indentation tokens: ranges and several dedents at once") {
   Lexed l("if a:\n    if b:\n        x\ny\n");
   std::vector<K> kinds = l.kinds();

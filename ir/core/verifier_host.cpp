@@ -123,6 +123,14 @@ void Verifier::verify_host_print(Operation* op) {
   for (Value* v : op->operands())
     if (!is_buffer(v->type()) && !v->type().is_scalar() && !v->type().is_index())
       return void(error(op, fmt::format("prints buffers and scalars, not {}", v->type().str())));
+  // An f-string's format specs: one string per operand ("" for none), on scalars.
+  if (!op->has_attr("formats")) return;
+  Attribute formats = attr(op, "formats", AttributeKind::Array);
+  if (formats && formats.size() != op->num_operands())
+    return void(error(op, fmt::format("needs {} 'formats' strings, one per operand", op->num_operands())));
+  for (unsigned i = 0; formats && i < op->num_operands(); ++i)
+    if (!formats[i].string_value().empty() && !op->operand(i)->type().is_scalar() && !op->operand(i)->type().is_index())
+      return void(error(op, fmt::format("formats operand #{} with a spec, which needs a scalar", i)));
 }
 
 // 'host.save': writes a buffer to a .npy file.

@@ -433,8 +433,9 @@ class Bufferizer {
         return true;
       case OpKind::GraphPrint: {
         std::vector<Value*> printed = o->operands();
-        b_.create(OpKind::HostPrint, std::span<Value* const>(printed), std::span<const Type>{},
-                  {{"text", o->attr("text")}});
+        std::vector<NamedAttribute> attributes{{"text", o->attr("text")}};
+        if (o->has_attr("formats")) attributes.push_back({"formats", o->attr("formats")});
+        b_.create(OpKind::HostPrint, std::span<Value* const>(printed), std::span<const Type>{}, std::move(attributes));
         o->erase();
         return true;
       }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime_internal.h"
+#include "support/format_spec.h"
 #include "support/npy.h"
 #include "tessera/numerics.hpp"
 
@@ -207,7 +208,8 @@ tessStatus tessHostContextCreate(tessDevice device, tessStream stream, tessModul
                                         tessHostKeep,          tessHostLaunch,     tessHostPrintText,
                                         tessHostPrintTensor,   tessHostPrintScalar, tessHostSave,
                                         tessHostLoad,          tessHostFail,       tessHostMesh,
-                                        tessHostCollective,    tessHostRead,       tessHostLaunchTuned};
+                                        tessHostCollective,    tessHostRead,       tessHostLaunchTuned,
+                                        tessHostPrintFormatted};
   auto* c = new tessHostContext_st;
   c->services = &services;
   c->device = device;
@@ -315,6 +317,24 @@ tessStatus tessHostPrintScalar(tessHostContext context, tessDtype dtype, const v
   std::vector<uint8_t> storage(static_cast<size_t>(std::max(1, bits / 8)));
   std::memcpy(storage.data(), value, storage.size());
   std::fputs(element_text(read_element(storage, dtype, 0), dtype).c_str(), output_of(context));
+  return ok();
+}
+
+tessStatus tessHostPrintFormatted(tessHostContext context, tessDtype dtype, const void* value, const char* spec) {
+  if (!context || !value || !spec) return fail(TESS_ERROR_INVALID_VALUE, "tessHostPrintFormatted: null argument");
+  std::string why;
+  std::optional<tessera::FormatSpec> parsed = tessera::parse_format_spec(spec, &why);
+  if (!parsed) return fail(TESS_ERROR_INVALID_VALUE, fmt::format("print: the format spec '{}' is not one print formats: {}", spec, why));
+  int bits = tessDtypeBits(dtype);
+  std::vector<uint8_t> storage(static_cast<size_t>(std::max(1, bits / 8)));
+  std::memcpy(storage.data(), value, storage.size());
+  Element e = read_element(storage, dtype, 0);
+  std::optional<std::string> text =
+      tessera::format_number(*parsed, e.is_float, e.f, e.i, e.u, e.is_unsigned, element_text(e, dtype));
+  if (!text)
+    return fail(TESS_ERROR_INVALID_VALUE, fmt::format("print: the format spec '{}' is for integers, the value is a float", spec));
+  if (!tessera::rt::is_first_rank()) return ok();  // a job's output is rank 0's
+  std::fputs(text->c_str(), output_of(context));
   return ok();
 }
 

@@ -60,6 +60,8 @@ typedef struct tessHostServices {
   /* ABI 4: a launch of an autotuned kernel through the tuner (docs/autotuning.md). */
   tessStatus (*launch_tuned)(tessHostContext context, const char* tuning, const uint32_t* grids,
                              const uint32_t* groups, void** args, const tessTensor* const* tensors);
+  /* ABI 4 too: a number printed by a Python format spec (an f-string's `{v:.4f}`). */
+  tessStatus (*print_formatted)(tessHostContext context, tessDtype dtype, const void* value, const char* spec);
 } tessHostServices;
 
 /* What a CPU code object exports as `tessera_host_functions`, ended by an
@@ -112,6 +114,10 @@ tessStatus tessHostLaunchTuned(tessHostContext context, const char* tuning, cons
 tessStatus tessHostPrintText(tessHostContext context, const char* text);
 tessStatus tessHostPrintTensor(tessHostContext context, const tessTensor* tensor);
 tessStatus tessHostPrintScalar(tessHostContext context, tessDtype dtype, const void* value);
+/* The number at `value` formatted as Python's format(value, spec) would
+ * (support/format_spec.h: fill, alignment, sign, '#', '0', width, precision,
+ * the types d b o x X e E f F g G %). */
+tessStatus tessHostPrintFormatted(tessHostContext context, tessDtype dtype, const void* value, const char* spec);
 /* ts.save: the tensor as a .npy file (types NumPy lacks are saved as float32). */
 tessStatus tessHostSave(tessHostContext context, const char* path, const tessTensor* tensor);
 /* ts.load: a new contiguous tensor of `dtype` and `rank` from a .npy file;
