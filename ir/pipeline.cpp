@@ -17,7 +17,7 @@ namespace {
 constexpr std::string_view kDefaultTilePipeline[] = {
     "inline", "autodiff", "jvp", "inline", "canonicalize", "cse", "dce",
     "graph-decompose", "graph-fusion",
-    "generate-kernels", "bufferize",
+    "generate-kernels", "bufferize", "buffer-plan",
     "canonicalize", "cse", "licm", "canonicalize", "dce",
     "uniformity", "address-space-inference", "shared-layout", "tile-layout", "verify"};
 constexpr size_t kDefaultGraphEnd = 7, kDefaultScheduleEnd = 9;

@@ -468,6 +468,7 @@ void Emitter::emit(Operation* op) {
     case OpKind::HostAlloc: return emit_host_alloc(op);
     case OpKind::HostFree: return emit_host_free(op);
     case OpKind::HostView: return emit_host_view(op);
+    case OpKind::HostArenaBuffer: return emit_host_arena_buffer(op);
     case OpKind::HostStride: return emit_host_stride(op);
     case OpKind::HostLaunch: return emit_host_launch(op);
     case OpKind::HostPrint: return emit_host_print(op);

@@ -160,6 +160,7 @@ class Emitter {
   void emit_host_alloc(Operation* op);
   void emit_host_free(Operation* op);
   void emit_host_view(Operation* op);
+  void emit_host_arena_buffer(Operation* op);
   void emit_host_stride(Operation* op);
   void emit_host_launch(Operation* op);
   void emit_host_launch_tuned(Operation* op, llvm::Value* args);

@@ -70,6 +70,27 @@ void Emitter::emit_host_view(Operation* op) {
   values_[op->result()] = Lowered{nullptr, m};
 }
 
+// A buffer of buffer-plan's arena: `offset` bytes past the arena's first
+// byte, contiguous row-major, its static sizes.
+void Emitter::emit_host_arena_buffer(Operation* op) {
+  Type t = op->result()->type();
+  MemRef& arena = memref(op->operand(0));
+  auto m = std::make_shared<MemRef>();
+  m->base = builder_.CreateInBoundsGEP(builder_.getInt8Ty(), arena.base, builder_.getInt64(op->int_attr("offset")));
+  int64_t stride = 1;
+  m->strides.resize(t.rank());
+  for (size_t a = t.rank(); a-- > 0;) {
+    m->strides[a] = builder_.getInt64(stride);
+    stride *= t.shape()[a];
+  }
+  for (size_t a = 0; a < t.rank(); ++a) {
+    m->origin.push_back(builder_.getInt64(0));
+    m->sizes.push_back(builder_.getInt64(t.shape()[a]));
+  }
+  m->root = t;
+  values_[op->result()] = Lowered{nullptr, m};
+}
+
 void Emitter::emit_host_stride(Operation* op) {
   set(op->result(), memref(op->operand(0)).strides.at(static_cast<size_t>(op->int_attr("axis"))));
 }

@@ -401,6 +401,7 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::HostAlloc: return verify_host_alloc(op);
     case OpKind::HostFree: return verify_host_free(op);
     case OpKind::HostView: return verify_host_view(op);
+    case OpKind::HostArenaBuffer: return verify_host_arena_buffer(op);
     case OpKind::HostStride: return verify_host_stride(op);
     case OpKind::HostLaunch: return verify_host_launch(op);
     case OpKind::HostPrint: return verify_host_print(op);

@@ -51,6 +51,25 @@ void Verifier::verify_host_view(Operation* op) {
     if (!op->operand(i)->type().is_index()) return void(error(op, "its offset, sizes and strides must be index values"));
 }
 
+// 'host.arena_buffer %arena {offset = N}': a contiguous buffer of its
+// result's static shape N bytes into %arena, an i8 buffer of static size
+// (buffer-plan); the buffer must lie inside the arena.
+void Verifier::verify_host_arena_buffer(Operation* op) {
+  if (!shape(op, 1, 1)) return;
+  Type arena = op->operand(0)->type(), t = op->result()->type();
+  if (!is_buffer(arena) || arena.scalar() != ScalarType::I8 || arena.rank() != 1 || arena.shape()[0] == kDynamic)
+    return void(error(op, "operand must be an arena: a memref of i8 in global memory with a static size"));
+  if (!is_buffer(t) || dynamic_dims(t) != 0) return void(error(op, "result must be a memref in global memory with a static shape"));
+  Attribute offset = attr(op, "offset", AttributeKind::Integer);
+  if (!offset) return;
+  int64_t count = 1;
+  for (int64_t d : t.shape()) count *= d;
+  int64_t bytes = (count * scalar_info(t.scalar()).storage_bits + 7) / 8;
+  if (offset.int_value() < 0 || offset.int_value() + bytes > arena.shape()[0])
+    error(op, fmt::format("bytes [{}, {}) are outside the arena of {} bytes", offset.int_value(),
+                          offset.int_value() + bytes, arena.shape()[0]));
+}
+
 // 'host.stride': a memref's stride along `axis`, in elements.
 void Verifier::verify_host_stride(Operation* op) {
   if (!shape(op, 1, 1)) return;

@@ -153,6 +153,7 @@ class Verifier {
   void verify_host_load(Operation* op);
   void verify_host_check(Operation* op);
   void verify_host_read(Operation* op);
+  void verify_host_arena_buffer(Operation* op);
 
   // --- verifier_tile.cpp ---
   void verify_index_id(Operation* op);

@@ -539,7 +539,8 @@ class Bufferizer {
 
   // The last operation of `block` that uses `buffer` or a view of it; false
   // when the memory leaves the block (a yield, return, call or a block
-  // argument of a nested region carries it).
+  // argument of a nested region carries it: a loop's initial value becomes
+  // its block argument and, yielded back or with no iteration, its result).
   bool last_use_in_block(Value* buffer, Block& block, Operation*& last) {
     std::vector<Value*> work{buffer};
     std::set<Value*> seen;
@@ -550,7 +551,7 @@ class Bufferizer {
       for (OpOperand* use : v->uses()) {
         Operation* user = use->owner();
         if (user->is(OpKind::Yield) || user->is(OpKind::Return) || user->is(OpKind::Call) ||
-            user->is(OpKind::Condition))
+            user->is(OpKind::Condition) || user->num_regions() > 0)
           return false;
         if (user->is(OpKind::HostView)) work.push_back(user->result());
         while (user && user->block() != &block) user = user->parent_op();

@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "runtime_internal.h"
 
@@ -18,6 +19,12 @@ struct tessHostContext_st {
   std::unordered_map<std::string, tessKernel> kernels;
   std::unordered_set<tessDevicePtr> frame;  // allocations of the running call
   std::unordered_set<tessDevicePtr> kept;   // ... that it returns
+  // Freed allocations kept for the next of the same size class
+  // (host_program.cpp, "The allocation cache"), and the class of each
+  // allocation the context made and still owns.
+  std::unordered_map<uint64_t, std::vector<tessDevicePtr>> cached;
+  std::unordered_map<tessDevicePtr, uint64_t> size_class;
+  bool cache_enabled = true;
   int depth = 0;
   // The meshes the program's code has met, by description (host_collectives.cpp).
   std::unordered_map<std::string, tessMesh> meshes;
@@ -31,6 +38,16 @@ void destroy_host_meshes(tessHostContext context);
 // on the caller's `mesh`, after checking that it has the described axes and
 // shape; `what` names the call for messages.
 tessStatus lend_host_mesh(tessHostContext context, const char* description, tessMesh mesh, const std::string& what);
+// The allocation cache (host_allocations.cpp): allocate (from the cache when
+// it has a block of the size class), release (into the cache when the
+// context made the block), disown (a returned block: the caller frees it),
+// drop (give every cached block back to the device).
+uint64_t host_size_class(uint64_t bytes);
+bool host_cache_enabled_by_environment();
+tessStatus host_allocate(tessHostContext context, uint64_t bytes, tessDevicePtr* ptr);
+tessStatus host_release(tessHostContext context, tessDevicePtr ptr);
+void host_disown(tessHostContext context, tessDevicePtr ptr);
+void host_drop_cache(tessHostContext context);
 // Whether this process is rank 0 of its job (print and ts.save write only there).
 bool is_first_rank();
 }  // namespace tessera::rt

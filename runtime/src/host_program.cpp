@@ -215,6 +215,7 @@ tessStatus tessHostContextCreate(tessDevice device, tessStream stream, tessModul
   c->device = device;
   c->stream = stream;
   c->module = module;
+  c->cache_enabled = tessera::rt::host_cache_enabled_by_environment();
   *context = c;
   return ok();
 }
@@ -227,7 +228,8 @@ tessStatus tessHostContextSetOutput(tessHostContext context, FILE* output) {
 
 tessStatus tessHostContextDestroy(tessHostContext context) {
   if (!context) return null_context("tessHostContextDestroy");
-  for (tessDevicePtr p : context->frame) tessFree(context->device, p);
+  for (tessDevicePtr p : context->frame) tessera::rt::host_release(context, p);
+  tessera::rt::host_drop_cache(context);
   tessera::rt::destroy_host_meshes(context);
   delete context;
   return ok();
@@ -241,8 +243,10 @@ tessStatus tessHostCall(tessHostContext context, tessHostFunction function, void
   --context->depth;
   if (!outermost) return status;
   std::string message = status ? tessGetLastErrorMessage() : "";
-  for (tessDevicePtr p : context->frame)
-    if (status || !context->kept.count(p)) tessFree(context->device, p);
+  for (tessDevicePtr p : context->frame) {
+    if (status || !context->kept.count(p)) tessera::rt::host_release(context, p);
+    else tessera::rt::host_disown(context, p);
+  }
   context->frame.clear();
   context->kept.clear();
   if (status) return fail(status, message);
@@ -257,7 +261,7 @@ tessStatus tessHostFreeTensor(tessHostContext context, const tessTensor* tensor)
 
 tessStatus tessHostAlloc(tessHostContext context, uint64_t bytes, tessDevicePtr* ptr) {
   if (!context) return null_context("tessHostAlloc");
-  if (tessStatus s = tessMalloc(context->device, bytes, ptr)) return s;
+  if (tessStatus s = tessera::rt::host_allocate(context, bytes, ptr)) return s;
   context->frame.insert(*ptr);
   return ok();
 }
@@ -265,7 +269,7 @@ tessStatus tessHostAlloc(tessHostContext context, uint64_t bytes, tessDevicePtr*
 tessStatus tessHostFree(tessHostContext context, tessDevicePtr ptr) {
   if (!context) return null_context("tessHostFree");
   context->frame.erase(ptr);
-  return tessFree(context->device, ptr);
+  return tessera::rt::host_release(context, ptr);
 }
 
 tessStatus tessHostKeep(tessHostContext context, tessDevicePtr ptr) {
@@ -398,6 +402,10 @@ tessStatus tessHostLoad(tessHostContext context, const char* path, tessDtype dty
                               path, a, array->shape[static_cast<size_t>(a)], dims[a]));
   tessDevicePtr data = 0;
   if (tessStatus s = tessHostAlloc(context, array->data.size(), &data)) return s;
+  // The block may be one the cache gave back while a kernel queued before
+  // still uses its bytes.
+  if (context->stream)
+    if (tessStatus s = tessStreamSynchronize(context->stream)) return s;
   if (!array->data.empty())
     if (tessStatus s = tessMemcpyHtoD(context->device, data, array->data.data(), array->data.size())) return s;
   return tessTensorMakeContiguous(data, dtype, rank, array->shape.data(), tensor);
