@@ -13,7 +13,9 @@
 #   2. on a compute capability 9.0 GPU, the same with TESSERA_EXEC_MMA=wgmma
 #      (sm_90a with wgmma where the operands allow it): if it passes, wgmma
 #      can become --mma=auto's choice (docs/codegen.md, "Tensor cores");
-#   3. the runtime's unit tests, which use a GPU when one works.
+#   3. the @jit and program tests (tests/conformance/jit/, graph/, autodiff/:
+#      host code and generated kernels) on cuda:0;
+#   4. the runtime's unit tests, which use a GPU when one works.
 # Exit status: 0 when every step passed, 1 otherwise; 77 without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,5 +47,9 @@ if [[ "$capability" == "9.0" ]]; then
 else
   echo "== wgmma: skipped (compute capability $capability, not 9.0)"
 fi
+# @jit functions and programs: host code launching the fatbin's kernels,
+# the stdlib's GEMM (tuned) and flash attention (issue 20's GPU run).
+step "@jit functions and programs on cuda:0" \
+  env TESSERA_EXEC_DEVICE=cuda:0 "$lit" -sv "$build/tests" --filter 'conformance/jit/|conformance/graph/|conformance/autodiff/'
 step "runtime unit tests" ctest --test-dir "$build" -R 'unit.runtime' --output-on-failure
 exit "$failed"

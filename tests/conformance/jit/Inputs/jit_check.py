@@ -152,6 +152,10 @@ class Checker:
         self.tesserac, self.source, self.workdir = tesserac, os.path.abspath(source), workdir
         self.opt_level = opt_level
         self.run_args = list(run_args)
+        # scripts/gpu-check.sh runs these tests on a GPU (TESSERA_EXEC_DEVICE=cuda:0,
+        # as the execution tests); without it tesserac run picks its default.
+        if os.environ.get("TESSERA_EXEC_DEVICE"):
+            self.run_args += ["--device", os.environ["TESSERA_EXEC_DEVICE"]]
         self.failed = False
         self.random = np.random.default_rng(20261126)
         self.calls = 0
