@@ -77,6 +77,23 @@ Type Lowering::common_type(NodeId a, NodeId b) {
   return bits(*ta) >= bits(*tb) ? *ta : *tb;
 }
 
+std::string Lowering::expression_phrase(NodeId e) const {
+  switch (ast_.kind(e)) {
+    case NodeKind::StringLiteral: return "a string";
+    case NodeKind::FString: return "an f-string other than in print(...)";
+    case NodeKind::NoneLiteral: return "None as a value";
+    case NodeKind::EllipsisLiteral: return "'...' as a value";
+    case NodeKind::Lambda: return "a lambda";
+    case NodeKind::Dict: return "a dict";
+    case NodeKind::ListComp: return "a list comprehension";
+    case NodeKind::GeneratorExp: return "a generator expression";
+    case NodeKind::StarArgument:
+    case NodeKind::DoubleStarArgument: return "a starred argument";
+    case NodeKind::SizeLiteral: return "a size literal as a value";
+    default: return "the expression '" + std::string(node_kind_name(ast_.kind(e))) + "'";
+  }
+}
+
 Value* Lowering::convert(Value* v, Type to) {
   Type from = v->type();
   if (!to || from == to) return v;
@@ -183,7 +200,7 @@ Bound Lowering::lower(NodeId e, Type want) {
       for (NodeId element : ast_.children(e)) result.elements.push_back(value(element));
       break;
     default:
-      unsupported(e, std::string("the expression '") + std::string(node_kind_name(ast_.kind(e))) + "'");
+      unsupported(e, expression_phrase(e));
   }
   // An element read (a scalar subscript, tile.load) applied its tensor's
   // policy already; any other value whose type carries a policy is checked.

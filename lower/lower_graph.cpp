@@ -116,7 +116,7 @@ Operation* Lowering::jit_function_op(uint32_t index) {
         NodeId callee = ast_.kind(where) == NodeKind::Call ? ast_.child(where, 0) : where;
         if (ast_.kind(callee) == NodeKind::Name) what = "the call of '" + name_of(ast_.node(callee).payload) + "'";
         else if (ast_.kind(callee) == NodeKind::Attribute) what = "'." + name_of(ast_.node(callee).payload) + "'";
-        else what = "the expression '" + std::string(node_kind_name(ast_.kind(where))) + "'";
+        else what = expression_phrase(where);
         what += " in graph code (sema does not know its type)";
       }
       unsupported(where, what);

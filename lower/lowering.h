@@ -73,6 +73,9 @@ class Lowering {
   }
   Location location(NodeId node);
   [[noreturn]] void unsupported(NodeId node, std::string what);
+  // What an expression of `e`'s kind is called in a message ("an f-string",
+  // "a list comprehension"), as a user would write it, not the AST's name.
+  std::string expression_phrase(NodeId e) const;
 
   // --- statements (lower.cpp) ---
   struct Segment {

@@ -6,8 +6,10 @@ For each .tsr file under the given directories that lowers to Tile IR
 sm_80, sm_90, sm_90a and sm_100 and runs `ptxas -v`: it must succeed and
 report 0 bytes of spill stores and loads for every kernel. Files whose
 kernels use an operation the backend does not support yet
-(codegen.unsupported) are listed, not failed. Exits 77 (skipped) without
-ptxas.
+(codegen.unsupported) are listed, not failed, and so are the spills of the
+files in CPU_FORMS (kernels written for the CPU target, which graph code
+launches only in code for the CPU alone: they must assemble, but may
+spill). Exits 77 (skipped) without ptxas.
 """
 import os
 import pathlib
@@ -18,6 +20,9 @@ import sys
 import tempfile
 
 ARCHS = ["sm_80", "sm_90", "sm_90a", "sm_100"]
+# stdlib/gemm_cpu.tsr keeps 128 accumulators per lane, registers on the CPU
+# and local memory on a GPU (docs/stdlib.md, "gemm_cpu.tsr").
+CPU_FORMS = {"gemm_cpu.tsr"}
 
 
 def main() -> int:
@@ -26,7 +31,7 @@ def main() -> int:
     if not os.path.exists(ptxas):
         print("ptxas not found: skipped")
         return 77
-    failures, assembled, unsupported = [], 0, []
+    failures, assembled, unsupported, cpu_form_spills = [], 0, [], []
     with tempfile.TemporaryDirectory() as scratch:
         for directory in directories:
             for path in sorted(pathlib.Path(directory).glob("*.tsr")):
@@ -52,10 +57,13 @@ def main() -> int:
                         continue
                     for stores, loads in re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", run.stderr):
                         if stores != "0" or loads != "0":
-                            failures.append(f"{path} ({arch}): spills ({stores} bytes stored, {loads} loaded)")
+                            spill = f"{path} ({arch}): spills ({stores} bytes stored, {loads} loaded)"
+                            (cpu_form_spills if path.name in CPU_FORMS else failures).append(spill)
                     assembled += 1
     for line in unsupported:
         print("not supported yet:", line)
+    for line in cpu_form_spills:
+        print("a CPU form, allowed:", line)
     for failure in failures:
         print(failure)
     print(f"assembled {assembled} (file, arch) pairs with ptxas, {len(unsupported)} files not supported yet, "
