@@ -936,26 +936,35 @@ TypeId Checker::reshape_result(BuiltinCall& bc, NodeId shape, TypeId x) {
   return types_.tensor(types_.info(x).scalar, types_.info(x).policy, dims, AddressSpace::Global, false, false);
 }
 
-TypeId Checker::concat_result(BuiltinCall& bc, const std::vector<NodeId>& bound) {
-  NodeId list = bound[0];
+// The `tensors` argument of concat and stack: a list or tuple of at least
+// one tensor (each typed as a graph tensor); nullopt after a diagnostic.
+std::optional<std::vector<TypeId>> Checker::tensor_list_argument(BuiltinCall& bc, NodeId list) {
   if (ast_.kind(list) != NodeKind::Tuple && ast_.kind(list) != NodeKind::List) {
     Value v = bc.value_of(list);
     if (!types_.is_error(v.type))
       diags_.emit<diag::SemaArgumentType>(ast_.range(list), "tensors", bc.name, "a list or tuple of tensors",
                                           types_.to_string(v.type));
-    return types_.error();
+    return std::nullopt;
   }
   set_type(list, types_.dynamic());
   std::vector<TypeId> parts;
   for (NodeId element : ast_.children(list)) {
     std::optional<TypeId> t = graph_tensor_argument(bc, element, "tensors");
-    if (!t) return types_.error();
+    if (!t) return std::nullopt;
     parts.push_back(*t);
   }
   if (parts.empty()) {
     diags_.emit<diag::SemaArgumentType>(ast_.range(list), "tensors", bc.name, "at least one tensor", "an empty list");
-    return types_.error();
+    return std::nullopt;
   }
+  return parts;
+}
+
+TypeId Checker::concat_result(BuiltinCall& bc, const std::vector<NodeId>& bound) {
+  NodeId list = bound[0];
+  std::optional<std::vector<TypeId>> tensors = tensor_list_argument(bc, list);
+  if (!tensors) return types_.error();
+  const std::vector<TypeId>& parts = *tensors;
   size_t rank = types_.dims(parts[0]).size();
   int64_t axis_value = 0;
   if (bound[1].valid()) {
@@ -997,24 +1006,9 @@ TypeId Checker::concat_result(BuiltinCall& bc, const std::vector<NodeId>& bound)
 // (NumPy's: `axis` counts in the result, from -(rank + 1) to rank).
 TypeId Checker::stack_result(BuiltinCall& bc, const std::vector<NodeId>& bound) {
   NodeId list = bound[0];
-  if (ast_.kind(list) != NodeKind::Tuple && ast_.kind(list) != NodeKind::List) {
-    Value v = bc.value_of(list);
-    if (!types_.is_error(v.type))
-      diags_.emit<diag::SemaArgumentType>(ast_.range(list), "tensors", bc.name, "a list or tuple of tensors",
-                                          types_.to_string(v.type));
-    return types_.error();
-  }
-  set_type(list, types_.dynamic());
-  std::vector<TypeId> parts;
-  for (NodeId element : ast_.children(list)) {
-    std::optional<TypeId> t = graph_tensor_argument(bc, element, "tensors");
-    if (!t) return types_.error();
-    parts.push_back(*t);
-  }
-  if (parts.empty()) {
-    diags_.emit<diag::SemaArgumentType>(ast_.range(list), "tensors", bc.name, "at least one tensor", "an empty list");
-    return types_.error();
-  }
+  std::optional<std::vector<TypeId>> tensors = tensor_list_argument(bc, list);
+  if (!tensors) return types_.error();
+  const std::vector<TypeId>& parts = *tensors;
   std::vector<DimId> dims(types_.dims(parts[0]).begin(), types_.dims(parts[0]).end());
   int64_t axis_value = 0;
   if (bound[1].valid()) {

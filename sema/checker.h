@@ -222,6 +222,7 @@ class Checker {
   TypeId attention_result(BuiltinCall& call, const std::vector<NodeId>& bound, TypeId q, TypeId k, TypeId v);
   TypeId reshape_result(BuiltinCall& call, NodeId shape, TypeId x);
   TypeId concat_result(BuiltinCall& call, const std::vector<NodeId>& bound);
+  std::optional<std::vector<TypeId>> tensor_list_argument(BuiltinCall& call, NodeId list);
   TypeId stack_result(BuiltinCall& call, const std::vector<NodeId>& bound);
   TypeId split_result(BuiltinCall& call, const std::vector<NodeId>& bound, TypeId x);
   TypeId npy_load_result(BuiltinCall& call, const std::vector<NodeId>& bound);

@@ -28,6 +28,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -252,6 +253,9 @@ class Emitter {
   void emit_store(Operation* op);
   void emit_load_vector(Operation* op);
   llvm::Value* strided_last_axis(Operation* op, unsigned memref_operand);
+  std::pair<llvm::BasicBlock*, llvm::BasicBlock*> branch_on_unit_stride(llvm::Value* stride,
+                                                                        const std::function<void()>& unit,
+                                                                        const std::function<void()>& strided);
   void emit_store_vector(Operation* op);
   void emit_cp_async(Operation* op);
   void emit_cp_commit_group(Operation* op);

@@ -322,38 +322,51 @@ llvm::Value* Emitter::strided_last_axis(Operation* op, unsigned memref_operand) 
   return stride;
 }
 
+// Emits `unit` where `stride` is 1 at run time and `strided` where it is
+// not, both then joining; returns the blocks each ended in (for a phi).
+std::pair<llvm::BasicBlock*, llvm::BasicBlock*> Emitter::branch_on_unit_stride(
+    llvm::Value* stride, const std::function<void()>& unit, const std::function<void()>& strided) {
+  auto* unit_block = llvm::BasicBlock::Create(context_, "vector.unit", current_function_);
+  auto* strided_block = llvm::BasicBlock::Create(context_, "vector.strided", current_function_);
+  auto* join = llvm::BasicBlock::Create(context_, "vector.join", current_function_);
+  builder_.CreateCondBr(builder_.CreateICmpEQ(stride, builder_.getInt64(1)), unit_block, strided_block);
+  builder_.SetInsertPoint(unit_block);
+  unit();
+  llvm::BasicBlock* unit_end = builder_.GetInsertBlock();
+  builder_.CreateBr(join);
+  builder_.SetInsertPoint(strided_block);
+  strided();
+  llvm::BasicBlock* strided_end = builder_.GetInsertBlock();
+  builder_.CreateBr(join);
+  builder_.SetInsertPoint(join);
+  return {unit_end, strided_end};
+}
+
 void Emitter::emit_load_vector(Operation* op) {
   llvm::Type* vt = value_type(op->result()->type(), op);
   auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(vt);
   int64_t span = vector ? static_cast<int64_t>(vector->getNumElements()) : 1;
   llvm::Value* address = address_of(op, 0, 1, nullptr, span);
-  llvm::Value* stride = vector ? strided_last_axis(op, 0) : nullptr;
-  if (!stride) {
+  auto load_whole = [&] {
     auto* load = builder_.CreateLoad(vt, address);
     load->setAlignment(target_->vector_alignment(vt));
-    set(op->result(), load);
-    return;
-  }
-  auto* unit = llvm::BasicBlock::Create(context_, "vector.unit", current_function_);
-  auto* strided = llvm::BasicBlock::Create(context_, "vector.strided", current_function_);
-  auto* join = llvm::BasicBlock::Create(context_, "vector.join", current_function_);
-  builder_.CreateCondBr(builder_.CreateICmpEQ(stride, builder_.getInt64(1)), unit, strided);
-  builder_.SetInsertPoint(unit);
-  auto* load = builder_.CreateLoad(vt, address);
-  load->setAlignment(target_->vector_alignment(vt));
-  builder_.CreateBr(join);
-  builder_.SetInsertPoint(strided);
-  llvm::Type* element = vector->getElementType();
-  llvm::Value* gathered = llvm::PoisonValue::get(vt);
-  for (int64_t e = 0; e < span; ++e) {
-    llvm::Value* at = builder_.CreateGEP(element, address, builder_.CreateMul(builder_.getInt64(e), stride));
-    gathered = builder_.CreateInsertElement(gathered, builder_.CreateLoad(element, at), builder_.getInt64(e));
-  }
-  builder_.CreateBr(join);
-  builder_.SetInsertPoint(join);
+    return load;
+  };
+  llvm::Value* stride = vector ? strided_last_axis(op, 0) : nullptr;
+  if (!stride) return set(op->result(), load_whole());
+  llvm::Value *whole = nullptr, *gathered = llvm::PoisonValue::get(vt);
+  auto [from_unit, from_strided] = branch_on_unit_stride(
+      stride, [&] { whole = load_whole(); },
+      [&] {
+        llvm::Type* element = vector->getElementType();
+        for (int64_t e = 0; e < span; ++e) {
+          llvm::Value* at = builder_.CreateGEP(element, address, builder_.CreateMul(builder_.getInt64(e), stride));
+          gathered = builder_.CreateInsertElement(gathered, builder_.CreateLoad(element, at), builder_.getInt64(e));
+        }
+      });
   llvm::PHINode* v = builder_.CreatePHI(vt, 2);
-  v->addIncoming(load, unit);
-  v->addIncoming(gathered, strided);
+  v->addIncoming(whole, from_unit);
+  v->addIncoming(gathered, from_strided);
   set(op->result(), v);
 }
 
@@ -362,28 +375,18 @@ void Emitter::emit_store_vector(Operation* op) {
   auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(value->getType());
   int64_t span = vector ? static_cast<int64_t>(vector->getNumElements()) : 1;
   llvm::Value* address = address_of(op, 1, 2, nullptr, span);
+  auto store_whole = [&] {
+    builder_.CreateStore(value, address)->setAlignment(target_->vector_alignment(value->getType()));
+  };
   llvm::Value* stride = vector ? strided_last_axis(op, 1) : nullptr;
-  if (!stride) {
-    auto* store = builder_.CreateStore(value, address);
-    store->setAlignment(target_->vector_alignment(value->getType()));
-    return;
-  }
-  auto* unit = llvm::BasicBlock::Create(context_, "vector.unit", current_function_);
-  auto* strided = llvm::BasicBlock::Create(context_, "vector.strided", current_function_);
-  auto* join = llvm::BasicBlock::Create(context_, "vector.join", current_function_);
-  builder_.CreateCondBr(builder_.CreateICmpEQ(stride, builder_.getInt64(1)), unit, strided);
-  builder_.SetInsertPoint(unit);
-  auto* store = builder_.CreateStore(value, address);
-  store->setAlignment(target_->vector_alignment(value->getType()));
-  builder_.CreateBr(join);
-  builder_.SetInsertPoint(strided);
-  llvm::Type* element = vector->getElementType();
-  for (int64_t e = 0; e < span; ++e) {
-    llvm::Value* at = builder_.CreateGEP(element, address, builder_.CreateMul(builder_.getInt64(e), stride));
-    builder_.CreateStore(builder_.CreateExtractElement(value, builder_.getInt64(e)), at);
-  }
-  builder_.CreateBr(join);
-  builder_.SetInsertPoint(join);
+  if (!stride) return store_whole();
+  branch_on_unit_stride(stride, store_whole, [&] {
+    llvm::Type* element = vector->getElementType();
+    for (int64_t e = 0; e < span; ++e) {
+      llvm::Value* at = builder_.CreateGEP(element, address, builder_.CreateMul(builder_.getInt64(e), stride));
+      builder_.CreateStore(builder_.CreateExtractElement(value, builder_.getInt64(e)), at);
+    }
+  });
 }
 
 // The group copies a block element by element, each lane a strided share:
