@@ -85,6 +85,11 @@ std::optional<size_t> Checker::tensor_axis(NodeId where, int64_t axis, size_t ra
 }
 
 std::optional<std::vector<size_t>> Checker::tensor_axes(BuiltinCall& bc, NodeId axes, size_t rank) {
+  if (!axes.valid() || ast_.kind(axes) == NodeKind::NoneLiteral) {  // NumPy: every axis
+    std::vector<size_t> every(rank);
+    for (size_t i = 0; i < rank; ++i) every[i] = i;
+    return every;
+  }
   std::vector<NodeId> nodes;
   if (ast_.kind(axes) == NodeKind::Tuple || ast_.kind(axes) == NodeKind::List) {
     nodes.assign(ast_.children(axes).begin(), ast_.children(axes).end());
@@ -225,14 +230,9 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       if (bound[1].valid()) bc.value_of(bound[1]);
       if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
       std::vector<DimId> dims = dims_of(*x);
-      std::vector<size_t> axes;
-      if (bound[1].valid() && ast_.kind(bound[1]) != NodeKind::NoneLiteral) {
-        auto listed = tensor_axes(bc, bound[1], dims.size());
-        if (!listed) return Value{error};
-        axes = *listed;
-      } else {
-        for (size_t i = 0; i < dims.size(); ++i) axes.push_back(i);
-      }
+      std::optional<std::vector<size_t>> listed = tensor_axes(bc, bound[1], dims.size());
+      if (!listed) return Value{error};
+      const std::vector<size_t>& axes = *listed;
       bool keepdims = false;
       if (bound[2].valid()) {
         auto k = constant_bool(bc, bound[2], "keepdims");
@@ -537,14 +537,9 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       if (bound[1].valid()) bc.value_of(bound[1]);
       if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
       std::vector<DimId> dims = dims_of(*x);
-      std::vector<size_t> axes;
-      if (bound[1].valid() && ast_.kind(bound[1]) != NodeKind::NoneLiteral) {
-        auto listed = tensor_axes(bc, bound[1], dims.size());
-        if (!listed) return Value{error};
-        axes = *listed;
-      } else {
-        for (size_t i = 0; i < dims.size(); ++i) axes.push_back(i);
-      }
+      std::optional<std::vector<size_t>> listed = tensor_axes(bc, bound[1], dims.size());
+      if (!listed) return Value{error};
+      const std::vector<size_t>& axes = *listed;
       if (bound[2].valid()) {
         Value ddof = bc.value_of(bound[2]);
         if (!ddof.constant || ddof.constant->from_local) {

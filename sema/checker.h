@@ -211,6 +211,8 @@ class Checker {
   std::optional<std::vector<DimId>> broadcast_dims(NodeId node, std::string_view what, TypeId lhs, TypeId rhs,
                                                    std::span<const DimId> da, std::span<const DimId> db);
   std::optional<size_t> tensor_axis(NodeId where, int64_t axis, size_t rank);
+  // `axis=` of a reduction: an int or a tuple of them (normalised, no
+  // repeats), or every axis when absent or None; nullopt after a diagnostic.
   std::optional<std::vector<size_t>> tensor_axes(BuiltinCall& call, NodeId axes, size_t rank);
   DimId dim_of_expression(NodeId node);
   std::optional<std::vector<DimId>> shape_argument(BuiltinCall& call, NodeId shape);
