@@ -27,10 +27,10 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "ir/core/builder.h"
 #include "ir/passes/passes.h"
+#include "ir/schedule_to_tile/buffer_uses.h"
 
 namespace tessera::ir {
 
@@ -215,30 +215,15 @@ class BufferPlanner {
     if (bytes <= 0) return false;
     Operation* free = nullptr;
     size_t last = position.at(alloc);
-    std::vector<Value*> work{alloc->result()};
-    std::set<Value*> seen;
-    while (!work.empty()) {
-      Value* v = work.back();
-      work.pop_back();
-      if (!seen.insert(v).second) continue;
-      for (OpOperand* use : v->uses()) {
-        Operation* user = use->owner();
-        // Leaving: a yield, return, call or condition carries the memory
-        // out; an operand of a loop (its initial value) becomes a block
-        // argument that may be yielded and live on in the loop's result.
-        if (user->is(OpKind::Yield) || user->is(OpKind::Return) || user->is(OpKind::Call) ||
-            user->is(OpKind::Condition) || user->num_regions() > 0)
-          return false;
-        if (user->is(OpKind::HostView)) work.push_back(user->result());
-        if (user->is(OpKind::HostFree)) {
-          if (v != alloc->result() || user->block() != &block || free) return false;
-          free = user;
-        }
-        while (user && user->block() != &block) user = user->parent_op();
-        if (!user) return false;
-        last = std::max(last, position.at(user));
+    bool inside = visit_buffer_uses_in_block(alloc->result(), block, [&](Value* v, Operation* user, Operation* in_block) {
+      if (user->is(OpKind::HostFree)) {
+        if (v != alloc->result() || user != in_block || free) return false;
+        free = user;
       }
-    }
+      last = std::max(last, position.at(in_block));
+      return true;
+    });
+    if (!inside) return false;
     // The free must be the last use: nothing touches the memory after it.
     if (!free || position.at(free) != last) return false;
     interval.alloc = alloc;

@@ -31,6 +31,7 @@
 
 #include "ir/core/builder.h"
 #include "ir/passes/passes.h"
+#include "ir/schedule_to_tile/buffer_uses.h"
 #include "ir/schedule_to_tile/kernel_builder.h"
 #include "support/diagnostics/internal_error.h"
 
@@ -538,28 +539,14 @@ class Bufferizer {
   }
 
   // The last operation of `block` that uses `buffer` or a view of it; false
-  // when the memory leaves the block (a yield, return, call or a block
-  // argument of a nested region carries it: a loop's initial value becomes
-  // its block argument and, yielded back or with no iteration, its result).
+  // when the memory leaves the block (buffer_uses.h: a loop's initial value
+  // becomes its block argument and, yielded back or with no iteration, its
+  // result).
   bool last_use_in_block(Value* buffer, Block& block, Operation*& last) {
-    std::vector<Value*> work{buffer};
-    std::set<Value*> seen;
-    while (!work.empty()) {
-      Value* v = work.back();
-      work.pop_back();
-      if (!seen.insert(v).second) continue;
-      for (OpOperand* use : v->uses()) {
-        Operation* user = use->owner();
-        if (user->is(OpKind::Yield) || user->is(OpKind::Return) || user->is(OpKind::Call) ||
-            user->is(OpKind::Condition) || user->num_regions() > 0)
-          return false;
-        if (user->is(OpKind::HostView)) work.push_back(user->result());
-        while (user && user->block() != &block) user = user->parent_op();
-        if (!user) return false;
-        if (!last || last->is_before_in_block(user)) last = user;
-      }
-    }
-    return true;
+    return visit_buffer_uses_in_block(buffer, block, [&](Value*, Operation*, Operation* in_block) {
+      if (!last || last->is_before_in_block(in_block)) last = in_block;
+      return true;
+    });
   }
 
   PassContext& pass_;
