@@ -175,27 +175,10 @@ extern "C" tessStatus tessAotLaunchTuned(const tessAotModule* module, uint32_t k
   }
   if (!known && variants.size() > 1) {
     // The timing runs write the mut tensors: keep copies and put them back.
-    std::vector<std::pair<const tessTensor*, tessDevicePtr>> saved;
-    auto restore = [&](bool copy_back) {
-      tessStatus status = TESS_SUCCESS;
-      for (auto& [t, copy] : saved) {
-        uint64_t bytes = 0;
-        tessTensorStorageBytes(t, &bytes);
-        if (copy_back && status == TESS_SUCCESS) status = tessMemcpyDtoD(device, t->data, copy, bytes);
-        tessFree(device, copy);
-      }
-      return status;
-    };
-    for (uint32_t p = 0; p < k.parameter_count; ++p) {
-      if (!k.parameters[p].is_tensor || !k.parameters[p].is_mut) continue;
-      const auto* t = static_cast<const tessTensor*>(args[p]);
-      uint64_t bytes = 0;
-      tessDevicePtr copy = 0;
-      if (tessStatus s = tessTensorStorageBytes(t, &bytes); s) return restore(false), s;
-      if (tessStatus s = tessMalloc(device, bytes ? bytes : 1, &copy); s) return restore(false), s;
-      saved.emplace_back(t, copy);
-      if (tessStatus s = tessMemcpyDtoD(device, copy, t->data, bytes); s) return restore(false), s;
-    }
+    tessera::rt::TensorSnapshots saved(device);
+    for (uint32_t p = 0; p < k.parameter_count; ++p)
+      if (k.parameters[p].is_tensor && k.parameters[p].is_mut)
+        if (tessStatus s = saved.save(static_cast<const tessTensor*>(args[p]))) return saved.restore(false), s;
     std::vector<const char*> point_texts;
     for (const std::string& p : points) point_texts.push_back(p.c_str());
     Launches launches{module, &variants, device, stream, dynamic_shared_bytes, args};
@@ -211,7 +194,7 @@ extern "C" tessStatus tessAotLaunchTuned(const tessAotModule* module, uint32_t k
     tessTuneResult result{};
     // A variant that fails (bad arguments) fails the call with its message.
     tessStatus tuned = tessTune(&request, &result);
-    if (tessStatus s = restore(true); s) return s;
+    if (tessStatus s = saved.restore(true); s) return s;
     if (tuned) return tuned;
     chosen = result.chosen;
     std::lock_guard<std::mutex> lock(memo_mutex());

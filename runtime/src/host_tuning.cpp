@@ -148,26 +148,10 @@ extern "C" tessStatus tessHostLaunchTuned(tessHostContext context, const char* t
         if (t.variants[v].point == it->second) return launch(launches, v);
   }
   // The timing runs write the mut tensors: keep copies and put them back.
-  std::vector<std::pair<const tessTensor*, tessDevicePtr>> saved;
-  auto restore = [&](bool copy_back) {
-    tessStatus status = TESS_SUCCESS;
-    for (auto& [tensor, copy] : saved) {
-      uint64_t bytes = 0;
-      tessTensorStorageBytes(tensor, &bytes);
-      if (copy_back && status == TESS_SUCCESS) status = tessMemcpyDtoD(context->device, tensor->data, copy, bytes);
-      tessFree(context->device, copy);
-    }
-    return status;
-  };
-  for (size_t i = 0; i < t.tensors.size(); ++i) {
-    if (!t.tensors[i].second) continue;
-    uint64_t bytes = 0;
-    tessDevicePtr copy = 0;
-    if (tessStatus s = tessTensorStorageBytes(tensors[i], &bytes); s) return restore(false), s;
-    if (tessStatus s = tessMalloc(context->device, bytes ? bytes : 1, &copy); s) return restore(false), s;
-    saved.emplace_back(tensors[i], copy);
-    if (tessStatus s = tessMemcpyDtoD(context->device, copy, tensors[i]->data, bytes); s) return restore(false), s;
-  }
+  tessera::rt::TensorSnapshots saved(context->device);
+  for (size_t i = 0; i < t.tensors.size(); ++i)
+    if (t.tensors[i].second)
+      if (tessStatus s = saved.save(tensors[i])) return saved.restore(false), s;
   std::vector<const char*> points;
   for (const Variant& v : t.variants) points.push_back(v.point.c_str());
   tessTuneRequest request{};
@@ -181,7 +165,7 @@ extern "C" tessStatus tessHostLaunchTuned(tessHostContext context, const char* t
   request.user = &launches;
   tessTuneResult result{};
   tessStatus tuned = tessTune(&request, &result);
-  if (tessStatus s = restore(true); s) return s;
+  if (tessStatus s = saved.restore(true); s) return s;
   if (tuned) return tuned;
   {
     std::lock_guard<std::mutex> lock(memo_mutex());

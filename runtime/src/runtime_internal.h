@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/tessera_runtime.h"
@@ -115,5 +116,21 @@ std::unique_ptr<tessDevice_st> make_cpu_device();
 // The CUDA devices that work, in the driver's order; `reason` says why there
 // are none, and `driver_loaded` whether libcuda loaded and initialised.
 std::vector<std::unique_ptr<tessDevice_st>> make_cuda_devices(std::string& reason, bool& driver_loaded);
+
+// Copies of the `mut` tensors that the timing runs of a tuned launch write
+// (aot_tuning.cpp, host_tuning.cpp): each saved before, put back after.
+class TensorSnapshots {
+ public:
+  explicit TensorSnapshots(tessDevice device) : device_(device) {}
+  // Copies `tensor`'s storage aside.
+  tessStatus save(const tessTensor* tensor);
+  // Copies every saved tensor back when `copy_back` (up to the first failure)
+  // and frees the copies; the first failure's status.
+  tessStatus restore(bool copy_back);
+
+ private:
+  tessDevice device_;
+  std::vector<std::pair<const tessTensor*, tessDevicePtr>> saved_;
+};
 
 }  // namespace tessera::rt

@@ -261,6 +261,31 @@ tessStatus tune_in_job(const tessTuneRequest* request, tessTuneResult* result, t
 
 extern "C" {
 
+namespace tessera::rt {
+
+tessStatus TensorSnapshots::save(const tessTensor* tensor) {
+  uint64_t bytes = 0;
+  tessDevicePtr copy = 0;
+  if (tessStatus s = tessTensorStorageBytes(tensor, &bytes)) return s;
+  if (tessStatus s = tessMalloc(device_, bytes ? bytes : 1, &copy)) return s;
+  saved_.emplace_back(tensor, copy);
+  return tessMemcpyDtoD(device_, copy, tensor->data, bytes);
+}
+
+tessStatus TensorSnapshots::restore(bool copy_back) {
+  tessStatus status = TESS_SUCCESS;
+  for (auto& [tensor, copy] : saved_) {
+    uint64_t bytes = 0;
+    tessTensorStorageBytes(tensor, &bytes);
+    if (copy_back && status == TESS_SUCCESS) status = tessMemcpyDtoD(device_, tensor->data, copy, bytes);
+    tessFree(device_, copy);
+  }
+  saved_.clear();
+  return status;
+}
+
+}  // namespace tessera::rt
+
 tessStatus tessTune(const tessTuneRequest* request, tessTuneResult* result) {
   if (!request || !result || !request->kernel || !request->key || !request->device || !request->variants ||
       request->variant_count == 0 || request->default_variant >= request->variant_count || !request->run)
