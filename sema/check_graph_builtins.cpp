@@ -970,13 +970,24 @@ TypeId Checker::concat_result(BuiltinCall& bc, const std::vector<NodeId>& bound)
   std::optional<size_t> axis = tensor_axis(bound[1].valid() ? bound[1] : list, axis_value, rank);
   if (!axis) return types_.error();
   std::vector<DimId> dims(types_.dims(parts[0]).begin(), types_.dims(parts[0]).end());
-  ScalarType element = *graph_element(parts[0]);
-  TypeId promoted = types_.scalar(element);
+  std::optional<ScalarType> result = joined_element(bc, list, parts, axis, dims);
+  if (!result) return types_.error();
+  return graph_tensor(*result, dims);
+}
+
+// concat's and stack's parts against the first, `dims` its dimensions:
+// the same shape but along `joined` (concat's axis, whose sizes add up in
+// `dims`; none for stack). The result's element type: the parts' when they
+// share it (a copy computes nothing), else their promotion; nullopt after a
+// diagnostic.
+std::optional<ScalarType> Checker::joined_element(BuiltinCall& bc, NodeId list, const std::vector<TypeId>& parts,
+                                                  std::optional<size_t> joined, std::vector<DimId>& dims) {
+  TypeId promoted = types_.scalar(*graph_element(parts[0]));
   for (size_t p = 1; p < parts.size(); ++p) {
     std::vector<DimId> d(types_.dims(parts[p]).begin(), types_.dims(parts[p]).end());
-    bool ok = d.size() == rank;
-    for (size_t i = 0; ok && i < rank; ++i) {
-      if (i == *axis) continue;
+    bool ok = d.size() == dims.size();
+    for (size_t i = 0; ok && i < dims.size(); ++i) {
+      if (i == joined) continue;
       auto cx = types_.constant_value(dims[i]), cy = types_.constant_value(d[i]);
       ok = !(dims[i] != d[i] && ((cx && cy) || (types_.dim(dims[i]).kind == DimKind::Symbol &&
                                                 types_.dim(d[i]).kind == DimKind::Symbol)));
@@ -984,17 +995,15 @@ TypeId Checker::concat_result(BuiltinCall& bc, const std::vector<NodeId>& bound)
     if (!ok) {
       diags_.emit<diag::SemaShapeMismatch>(ast_.range(ast_.children(list)[p]), std::string(bc.name),
                                            types_.to_string(parts[0]), types_.to_string(parts[p]));
-      return types_.error();
+      return std::nullopt;
     }
-    dims[*axis] = types_.binary_dim(DimKind::Add, dims[*axis], d[*axis]);
+    if (joined) dims[*joined] = types_.binary_dim(DimKind::Add, dims[*joined], d[*joined]);
     promoted = binary_result(bc.call, BinaryUse::builtin(bc.name), promoted, types_.scalar(*graph_element(parts[p])));
-    if (types_.is_error(promoted)) return promoted;
+    if (types_.is_error(promoted)) return std::nullopt;
   }
-  // Storage floats keep their type when all parts share it (a copy computes nothing).
   bool same = std::all_of(parts.begin(), parts.end(),
                           [&](TypeId t) { return types_.info(t).scalar == types_.info(parts[0]).scalar; });
-  ScalarType result = same ? types_.info(parts[0]).scalar : types_.info(promoted).scalar;
-  return graph_tensor(result, dims);
+  return same ? types_.info(parts[0]).scalar : types_.info(promoted).scalar;
 }
 
 // ts.stack(tensors, axis=0): tensors of one shape, joined along a new axis
@@ -1013,29 +1022,10 @@ TypeId Checker::stack_result(BuiltinCall& bc, const std::vector<NodeId>& bound) 
   }
   std::optional<size_t> axis = tensor_axis(bound[1].valid() ? bound[1] : list, axis_value, dims.size() + 1);
   if (!axis) return types_.error();
-  ScalarType element = *graph_element(parts[0]);
-  TypeId promoted = types_.scalar(element);
-  for (size_t p = 1; p < parts.size(); ++p) {
-    std::vector<DimId> d(types_.dims(parts[p]).begin(), types_.dims(parts[p]).end());
-    bool ok = d.size() == dims.size();
-    for (size_t i = 0; ok && i < dims.size(); ++i) {
-      auto cx = types_.constant_value(dims[i]), cy = types_.constant_value(d[i]);
-      ok = !(dims[i] != d[i] && ((cx && cy) || (types_.dim(dims[i]).kind == DimKind::Symbol &&
-                                                types_.dim(d[i]).kind == DimKind::Symbol)));
-    }
-    if (!ok) {
-      diags_.emit<diag::SemaShapeMismatch>(ast_.range(ast_.children(list)[p]), std::string(bc.name),
-                                           types_.to_string(parts[0]), types_.to_string(parts[p]));
-      return types_.error();
-    }
-    promoted = binary_result(bc.call, BinaryUse::builtin(bc.name), promoted, types_.scalar(*graph_element(parts[p])));
-    if (types_.is_error(promoted)) return promoted;
-  }
-  bool same = std::all_of(parts.begin(), parts.end(),
-                          [&](TypeId t) { return types_.info(t).scalar == types_.info(parts[0]).scalar; });
-  ScalarType result = same ? types_.info(parts[0]).scalar : types_.info(promoted).scalar;
+  std::optional<ScalarType> result = joined_element(bc, list, parts, std::nullopt, dims);
+  if (!result) return types_.error();
   dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(*axis), types_.constant_dim(static_cast<int64_t>(parts.size())));
-  return graph_tensor(result, dims);
+  return graph_tensor(*result, dims);
 }
 
 TypeId Checker::split_result(BuiltinCall& bc, const std::vector<NodeId>& bound, TypeId x) {

@@ -225,6 +225,8 @@ class Checker {
   TypeId reshape_result(BuiltinCall& call, NodeId shape, TypeId x);
   TypeId concat_result(BuiltinCall& call, const std::vector<NodeId>& bound);
   std::optional<std::vector<TypeId>> tensor_list_argument(BuiltinCall& call, NodeId list);
+  std::optional<ScalarType> joined_element(BuiltinCall& call, NodeId list, const std::vector<TypeId>& parts,
+                                           std::optional<size_t> joined, std::vector<DimId>& dims);
   TypeId stack_result(BuiltinCall& call, const std::vector<NodeId>& bound);
   TypeId split_result(BuiltinCall& call, const std::vector<NodeId>& bound, TypeId x);
   TypeId npy_load_result(BuiltinCall& call, const std::vector<NodeId>& bound);
