@@ -4,8 +4,10 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include "codegen/llvm_emitter.h"
 #include "codegen/nvjitlink.h"
@@ -31,30 +33,89 @@ int gpu_opt_level(const CodegenOptions& options) { return options.debug == Debug
 
 std::string cuda_root(const CodegenOptions& options) { return codegen::cuda_root_or_default(options.toolkit.cuda_path); }
 
+// Tile IR -> the LLVM module of `variants` for one architecture, in
+// `context`; null after an error.
+std::unique_ptr<llvm::Module> emit_llvm(ir::Operation* module, const codegen::GpuArch& arch,
+                                        codegen::KernelVariants variants, llvm::LLVMContext& context,
+                                        const CodegenOptions& options, DiagnosticEngine& diags) {
+  return codegen::emit_nvptx_module(module, context, arch, diags, debug_info(options), options.bounds_check,
+                                    variants);
+}
+
+codegen::PtxOptions ptx_options(const codegen::GpuArch& arch, const CodegenOptions& options) {
+  codegen::PtxOptions ptx{arch, gpu_opt_level(options), ""};
+  ptx.libdevice_path = codegen::find_libdevice(cuda_root(options));  // empty when absent
+  return ptx;
+}
+
+// Reports what emit_ptx or optimize_for_nvptx returned; false after an error.
+bool check_llvm(const std::optional<std::string>& error, const llvm::Module& llvm_module,
+                const CodegenOptions& options, DiagnosticEngine& diags) {
+  if (!error) return true;
+  if (*error == "libdevice") {
+    std::string first;
+    for (const llvm::Function& f : llvm_module)
+      if (f.isDeclaration() && f.getName().starts_with("__nv_")) first = f.getName().str().substr(5);
+    diags.emit_global<diag::CodegenNoLibdevice>(first, cuda_root(options) + "/nvvm/libdevice/libdevice.10.bc");
+    return false;
+  }
+  internal_error("codegen", *error);
+}
+
 // Tile IR -> LLVM IR (printed, optimised at -O) or PTX for one architecture;
 // nullopt after an error.
 std::optional<std::string> generate(ir::Operation* module, const codegen::GpuArch& arch, bool ptx,
                                     const CodegenOptions& options, DiagnosticEngine& diags) {
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvm_module =
-      codegen::emit_nvptx_module(module, context, arch, diags, debug_info(options), options.bounds_check);
+      emit_llvm(module, arch, codegen::KernelVariants::All, context, options, diags);
   if (!llvm_module) return std::nullopt;
-  codegen::PtxOptions ptx_options{arch, gpu_opt_level(options), ""};
-  std::string root = cuda_root(options);
-  ptx_options.libdevice_path = codegen::find_libdevice(root);  // empty when absent
+  codegen::PtxOptions ptx_opts = ptx_options(arch, options);
   std::string text;
-  std::optional<std::string> error = ptx ? codegen::emit_ptx(*llvm_module, ptx_options, text)
-                                         : codegen::optimize_for_nvptx(*llvm_module, ptx_options);
-  if (error && *error == "libdevice") {
-    std::string first;
-    for (const llvm::Function& f : *llvm_module)
-      if (f.isDeclaration() && f.getName().starts_with("__nv_")) first = f.getName().str().substr(5);
-    diags.emit_global<diag::CodegenNoLibdevice>(first, root + "/nvvm/libdevice/libdevice.10.bc");
-    return std::nullopt;
-  }
-  if (error) internal_error("codegen", *error);
+  std::optional<std::string> error = ptx ? codegen::emit_ptx(*llvm_module, ptx_opts, text)
+                                         : codegen::optimize_for_nvptx(*llvm_module, ptx_opts);
+  if (!check_llvm(error, *llvm_module, options, diags)) return std::nullopt;
   if (!ptx) llvm::raw_string_ostream(text) << *llvm_module;
   return text;
+}
+
+// Whether the PTX is made in two parts at once (KernelVariants): there are
+// contiguous variants, and no -g or -lineinfo (their line tables would be
+// split). Not by the number of cores: the PTX is the same on every machine.
+bool split_variants(ir::Operation* module, const CodegenOptions& options) {
+  return options.debug == DebugLevel::None && codegen::has_contiguous_variants(module);
+}
+
+// The PTX of one architecture made in two parts, the general kernels and the
+// contiguous variants, which LLVM optimises and prints at once, each in its
+// own context (this thread and one more), then joined into one module: the
+// second part's internal symbols carry a suffix, and its header (.version,
+// .target, .address_size: the same as the first's) is dropped. Nullopt after
+// an error.
+std::optional<std::string> split_ptx(ir::Operation* module, const codegen::GpuArch& arch,
+                                     const CodegenOptions& options, DiagnosticEngine& diags) {
+  // The Tile IR is read on this thread only: both LLVM modules are made
+  // first (the cheap part), then optimised and printed at once.
+  llvm::LLVMContext general_context, variant_context;
+  std::unique_ptr<llvm::Module> general =
+      emit_llvm(module, arch, codegen::KernelVariants::General, general_context, options, diags);
+  if (!general) return std::nullopt;
+  std::unique_ptr<llvm::Module> variants =
+      emit_llvm(module, arch, codegen::KernelVariants::Contiguous, variant_context, options, diags);
+  if (!variants) return std::nullopt;
+  codegen::PtxOptions general_options = ptx_options(arch, options);
+  codegen::PtxOptions variant_options = general_options;
+  variant_options.local_suffix = "$contiguous";
+  std::string general_ptx, variant_ptx;
+  std::optional<std::string> variant_error;
+  std::thread variant_thread([&] { variant_error = codegen::emit_ptx(*variants, variant_options, variant_ptx); });
+  std::optional<std::string> general_error = codegen::emit_ptx(*general, general_options, general_ptx);
+  variant_thread.join();
+  if (!check_llvm(general_error, *general, options, diags) || !check_llvm(variant_error, *variants, options, diags))
+    return std::nullopt;
+  std::optional<std::string> joined = codegen::join_ptx_modules(general_ptx, variant_ptx);
+  if (!joined) internal_error("codegen", "the two PTX parts for " + arch.name() + " have different headers");
+  return joined;
 }
 
 // What turns PTX into a cubin: libnvJitLink in this process, or ptxas run
@@ -114,7 +175,9 @@ std::optional<PtxAssembler> choose_assembler(const CodegenOptions& options, cons
 // architectures overlap with each other. nvJitLink assembles in finish().
 class AssemblyJob {
  public:
-  AssemblyJob(const PtxAssembler& assembler, const codegen::GpuArch& arch, const CodegenOptions& options)
+  // `entries`: whether the PTX holds several entries (contiguous variants).
+  AssemblyJob(const PtxAssembler& assembler, const codegen::GpuArch& arch, const CodegenOptions& options,
+              bool entries)
       : assembler_(assembler), arch_(arch), options_(options) {
     if (assembler.nvjitlink) return;
     // As nvcc: the line tables of -lineinfo and -g reach the cubin only when
@@ -122,6 +185,13 @@ class AssemblyJob {
     std::vector<std::string> ptxas_options = options.toolkit.ptxas_options;
     if (options.debug == DebugLevel::Full) ptxas_options.insert(ptxas_options.begin(), "-g");  // device debugging
     else if (options.debug == DebugLevel::LineTables) ptxas_options.insert(ptxas_options.begin(), "-lineinfo");
+    // Entries assembled on two threads (docs/codegen.md, "Compile time"):
+    // the cubin is the same from run to run, and its code and registers the
+    // same as from one thread; unless the user chose a number.
+    bool user_split = std::any_of(ptxas_options.begin(), ptxas_options.end(), [](const std::string& o) {
+      return o.find("split-compile") != std::string::npos;
+    });
+    if (entries && !user_split) ptxas_options.insert(ptxas_options.begin(), {"--split-compile", "2"});
     ptxas_ = std::make_unique<codegen::PtxasRun>(assembler.ptxas, arch, gpu_opt_level(options), std::move(ptxas_options));
   }
 
@@ -202,6 +272,7 @@ std::optional<std::string> gpu_llvm_ir(ir::Operation* module, const codegen::Gpu
 
 std::optional<std::string> gpu_ptx(ir::Operation* module, const codegen::GpuArch& arch, const CodegenOptions& options,
                                    DiagnosticEngine& diags) {
+  if (split_variants(module, options)) return split_ptx(module, arch, options, diags);
   return generate(module, arch, true, options, diags);
 }
 
@@ -222,8 +293,9 @@ std::optional<std::string> gpu_binary(ir::Operation* module, GpuBinary kind, con
   codegen::GpuArch newest = forward_compatible_arch(archs);
   std::optional<std::string> newest_ptx;
   std::vector<std::unique_ptr<AssemblyJob>> jobs;
+  bool entries = codegen::has_contiguous_variants(module);
   for (const codegen::GpuArch& arch : archs) {
-    jobs.push_back(std::make_unique<AssemblyJob>(*assembler, arch, options));
+    jobs.push_back(std::make_unique<AssemblyJob>(*assembler, arch, options, entries));
     std::optional<std::string> ptx = gpu_ptx(module, arch, options, diags);
     if (!ptx) return std::nullopt;
     if (fatbin && !newest_ptx && arch.name() == newest.name()) newest_ptx = *ptx;

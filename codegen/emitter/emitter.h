@@ -74,7 +74,10 @@ class Emitter {
         builder_(context) {}
 
   // The module for `target`, or null after a codegen.unsupported diagnostic.
-  std::unique_ptr<llvm::Module> run(TargetHooks& target);
+  // `variants` chooses the part of a GPU module (llvm_emitter.h).
+  std::unique_ptr<llvm::Module> run(TargetHooks& target, KernelVariants variants = KernelVariants::All);
+  // Whether kernel `f` gets a contiguous variant (its tensor parameters).
+  static bool has_contiguous_variant(Operation* f);
 
  private:
   // The hooks build on the emitter's state and helpers.
@@ -112,7 +115,6 @@ class Emitter {
 
   void declare(Operation* f);
   void define(Operation* f, llvm::Function* function, bool contiguous);
-  static bool has_contiguous_variant(Operation* f);
 
   void emit_block(ir::Block& block);
   void set_debug_location(Operation* op);
