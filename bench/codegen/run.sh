@@ -12,7 +12,8 @@
 # and compared (the least disturbed by other work on a shared machine), the
 # median in brackets; also the best of each of tesserac's two halves,
 # `tesserac --emit=ptx` and ptxas run alone on that PTX with the options
-# --emit=cubin gives it (--emit=cubin starts ptxas before the PTX is made, so
+# --emit=cubin gives it (-O3 --split-compile 2: two entries per kernel;
+# docs/codegen.md; --emit=cubin starts ptxas before the PTX is made, so
 # its time is less than the sum), and that ptxas time over nvcc's: the
 # floor, what tesserac's ratio would be if everything but ptxas took no time.
 # Registers and spills come from ptxas -v: nvcc's `-Xptxas -v`, and for
@@ -121,7 +122,7 @@ in_list() { [[ "$2" == "-" ]] && return 0; for w in $2; do [[ "$w" == "$1" ]] &&
 
 echo "bench/codegen: $("$tesserac" --version 2>/dev/null | head -1) vs $("$nvcc" --version | tail -2 | head -1)"
 echo "host: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $repeat runs each, best [median] wall-clock ms; ratio of the bests"
-echo "(ptx: tesserac --emit=ptx; ptxas: ptxas -arch -O3 alone on that PTX, as --emit=cubin runs it; floor: ptxas / nvcc)"
+echo "(ptx: tesserac --emit=ptx; ptxas: ptxas -arch -O3 --split-compile 2 alone on that PTX, as --emit=cubin runs it for two entries; floor: ptxas / nvcc)"
 echo "(registers and PTX instructions: contiguous variant / nvcc natural twin; general kernel / nvcc faithful twin)"
 echo
 printf '%-13s %-6s | %17s %7s %7s %17s %6s %-4s %6s | %-11s %-4s %-11s %-4s | %-9s %-9s | %s\n' \
@@ -137,7 +138,7 @@ for k in $kernels; do
       nt+=" $(time_ms "$nvcc" -cubin -arch="$arch" -O3 "$cu" -o "$work/n.cubin")"
       # The two halves of tesserac's time: to PTX, and the ptxas it spawns.
       pt+=" $(time_ms "$tesserac" --emit=ptx -arch="$arch" "$tsr" -o "$work/t.ptx")"
-      at+=" $(time_ms "$ptxas" -arch="$arch" -O3 "$work/t.ptx" -o "$work/t2.cubin")"
+      at+=" $(time_ms "$ptxas" -arch="$arch" -O3 --split-compile 2 "$work/t.ptx" -o "$work/t2.cubin")"
     done
     tmed=$(median <<<"$tt") tbest=$(best <<<"$tt")
     nmed=$(median <<<"$nt") nbest=$(best <<<"$nt")
