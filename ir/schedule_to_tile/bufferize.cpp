@@ -18,8 +18,9 @@
 //   graph.concat           host.alloc and one copy kernel per part into a view
 //   graph.dim              tile.dim
 //   graph.load/save/print  host.load/save/print
-//   func.return            a result is a buffer the function made (ownership
-//                          passes to the caller), else a copy of it
+//   func.return            a result is a buffer the function made, or a
+//                          reshape of one (ownership passes to the caller),
+//                          else a copy of it
 //
 // then host.free after the last use of each buffer that does not leave its
 // block (the runtime frees what a call made and did not return).
@@ -447,9 +448,13 @@ class Bufferizer {
         bool changed = false;
         for (Value*& v : results) {
           if (!v->type().is(TypeKind::MemRef)) continue;
-          Operation* def = v->defining_op();
+          // A buffer made here, or a reshape of one: its memory passes to
+          // the caller (the view starts at the buffer's first element, so
+          // the runtime's keep and the caller's free find the allocation).
+          Value* buffer = whole_buffer(v);
+          Operation* def = buffer->defining_op();
           bool owned = def && (def->is(OpKind::HostAlloc) || def->is(OpKind::HostLoad)) && def->block() == o->block();
-          if (!owned || !returned.insert(v).second) {
+          if (!owned || !returned.insert(buffer).second) {
             v = copy(v);
             changed = true;
           }
@@ -494,11 +499,27 @@ class Bufferizer {
       if (same) {
         std::vector<Value*> strides(t.rank(), index(1));
         for (size_t i = 0; i < from.size(); ++i) strides[to[i]] = stride(src, from[i]);
-        return replace(o, {view(src, t, index(0), sizes, strides)});
+        return replace(o, {whole_view(view(src, t, index(0), sizes, strides))});
       }
     }
     Value* dense = contiguous(src);
-    return replace(o, {view(dense, t, index(0), sizes, contiguous_strides(sizes))});
+    return replace(o, {whole_view(view(dense, t, index(0), sizes, contiguous_strides(sizes)))});
+  }
+
+  // Marks a view that holds every element of its source from the first on
+  // (a reshape's): returning it returns its buffer, with no copy.
+  Value* whole_view(Value* v) {
+    v->defining_op()->set_attr("whole", context_.bool_attr(true));
+    return v;
+  }
+
+  // The buffer `v` is, or holds whole through views marked `whole`.
+  Value* whole_buffer(Value* v) {
+    while (Operation* def = v->defining_op()) {
+      if (!def->is(OpKind::HostView) || !def->has_attr("whole")) break;
+      v = def->operand(0);
+    }
+    return v;
   }
 
   bool replace(Operation* o, std::vector<Value*> values) {
