@@ -79,6 +79,13 @@ tessReduceOp reduce_op(const std::string& name) {
 }
 
 tessStatus mesh_of(tessHostContext context, const char* description, tessMesh* mesh, MeshDescription* parsed) {
+  // Every collective of the code names its mesh: a mesh met before is found
+  // without parsing its description again (unless the caller wants it).
+  if (!parsed && description)
+    if (auto it = context->meshes.find(description); it != context->meshes.end()) {
+      *mesh = it->second;
+      return ok();
+    }
   MeshDescription m;
   if (!description || !parse_mesh(description, m))
     return fail(TESS_ERROR_INVALID_VALUE, fmt::format("tessHostMesh: a malformed mesh description '{}'",
@@ -224,8 +231,9 @@ tessStatus tessHostCollective(tessHostContext context, const char* mesh_text, co
     return fail(TESS_ERROR_INVALID_VALUE, "tessHostCollective: a null argument");
   tessMesh mesh;
   MeshDescription m;
-  if (tessStatus s = mesh_of(context, mesh_text, &mesh, &m); s != TESS_SUCCESS) return s;
   Operation o = parse_operation(operation);
+  const bool places_blocks = o.kind == "shard" || o.kind == "unshard";
+  if (tessStatus s = mesh_of(context, mesh_text, &mesh, places_blocks ? &m : nullptr); s != TESS_SUCCESS) return s;
   tessDtype dtype = source->dtype;
   int bits = tessDtypeBits(dtype);
   size_t element = static_cast<size_t>(bits / 8);
