@@ -11,6 +11,9 @@
 // never leaves the others hanging. (Non-blocking collectives polled with
 // MPI_Test were measured 1.6-3x slower for small messages: libnbc's schedules
 // against the tuned blocking algorithms; docs/distributed.md#timeouts.)
+// The started collectives (tessMesh*Start) are MPI's non-blocking ones, and
+// their wait blocks in MPI_Waitall under the same watchdog: never a polling
+// loop.
 // MPI runs at MPI_THREAD_MULTIPLE, which makes the watchdog's MPI_Abort legal
 // while another thread is inside MPI. When the application started MPI
 // itself at a lower level, a mutex serialises the plugin's calls and the
