@@ -477,6 +477,15 @@ TEST_SUITE("nccl") {
     CHECK(b == a);
     CHECK(nccl_log() == "ncclAllReduce send=" + address(a.data()) + " recv=" + address(b.data()) +
                             " count=8 datatype=6 op=4 stream=0\n");
+    // Started: the same call queued on the stream, nothing left to wait for.
+    {
+      std::unique_ptr<tessera::rt::PendingCollective> pending;
+      CHECK(comm->start_all_reduce(call_of("all_reduce"), a.data(), b.data(), 8, TESS_F16, TESS_REDUCE_AVG, nullptr,
+                                   &pending) == TESS_SUCCESS);
+      CHECK(pending == nullptr);
+      CHECK(nccl_log() == "ncclAllReduce send=" + address(a.data()) + " recv=" + address(b.data()) +
+                              " count=8 datatype=6 op=4 stream=0\n");
+    }
     CHECK(comm->all_reduce(call_of("all_reduce"), a.data(), a.data(), 4, TESS_BF16, TESS_REDUCE_MAX, nullptr) ==
           TESS_SUCCESS);
     CHECK(contains(nccl_log(), "count=4 datatype=9 op=2"));
