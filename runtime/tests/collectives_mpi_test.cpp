@@ -445,8 +445,9 @@ TEST_SUITE("mpi") {
       REQUIRE(tessMeshReduceScatterStart(mesh.get(), "x", whole.address(), out.address(), 4, TESS_I32,
                                          TESS_REDUCE_SUM, nullptr, &apart) == TESS_SUCCESS);
       REQUIRE(tessCollectiveWait(apart) == TESS_SUCCESS);
-      REQUIRE(tessMeshReduceScatterStart(mesh.get(), "x", whole.address(), whole.address() + static_cast<size_t>(j) * 16,
-                                         4, TESS_I32, TESS_REDUCE_SUM, nullptr, &in_place) == TESS_SUCCESS);
+      const tessDevicePtr block = whole.address() + static_cast<size_t>(j) * 16;
+      REQUIRE(tessMeshReduceScatterStart(mesh.get(), "x", whole.address(), block, 4, TESS_I32, TESS_REDUCE_SUM,
+                                         nullptr, &in_place) == TESS_SUCCESS);
       REQUIRE(tessCollectiveWait(in_place) == TESS_SUCCESS);
       for (int k = 0; k < 4; ++k) {
         const int expected = n * (j * 4 + k) + n * (n - 1) / 2;
