@@ -19,7 +19,8 @@ std::string mesh_description(ir::Attribute mesh) {
 std::string function_mesh_description(ir::Operation* function) {
   std::string found;
   function->walk([&](ir::Operation* op) {
-    if (!found.empty() || (op->kind() != ir::OpKind::HostMesh && op->kind() != ir::OpKind::HostCollective)) return;
+    if (!found.empty() || (op->kind() != ir::OpKind::HostMesh && op->kind() != ir::OpKind::HostCollective &&
+                            op->kind() != ir::OpKind::HostCollectiveStart)) return;
     if (ir::Attribute mesh = op->attr("mesh")) found = mesh_description(mesh);
   }, ir::WalkOrder::PreOrder);
   return found;

@@ -99,7 +99,10 @@ ir::Operation* Compilation::run_pipeline(int opt_level, ir::PipelineStage stage)
   // alone, as the tuner would launch.
   const char* autotune = std::getenv("TESSERA_AUTOTUNE");
   pass_context.tune_stdlib = !(autotune && std::string_view(autotune) == "0");
-  if (!ir::run_pipeline(module_.get(), pass_context, ir::compile_pipeline(opt_level, stage))) return nullptr;
+  std::vector<std::string_view> passes;
+  for (std::string_view pass : ir::compile_pipeline(opt_level, stage))
+    if (overlap_collectives_ || pass != "overlap-collectives") passes.push_back(pass);
+  if (!ir::run_pipeline(module_.get(), pass_context, passes)) return nullptr;
   return module_.get();
 }
 

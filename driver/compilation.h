@@ -76,6 +76,9 @@ class Compilation {
   // The module will run on the CPU target alone: graph code takes the
   // stdlib's CPU forms (ir::PassContext::cpu_only); before lower().
   void set_cpu_only(bool cpu_only) { cpu_only_ = cpu_only; }
+  // Whether the pipeline overlaps collectives with independent work (the
+  // pass overlap-collectives; --no-overlap-collectives turns it off); before lower().
+  void set_overlap_collectives(bool overlap) { overlap_collectives_ = overlap; }
 
   // The autotuned kernels: their points, kept or pruned (after check(); the
   // lowering prunes more), for --emit=tuning and the tuner.
@@ -110,6 +113,7 @@ class Compilation {
   ir::OwningModule module_;
   std::unique_ptr<ir::KernelLibrary> library_;
   bool cpu_only_ = false;
+  bool overlap_collectives_ = true;
 };
 
 }  // namespace tessera::driver

@@ -16,11 +16,11 @@ namespace {
 // from there everything is Tile IR and host code.
 constexpr std::string_view kDefaultTilePipeline[] = {
     "inline", "autodiff", "jvp", "inline", "canonicalize", "cse", "dce",
-    "graph-decompose", "graph-fusion",
+    "graph-decompose", "graph-fusion", "overlap-collectives",
     "generate-kernels", "bufferize", "buffer-plan",
     "canonicalize", "cse", "licm", "canonicalize", "dce",
     "uniformity", "address-space-inference", "shared-layout", "tile-layout", "verify"};
-constexpr size_t kDefaultGraphEnd = 7, kDefaultScheduleEnd = 9;
+constexpr size_t kDefaultGraphEnd = 7, kDefaultScheduleEnd = 10;
 
 // -O0: what the language's rules and code generation need, nothing that
 // only makes code faster. `inline` first so that the checks see whole

@@ -464,6 +464,8 @@ void Emitter::emit(Operation* op) {
     case OpKind::GraphIota:
     case OpKind::GraphItem:
     case OpKind::ScheduleKernel:
+    case OpKind::ScheduleCollectiveStart:
+    case OpKind::ScheduleCollectiveWait:
     case OpKind::ScheduleTile:
     case OpKind::ScheduleFuse:
     case OpKind::SchedulePipeline:
@@ -482,6 +484,8 @@ void Emitter::emit(Operation* op) {
     case OpKind::HostSave: return emit_host_save(op);
     case OpKind::HostMesh: return emit_host_mesh(op);
     case OpKind::HostCollective: return emit_host_collective(op);
+    case OpKind::HostCollectiveStart: return emit_host_collective_start(op);
+    case OpKind::HostCollectiveWait: return emit_host_collective_wait(op);
     case OpKind::HostLoad: return emit_host_load(op);
     case OpKind::HostCheck: return emit_host_check(op);
     case OpKind::HostRead: return emit_host_read(op);

@@ -141,7 +141,7 @@ class Emitter {
   enum HostService : unsigned {
     kServiceAlloc = 1, kServiceFree, kServiceKeep, kServiceLaunch, kServicePrintText, kServicePrintTensor,
     kServicePrintScalar, kServiceSave, kServiceLoad, kServiceFail, kServiceMesh, kServiceCollective, kServiceRead,
-    kServiceLaunchTuned, kServicePrintFormatted
+    kServiceLaunchTuned, kServicePrintFormatted, kServiceCollectiveStart, kServiceCollectiveWait
   };
   // The service `index` of tessHostServices (after abi_version), called;
   // returns from the host function with its status when it fails.
@@ -171,6 +171,8 @@ class Emitter {
   void emit_host_save(Operation* op);
   void emit_host_mesh(Operation* op);
   void emit_host_collective(Operation* op);
+  void emit_host_collective_start(Operation* op);
+  void emit_host_collective_wait(Operation* op);
   void emit_host_load(Operation* op);
   void emit_host_check(Operation* op);
   void emit_host_read(Operation* op);

@@ -314,7 +314,9 @@ void Emitter::emit_host_mesh(Operation* op) {
   call_service(kServiceMesh, {host_context_, string_constant(mesh_description(op->attr("mesh")))});
 }
 
-void Emitter::emit_host_collective(Operation* op) {
+namespace {
+
+std::string operation_text(Operation* op) {
   std::string text = "kind=" + std::string(op->attr("kind").string_value());
   if (ir::Attribute a = op->attr("axis")) text += ";axis=" + std::string(a.string_value());
   if (ir::Attribute a = op->attr("op")) text += ";op=" + std::string(a.string_value());
@@ -326,12 +328,36 @@ void Emitter::emit_host_collective(Operation* op) {
   if (op->attr("transpose")) text += ";transpose=1";
   if (ir::Attribute a = op->attr("spec")) text += ";spec=" + names(a);
   if (ir::Attribute a = op->attr("partial")) text += ";partial=" + names(a);
+  return text;
+}
+
+}  // namespace
+
+void Emitter::emit_host_collective(Operation* op) {
   ir::Value* src = op->operand(0);
   ir::Value* dst = op->operand(1);
   llvm::Value* source = tensor_descriptor(memref(src), src->type(), op);
   llvm::Value* target = tensor_descriptor(memref(dst), dst->type(), op);
   call_service(kServiceCollective, {host_context_, string_constant(mesh_description(op->attr("mesh"))),
-                                    string_constant(text), source, target});
+                                    string_constant(operation_text(op)), source, target});
+}
+
+// The split form (overlap-collectives): the start returns the runtime's
+// request (an i64 the context maps to the collective in flight), the wait
+// takes it back.
+void Emitter::emit_host_collective_start(Operation* op) {
+  ir::Value* src = op->operand(0);
+  ir::Value* dst = op->operand(1);
+  llvm::Value* source = tensor_descriptor(memref(src), src->type(), op);
+  llvm::Value* target = tensor_descriptor(memref(dst), dst->type(), op);
+  llvm::AllocaInst* slot = entry_alloca(builder_.getInt64Ty());
+  call_service(kServiceCollectiveStart, {host_context_, string_constant(mesh_description(op->attr("mesh"))),
+                                         string_constant(operation_text(op)), source, target, slot});
+  set(op->result(), builder_.CreateLoad(builder_.getInt64Ty(), slot));
+}
+
+void Emitter::emit_host_collective_wait(Operation* op) {
+  call_service(kServiceCollectiveWait, {host_context_, get(op->operand(0))});
 }
 
 }  // namespace tessera::codegen::emitter

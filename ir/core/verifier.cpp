@@ -398,6 +398,8 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::SchedulePrefetch: return verify_schedule_prefetch(op);
     case OpKind::ScheduleKnob: return verify_schedule_knob(op);
     case OpKind::ScheduleKernel: return verify_schedule_kernel(op);
+    case OpKind::ScheduleCollectiveStart: return verify_schedule_collective_start(op);
+    case OpKind::ScheduleCollectiveWait: return verify_schedule_collective_wait(op);
     case OpKind::HostAlloc: return verify_host_alloc(op);
     case OpKind::HostFree: return verify_host_free(op);
     case OpKind::HostView: return verify_host_view(op);
@@ -408,6 +410,8 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::HostSave: return verify_host_save(op);
     case OpKind::HostMesh: return verify_host_mesh(op);
     case OpKind::HostCollective: return verify_host_collective(op);
+    case OpKind::HostCollectiveStart: return verify_host_collective_start(op);
+    case OpKind::HostCollectiveWait: return verify_host_collective_wait(op);
     case OpKind::HostLoad: return verify_host_load(op);
     case OpKind::HostCheck: return verify_host_check(op);
     case OpKind::HostRead: return verify_host_read(op);

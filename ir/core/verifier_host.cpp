@@ -205,4 +205,28 @@ void Verifier::verify_host_collective(Operation* op) {
     if (!is_buffer(v->type())) return void(error(op, "operands must be memrefs in global memory"));
 }
 
+// 'host.collective_start %src, %dst {kind, ...} : index': host.collective
+// started; the result is the runtime's request, waited for by one
+// host.collective_wait.
+void Verifier::verify_host_collective_start(Operation* op) {
+  if (!shape(op, 2, 1)) return;
+  string_choice(op, "kind", {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "send", "recv", "sendrecv"});
+  attr(op, "mesh", AttributeKind::Array);
+  for (Value* v : op->operands())
+    if (!is_buffer(v->type())) return void(error(op, "operands must be memrefs in global memory"));
+  if (!op->result()->type().is_index()) error(op, "the result (the request) must be index");
+}
+
+// 'host.collective_wait %request, %src, %dst': waits for the request; src and
+// dst are the start's buffers, named so that they live (and stay unwritten)
+// until here.
+void Verifier::verify_host_collective_wait(Operation* op) {
+  if (!shape(op, 3, 0)) return;
+  Operation* start = op->operand(0)->defining_op();
+  if (!start || !start->is(OpKind::HostCollectiveStart))
+    return void(error(op, "the first operand must be the request of a host.collective_start"));
+  for (unsigned i = 1; i < 3; ++i)
+    if (!is_buffer(op->operand(i)->type())) return void(error(op, "operands 2 and 3 must be memrefs in global memory"));
+}
+
 }  // namespace tessera::ir::verification

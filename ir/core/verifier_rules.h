@@ -127,6 +127,8 @@ class Verifier {
   void check_result_type(Operation* op);
   void verify_host_mesh(Operation* op);
   void verify_host_collective(Operation* op);
+  void verify_host_collective_start(Operation* op);
+  void verify_host_collective_wait(Operation* op);
   void verify_graph_reduction_collective(Operation* op);
   void verify_graph_axis_collective(Operation* op);
   void verify_graph_send(Operation* op);
@@ -140,6 +142,8 @@ class Verifier {
   void verify_schedule_knob(Operation* op);
   void verify_schedule_yield(Operation* op);
   void verify_schedule_kernel(Operation* op);
+  void verify_schedule_collective_start(Operation* op);
+  void verify_schedule_collective_wait(Operation* op);
 
   // --- verifier_host.cpp ---
   void verify_host_alloc(Operation* op);

@@ -58,4 +58,41 @@ void Verifier::verify_schedule_kernel(Operation* op) {
   check_yield(op, op->region(0), OpKind::ScheduleYield, op->result_types(), "the region");
 }
 
+// 'schedule.collective_start %x {collective, axis, mesh, ...}': the collective
+// `collective` (the graph operation's name without `graph.`, with its
+// attributes) started on x; the result is its value in flight, which only
+// the one schedule.collective_wait of the same block may use (the
+// overlap-collectives pass; docs/ir/schedule.md, "Overlapping collectives").
+void Verifier::verify_schedule_collective_start(Operation* op) {
+  if (!shape(op, 1, 1)) return;
+  if (!string_choice(op, "collective",
+                     {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "send", "recv", "sendrecv"}))
+    return;
+  attr(op, "mesh", AttributeKind::Array);
+  if (!op->operand(0)->type().is(TypeKind::Tensor) || !op->result()->type().is(TypeKind::Tensor))
+    return void(error(op, "operand and result must be tensors"));
+  const auto& uses = op->result()->uses();
+  if (uses.size() != 1 || !uses.front()->owner()->is(OpKind::ScheduleCollectiveWait) || uses.front()->index() != 0 ||
+      uses.front()->owner()->block() != op->block())
+    error(op, "the value in flight must be used once, by a schedule.collective_wait in the same block");
+}
+
+// 'schedule.collective_wait %inflight, %x': waits for the collective started
+// by %inflight's schedule.collective_start on %x (x named again so that its
+// buffer lives until here); the result is the collective's (none for send).
+void Verifier::verify_schedule_collective_wait(Operation* op) {
+  if (!operands(op, 2)) return;
+  Operation* start = op->operand(0)->defining_op();
+  if (!start || !start->is(OpKind::ScheduleCollectiveStart))
+    return void(error(op, "the first operand must be the result of a schedule.collective_start"));
+  if (start->operand(0) != op->operand(1))
+    return void(error(op, "the second operand must be the operand of its schedule.collective_start"));
+  if (start->block() == op->block() && !start->is_before_in_block(op))
+    return void(error(op, "must come after its schedule.collective_start"));
+  bool sends = start->attr("collective") && start->attr("collective").string_value() == "send";
+  if (!results(op, sends ? 0 : 1)) return;
+  if (!sends && op->result()->type() != op->operand(0)->type())
+    error(op, "the result must have the type of the value in flight");
+}
+
 }  // namespace tessera::ir::verification

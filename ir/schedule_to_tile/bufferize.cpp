@@ -125,6 +125,13 @@ class Bufferizer {
   // dimension all_gather concatenates along, divided by it for the one
   // reduce_scatter splits (graph_shapes.cpp).
   std::vector<Value*> collective_dims(Operation* o, Value* src) {
+    return collective_dims_of(o,
+                              o->is(OpKind::GraphAllGather)       ? "all_gather"
+                              : o->is(OpKind::GraphReduceScatter) ? "reduce_scatter"
+                                                                  : "",
+                              src);
+  }
+  std::vector<Value*> collective_dims_of(Operation* o, std::string_view kind, Value* src) {
     Type t = o->result()->type();
     std::vector<Value*> sizes;
     int64_t axis_size = 1;
@@ -133,7 +140,7 @@ class Bufferizer {
       for (size_t a = 0; a < mesh[1].size() && a < shape.size(); ++a)
         if (o->attr("axis") && mesh[1][a].string_value() == o->attr("axis").string_value()) axis_size = shape[a];
     }
-    bool gathers = o->is(OpKind::GraphAllGather), scatters = o->is(OpKind::GraphReduceScatter);
+    bool gathers = kind == "all_gather", scatters = kind == "reduce_scatter";
     for (size_t a = 0; a < t.rank(); ++a) {
       if (t.shape()[a] != kDynamic) {
         sizes.push_back(index(t.shape()[a]));
@@ -429,6 +436,34 @@ class Bufferizer {
         op0(OpKind::HostCollective, {src, dst}, std::move(attributes));
         return replace(o, {dst});
       }
+      case OpKind::ScheduleCollectiveStart: {
+        // overlap-collectives' split: the buffers as for host.collective,
+        // the start returns the runtime's request, and the wait names both
+        // buffers so that they live, and nothing writes them, until then.
+        std::string kind(o->string_attr("collective"));
+        bool sends = kind == "send";
+        Value* src = contiguous(o->operand(0));
+        Value* dst = sends ? src : alloc(o->result()->type(), collective_dims_of(o, kind, src));
+        std::vector<NamedAttribute> attributes;
+        for (const NamedAttribute& a : o->attributes())
+          if (a.name != "collective") attributes.push_back(a);
+        attributes.push_back({"kind", context_.string_attr(kind)});
+        Value* request = op(OpKind::HostCollectiveStart, {src, dst}, context_.index_type(), std::move(attributes));
+        in_flight_[dst] = {request, src};
+        return replace(o, {dst});
+      }
+      case OpKind::ScheduleCollectiveWait: {
+        Value* dst = o->operand(0);
+        auto it = in_flight_.find(dst);
+        if (it == in_flight_.end()) internal_error("bufferize", "a schedule.collective_wait without its start");
+        op0(OpKind::HostCollectiveWait, {it->second.request, it->second.src, dst});
+        in_flight_.erase(it);
+        if (o->num_results() == 0) {
+          o->erase();
+          return true;
+        }
+        return replace(o, {dst});
+      }
       case OpKind::GraphSave:
         op0(OpKind::HostSave, {o->operand(0)}, {{"path", o->attr("path")}});
         o->erase();
@@ -576,6 +611,13 @@ class Bufferizer {
   Builder b_;
   Operation* func_ = nullptr;
   std::map<std::pair<ScalarType, size_t>, Operation*> copy_kernels_;
+  // Started collectives not yet waited for: their destination buffer (the
+  // value in flight) -> the request and the source buffer.
+  struct InFlight {
+    Value* request;
+    Value* src;
+  };
+  std::map<Value*, InFlight> in_flight_;
 };
 
 }  // namespace

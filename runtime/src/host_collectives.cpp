@@ -79,6 +79,13 @@ tessReduceOp reduce_op(const std::string& name) {
 }
 
 tessStatus mesh_of(tessHostContext context, const char* description, tessMesh* mesh, MeshDescription* parsed) {
+  // Every collective of the code names its mesh: a mesh met before is found
+  // without parsing its description again (unless the caller wants it).
+  if (!parsed && description)
+    if (auto it = context->meshes.find(description); it != context->meshes.end()) {
+      *mesh = it->second;
+      return ok();
+    }
   MeshDescription m;
   if (!description || !parse_mesh(description, m))
     return fail(TESS_ERROR_INVALID_VALUE, fmt::format("tessHostMesh: a malformed mesh description '{}'",
@@ -197,6 +204,11 @@ tessStatus lend_host_mesh(tessHostContext context, const char* description, tess
   return ok();
 }
 
+void wait_host_requests(tessHostContext context) {
+  for (auto& [id, request] : context->requests) tessCollectiveWait(request);
+  context->requests.clear();
+}
+
 bool is_first_rank() {
   int rank = 0;
   tessJobRank(&rank);
@@ -219,8 +231,9 @@ tessStatus tessHostCollective(tessHostContext context, const char* mesh_text, co
     return fail(TESS_ERROR_INVALID_VALUE, "tessHostCollective: a null argument");
   tessMesh mesh;
   MeshDescription m;
-  if (tessStatus s = mesh_of(context, mesh_text, &mesh, &m); s != TESS_SUCCESS) return s;
   Operation o = parse_operation(operation);
+  const bool places_blocks = o.kind == "shard" || o.kind == "unshard";
+  if (tessStatus s = mesh_of(context, mesh_text, &mesh, places_blocks ? &m : nullptr); s != TESS_SUCCESS) return s;
   tessDtype dtype = source->dtype;
   int bits = tessDtypeBits(dtype);
   size_t element = static_cast<size_t>(bits / 8);
@@ -353,6 +366,67 @@ tessStatus tessHostCollective(tessHostContext context, const char* mesh_text, co
     return ok();
   }
   return fail(TESS_ERROR_INVALID_VALUE, fmt::format("tessHostCollective: unknown operation '{}'", operation));
+}
+
+tessStatus tessHostCollectiveStart(tessHostContext context, const char* mesh_text, const char* operation,
+                                   const tessTensor* source, const tessTensor* target, int64_t* request) {
+  if (!context || !source || !target || !operation || !request)
+    return fail(TESS_ERROR_INVALID_VALUE, "tessHostCollectiveStart: a null argument");
+  *request = 0;
+  tessMesh mesh;
+  if (tessStatus s = mesh_of(context, mesh_text, &mesh, nullptr); s != TESS_SUCCESS) return s;
+  Operation o = parse_operation(operation);
+  tessDtype dtype = source->dtype;
+  const char* axis = o.axis.empty() ? nullptr : o.axis.c_str();
+  auto count = static_cast<size_t>(elements(*source));
+  const size_t bytes = count * static_cast<size_t>(tessDtypeBits(dtype)) / 8;
+  int index = 0;
+  if (tessStatus s = tessMeshGetAxisRank(mesh, axis, &index); s != TESS_SUCCESS) return s;
+  tessCollectiveRequest started = nullptr;
+  tessStatus status = TESS_SUCCESS;
+  if (o.kind == "all_reduce" && o.root < 0) {
+    status = tessMeshAllReduceStart(mesh, axis, source->data, target->data, count, dtype, reduce_op(o.op), nullptr,
+                                    &started);
+  } else if (o.kind == "all_gather" && o.dim == 0) {
+    status = tessMeshAllGatherStart(mesh, axis, source->data, target->data, count, dtype, nullptr, &started);
+  } else if (o.kind == "reduce_scatter" && o.dim == 0) {
+    status = tessMeshReduceScatterStart(mesh, axis, source->data, target->data, static_cast<size_t>(elements(*target)),
+                                        dtype, reduce_op(o.op), nullptr, &started);
+  } else if (o.kind == "broadcast") {
+    status = tessMemcpyDtoD(context->device, target->data, source->data, bytes);
+    if (status == TESS_SUCCESS)
+      status =
+          tessMeshBroadcastStart(mesh, axis, target->data, count, dtype, o.root < 0 ? 0 : o.root, nullptr, &started);
+  } else if (o.kind == "send" && index == o.src) {
+    status = tessMeshSendStart(mesh, axis, source->data, count, dtype, o.dst, nullptr, &started);
+  } else if (o.kind == "recv" && index == o.dst && !o.transpose) {
+    status = tessMeshRecvStart(mesh, axis, target->data, count, dtype, o.src, nullptr, &started);
+  } else if (o.kind == "sendrecv") {
+    int n = 1;
+    if (tessStatus s = tessMeshGetAxisSize(mesh, axis, &n); s != TESS_SUCCESS) return s;
+    const int to = ((index + o.shift) % n + n) % n, from = ((index - o.shift) % n + n) % n;
+    status = tessMeshSendRecvStart(mesh, axis, source->data, to, target->data, from, count, dtype, nullptr, &started);
+  } else {
+    // The forms with work around the collective, and the ranks a send or
+    // recv does not involve: done now, nothing to wait for.
+    return tessHostCollective(context, mesh_text, operation, source, target);
+  }
+  if (status != TESS_SUCCESS) return status;
+  *request = context->next_request++;
+  context->requests.emplace(*request, started);
+  return ok();
+}
+
+tessStatus tessHostCollectiveWait(tessHostContext context, int64_t request) {
+  if (!context) return fail(TESS_ERROR_INVALID_VALUE, "tessHostCollectiveWait: the host context is null");
+  if (request == 0) return ok();
+  auto it = context->requests.find(request);
+  if (it == context->requests.end())
+    return fail(TESS_ERROR_INVALID_VALUE,
+                fmt::format("tessHostCollectiveWait: no collective in flight has request {}", request));
+  tessCollectiveRequest started = it->second;
+  context->requests.erase(it);
+  return tessCollectiveWait(started);
 }
 
 }  // extern "C"

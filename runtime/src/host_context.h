@@ -30,10 +30,17 @@ struct tessHostContext_st {
   std::unordered_map<std::string, tessMesh> meshes;
   // ... of which the caller's (tessAotCallOnMesh): not destroyed with the context.
   std::unordered_set<tessMesh> lent_meshes;
+  // Collectives started by the code (tessHostCollectiveStart) and not waited
+  // for yet, by the number the code holds; 0 is one that completed at its start.
+  std::unordered_map<int64_t, tessCollectiveRequest> requests;
+  int64_t next_request = 1;
 };
 
 namespace tessera::rt {
 void destroy_host_meshes(tessHostContext context);
+// Waits for every collective the code started and did not wait for (a call
+// that failed between a start and its wait): their buffers are freed next.
+void wait_host_requests(tessHostContext context);
 // Makes the code of `context` run its collectives on `description`'s mesh
 // on the caller's `mesh`, after checking that it has the described axes and
 // shape; `what` names the call for messages.

@@ -204,12 +204,12 @@ extern "C" {
 
 tessStatus tessHostContextCreate(tessDevice device, tessStream stream, tessModule module, tessHostContext* context) {
   if (!device || !context) return fail(TESS_ERROR_INVALID_VALUE, "tessHostContextCreate: null device or context");
-  static const tessHostServices services{TESS_HOST_ABI_VERSION, tessHostAlloc,      tessHostFree,
-                                        tessHostKeep,          tessHostLaunch,     tessHostPrintText,
-                                        tessHostPrintTensor,   tessHostPrintScalar, tessHostSave,
-                                        tessHostLoad,          tessHostFail,       tessHostMesh,
-                                        tessHostCollective,    tessHostRead,       tessHostLaunchTuned,
-                                        tessHostPrintFormatted};
+  static const tessHostServices services{TESS_HOST_ABI_VERSION,  tessHostAlloc,           tessHostFree,
+                                        tessHostKeep,           tessHostLaunch,          tessHostPrintText,
+                                        tessHostPrintTensor,    tessHostPrintScalar,     tessHostSave,
+                                        tessHostLoad,           tessHostFail,            tessHostMesh,
+                                        tessHostCollective,     tessHostRead,            tessHostLaunchTuned,
+                                        tessHostPrintFormatted, tessHostCollectiveStart, tessHostCollectiveWait};
   auto* c = new tessHostContext_st;
   c->services = &services;
   c->device = device;
@@ -228,6 +228,7 @@ tessStatus tessHostContextSetOutput(tessHostContext context, FILE* output) {
 
 tessStatus tessHostContextDestroy(tessHostContext context) {
   if (!context) return null_context("tessHostContextDestroy");
+  tessera::rt::wait_host_requests(context);
   for (tessDevicePtr p : context->frame) tessera::rt::host_release(context, p);
   tessera::rt::host_drop_cache(context);
   tessera::rt::destroy_host_meshes(context);
@@ -243,6 +244,7 @@ tessStatus tessHostCall(tessHostContext context, tessHostFunction function, void
   --context->depth;
   if (!outermost) return status;
   std::string message = status ? tessGetLastErrorMessage() : "";
+  tessera::rt::wait_host_requests(context);
   for (tessDevicePtr p : context->frame) {
     if (status || !context->kept.count(p)) tessera::rt::host_release(context, p);
     else tessera::rt::host_disown(context, p);

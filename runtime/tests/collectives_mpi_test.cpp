@@ -404,6 +404,114 @@ TEST_SUITE("mpi") {
     mesh.barrier();
   }
 
+  TEST_CASE("started collectives: tessMesh*Start and tessCollectiveWait give the blocking calls' results") {
+    const int n = job_size();
+    const int j = job_rank();
+    Mesh mesh(cpus(n), {"x"}, {n});
+    const Device cpu = mesh.device();
+    // all_reduce of every reducible dtype with AVG (the division happens at
+    // the wait) and SUM, two in flight at once on one axis.
+    const size_t count = 37;
+    Buffer a(cpu, count * 8), b(cpu, count * 8), c(cpu, count * 8), d(cpu, count * 8);
+    for (tessDtype t : kReducible) {
+      if (t == TESS_BOOL) continue;
+      auto* ia = reinterpret_cast<void*>(a.address());
+      auto* ic = reinterpret_cast<void*>(c.address());
+      for (size_t i = 0; i < count; ++i) {
+        store(t, ia, i, value(t, TESS_REDUCE_AVG, j, i));
+        store(t, ic, i, value(t, TESS_REDUCE_SUM, j, i));
+      }
+      tessCollectiveRequest first = nullptr, second = nullptr;
+      REQUIRE(tessMeshAllReduceStart(mesh.get(), "x", a.address(), b.address(), count, t, TESS_REDUCE_AVG, nullptr,
+                                     &first) == TESS_SUCCESS);
+      REQUIRE(tessMeshAllReduceStart(mesh.get(), "x", c.address(), c.address(), count, t, TESS_REDUCE_SUM, nullptr,
+                                     &second) == TESS_SUCCESS);
+      REQUIRE(tessCollectiveWait(second) == TESS_SUCCESS);
+      REQUIRE(tessCollectiveWait(first) == TESS_SUCCESS);
+      int wrong = 0;
+      for (size_t i = 0; i < count; ++i) {
+        wrong += load(t, reinterpret_cast<void*>(b.address()), i) != reference(t, TESS_REDUCE_AVG, i, n);
+        wrong += load(t, ic, i) != reference(t, TESS_REDUCE_SUM, i, n);
+      }
+      INFO(tessDtypeName(t));
+      CHECK(wrong == 0);
+    }
+    // reduce_scatter in place (the result copied at the wait) and out of place.
+    {
+      Buffer whole(cpu, static_cast<size_t>(n) * 4 * 4), out(cpu, 4 * 4);
+      auto* w = reinterpret_cast<int32_t*>(whole.address());
+      for (int k = 0; k < n * 4; ++k) w[k] = k + j;
+      tessCollectiveRequest in_place = nullptr, apart = nullptr;
+      REQUIRE(tessMeshReduceScatterStart(mesh.get(), "x", whole.address(), out.address(), 4, TESS_I32,
+                                         TESS_REDUCE_SUM, nullptr, &apart) == TESS_SUCCESS);
+      REQUIRE(tessCollectiveWait(apart) == TESS_SUCCESS);
+      const tessDevicePtr block = whole.address() + static_cast<size_t>(j) * 16;
+      REQUIRE(tessMeshReduceScatterStart(mesh.get(), "x", whole.address(), block, 4, TESS_I32, TESS_REDUCE_SUM,
+                                         nullptr, &in_place) == TESS_SUCCESS);
+      REQUIRE(tessCollectiveWait(in_place) == TESS_SUCCESS);
+      for (int k = 0; k < 4; ++k) {
+        const int expected = n * (j * 4 + k) + n * (n - 1) / 2;
+        CHECK(reinterpret_cast<int32_t*>(out.address())[k] == expected);
+        CHECK(w[j * 4 + k] == expected);
+      }
+    }
+    // all_gather, broadcast from the last index, and a ring of send_recv.
+    {
+      Buffer mine(cpu, 8), all(cpu, static_cast<size_t>(n) * 8), ring(cpu, 8);
+      auto* m = reinterpret_cast<int64_t*>(mine.address());
+      m[0] = j;
+      tessCollectiveRequest gather = nullptr, shift = nullptr, bcast = nullptr;
+      REQUIRE(tessMeshAllGatherStart(mesh.get(), "x", mine.address(), all.address(), 1, TESS_I64, nullptr, &gather) ==
+              TESS_SUCCESS);
+      REQUIRE(tessCollectiveWait(gather) == TESS_SUCCESS);
+      for (int k = 0; k < n; ++k) CHECK(reinterpret_cast<int64_t*>(all.address())[k] == k);
+      REQUIRE(tessMeshSendRecvStart(mesh.get(), "x", mine.address(), (j + 1) % n, ring.address(), (j - 1 + n) % n, 1,
+                                    TESS_I64, nullptr, &shift) == TESS_SUCCESS);
+      REQUIRE(tessCollectiveWait(shift) == TESS_SUCCESS);
+      CHECK(reinterpret_cast<int64_t*>(ring.address())[0] == (j - 1 + n) % n);
+      REQUIRE(tessMeshBroadcastStart(mesh.get(), "x", mine.address(), 1, TESS_I64, n - 1, nullptr, &bcast) ==
+              TESS_SUCCESS);
+      REQUIRE(tessCollectiveWait(bcast) == TESS_SUCCESS);
+      CHECK(m[0] == n - 1);
+    }
+    // send and recv; a recv that expects more than is sent fails at the wait,
+    // naming the collective, the axis and MPI.
+    {
+      Buffer buffer(cpu, 64);
+      auto* f = reinterpret_cast<float*>(buffer.address());
+      if (j == 0) {
+        for (int k = 0; k < 4; ++k) f[k] = static_cast<float>(k + 1);
+        tessCollectiveRequest sent = nullptr, short_send = nullptr;
+        REQUIRE(tessMeshSendStart(mesh.get(), "x", buffer.address(), 4, TESS_F32, 1, nullptr, &sent) == TESS_SUCCESS);
+        REQUIRE(tessCollectiveWait(sent) == TESS_SUCCESS);
+        REQUIRE(tessMeshSendStart(mesh.get(), "x", buffer.address(), 2, TESS_F32, 1, nullptr, &short_send) ==
+                TESS_SUCCESS);
+        REQUIRE(tessCollectiveWait(short_send) == TESS_SUCCESS);
+      } else if (j == 1) {
+        tessCollectiveRequest received = nullptr, too_long = nullptr;
+        REQUIRE(tessMeshRecvStart(mesh.get(), "x", buffer.address(), 4, TESS_F32, 0, nullptr, &received) ==
+                TESS_SUCCESS);
+        REQUIRE(tessCollectiveWait(received) == TESS_SUCCESS);
+        for (int k = 0; k < 4; ++k) CHECK(f[k] == static_cast<float>(k + 1));
+        REQUIRE(tessMeshRecvStart(mesh.get(), "x", buffer.address(), 4, TESS_F32, 0, nullptr, &too_long) ==
+                TESS_SUCCESS);
+        CHECK(tessCollectiveWait(too_long) == TESS_ERROR_COLLECTIVE);
+        CHECK(contains(last_message(), "tessCollectiveWait: recv on mesh axis 'x' (MPI) failed: the message from "
+                                       "index 0 has 8 bytes, the recv expects 16"));
+      }
+    }
+    // The arguments are checked as for the blocking calls.
+    tessCollectiveRequest request = nullptr;
+    CHECK(tessMeshAllReduceStart(mesh.get(), "y", a.address(), a.address(), 1, TESS_F32, TESS_REDUCE_SUM, nullptr,
+                                 &request) == TESS_ERROR_INVALID_VALUE);
+    CHECK(contains(last_message(), "tessMeshAllReduceStart: the mesh has no axis 'y'"));
+    CHECK(request == nullptr);
+    CHECK(tessMeshAllReduceStart(mesh.get(), "x", a.address(), a.address(), 1, TESS_F32, TESS_REDUCE_SUM, nullptr,
+                                 nullptr) == TESS_ERROR_INVALID_VALUE);
+    CHECK(tessCollectiveWait(nullptr) == TESS_ERROR_INVALID_VALUE);
+    mesh.barrier();
+  }
+
   TEST_CASE("a 2-D mesh (dp x tp) and others: one communicator per axis") {
     const int n = job_size();
     std::vector<std::vector<int>> shapes = {{n}, {1, n}, {n, 1}};
@@ -527,7 +635,15 @@ TEST_SUITE("dead-peer") {
       return;                                                // returns; exits normally
     }
     Buffer b(mesh.device(), 4);
-    mesh.all_reduce("x", b.address(), b.address(), 1, TESS_F32, TESS_REDUCE_SUM);
+    if (std::string(scenario) == "peer-returns-started") {
+      // Started: the wait, in MPI_Waitall, times out as the blocking call does.
+      tessCollectiveRequest request = nullptr;
+      REQUIRE(tessMeshAllReduceStart(mesh.get(), "x", b.address(), b.address(), 1, TESS_F32, TESS_REDUCE_SUM,
+                                     nullptr, &request) == TESS_SUCCESS);
+      tessCollectiveWait(request);
+    } else {
+      mesh.all_reduce("x", b.address(), b.address(), 1, TESS_F32, TESS_REDUCE_SUM);
+    }
     FAIL("the all_reduce completed without its peer");
   }
 }

@@ -119,6 +119,49 @@ TEST_SUITE("collectives") {
     CHECK(tessMeshSendRecv(mesh, "x", a, 0, b, 0, 4, TESS_F32, nullptr) == TESS_SUCCESS);
     CHECK(std::memcmp(host<float>(a), host<float>(b), 16) == 0);
 
+    // Started collectives complete at the start on loopback; the wait frees
+    // the request. (First the message the short recv above left queued.)
+    CHECK(tessMeshRecv(mesh, "x", b, 4, TESS_F32, 0, nullptr) == TESS_SUCCESS);
+    for (size_t i = 0; i < 4; ++i) host<float>(a)[i] = static_cast<float>(i) + 2.0f;
+    std::memset(host<float>(b), 0, 16);
+    tessCollectiveRequest request = nullptr;
+    REQUIRE(tessMeshAllReduceStart(mesh, "x", a, b, 4, TESS_F32, TESS_REDUCE_AVG, nullptr, &request) == TESS_SUCCESS);
+    CHECK(std::memcmp(host<float>(a), host<float>(b), 16) == 0);
+    CHECK(tessCollectiveWait(request) == TESS_SUCCESS);
+    REQUIRE(tessMeshSendStart(mesh, "x", a, 4, TESS_F32, 0, nullptr, &request) == TESS_SUCCESS);
+    CHECK(tessCollectiveWait(request) == TESS_SUCCESS);
+    std::memset(host<float>(b), 0, 16);
+    REQUIRE(tessMeshRecvStart(mesh, "x", b, 4, TESS_F32, 0, nullptr, &request) == TESS_SUCCESS);
+    CHECK(tessCollectiveWait(request) == TESS_SUCCESS);
+    CHECK(std::memcmp(host<float>(a), host<float>(b), 16) == 0);
+    for (auto start : {+[](tessMesh m, tessDevicePtr x, tessDevicePtr y, tessCollectiveRequest* r) {
+                         return tessMeshAllGatherStart(m, "x", x, y, 4, TESS_F32, nullptr, r);
+                       },
+                       +[](tessMesh m, tessDevicePtr x, tessDevicePtr y, tessCollectiveRequest* r) {
+                         return tessMeshReduceScatterStart(m, "x", x, y, 4, TESS_F32, TESS_REDUCE_SUM, nullptr, r);
+                       },
+                       +[](tessMesh m, tessDevicePtr x, tessDevicePtr y, tessCollectiveRequest* r) {
+                         return tessMeshSendRecvStart(m, "x", x, 0, y, 0, 4, TESS_F32, nullptr, r);
+                       }}) {
+      std::memset(host<float>(b), 0, 16);
+      REQUIRE(start(mesh, a, b, &request) == TESS_SUCCESS);
+      CHECK(tessCollectiveWait(request) == TESS_SUCCESS);
+      CHECK(std::memcmp(host<float>(a), host<float>(b), 16) == 0);
+    }
+    REQUIRE(tessMeshBroadcastStart(mesh, "x", a, 4, TESS_F32, 0, nullptr, &request) == TESS_SUCCESS);
+    CHECK(tessCollectiveWait(request) == TESS_SUCCESS);
+    // A count of 0 still gives a request; errors give none.
+    REQUIRE(tessMeshAllReduceStart(mesh, "x", 0, 0, 0, TESS_F32, TESS_REDUCE_SUM, nullptr, &request) == TESS_SUCCESS);
+    CHECK(tessCollectiveWait(request) == TESS_SUCCESS);
+    request = reinterpret_cast<tessCollectiveRequest>(1);
+    CHECK(tessMeshRecvStart(mesh, "x", b, 4, TESS_F32, 0, nullptr, &request) == TESS_ERROR_INVALID_VALUE);
+    CHECK(contains(last_message(), "tessMeshRecvStart: recv on mesh axis 'x' (loopback) failed: no message was sent"));
+    CHECK(request == nullptr);
+    CHECK(tessMeshAllReduceStart(mesh, "x", a, b, 4, TESS_F32, TESS_REDUCE_SUM, nullptr, nullptr) ==
+          TESS_ERROR_INVALID_VALUE);
+    CHECK(contains(last_message(), "tessMeshAllReduceStart: `request` is null"));
+    CHECK(tessCollectiveWait(nullptr) == TESS_ERROR_INVALID_VALUE);
+
     CHECK(tessFree(cpu(), a) == TESS_SUCCESS);
     CHECK(tessFree(cpu(), b) == TESS_SUCCESS);
     CHECK(tessMeshDestroy(mesh) == TESS_SUCCESS);
@@ -434,6 +477,15 @@ TEST_SUITE("nccl") {
     CHECK(b == a);
     CHECK(nccl_log() == "ncclAllReduce send=" + address(a.data()) + " recv=" + address(b.data()) +
                             " count=8 datatype=6 op=4 stream=0\n");
+    // Started: the same call queued on the stream, nothing left to wait for.
+    {
+      std::unique_ptr<tessera::rt::PendingCollective> pending;
+      CHECK(comm->start_all_reduce(call_of("all_reduce"), a.data(), b.data(), 8, TESS_F16, TESS_REDUCE_AVG, nullptr,
+                                   &pending) == TESS_SUCCESS);
+      CHECK(pending == nullptr);
+      CHECK(nccl_log() == "ncclAllReduce send=" + address(a.data()) + " recv=" + address(b.data()) +
+                              " count=8 datatype=6 op=4 stream=0\n");
+    }
     CHECK(comm->all_reduce(call_of("all_reduce"), a.data(), a.data(), 4, TESS_BF16, TESS_REDUCE_MAX, nullptr) ==
           TESS_SUCCESS);
     CHECK(contains(nccl_log(), "count=4 datatype=9 op=2"));

@@ -100,6 +100,7 @@ struct Options {
   std::string host_cpu;  // empty: generic for objects, native for --emit=llvm
   std::string target = "gpu";
   bool bounds_check = false;
+  bool no_overlap_collectives = false;
   int opt_level = 3;
   std::string cuda_path;
   std::string assembler = "auto";  // PTX -> cubin: auto, nvjitlink (in-process), ptxas (a process)
@@ -325,6 +326,7 @@ int compile(const Options& options) {
   // Code for the CPU alone (--target=cpu, -c --gpu-code=none) takes the
   // stdlib's CPU forms.
   compilation.set_cpu_only(options.target == "cpu" || (options.compile_object && options.gpu_code == "none"));
+  compilation.set_overlap_collectives(!options.no_overlap_collectives);
   if (is_ir_input(options)) {
     generate(compilation.parse_ir(options.opt_level, stage));
   } else if (stop == StopAfter::Lex) {
@@ -436,6 +438,9 @@ int run(int argc, char** argv) {
                  "machine of the architecture), native, or an LLVM CPU name such as x86-64-v3");
   app.add_option("--target", options.target, "gpu (NVPTX, the default) or cpu (the host: --emit=llvm or obj)")
       ->check(CLI::IsMember({"gpu", "cpu"}));
+  app.add_flag("--no-overlap-collectives", options.no_overlap_collectives,
+               "Issue each collective where it stands instead of overlapping it with the independent kernels after it "
+               "(the pass overlap-collectives; docs/distributed.md)");
   app.add_flag("--bounds-check", options.bounds_check,
                "Check every tensor and shared-memory index; out of bounds fails the launch naming the .tsr location");
   app.add_option("--mma", options.mma,

@@ -65,6 +65,7 @@ struct RunOptions {
   bool quiet = false;
   bool no_bounds_check = false;
   bool no_cpu_forms = false;  // --no-cpu-forms
+  bool no_overlap_collectives = false;  // --no-overlap-collectives
   int repeat = 0;
   bool retune = false;       // --tune: time the variants even when the cache has the key
   bool tune_only = false;    // `tesserac tune`: tune, write the cache, run nothing more
@@ -342,6 +343,7 @@ class Runner {
     // with the layouts (on a GPU the tensor-core instructions) tesserac gives it.
     // Graph code that runs on the CPU device takes the stdlib's CPU forms.
     if (!kernel_mode) compilation.set_cpu_only(!options_.no_cpu_forms && runs_on_cpu());
+    compilation.set_overlap_collectives(!options_.no_overlap_collectives);
     ir::Operation* module = compilation.lower(options_.opt_level, true, ir::PipelineStage::Tile, options_.kernel);
     diags.flush();
     if (diags.has_errors() || !module) return kExitUserError;
@@ -1002,6 +1004,9 @@ int run_or_tune(int argc, char** argv, bool tune) {
   app.add_flag("--no-cpu-forms", options.no_cpu_forms,
                "On the CPU: graph code launches the stdlib kernels a GPU runs (gemm and its tuned points), not the "
                "CPU forms (gemm_cpu), to test or time them there");
+  app.add_flag("--no-overlap-collectives", options.no_overlap_collectives,
+               "Issue each collective where it stands, blocking, instead of overlapping it with the independent "
+               "kernels after it (docs/distributed.md, \"Overlapping collectives\")");
   app.add_flag("--tune", options.retune,
                "An autotuned kernel: time its variants even when the tuning cache has this key (docs/autotuning.md)");
   app.add_option("--time", options.repeat,

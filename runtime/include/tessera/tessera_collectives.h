@@ -32,6 +32,8 @@ extern "C" {
 #endif
 
 typedef struct tessMesh_st* tessMesh;
+/* A collective started by a tessMesh*Start function, until tessCollectiveWait. */
+typedef struct tessCollectiveRequest_st* tessCollectiveRequest;
 
 /* Reductions. AVG is SUM divided by the group size (integers: truncated toward
  * zero, as C's division). */
@@ -157,6 +159,40 @@ tessStatus tessMeshSendRecv(tessMesh mesh, const char* axis, tessDevicePtr send,
 /* Returns when every rank of the group has called it (on CUDA devices, after
  * this rank's device has finished its queued work). */
 tessStatus tessMeshBarrier(tessMesh mesh, const char* axis);
+
+/* --- started collectives (docs/distributed.md, "Started collectives") ------------------ */
+/* The same collectives in two halves: the Start function checks the same
+ * arguments, starts the collective and returns a request; tessCollectiveWait
+ * returns when it is complete (and frees the request), so that the caller
+ * works between the two. Until the wait, the send buffer must not be
+ * written and the recv buffer neither read nor written. MPI: MPI_Iallreduce,
+ * MPI_Iallgather, MPI_Ireduce_scatter_block, MPI_Ibcast, MPI_Isend,
+ * MPI_Irecv; the wait blocks in MPI_Waitall under the same timeout as a
+ * blocking call (TESSERA_COLLECTIVE_TIMEOUT, counted from the wait).
+ * Loopback: complete at the start. NCCL: the start queues the collective on
+ * the stream, as the blocking call does, and the wait does nothing more (order
+ * later work on the stream). Every request must be waited for once, before
+ * its mesh is destroyed; starts on one group are matched in the order made. */
+tessStatus tessMeshAllReduceStart(tessMesh mesh, const char* axis, tessDevicePtr send, tessDevicePtr recv, size_t count,
+                                  tessDtype dtype, tessReduceOp op, tessStream stream, tessCollectiveRequest* request);
+tessStatus tessMeshAllGatherStart(tessMesh mesh, const char* axis, tessDevicePtr send, tessDevicePtr recv, size_t count,
+                                  tessDtype dtype, tessStream stream, tessCollectiveRequest* request);
+tessStatus tessMeshReduceScatterStart(tessMesh mesh, const char* axis, tessDevicePtr send, tessDevicePtr recv,
+                                      size_t count, tessDtype dtype, tessReduceOp op, tessStream stream,
+                                      tessCollectiveRequest* request);
+tessStatus tessMeshBroadcastStart(tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype,
+                                  int root, tessStream stream, tessCollectiveRequest* request);
+tessStatus tessMeshSendStart(tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype,
+                             int peer, tessStream stream, tessCollectiveRequest* request);
+tessStatus tessMeshRecvStart(tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype,
+                             int peer, tessStream stream, tessCollectiveRequest* request);
+tessStatus tessMeshSendRecvStart(tessMesh mesh, const char* axis, tessDevicePtr send, int send_peer, tessDevicePtr recv,
+                                 int recv_peer, size_t count, tessDtype dtype, tessStream stream,
+                                 tessCollectiveRequest* request);
+/* Waits for a started collective and frees `request`; its status is the
+ * collective's (an error names the collective, the axis and the backend's
+ * error, as for the blocking calls). */
+tessStatus tessCollectiveWait(tessCollectiveRequest request);
 
 #ifdef __cplusplus
 }

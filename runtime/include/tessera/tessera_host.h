@@ -31,7 +31,7 @@ typedef int32_t (*tessHostFunction)(tessHostContext context, void** args, void**
 
 /* The host ABI's version: a CPU code object with host functions exports
  * `uint32_t tessera_host_abi_version` equal to it. */
-#define TESS_HOST_ABI_VERSION 4u
+#define TESS_HOST_ABI_VERSION 5u
 
 /* What compiled host code calls, through the context (so that a code object
  * loaded with dlopen needs no symbols from the runtime): a context points at
@@ -62,6 +62,10 @@ typedef struct tessHostServices {
                              const uint32_t* groups, void** args, const tessTensor* const* tensors);
   /* ABI 4 too: a number printed by a Python format spec (an f-string's `{v:.4f}`). */
   tessStatus (*print_formatted)(tessHostContext context, tessDtype dtype, const void* value, const char* spec);
+  /* ABI 5: a collective in two halves (the pass overlap-collectives, docs/distributed.md). */
+  tessStatus (*collective_start)(tessHostContext context, const char* mesh, const char* operation,
+                                 const tessTensor* source, const tessTensor* target, int64_t* request);
+  tessStatus (*collective_wait)(tessHostContext context, int64_t request);
 } tessHostServices;
 
 /* What a CPU code object exports as `tessera_host_functions`, ended by an
@@ -140,6 +144,17 @@ tessStatus tessHostMesh(tessHostContext context, const char* mesh);
  * with O first). */
 tessStatus tessHostCollective(tessHostContext context, const char* mesh, const char* operation,
                               const tessTensor* source, const tessTensor* target);
+/* tessHostCollective in two halves: the start begins the operation and
+ * gives `*request`, a number the wait takes back once (0: the operation
+ * completed at the start). Between them `source` must not be written and
+ * `target` neither read nor written. all_reduce, all_gather and
+ * reduce_scatter along dimension 0, broadcast, send, recv and sendrecv start
+ * the runtime's tessMesh*Start collectives (MPI's non-blocking ones); the
+ * others (along another dimension, shard, unshard, autodiff's transposed
+ * forms) complete at the start. tessHostCall waits for any the code left. */
+tessStatus tessHostCollectiveStart(tessHostContext context, const char* mesh, const char* operation,
+                                   const tessTensor* source, const tessTensor* target, int64_t* request);
+tessStatus tessHostCollectiveWait(tessHostContext context, int64_t request);
 /* Copies `bytes` at device address `source` to host memory `destination`
  * after the context's earlier launches finished (a condition on a tensor, a
  * 0-d tensor passed as a kernel's scalar). */

@@ -12,6 +12,10 @@
 #include "job.h"
 #include "mesh.h"
 
+struct tessCollectiveRequest_st {
+  std::unique_ptr<tessera::rt::PendingCollective> pending;
+};
+
 // The C ABI passes these enums as 32-bit ints (and their values are fixed).
 static_assert(sizeof(tessReduceOp) == 4 && sizeof(tessCollectiveBackend) == 4);
 static_assert(TESS_REDUCE_SUM == 0 && TESS_REDUCE_PROD == 1 && TESS_REDUCE_MAX == 2 && TESS_REDUCE_MIN == 3 &&
@@ -174,6 +178,146 @@ tessStatus check_index(const Target& t, const char* role, int index) {
 
 void* host(tessDevicePtr p) { return reinterpret_cast<void*>(p); }
 
+// A started collective's handle: `pending` null when it completed at the start.
+tessStatus complete(tessCollectiveRequest* request, std::unique_ptr<PendingCollective> pending = nullptr) {
+  if (request) *request = new tessCollectiveRequest_st{std::move(pending)};
+  return ok();
+}
+
+tessStatus all_reduce_call(const char* function, tessMesh mesh, const char* axis, tessDevicePtr send,
+                           tessDevicePtr recv, size_t count, tessDtype dtype, tessReduceOp op, tessStream stream,
+                           tessCollectiveRequest* request) {
+  Target t;
+  size_t bytes = 0;
+  if (auto s = resolve(function, "all_reduce", mesh, axis, &t); s) return s;
+  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
+  if (auto s = check_reduction(t, dtype, op); s) return s;
+  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
+  if (count == 0) return complete(request);
+  if (auto s = check_buffer(t, "send buffer", send, bytes); s) return s;
+  if (auto s = check_buffer(t, "recv buffer", recv, bytes); s) return s;
+  if (send != recv && overlap(send, bytes, recv, bytes)) return overlapping(t, "recv == send");
+  if (!request) return t.comm->all_reduce(t.call, host(send), host(recv), count, dtype, op, stream);
+  std::unique_ptr<PendingCollective> pending;
+  if (auto s = t.comm->start_all_reduce(t.call, host(send), host(recv), count, dtype, op, stream, &pending); s)
+    return s;
+  return complete(request, std::move(pending));
+}
+
+tessStatus all_gather_call(const char* function, tessMesh mesh, const char* axis, tessDevicePtr send,
+                           tessDevicePtr recv, size_t count, tessDtype dtype, tessStream stream,
+                           tessCollectiveRequest* request) {
+  Target t;
+  size_t bytes = 0;
+  if (auto s = resolve(function, "all_gather", mesh, axis, &t); s) return s;
+  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
+  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
+  if (count == 0) return complete(request);
+  const size_t total = bytes * static_cast<size_t>(t.comm->size());
+  if (auto s = check_buffer(t, "send buffer", send, bytes); s) return s;
+  if (auto s = check_buffer(t, "recv buffer", recv, total); s) return s;
+  const bool in_place = send == recv + static_cast<size_t>(t.comm->rank()) * bytes;
+  if (!in_place && overlap(send, bytes, recv, total))
+    return overlapping(t, "send == recv + (this rank's index) * count elements");
+  if (!request) return t.comm->all_gather(t.call, host(send), host(recv), bytes, stream);
+  std::unique_ptr<PendingCollective> pending;
+  if (auto s = t.comm->start_all_gather(t.call, host(send), host(recv), bytes, stream, &pending); s) return s;
+  return complete(request, std::move(pending));
+}
+
+tessStatus reduce_scatter_call(const char* function, tessMesh mesh, const char* axis, tessDevicePtr send,
+                               tessDevicePtr recv, size_t count, tessDtype dtype, tessReduceOp op, tessStream stream,
+                               tessCollectiveRequest* request) {
+  Target t;
+  size_t bytes = 0;
+  if (auto s = resolve(function, "reduce_scatter", mesh, axis, &t); s) return s;
+  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
+  if (auto s = check_reduction(t, dtype, op); s) return s;
+  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
+  if (count == 0) return complete(request);
+  const size_t total = bytes * static_cast<size_t>(t.comm->size());
+  if (auto s = check_buffer(t, "send buffer", send, total); s) return s;
+  if (auto s = check_buffer(t, "recv buffer", recv, bytes); s) return s;
+  const bool in_place = recv == send + static_cast<size_t>(t.comm->rank()) * bytes;
+  if (!in_place && overlap(send, total, recv, bytes))
+    return overlapping(t, "recv == send + (this rank's index) * count elements");
+  if (!request) return t.comm->reduce_scatter(t.call, host(send), host(recv), count, dtype, op, stream);
+  std::unique_ptr<PendingCollective> pending;
+  if (auto s = t.comm->start_reduce_scatter(t.call, host(send), host(recv), count, dtype, op, stream, &pending); s)
+    return s;
+  return complete(request, std::move(pending));
+}
+
+tessStatus broadcast_call(const char* function, tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count,
+                          tessDtype dtype, int root, tessStream stream, tessCollectiveRequest* request) {
+  Target t;
+  size_t bytes = 0;
+  if (auto s = resolve(function, "broadcast", mesh, axis, &t); s) return s;
+  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
+  if (auto s = check_index(t, "root", root); s) return s;
+  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
+  if (count == 0) return complete(request);
+  if (auto s = check_buffer(t, "buffer", buffer, bytes); s) return s;
+  if (!request) return t.comm->broadcast(t.call, host(buffer), bytes, root, stream);
+  std::unique_ptr<PendingCollective> pending;
+  if (auto s = t.comm->start_broadcast(t.call, host(buffer), bytes, root, stream, &pending); s) return s;
+  return complete(request, std::move(pending));
+}
+
+tessStatus send_call(const char* function, tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count,
+                     tessDtype dtype, int peer, tessStream stream, tessCollectiveRequest* request) {
+  Target t;
+  size_t bytes = 0;
+  if (auto s = resolve(function, "send", mesh, axis, &t); s) return s;
+  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
+  if (auto s = check_index(t, "peer", peer); s) return s;
+  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
+  if (count == 0) return complete(request);
+  if (auto s = check_buffer(t, "buffer", buffer, bytes); s) return s;
+  if (!request) return t.comm->send(t.call, host(buffer), bytes, peer, stream);
+  std::unique_ptr<PendingCollective> pending;
+  if (auto s = t.comm->start_send(t.call, host(buffer), bytes, peer, stream, &pending); s) return s;
+  return complete(request, std::move(pending));
+}
+
+tessStatus recv_call(const char* function, tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count,
+                     tessDtype dtype, int peer, tessStream stream, tessCollectiveRequest* request) {
+  Target t;
+  size_t bytes = 0;
+  if (auto s = resolve(function, "recv", mesh, axis, &t); s) return s;
+  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
+  if (auto s = check_index(t, "peer", peer); s) return s;
+  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
+  if (count == 0) return complete(request);
+  if (auto s = check_buffer(t, "buffer", buffer, bytes); s) return s;
+  if (!request) return t.comm->recv(t.call, host(buffer), bytes, peer, stream);
+  std::unique_ptr<PendingCollective> pending;
+  if (auto s = t.comm->start_recv(t.call, host(buffer), bytes, peer, stream, &pending); s) return s;
+  return complete(request, std::move(pending));
+}
+
+tessStatus send_recv_call(const char* function, tessMesh mesh, const char* axis, tessDevicePtr send, int send_peer,
+                          tessDevicePtr recv, int recv_peer, size_t count, tessDtype dtype, tessStream stream,
+                          tessCollectiveRequest* request) {
+  Target t;
+  size_t bytes = 0;
+  if (auto s = resolve(function, "send_recv", mesh, axis, &t); s) return s;
+  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
+  if (auto s = check_index(t, "send peer", send_peer); s) return s;
+  if (auto s = check_index(t, "recv peer", recv_peer); s) return s;
+  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
+  if (count == 0) return complete(request);
+  if (auto s = check_buffer(t, "send buffer", send, bytes); s) return s;
+  if (auto s = check_buffer(t, "recv buffer", recv, bytes); s) return s;
+  if (overlap(send, bytes, recv, bytes)) return overlapping(t, "not supported (the recv would overwrite what is sent)");
+  if (!request) return t.comm->send_recv(t.call, host(send), send_peer, host(recv), recv_peer, bytes, stream);
+  std::unique_ptr<PendingCollective> pending;
+  if (auto s = t.comm->start_send_recv(t.call, host(send), send_peer, host(recv), recv_peer, bytes, stream, &pending);
+      s)
+    return s;
+  return complete(request, std::move(pending));
+}
+
 }  // namespace
 }  // namespace tessera::rt
 
@@ -320,109 +464,98 @@ tessStatus tessMeshGetBackend(tessMesh mesh, tessCollectiveBackend* backend) {
 
 // --- collectives -------------------------------------------------------------------------------
 
+tessStatus tessCollectiveWait(tessCollectiveRequest request) {
+  if (!request) return null_argument("tessCollectiveWait", "request");
+  std::unique_ptr<tessCollectiveRequest_st> owned(request);
+  return owned->pending ? owned->pending->wait() : ok();
+}
+
 tessStatus tessMeshAllReduce(tessMesh mesh, const char* axis, tessDevicePtr send, tessDevicePtr recv, size_t count,
                              tessDtype dtype, tessReduceOp op, tessStream stream) {
-  Target t;
-  size_t bytes = 0;
-  if (auto s = resolve("tessMeshAllReduce", "all_reduce", mesh, axis, &t); s) return s;
-  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
-  if (auto s = check_reduction(t, dtype, op); s) return s;
-  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
-  if (count == 0) return ok();
-  if (auto s = check_buffer(t, "send buffer", send, bytes); s) return s;
-  if (auto s = check_buffer(t, "recv buffer", recv, bytes); s) return s;
-  if (send != recv && overlap(send, bytes, recv, bytes)) return overlapping(t, "recv == send");
-  return t.comm->all_reduce(t.call, host(send), host(recv), count, dtype, op, stream);
+  return all_reduce_call("tessMeshAllReduce", mesh, axis, send, recv, count, dtype, op, stream, nullptr);
+}
+
+tessStatus tessMeshAllReduceStart(tessMesh mesh, const char* axis, tessDevicePtr send, tessDevicePtr recv, size_t count,
+                                  tessDtype dtype, tessReduceOp op, tessStream stream, tessCollectiveRequest* request) {
+  if (!request) return null_argument("tessMeshAllReduceStart", "request");
+  *request = nullptr;
+  return all_reduce_call("tessMeshAllReduceStart", mesh, axis, send, recv, count, dtype, op, stream, request);
 }
 
 tessStatus tessMeshAllGather(tessMesh mesh, const char* axis, tessDevicePtr send, tessDevicePtr recv, size_t count,
                              tessDtype dtype, tessStream stream) {
-  Target t;
-  size_t bytes = 0;
-  if (auto s = resolve("tessMeshAllGather", "all_gather", mesh, axis, &t); s) return s;
-  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
-  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
-  if (count == 0) return ok();
-  const size_t total = bytes * static_cast<size_t>(t.comm->size());
-  if (auto s = check_buffer(t, "send buffer", send, bytes); s) return s;
-  if (auto s = check_buffer(t, "recv buffer", recv, total); s) return s;
-  const bool in_place = send == recv + static_cast<size_t>(t.comm->rank()) * bytes;
-  if (!in_place && overlap(send, bytes, recv, total))
-    return overlapping(t, "send == recv + (this rank's index) * count elements");
-  return t.comm->all_gather(t.call, host(send), host(recv), bytes, stream);
+  return all_gather_call("tessMeshAllGather", mesh, axis, send, recv, count, dtype, stream, nullptr);
+}
+
+tessStatus tessMeshAllGatherStart(tessMesh mesh, const char* axis, tessDevicePtr send, tessDevicePtr recv, size_t count,
+                                  tessDtype dtype, tessStream stream, tessCollectiveRequest* request) {
+  if (!request) return null_argument("tessMeshAllGatherStart", "request");
+  *request = nullptr;
+  return all_gather_call("tessMeshAllGatherStart", mesh, axis, send, recv, count, dtype, stream, request);
 }
 
 tessStatus tessMeshReduceScatter(tessMesh mesh, const char* axis, tessDevicePtr send, tessDevicePtr recv, size_t count,
                                  tessDtype dtype, tessReduceOp op, tessStream stream) {
-  Target t;
-  size_t bytes = 0;
-  if (auto s = resolve("tessMeshReduceScatter", "reduce_scatter", mesh, axis, &t); s) return s;
-  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
-  if (auto s = check_reduction(t, dtype, op); s) return s;
-  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
-  if (count == 0) return ok();
-  const size_t total = bytes * static_cast<size_t>(t.comm->size());
-  if (auto s = check_buffer(t, "send buffer", send, total); s) return s;
-  if (auto s = check_buffer(t, "recv buffer", recv, bytes); s) return s;
-  const bool in_place = recv == send + static_cast<size_t>(t.comm->rank()) * bytes;
-  if (!in_place && overlap(send, total, recv, bytes))
-    return overlapping(t, "recv == send + (this rank's index) * count elements");
-  return t.comm->reduce_scatter(t.call, host(send), host(recv), count, dtype, op, stream);
+  return reduce_scatter_call("tessMeshReduceScatter", mesh, axis, send, recv, count, dtype, op, stream, nullptr);
+}
+
+tessStatus tessMeshReduceScatterStart(tessMesh mesh, const char* axis, tessDevicePtr send, tessDevicePtr recv,
+                                      size_t count, tessDtype dtype, tessReduceOp op, tessStream stream,
+                                      tessCollectiveRequest* request) {
+  if (!request) return null_argument("tessMeshReduceScatterStart", "request");
+  *request = nullptr;
+  return reduce_scatter_call("tessMeshReduceScatterStart", mesh, axis, send, recv, count, dtype, op, stream, request);
 }
 
 tessStatus tessMeshBroadcast(tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype,
                              int root, tessStream stream) {
-  Target t;
-  size_t bytes = 0;
-  if (auto s = resolve("tessMeshBroadcast", "broadcast", mesh, axis, &t); s) return s;
-  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
-  if (auto s = check_index(t, "root", root); s) return s;
-  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
-  if (count == 0) return ok();
-  if (auto s = check_buffer(t, "buffer", buffer, bytes); s) return s;
-  return t.comm->broadcast(t.call, host(buffer), bytes, root, stream);
+  return broadcast_call("tessMeshBroadcast", mesh, axis, buffer, count, dtype, root, stream, nullptr);
+}
+
+tessStatus tessMeshBroadcastStart(tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype,
+                                  int root, tessStream stream, tessCollectiveRequest* request) {
+  if (!request) return null_argument("tessMeshBroadcastStart", "request");
+  *request = nullptr;
+  return broadcast_call("tessMeshBroadcastStart", mesh, axis, buffer, count, dtype, root, stream, request);
 }
 
 tessStatus tessMeshSend(tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype, int peer,
                         tessStream stream) {
-  Target t;
-  size_t bytes = 0;
-  if (auto s = resolve("tessMeshSend", "send", mesh, axis, &t); s) return s;
-  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
-  if (auto s = check_index(t, "peer", peer); s) return s;
-  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
-  if (count == 0) return ok();
-  if (auto s = check_buffer(t, "buffer", buffer, bytes); s) return s;
-  return t.comm->send(t.call, host(buffer), bytes, peer, stream);
+  return send_call("tessMeshSend", mesh, axis, buffer, count, dtype, peer, stream, nullptr);
+}
+
+tessStatus tessMeshSendStart(tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype,
+                             int peer, tessStream stream, tessCollectiveRequest* request) {
+  if (!request) return null_argument("tessMeshSendStart", "request");
+  *request = nullptr;
+  return send_call("tessMeshSendStart", mesh, axis, buffer, count, dtype, peer, stream, request);
 }
 
 tessStatus tessMeshRecv(tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype, int peer,
                         tessStream stream) {
-  Target t;
-  size_t bytes = 0;
-  if (auto s = resolve("tessMeshRecv", "recv", mesh, axis, &t); s) return s;
-  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
-  if (auto s = check_index(t, "peer", peer); s) return s;
-  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
-  if (count == 0) return ok();
-  if (auto s = check_buffer(t, "buffer", buffer, bytes); s) return s;
-  return t.comm->recv(t.call, host(buffer), bytes, peer, stream);
+  return recv_call("tessMeshRecv", mesh, axis, buffer, count, dtype, peer, stream, nullptr);
+}
+
+tessStatus tessMeshRecvStart(tessMesh mesh, const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype,
+                             int peer, tessStream stream, tessCollectiveRequest* request) {
+  if (!request) return null_argument("tessMeshRecvStart", "request");
+  *request = nullptr;
+  return recv_call("tessMeshRecvStart", mesh, axis, buffer, count, dtype, peer, stream, request);
 }
 
 tessStatus tessMeshSendRecv(tessMesh mesh, const char* axis, tessDevicePtr send, int send_peer, tessDevicePtr recv,
                             int recv_peer, size_t count, tessDtype dtype, tessStream stream) {
-  Target t;
-  size_t bytes = 0;
-  if (auto s = resolve("tessMeshSendRecv", "send_recv", mesh, axis, &t); s) return s;
-  if (auto s = byte_size(t, count, dtype, &bytes); s) return s;
-  if (auto s = check_index(t, "send peer", send_peer); s) return s;
-  if (auto s = check_index(t, "recv peer", recv_peer); s) return s;
-  if (auto s = check_stream_for(t.call.function, stream, mesh->device); s) return s;
-  if (count == 0) return ok();
-  if (auto s = check_buffer(t, "send buffer", send, bytes); s) return s;
-  if (auto s = check_buffer(t, "recv buffer", recv, bytes); s) return s;
-  if (overlap(send, bytes, recv, bytes)) return overlapping(t, "not supported (the recv would overwrite what is sent)");
-  return t.comm->send_recv(t.call, host(send), send_peer, host(recv), recv_peer, bytes, stream);
+  return send_recv_call("tessMeshSendRecv", mesh, axis, send, send_peer, recv, recv_peer, count, dtype, stream,
+                        nullptr);
+}
+
+tessStatus tessMeshSendRecvStart(tessMesh mesh, const char* axis, tessDevicePtr send, int send_peer, tessDevicePtr recv,
+                                 int recv_peer, size_t count, tessDtype dtype, tessStream stream,
+                                 tessCollectiveRequest* request) {
+  if (!request) return null_argument("tessMeshSendRecvStart", "request");
+  *request = nullptr;
+  return send_recv_call("tessMeshSendRecvStart", mesh, axis, send, send_peer, recv, recv_peer, count, dtype, stream,
+                        request);
 }
 
 tessStatus tessMeshBarrier(tessMesh mesh, const char* axis) {

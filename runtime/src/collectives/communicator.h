@@ -47,6 +47,15 @@ tessStatus collective_failure(const CollectiveCall& call, tessCollectiveBackend 
 constexpr double kDefaultCollectiveTimeoutSeconds = 600;
 tessStatus collective_timeout_seconds(const char* function, double* seconds);
 
+// A collective started and not complete yet (tessMesh*Start): wait() blocks
+// until it is, under the call's timeout, and finishes it (AVG's division,
+// a recv's size check). Waited for exactly once.
+class PendingCollective {
+ public:
+  virtual ~PendingCollective() = default;
+  virtual tessStatus wait() = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -76,6 +85,49 @@ class Communicator {
   virtual tessStatus send_recv(const CollectiveCall& call, const void* send, int send_peer, void* recv, int recv_peer,
                                size_t bytes, tessStream stream) = 0;
   virtual tessStatus barrier(const CollectiveCall& call) = 0;
+
+  // The collectives started: `*pending` is what to wait for, null when the
+  // collective completed (or, NCCL, was queued on the stream) at the start.
+  // By default the blocking call (loopback, NCCL); MPI starts MPI's
+  // non-blocking ones.
+  virtual tessStatus start_all_reduce(const CollectiveCall& call, const void* send, void* recv, size_t count,
+                                      tessDtype dtype, tessReduceOp op, tessStream stream,
+                                      std::unique_ptr<PendingCollective>* pending) {
+    *pending = nullptr;
+    return all_reduce(call, send, recv, count, dtype, op, stream);
+  }
+  virtual tessStatus start_reduce_scatter(const CollectiveCall& call, const void* send, void* recv, size_t count,
+                                          tessDtype dtype, tessReduceOp op, tessStream stream,
+                                          std::unique_ptr<PendingCollective>* pending) {
+    *pending = nullptr;
+    return reduce_scatter(call, send, recv, count, dtype, op, stream);
+  }
+  virtual tessStatus start_all_gather(const CollectiveCall& call, const void* send, void* recv, size_t bytes,
+                                      tessStream stream, std::unique_ptr<PendingCollective>* pending) {
+    *pending = nullptr;
+    return all_gather(call, send, recv, bytes, stream);
+  }
+  virtual tessStatus start_broadcast(const CollectiveCall& call, void* buffer, size_t bytes, int root,
+                                     tessStream stream, std::unique_ptr<PendingCollective>* pending) {
+    *pending = nullptr;
+    return broadcast(call, buffer, bytes, root, stream);
+  }
+  virtual tessStatus start_send(const CollectiveCall& call, const void* buffer, size_t bytes, int peer,
+                                tessStream stream, std::unique_ptr<PendingCollective>* pending) {
+    *pending = nullptr;
+    return send(call, buffer, bytes, peer, stream);
+  }
+  virtual tessStatus start_recv(const CollectiveCall& call, void* buffer, size_t bytes, int peer, tessStream stream,
+                                std::unique_ptr<PendingCollective>* pending) {
+    *pending = nullptr;
+    return recv(call, buffer, bytes, peer, stream);
+  }
+  virtual tessStatus start_send_recv(const CollectiveCall& call, const void* send_buffer, int send_peer,
+                                     void* recv_buffer, int recv_peer, size_t bytes, tessStream stream,
+                                     std::unique_ptr<PendingCollective>* pending) {
+    *pending = nullptr;
+    return send_recv(call, send_buffer, send_peer, recv_buffer, recv_peer, bytes, stream);
+  }
   // MPI_Comm_split: the ranks passing the same color >= 0 form a group,
   // ordered by key (then by rank); a negative color takes part and gets null.
   virtual tessStatus split(const CollectiveCall& call, int color, int key, std::unique_ptr<Communicator>* result) = 0;

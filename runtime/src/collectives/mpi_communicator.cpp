@@ -175,6 +175,37 @@ const Plugin* load_plugin(std::string& error) {
 
 tessMpiCall mpi_call(const CollectiveCall& call) { return tessMpiCall{call.collective, call.group, call.timeout_seconds}; }
 
+// A collective the plugin started: waited for under the call's timeout; the
+// call's strings are copied (the request may outlive the caller's frame).
+class MpiPending : public PendingCollective {
+ public:
+  MpiPending(const tessMpiPlugin& plugin, tessMpiRequest request, const CollectiveCall& call)
+      : p_(plugin),
+        request_(request),
+        collective_(call.collective),
+        group_(call.group),
+        timeout_seconds_(call.timeout_seconds) {}
+  ~MpiPending() override {
+    if (request_) wait();
+  }
+  tessStatus wait() override {
+    const tessMpiCall c{collective_.c_str(), group_.c_str(), timeout_seconds_};
+    tessMpiRequest r = request_;
+    request_ = nullptr;
+    if (int status = p_.wait(r, &c); status) {
+      const CollectiveCall call{"tessCollectiveWait", collective_.c_str(), group_.c_str(), timeout_seconds_};
+      return collective_failure(call, TESS_COLLECTIVES_MPI, static_cast<tessStatus>(status), p_.last_error());
+    }
+    return ok();
+  }
+
+ private:
+  const tessMpiPlugin& p_;
+  tessMpiRequest request_;
+  std::string collective_, group_;
+  double timeout_seconds_;
+};
+
 class MpiCommunicator : public Communicator {
  public:
   MpiCommunicator(const tessMpiPlugin& plugin, tessMpiComm comm) : p_(plugin), comm_(comm) {
@@ -221,6 +252,50 @@ class MpiCommunicator : public Communicator {
     const tessMpiCall c = mpi_call(call);
     return check(call, p_.barrier(comm_, &c));
   }
+  tessStatus start_all_reduce(const CollectiveCall& call, const void* send, void* recv, size_t count, tessDtype dtype,
+                              tessReduceOp op, tessStream, std::unique_ptr<PendingCollective>* pending) override {
+    tessMpiRequest r = nullptr;
+    const int status = p_.start_all_reduce(comm_, send, recv, count, dtype, op, &r);
+    return started(call, status, r, pending);
+  }
+  tessStatus start_reduce_scatter(const CollectiveCall& call, const void* send, void* recv, size_t count,
+                                  tessDtype dtype, tessReduceOp op, tessStream,
+                                  std::unique_ptr<PendingCollective>* pending) override {
+    tessMpiRequest r = nullptr;
+    const int status = p_.start_reduce_scatter(comm_, send, recv, count, dtype, op, &r);
+    return started(call, status, r, pending);
+  }
+  tessStatus start_all_gather(const CollectiveCall& call, const void* send, void* recv, size_t bytes, tessStream,
+                              std::unique_ptr<PendingCollective>* pending) override {
+    tessMpiRequest r = nullptr;
+    const int status = p_.start_all_gather(comm_, send, recv, bytes, &r);
+    return started(call, status, r, pending);
+  }
+  tessStatus start_broadcast(const CollectiveCall& call, void* buffer, size_t bytes, int root, tessStream,
+                             std::unique_ptr<PendingCollective>* pending) override {
+    tessMpiRequest r = nullptr;
+    const int status = p_.start_broadcast(comm_, buffer, bytes, root, &r);
+    return started(call, status, r, pending);
+  }
+  tessStatus start_send(const CollectiveCall& call, const void* buffer, size_t bytes, int peer, tessStream,
+                        std::unique_ptr<PendingCollective>* pending) override {
+    tessMpiRequest r = nullptr;
+    const int status = p_.start_send(comm_, buffer, bytes, peer, &r);
+    return started(call, status, r, pending);
+  }
+  tessStatus start_recv(const CollectiveCall& call, void* buffer, size_t bytes, int peer, tessStream,
+                        std::unique_ptr<PendingCollective>* pending) override {
+    tessMpiRequest r = nullptr;
+    const int status = p_.start_recv(comm_, buffer, bytes, peer, &r);
+    return started(call, status, r, pending);
+  }
+  tessStatus start_send_recv(const CollectiveCall& call, const void* send_buffer, int send_peer, void* recv_buffer,
+                             int recv_peer, size_t bytes, tessStream,
+                             std::unique_ptr<PendingCollective>* pending) override {
+    tessMpiRequest r = nullptr;
+    const int status = p_.start_send_recv(comm_, send_buffer, send_peer, recv_buffer, recv_peer, bytes, &r);
+    return started(call, status, r, pending);
+  }
   tessStatus split(const CollectiveCall& call, int color, int key, std::unique_ptr<Communicator>* result) override {
     const tessMpiCall c = mpi_call(call);
     tessMpiComm out = nullptr;
@@ -230,6 +305,13 @@ class MpiCommunicator : public Communicator {
   }
 
  private:
+  tessStatus started(const CollectiveCall& call, int status, tessMpiRequest request,
+                     std::unique_ptr<PendingCollective>* pending) {
+    *pending = nullptr;
+    if (auto s = check(call, status); s) return s;
+    *pending = std::make_unique<MpiPending>(p_, request, call);
+    return ok();
+  }
   tessStatus check(const CollectiveCall& call, int status) {
     if (status == 0) return ok();
     return collective_failure(call, TESS_COLLECTIVES_MPI, static_cast<tessStatus>(status), p_.last_error());

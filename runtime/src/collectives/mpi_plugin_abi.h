@@ -17,10 +17,12 @@ extern "C" {
 #endif
 
 /* Bumped on every change of the table: the runtime refuses other versions. */
-#define TESS_MPI_PLUGIN_ABI_VERSION 2u
+#define TESS_MPI_PLUGIN_ABI_VERSION 3u
 #define TESS_MPI_PLUGIN_ENTRY "tessera_mpi_plugin"
 
 typedef struct tessMpiComm_st* tessMpiComm;
+/* A collective started and not yet waited for (version 3). */
+typedef struct tessMpiRequest_st* tessMpiRequest;
 
 /* What a call is, for the timeout's message: "<collective> on <group>". */
 typedef struct tessMpiCall {
@@ -62,6 +64,24 @@ typedef struct tessMpiPlugin {
   /* MPI_Abort(MPI_COMM_WORLD, exit_code) when MPI is running; returns when
    * it is not. */
   void (*abort_job)(int exit_code);
+  /* Version 3: the collectives above started with MPI's non-blocking calls
+   * (MPI_Iallreduce, MPI_Ireduce_scatter_block, MPI_Iallgather, MPI_Ibcast,
+   * MPI_Isend, MPI_Irecv; same arguments and in-place forms); *request is
+   * then waited for with wait(), which blocks in MPI_Waitall under the
+   * watchdog (the call's timeout, counted from the wait), finishes the
+   * collective (AVG's division, a recv's size check) and frees the request,
+   * also when it fails. */
+  int (*start_all_reduce)(tessMpiComm comm, const void* send, void* recv, uint64_t count, int dtype, int op,
+                          tessMpiRequest* request);
+  int (*start_reduce_scatter)(tessMpiComm comm, const void* send, void* recv, uint64_t count, int dtype, int op,
+                              tessMpiRequest* request);
+  int (*start_all_gather)(tessMpiComm comm, const void* send, void* recv, uint64_t bytes, tessMpiRequest* request);
+  int (*start_broadcast)(tessMpiComm comm, void* buffer, uint64_t bytes, int root, tessMpiRequest* request);
+  int (*start_send)(tessMpiComm comm, const void* buffer, uint64_t bytes, int peer, tessMpiRequest* request);
+  int (*start_recv)(tessMpiComm comm, void* buffer, uint64_t bytes, int peer, tessMpiRequest* request);
+  int (*start_send_recv)(tessMpiComm comm, const void* send, int send_peer, void* recv, int recv_peer, uint64_t bytes,
+                         tessMpiRequest* request);
+  int (*wait)(tessMpiRequest request, const tessMpiCall* call);
 } tessMpiPlugin;
 
 typedef const tessMpiPlugin* (*tessMpiPluginEntry)(void);
