@@ -5,6 +5,7 @@
 #include <llvm/IR/Module.h>
 
 #include "codegen/cpu_target.h"
+#include "codegen/cuda_tools.h"
 #include "codegen/gpu_arch.h"
 #include "codegen/narrow_float.h"
 #include "codegen/nvptx.h"
@@ -112,4 +113,24 @@ TEST_CASE("narrow-float decode and encode match numerics.hpp for every code") {
                                                       numerics::Overflow::Propagate));
     }
   }
+}
+
+TEST_CASE("the spill stores of each kernel in a ptxas -v report") {
+  std::string report =
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'big$v1' for 'sm_80'\n"
+      "ptxas info    : Function properties for big$v1\n"
+      "    2056 bytes stack frame, 2048 bytes spill stores, 2048 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, used 0 barriers, 2056 bytes cumulative stack size, 392 bytes cmem[0]\n"
+      "ptxas info    : Compiling entry function 'big' for 'sm_80'\n"
+      "ptxas info    : Function properties for big\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "info    : Function properties for other\n"
+      "    16 bytes stack frame, 12 bytes spill stores, 12 bytes spill loads\n";
+  std::map<std::string, int64_t> spills = tessera::codegen::parse_spill_stores(report);
+  CHECK(spills.size() == 3);
+  CHECK(spills["big$v1"] == 2048);
+  CHECK(spills["big"] == 0);
+  CHECK(spills["other"] == 12);
+  CHECK(tessera::codegen::parse_spill_stores("").empty());
 }

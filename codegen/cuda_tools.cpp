@@ -258,4 +258,32 @@ std::optional<std::string> make_fatbin(const std::string& fatbinary, const std::
   return std::nullopt;
 }
 
+std::map<std::string, int64_t> parse_spill_stores(std::string_view report) {
+  std::map<std::string, int64_t> spills;
+  std::string current;
+  constexpr std::string_view properties = "Function properties for ";
+  constexpr std::string_view stores = " bytes spill stores";
+  size_t start = 0;
+  while (start < report.size()) {
+    size_t end = report.find('\n', start);
+    if (end == std::string_view::npos) end = report.size();
+    std::string_view line = report.substr(start, end - start);
+    start = end + 1;
+    if (size_t at = line.find(properties); at != std::string_view::npos) {
+      std::string_view name = line.substr(at + properties.size());
+      while (!name.empty() && (name.back() == '\r' || name.back() == ' ')) name.remove_suffix(1);
+      current = std::string(name);
+      continue;
+    }
+    size_t at = line.find(stores);
+    if (at == std::string_view::npos || current.empty()) continue;
+    // "    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads"
+    size_t digits_end = at, digits_start = at;
+    while (digits_start > 0 && line[digits_start - 1] >= '0' && line[digits_start - 1] <= '9') --digits_start;
+    if (digits_start == digits_end) continue;
+    spills[current] = std::stoll(std::string(line.substr(digits_start, digits_end - digits_start)));
+  }
+  return spills;
+}
+
 }  // namespace tessera::codegen

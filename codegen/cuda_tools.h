@@ -5,9 +5,12 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -74,5 +77,12 @@ struct FatbinImage {
 // Images -> one fatbin with `fatbinary`. On failure returns its message.
 std::optional<std::string> make_fatbin(const std::string& fatbinary, const std::vector<FatbinImage>& images,
                                        std::string& fatbin);
+
+// Each kernel's bytes of spill stores in the verbose report of ptxas -v or
+// nvJitLink's info log ("Function properties for NAME" followed by "N bytes
+// spill stores"), by kernel name; kernels the report does not name are
+// absent. What the tuner prunes a spilling variant by (docs/autotuning.md,
+// "Spills").
+std::map<std::string, int64_t> parse_spill_stores(std::string_view report);
 
 }  // namespace tessera::codegen

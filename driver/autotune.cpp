@@ -159,7 +159,8 @@ bool lower_autotune_points(AutotunedKernel& kernel, ir::Context& context, ir::Op
   return true;
 }
 
-std::string tuning_report(const std::vector<AutotunedKernel>& kernels) {
+std::string tuning_report(const std::vector<AutotunedKernel>& kernels,
+                          const std::vector<ir::GeneratedTuning>& generated) {
   std::string text;
   for (const AutotunedKernel& kernel : kernels) {
     text += "kernel " + kernel.name + ": " + std::to_string(kernel.points.size()) + " points, " +
@@ -176,6 +177,25 @@ std::string tuning_report(const std::vector<AutotunedKernel>& kernels) {
         text += "pruned: " + kernel.points[p].pruned;
       else
         text += "kept as " + variant_symbol(kernel, p) + (kernel.default_point == p ? " (default)" : "");
+      text += "\n";
+    }
+  }
+  for (const ir::GeneratedTuning& g : generated) {
+    size_t kept = 0;
+    for (const std::string& reason : g.pruned) kept += reason.empty() ? 1 : 0;
+    text += "generated " + g.strategy + " kernel " + g.kernel + ": " + std::to_string(g.points.size()) + " points, " +
+            std::to_string(kept) + " kept; key: every tensor extent, rounded up to a power of two";
+    if (!g.fixed.empty()) text += "; fixed: " + g.fixed;
+    text += "\n";
+    for (size_t p = 0; p < g.points.size(); ++p) {
+      text += "  point " + std::to_string(p) + " (";
+      for (size_t i = 0; i < g.knobs.size(); ++i)
+        text += (i ? ", " : "") + g.knobs[i] + "=" + std::to_string(g.points[p][i]);
+      text += "): ";
+      if (!g.pruned[p].empty())
+        text += "pruned: " + g.pruned[p];
+      else
+        text += "kept as " + g.variants[p] + (g.default_point == p ? " (default)" : "");
       text += "\n";
     }
   }

@@ -19,6 +19,7 @@
 
 #include "frontend/ast/ast.h"
 #include "ir/core/ir.h"
+#include "ir/passes/pass_manager.h"
 #include "sema/sema.h"
 #include "support/diagnostics/diagnostics.h"
 
@@ -69,6 +70,8 @@ void bind_tuned_launches(ir::Operation* module, ir::Context& context, const std:
 
 // `--emit=tuning`: each kernel's space and every point, kept (as which
 // variant) or pruned with the reason. Deterministic text.
-std::string tuning_report(const std::vector<AutotunedKernel>& kernels);
+// Then the spaces of the kernels generate-kernels made (`generated`).
+std::string tuning_report(const std::vector<AutotunedKernel>& kernels,
+                          const std::vector<ir::GeneratedTuning>& generated = {});
 
 }  // namespace tessera::driver

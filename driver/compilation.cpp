@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "driver/gpu_code.h"
 #include "frontend/parse/parse.h"
 #include "ir/core/ir_text.h"
 #include "ir/core/verifier.h"
@@ -99,11 +100,112 @@ ir::Operation* Compilation::run_pipeline(int opt_level, ir::PipelineStage stage)
   // alone, as the tuner would launch.
   const char* autotune = std::getenv("TESSERA_AUTOTUNE");
   pass_context.tune_stdlib = !(autotune && std::string_view(autotune) == "0");
+  generated_tuning_.clear();
+  pass_context.generated_tuning = &generated_tuning_;
+  pass_context.pruned_points = &spilling_generated_;
   std::vector<std::string_view> passes;
   for (std::string_view pass : ir::compile_pipeline(opt_level, stage))
     if (overlap_collectives_ || pass != "overlap-collectives") passes.push_back(pass);
   if (!ir::run_pipeline(module_.get(), pass_context, passes)) return nullptr;
   return module_.get();
+}
+
+namespace {
+
+// Of points with these spill stores (bytes), which to prune: every one that
+// spills, unless all do; then all but the least-spilling (the first of
+// equals). `least` is set to that one when all spill.
+std::vector<bool> spilling_to_prune(const std::vector<int64_t>& spills, std::optional<size_t>& least) {
+  std::vector<bool> prune(spills.size(), false);
+  bool all = !spills.empty();
+  for (int64_t s : spills) all = all && s > 0;
+  least.reset();
+  for (size_t i = 0; i < spills.size(); ++i) {
+    prune[i] = spills[i] > 0;
+    if (all && (!least || spills[i] < spills[*least])) least = i;
+  }
+  if (least) prune[*least] = false;
+  return prune;
+}
+
+std::string spill_reason(int64_t bytes, const std::string& arch) {
+  return "registers spill: " + std::to_string(bytes) + " bytes of spill stores on " + arch + " (ptxas -v)";
+}
+
+}  // namespace
+
+ir::Operation* Compilation::prune_spilling_points(int opt_level, ir::PipelineStage stage,
+                                                  const CodegenOptions& options, const std::string& only_kernel) {
+  if (!module_ || diags_.has_errors()) return module_.get();
+  bool tuned = false;
+  for (const AutotunedKernel& k : autotuned_) {
+    size_t kept = 0;
+    for (size_t p = 0; p < k.points.size(); ++p) kept += k.points[p].pruned.empty() && k.typed[p] ? 1 : 0;
+    tuned = tuned || kept > 1;
+  }
+  for (const ir::GeneratedTuning& g : generated_tuning_) {
+    size_t kept = 0;
+    for (const std::string& reason : g.pruned) kept += reason.empty() ? 1 : 0;
+    tuned = tuned || (kept > 1 && g.strategy != "matmul");
+  }
+  if (!tuned) return module_.get();
+  std::string arch;
+  std::optional<std::map<std::string, int64_t>> spills = kernel_spill_stores(module_.get(), options, diags_, arch);
+  if (!spills) return module_.get();
+  // A variant's spills: its own, its contiguous twin's (NAME$contiguous,
+  // what a launch on contiguous tensors runs) and its helpers' (NAME.HELPER).
+  auto spill_of = [&](const std::string& symbol) {
+    int64_t total = 0;
+    for (const auto& [name, bytes] : *spills)
+      if (name == symbol || name == symbol + "$contiguous" || name.starts_with(symbol + ".")) total += bytes;
+    return total;
+  };
+  bool pruned = false;
+  for (AutotunedKernel& k : autotuned_) {
+    std::vector<size_t> kept;
+    std::vector<int64_t> bytes;
+    for (size_t p = 0; p < k.points.size(); ++p)
+      if (k.points[p].pruned.empty() && k.typed[p]) {
+        kept.push_back(p);
+        bytes.push_back(spill_of(variant_symbol(k, p)));
+      }
+    if (kept.size() < 2) continue;
+    std::optional<size_t> least;
+    std::vector<bool> prune = spilling_to_prune(bytes, least);
+    for (size_t i = 0; i < kept.size(); ++i)
+      if (prune[i]) {
+        k.points[kept[i]].pruned = spill_reason(bytes[i], arch);
+        pruned = true;
+      }
+    if (least) diags_.emit_global<diag::CodegenAutotuneSpills>(k.name, arch, point_text(k, kept[*least]), bytes[*least]);
+  }
+  for (const ir::GeneratedTuning& g : generated_tuning_) {
+    if (g.strategy == "matmul") continue;  // the stdlib GEMM's points: tests/check_ptxas.py keeps them spill-free
+    std::vector<size_t> kept;
+    std::vector<int64_t> bytes;
+    for (size_t p = 0; p < g.points.size(); ++p)
+      if (g.pruned[p].empty()) {
+        kept.push_back(p);
+        bytes.push_back(spill_of(g.variants[p]));
+      }
+    if (kept.size() < 2) continue;
+    auto text = [&](size_t p) {
+      std::string t;
+      for (size_t i = 0; i < g.knobs.size(); ++i)
+        t += (i ? ", " : "") + g.knobs[i] + "=" + std::to_string(g.points[p][i]);
+      return t;
+    };
+    std::optional<size_t> least;
+    std::vector<bool> prune = spilling_to_prune(bytes, least);
+    for (size_t i = 0; i < kept.size(); ++i)
+      if (prune[i]) {
+        spilling_generated_[g.kernel][text(kept[i])] = spill_reason(bytes[i], arch);
+        pruned = true;
+      }
+    if (least) diags_.emit_global<diag::CodegenAutotuneSpills>(g.kernel, arch, text(kept[*least]), bytes[*least]);
+  }
+  if (!pruned) return module_.get();
+  return lower(opt_level, true, stage, only_kernel);
 }
 
 }  // namespace tessera::driver

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "ir/passes/pass_manager.h"
 #include "ir/pipeline.h"
 #include "driver/autotune.h"
+#include "driver/options.h"
 #include "driver/overrides.h"
 #include "ir/schedule_to_tile/kernel_library.h"
 #include "sema/sema.h"
@@ -83,6 +85,18 @@ class Compilation {
   // The autotuned kernels: their points, kept or pruned (after check(); the
   // lowering prunes more), for --emit=tuning and the tuner.
   const std::vector<AutotunedKernel>& autotuned() const { return autotuned_; }
+  // Registers spilling as a prune reason (docs/autotuning.md, "Spills"):
+  // when the lowered module has tuned variants and a PTX assembler is
+  // found, assembles it for the first architecture of `options` with -v and
+  // prunes every variant that spills, unless every point of its kernel
+  // does (then the least-spilling one is kept, with a warning); lowers
+  // again (at `opt_level`, to `stage`) when it pruned one. The module.
+  ir::Operation* prune_spilling_points(int opt_level, ir::PipelineStage stage, const CodegenOptions& options,
+                                       const std::string& only_kernel = {});
+
+  // The tuning spaces generate-kernels made for graph code (its generated
+  // kernels' and the stdlib GEMM's), after the pipeline ran.
+  const std::vector<ir::GeneratedTuning>& generated_tuning() const { return generated_tuning_; }
 
   FileId file() const { return file_; }
   ValueStores& values() { return values_; }
@@ -108,6 +122,8 @@ class Compilation {
   Ast ast_;
   std::unique_ptr<sema::TypedModule> typed_;
   std::vector<AutotunedKernel> autotuned_;
+  std::vector<ir::GeneratedTuning> generated_tuning_;
+  std::map<std::string, std::map<std::string, std::string>> spilling_generated_;  // kernel -> point -> reason
   std::optional<std::map<std::string, std::set<std::string>>> tuned_points_;
   ir::Context context_;
   ir::OwningModule module_;

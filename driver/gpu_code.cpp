@@ -201,8 +201,8 @@ class AssemblyJob {
   }
 
   // False after an error (reported). ptxas's messages on success (-v,
-  // warnings) go to standard error.
-  bool finish(DiagnosticEngine& diags, std::string& cubin) {
+  // warnings) go to standard error, or to `kept` when given.
+  bool finish(DiagnosticEngine& diags, std::string& cubin, std::string* kept = nullptr) {
     std::string messages;
     std::optional<std::string> error;
     if (ptxas_) {
@@ -217,7 +217,8 @@ class AssemblyJob {
       diags.emit_global<diag::CodegenToolFailed>(ptxas_ ? "ptxas" : "nvJitLink", arch_.name(), *error);
       return false;
     }
-    if (!messages.empty()) std::fprintf(stderr, "%s\n", messages.c_str());
+    if (kept) *kept = std::move(messages);
+    else if (!messages.empty()) std::fprintf(stderr, "%s\n", messages.c_str());
     return true;
   }
 
@@ -330,6 +331,28 @@ std::optional<std::string> gpu_binary(ir::Operation* module, GpuBinary kind, con
     return std::nullopt;
   }
   return image;
+}
+
+std::optional<std::map<std::string, int64_t>> kernel_spill_stores(ir::Operation* module, const CodegenOptions& options,
+                                                                   DiagnosticEngine& diags, std::string& arch_name) {
+  // Problems here are the real compilation's to report.
+  CollectingDiagnosticConsumer collected;
+  DiagnosticEngine quiet(diags.sources(), collected, DiagnosticOptions{false, true, 1});
+  std::optional<std::vector<codegen::GpuArch>> archs = gpu_archs(options, quiet);
+  std::string ignored;
+  std::optional<PtxAssembler> assembler = archs ? find_assembler(options, ignored) : std::nullopt;
+  if (!assembler) return std::nullopt;
+  const codegen::GpuArch& arch = archs->front();
+  arch_name = arch.name();
+  CodegenOptions verbose = options;
+  verbose.toolkit.ptxas_options.push_back("-v");
+  AssemblyJob job(*assembler, arch, verbose);
+  std::optional<std::string> ptx = gpu_ptx(module, arch, verbose, quiet);
+  if (!ptx) return std::nullopt;
+  job.feed(std::move(*ptx));
+  std::string cubin, report;
+  if (!job.finish(quiet, cubin, &report)) return std::nullopt;
+  return codegen::parse_spill_stores(report);
 }
 
 bool fatbin_tools_found(const CodegenOptions& options) {

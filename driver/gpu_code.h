@@ -3,6 +3,8 @@
 // returns nullopt after reporting a diagnostic.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +41,13 @@ enum class GpuBinary : uint8_t { Cubin, Fatbin };
 // fatbin (a cubin per architecture and the forward-compatible PTX).
 std::optional<std::string> gpu_binary(ir::Operation* module, GpuBinary kind, const CodegenOptions& options,
                                       DiagnosticEngine& diags);
+
+// Each kernel's bytes of spill stores when `module` is assembled for the
+// first listed architecture (named in `arch_name`) by ptxas -v or
+// nvJitLink; nullopt when no assembler is found or the code does not
+// compile (nothing reported: the compilation itself reports that).
+std::optional<std::map<std::string, int64_t>> kernel_spill_stores(ir::Operation* module, const CodegenOptions& options,
+                                                                   DiagnosticEngine& diags, std::string& arch_name);
 
 // Whether a PTX assembler (ptxas or libnvJitLink) and fatbinary are found:
 // what an AOT object's GpuCode::Auto picks a fatbin by.

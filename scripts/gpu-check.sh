@@ -15,7 +15,9 @@
 #      can become --mma=auto's choice (docs/codegen.md, "Tensor cores");
 #   3. the @jit and program tests (tests/conformance/jit/, graph/, autodiff/:
 #      host code and generated kernels) on cuda:0;
-#   4. the runtime's unit tests, which use a GPU when one works.
+#   4. the tuner on cuda:0: the @jit tests of tuned launches
+#      (tests/conformance/autotune/jit-*), CUDA events, L2 flushed;
+#   5. the runtime's unit tests, which use a GPU when one works.
 # Exit status: 0 when every step passed, 1 otherwise; 77 without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -51,5 +53,11 @@ fi
 # the stdlib's GEMM (tuned) and flash attention (issue 20's GPU run).
 step "@jit functions and programs on cuda:0" \
   env TESSERA_EXEC_DEVICE=cuda:0 "$lit" -sv "$build/tests" --filter 'conformance/jit/|conformance/graph/|conformance/autodiff/'
+# The tuner on the GPU (docs/autotuning.md, "The tuner"): the @jit tests
+# whose launches are tuned (the stdlib GEMM's points, the generated
+# kernels' knobs, grids as lambdas), timed with CUDA events and the L2
+# flushed between runs, each result against NumPy; the cache under %t.
+step "tuning on cuda:0" \
+  env TESSERA_EXEC_DEVICE=cuda:0 "$lit" -sv "$build/tests" --filter 'conformance/autotune/jit-'
 step "runtime unit tests" ctest --test-dir "$build" -R 'unit.runtime' --output-on-failure
 exit "$failed"

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,21 @@ namespace tessera::ir {
 
 // What a pass may use besides the module.
 class KernelLibrary;
+
+// The tuning space of a kernel generate-kernels made for graph code (its
+// knobs: an elementwise kernel's elements per lane and groups, a rows or
+// reduce kernel's lanes) or of the stdlib GEMM it launches, as
+// --emit=tuning prints it (docs/autotuning.md, "Generated kernels").
+struct GeneratedTuning {
+  std::string kernel;    // the tuner's name: the launch's tune_of
+  std::string strategy;  // elementwise, rows, reduce, matmul
+  std::vector<std::string> knobs;
+  std::vector<std::vector<int64_t>> points;  // in the space's order, the first knob varying slowest
+  std::vector<std::string> variants;         // each point's function
+  std::vector<std::string> pruned;           // each point's reason, empty when kept
+  size_t default_point = 0;
+  std::string fixed;  // why a knob has one value: "VEC=4 by schedule.vectorize(4)"; "TESSERA_AUTOTUNE=0"
+};
 
 struct PassContext {
   Context& context;
@@ -35,7 +51,15 @@ struct PassContext {
   // generate-kernels launches the stdlib GEMM through the tuner, every point
   // of its space compiled, when no schedule.tile pins one
   // (docs/autotuning.md, "Stdlib kernels"); false: its default point alone.
+  // The same for the kernels it generates: every point of their spaces
+  // (GeneratedTuning); false: each its default point.
   bool tune_stdlib = false;
+  // Where generate-kernels records the spaces it made; null: nowhere.
+  std::vector<GeneratedTuning>* generated_tuning = nullptr;
+  // Points of those spaces not to compile, by kernel and point text
+  // ("VEC=4, GROUPS=64"), with the reason (their registers spill: the
+  // driver found out by assembling them; docs/autotuning.md, "Spills").
+  const std::map<std::string, std::map<std::string, std::string>>* pruned_points = nullptr;
 };
 
 // Reports a diagnostic of kind K at `op`: at its source position when its

@@ -28,6 +28,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -129,14 +130,150 @@ class Generator {
     switch (kernel_strategy(*kernel_)) {
       case KernelStrategy::Matmul: return matmul();
       case KernelStrategy::Attention: return attention();
-      case KernelStrategy::Elementwise: elementwise(); return true;
-      case KernelStrategy::Rows: rows(); return true;
-      case KernelStrategy::Reduce: reduce(); return true;
+      case KernelStrategy::Elementwise: generate_points(&Generator::elementwise, "elementwise"); return true;
+      case KernelStrategy::Rows: generate_points(&Generator::rows, "rows"); return true;
+      case KernelStrategy::Reduce: generate_points(&Generator::reduce, "reduce"); return true;
     }
     internal_error("generate-kernels", "an unknown strategy");
   }
 
  private:
+  // ---------------------------------------------------------------- knobs
+
+  // A free choice of a generated kernel's builder (docs/autotuning.md,
+  // "Generated kernels"): the values the tuner may pick from, and the
+  // default point's value (the choice made without tuning).
+  struct Knob {
+    std::string name;
+    std::vector<int64_t> values;
+    int64_t fallback;
+    std::string pinned_by;  // the directive that fixes it, if any
+  };
+
+  std::vector<Knob> knobs_of(void (Generator::*build)()) {
+    if (build == &Generator::elementwise) {
+      // VEC: elements per lane per step of the grid-stride loop
+      // (schedule.vectorize pins it); GROUPS: the most groups of the grid.
+      Knob vec{"VEC", {1, 4}, 1, ""};
+      if (int64_t pinned = kernel_->int_attr("vectorize", 0); pinned >= 1)
+        vec = {"VEC", {pinned}, pinned, fmt::format("schedule.vectorize({})", pinned)};
+      return {vec, {"GROUPS", {64, kElementwiseGroups}, kElementwiseGroups, ""}};
+    }
+    if (build == &Generator::rows) {
+      // LANES: the lanes of a row's group. Without tuning one warp per row
+      // up to 1024 columns (and for rows known only at run time): the
+      // reductions are then warp reductions, no shared memory or barrier.
+      Value* space_value = rows_space();
+      int64_t columns = space_value->type().shape()[space_value->type().rank() - 1];
+      return {{"LANES", {32, 128, 256}, columns == kDynamic || columns <= 1024 ? 32 : kLanes, ""}};
+    }
+    if (build == &Generator::reduce) return {{"LANES", {64, 128, kLanes}, kLanes, ""}};
+    return {};
+  }
+
+  int64_t knob(std::string_view name) const {
+    auto it = point_.find(std::string(name));
+    internal_check(it != point_.end(), "generate-kernels", "a knob the point does not have");
+    return it->second;
+  }
+
+  // Builds the kernel once per point of its knobs' space (the default
+  // point alone without tuning, PassContext::tune_stdlib), then one launch:
+  // a tuned launch of every variant, each on its own grid, when there are
+  // several (docs/ir/graph.md, "graph.launch"). The default variant keeps
+  // the kernel's name; the others are NAME$vI, I the point's index.
+  void generate_points(void (Generator::*build)(), const char* strategy) {
+    std::vector<Knob> knobs = knobs_of(build);
+    std::vector<std::vector<int64_t>> points{{}};
+    for (const Knob& k : knobs) {
+      std::vector<std::vector<int64_t>> next;
+      for (const std::vector<int64_t>& p : points)
+        for (int64_t v : k.values) {
+          next.push_back(p);
+          next.back().push_back(v);
+        }
+      points = std::move(next);
+    }
+    std::vector<int64_t> fallback;
+    for (const Knob& k : knobs) fallback.push_back(k.fallback);
+    auto found = std::find(points.begin(), points.end(), fallback);
+    internal_check(found != points.end(), "generate-kernels", "a default point outside the space");
+    auto default_point = static_cast<size_t>(found - points.begin());
+    bool tune = pass_.tune_stdlib && points.size() > 1;
+    std::vector<std::string> texts;
+    for (const std::vector<int64_t>& p : points) {
+      std::string text;
+      for (size_t i = 0; i < knobs.size(); ++i) text += fmt::format("{}{}={}", i ? ", " : "", knobs[i].name, p[i]);
+      texts.push_back(text);
+    }
+    // Points the driver found spilling (never all of them): not compiled;
+    // when the default point is one, the first kept point is the default.
+    std::vector<std::string> pruned(points.size());
+    if (tune && pass_.pruned_points)
+      if (auto it = pass_.pruned_points->find(name_); it != pass_.pruned_points->end())
+        for (size_t p = 0; p < points.size(); ++p)
+          if (auto reason = it->second.find(texts[p]); reason != it->second.end()) pruned[p] = reason->second;
+    if (!pruned[default_point].empty())
+      for (size_t p = 0; p < points.size(); ++p)
+        if (pruned[p].empty()) {
+          default_point = p;
+          break;
+        }
+    std::vector<size_t> built;
+    for (size_t p = 0; p < points.size(); ++p) {
+      if ((!tune && p != default_point) || !pruned[p].empty()) continue;
+      point_.clear();
+      for (size_t i = 0; i < knobs.size(); ++i) point_[knobs[i].name] = points[p][i];
+      variant_name_ = !tune || p == default_point ? name_ : name_ + "$v" + std::to_string(p);
+      (this->*build)();
+      first_variant_ = false;
+      built.push_back(p);
+    }
+    // The launch: every variant's grid, then the arguments.
+    std::vector<Value*> operands;
+    std::vector<Attribute> variants, point_texts;
+    int64_t tune_default = 0;
+    for (size_t i = 0; i < made_.size(); ++i) {
+      operands.insert(operands.end(), made_[i].grid.begin(), made_[i].grid.end());
+      variants.push_back(context_.symbol_attr(made_[i].name));
+      point_texts.push_back(context_.string_attr(texts[built[i]]));
+      if (built[i] == default_point) tune_default = static_cast<int64_t>(i);
+    }
+    operands.insert(operands.end(), host_args_.begin(), host_args_.end());
+    std::vector<int64_t> mut = mut_operands_;
+    for (int64_t& m : mut) m += static_cast<int64_t>(3 * (made_.size() - 1));
+    std::vector<NamedAttribute> attributes{{"kernel", context_.symbol_attr(name_)},
+                                           {"mut_operands", context_.int_array_attr(mut)}};
+    if (made_.size() > 1) {
+      attributes.push_back({"variants", context_.array_attr(variants)});
+      attributes.push_back({"points", context_.array_attr(point_texts)});
+      attributes.push_back({"tune_of", context_.string_attr(name_)});
+      attributes.push_back({"tune_default", context_.int_attr(tune_default)});
+    }
+    std::vector<Type> types;
+    for (Value* v : yield_->operands()) types.push_back(v->type());
+    Operation* launch = host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands), std::span<const Type>(types),
+                                     std::move(attributes));
+    for (unsigned i = 0; i < kernel_->num_results(); ++i) kernel_->result(i)->replace_all_uses_with(launch->result(i));
+    kernel_->erase();
+    if (knobs.empty() || !pass_.generated_tuning) return;
+    GeneratedTuning record{name_, strategy, {}, points, {}, {}, default_point, ""};
+    for (const Knob& k : knobs) {
+      record.knobs.push_back(k.name);
+      if (!k.pinned_by.empty())
+        record.fixed += fmt::format("{}{}={} by {}", record.fixed.empty() ? "" : "; ", k.name, k.values[0], k.pinned_by);
+    }
+    if (!pass_.tune_stdlib) record.fixed += std::string(record.fixed.empty() ? "" : "; ") + "TESSERA_AUTOTUNE=0";
+    for (size_t p = 0; p < points.size(); ++p) {
+      auto at = std::find(built.begin(), built.end(), p);
+      record.variants.push_back(at == built.end() ? "" : made_[static_cast<size_t>(at - built.begin())].name);
+      record.pruned.push_back(!pruned[p].empty()   ? pruned[p]
+                              : at == built.end() ? "not compiled: TESSERA_AUTOTUNE=0, the default point alone"
+                                                  : "");
+    }
+    pass_.generated_tuning->push_back(std::move(record));
+  }
+
   // ---------------------------------------------------------------- host side
 
   Value* host_index(int64_t v) { return host_.constant_index(v); }
@@ -281,15 +418,19 @@ class Generator {
   // Parameters: the space's dimensions known at run time (i64), then the
   // inputs (tensors and scalars; constants are copied in), then the outputs.
   void begin_kernel(std::vector<int64_t> group_shape, Value* space_value, size_t space_rank) {
-    kb_ = std::make_unique<KernelBuilder>(context_, module_, name_, std::move(group_shape), kernel_->loc());
+    // The host's arguments are made with the first variant; the others
+    // have the same parameters.
+    const bool host = first_variant_;
+    kb_ = std::make_unique<KernelBuilder>(context_, module_, variant_name_, std::move(group_shape), kernel_->loc());
     space_.assign(space_rank, nullptr);
+    params_.clear();
+    outputs_.clear();
     std::vector<std::pair<size_t, Value*>> dynamic;
     for (size_t a = 0; a < space_rank; ++a) {
       int64_t d = space_value ? space_value->type().shape()[a] : kDynamic;
       if (d != kDynamic) continue;
       Value* param = kb_->scalar_parameter(fmt::format("n{}", a), context_.i64_type());
-      Value* host = space_host_[a];
-      host_args_.push_back(host_op(OpKind::IndexCast, {host}, context_.i64_type()));
+      if (host) host_args_.push_back(host_op(OpKind::IndexCast, {space_host_[a]}, context_.i64_type()));
       dynamic.push_back({a, param});
     }
     for (Value* arg : body_->arguments()) {
@@ -298,7 +439,7 @@ class Generator {
       Value* from = kernel_->operand(arg->index());
       if (t.is(TypeKind::Tensor)) {
         params_[arg] = kb_->tensor_parameter(fmt::format("in{}", arg->index()), t.scalar(), dims_of(t), false);
-        host_args_.push_back(from);
+        if (host) host_args_.push_back(from);
       } else if (t.is_index()) {
         continue;  // sizes of constants and random numbers: the space has them
       } else if (Operation* def = from->defining_op(); def && def->is(OpKind::Constant)) {
@@ -307,13 +448,14 @@ class Generator {
         params_[arg] = copy->result();
       } else {
         params_[arg] = kb_->scalar_parameter(fmt::format("in{}", arg->index()), t);
-        host_args_.push_back(from);
+        if (host) host_args_.push_back(from);
       }
     }
     for (size_t i = 0; i < yield_->num_operands(); ++i) {
       Value* v = yield_->operand(static_cast<unsigned>(i));
       Type t = v->type();
       outputs_.push_back(kb_->tensor_parameter(fmt::format("out{}", i), t.scalar(), dims_of(t), true));
+      if (!host) continue;
       std::vector<Value*> sizes;
       for (size_t a = 0; a < t.rank(); ++a)
         if (t.shape()[a] == kDynamic) sizes.push_back(host_dim(v, static_cast<int64_t>(a)));
@@ -329,17 +471,10 @@ class Generator {
     for (auto& [a, param] : dynamic) space_[a] = kb_->convert(param, context_.index_type());
   }
 
+  // The variant is built; generate_points launches it on this grid.
   void end_kernel(Value* gx, Value* gy, Value* gz) {
     kb_->finish();
-    std::vector<Value*> operands{gx, gy, gz};
-    operands.insert(operands.end(), host_args_.begin(), host_args_.end());
-    std::vector<Type> types;
-    for (Value* v : yield_->operands()) types.push_back(v->type());
-    Operation* launch = host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands), std::span<const Type>(types),
-                                     {{"kernel", context_.symbol_attr(name_)},
-                                      {"mut_operands", context_.int_array_attr(mut_operands_)}});
-    for (unsigned i = 0; i < kernel_->num_results(); ++i) kernel_->result(i)->replace_all_uses_with(launch->result(i));
-    kernel_->erase();
+    made_.push_back({variant_name_, {gx, gy, gz}});
   }
 
   // Records the host sizes of the space (before begin_kernel).
@@ -544,11 +679,12 @@ class Generator {
     Value* space_value = yield_->operand(0);
     size_t rank = space_value->type().rank();
     set_space(space_value);
-    // schedule.vectorize(N): each lane computes N consecutive elements of
-    // the row-major numbering per step of the grid-stride loop.
-    int64_t width = std::max<int64_t>(kernel_->int_attr("vectorize", 1), 1);
+    // VEC (schedule.vectorize(N)): each lane computes N consecutive
+    // elements of the row-major numbering per step of the grid-stride loop;
+    // at most GROUPS groups.
+    int64_t width = knob("VEC");
     Value* total_host = host_product(0, rank);
-    Value* groups = host_groups(host_ceil_div(total_host, kLanes * width), kElementwiseGroups);
+    Value* groups = host_groups(host_ceil_div(total_host, kLanes * width), knob("GROUPS"));
     begin_kernel({kLanes}, space_value, rank);
     Value* total = product(space_, 0, rank);
     Value* lane = kb_->add(kb_->mul(kb_->id(OpKind::GroupId, 0), kb_->index(kLanes)), kb_->id(OpKind::LocalId, 0));
@@ -574,17 +710,21 @@ class Generator {
     end_kernel(groups, host_index(1), host_index(1));
   }
 
+  // The space of a rows kernel: its first reduction's operand.
+  Value* rows_space() {
+    for (Operation* op : ops_)
+      if (op->is(OpKind::GraphReduce)) return op->operand(0);
+    internal_error("generate-kernels", "a rows kernel without a reduction");
+  }
+
   void rows() {
     std::vector<Operation*> reductions;
     for (Operation* op : ops_)
       if (op->is(OpKind::GraphReduce)) reductions.push_back(op);
-    Value* space_value = reductions.front()->operand(0);
+    Value* space_value = rows_space();
     Type space_type = space_value->type();
     size_t rank = space_type.rank();
-    int64_t columns_static = space_type.shape()[rank - 1];
-    // One warp per row up to 1024 columns (and for rows known only at run
-    // time): the reductions are warp reductions, no shared memory or barrier.
-    int64_t lanes = columns_static == kDynamic || columns_static <= 1024 ? 32 : kLanes;
+    int64_t lanes = knob("LANES");
     set_space(space_value);
     Value* row_count_host = host_product(0, rank - 1);
     Value* groups = host_groups(row_count_host);
@@ -667,8 +807,9 @@ class Generator {
       reduced_static = reduced_static == kDynamic || d == kDynamic ? kDynamic : reduced_static * d;
     }
     bool cooperative = reduced_static == kDynamic || reduced_static >= kLanes;
-    Value* groups = host_groups(cooperative ? out_count_host : host_ceil_div(out_count_host, kLanes));
-    begin_kernel({kLanes}, x, rank);
+    int64_t lanes = knob("LANES");
+    Value* groups = host_groups(cooperative ? out_count_host : host_ceil_div(out_count_host, lanes));
+    begin_kernel({lanes}, x, rank);
     std::vector<Value*> kept_sizes, reduced_sizes;
     for (size_t a : kept) kept_sizes.push_back(space_[a]);
     for (size_t a : reduced) reduced_sizes.push_back(space_[a]);
@@ -703,15 +844,15 @@ class Generator {
     if (cooperative) {
       kb_->for_loop(kb_->id(OpKind::GroupId, 0), out_count, kb_->id(OpKind::NumGroups, 0), [&](Value* o) {
         std::vector<Value*> k = unravel(o, kept_sizes, 0, kept_sizes.size());
-        Value* partial = accumulate(lane, kb_->index(kLanes), k);
-        Value* total = finish_reduction(group_reduce(partial, kind, kLanes), kind, reduced_count);
+        Value* partial = accumulate(lane, kb_->index(lanes), k);
+        Value* total = finish_reduction(group_reduce(partial, kind, lanes), kind, reduced_count);
         Value* first = kb_->op(OpKind::CmpI, {lane, kb_->index(0)}, context_.bool_type(),
                                {{"predicate", context_.string_attr("eq")}});
         kb_->if_then(first, [&] { kb_->store(kb_->convert(total, result_type), outputs_[0], out_position(k)); });
       });
     } else {
-      Value* first = kb_->add(kb_->mul(kb_->id(OpKind::GroupId, 0), kb_->index(kLanes)), lane);
-      Value* stride = kb_->mul(kb_->id(OpKind::NumGroups, 0), kb_->index(kLanes));
+      Value* first = kb_->add(kb_->mul(kb_->id(OpKind::GroupId, 0), kb_->index(lanes)), lane);
+      Value* stride = kb_->mul(kb_->id(OpKind::NumGroups, 0), kb_->index(lanes));
       kb_->for_loop(first, out_count, stride, [&](Value* o) {
         std::vector<Value*> k = unravel(o, kept_sizes, 0, kept_sizes.size());
         Value* total = finish_reduction(accumulate(kb_->index(0), kb_->index(1), k), kind, reduced_count);
@@ -741,7 +882,7 @@ class Generator {
                                               std::string(scalar_info(acc).name) +
                                               " is a generated kernel with one lane per element of the result (the "
                                               "stdlib GEMM takes float operands with f32 accumulation)");
-      simple_matmul();
+      generate_points(&Generator::simple_matmul, "matmul");
       return true;
     }
     // Schedule hints (ir/core/schedule_hints.h): a pipelined product runs on
@@ -886,6 +1027,12 @@ class Generator {
       attributes.push_back({"points", context_.array_attr(texts)});
       attributes.push_back({"tune_of", context_.string_attr(instance.symbol())});
       attributes.push_back({"tune_default", context_.int_attr(static_cast<int64_t>(default_point))});
+      if (pass_.generated_tuning) {
+        GeneratedTuning record{instance.symbol(), "matmul", knob_names, points, {}, {}, default_point, ""};
+        for (Attribute v : variants) record.variants.emplace_back(v.string_value());
+        record.pruned.assign(points.size(), "");
+        pass_.generated_tuning->push_back(std::move(record));
+      }
     }
     auto c_operand = static_cast<int64_t>(operands.size() + 2);
     for (Value* v : {a3, b3, c, alpha, beta}) operands.push_back(v);
@@ -1129,6 +1276,16 @@ class Generator {
   std::vector<Value*> outputs_;
   std::vector<Value*> host_args_;
   std::vector<int64_t> mut_operands_;
+
+  // The point being built and the variants made (generate_points).
+  struct MadeVariant {
+    std::string name;
+    std::array<Value*, 3> grid;
+  };
+  std::map<std::string, int64_t> point_;
+  std::string variant_name_;
+  bool first_variant_ = true;
+  std::vector<MadeVariant> made_;
 };
 
 }  // namespace

@@ -191,6 +191,8 @@ extern "C" tessStatus tessAotLaunchTuned(const tessAotModule* module, uint32_t k
     request.default_variant = default_variant;
     request.run = run_variant;
     request.user = &launches;
+    request.timing_device = device;
+    request.timing_stream = stream;
     tessTuneResult result{};
     // A variant that fails (bad arguments) fails the call with its message.
     tessStatus tuned = tessTune(&request, &result);

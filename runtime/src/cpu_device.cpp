@@ -243,6 +243,7 @@ class CpuDevice : public tessDevice_st {
       case TESS_ATTR_MULTIPROCESSOR_COUNT: *value = pool_.size(); return ok();
       case TESS_ATTR_WARP_SIZE: *value = 32; return ok();
       case TESS_ATTR_COMPUTE_CAPABILITY: *value = 0; return ok();
+      case TESS_ATTR_L2_CACHE_SIZE: *value = 0; return ok();  // the tuner flushes no cache on the CPU
     }
     return fail(TESS_ERROR_INVALID_VALUE,
                 fmt::format("tessDeviceGetAttribute: unknown attribute {}", static_cast<int>(attribute)));

@@ -163,6 +163,8 @@ extern "C" tessStatus tessHostLaunchTuned(tessHostContext context, const char* t
   request.default_variant = t.default_variant;
   request.run = run_variant;
   request.user = &launches;
+  request.timing_device = context->device;
+  request.timing_stream = context->stream;
   tessTuneResult result{};
   tessStatus tuned = tessTune(&request, &result);
   if (tessStatus s = saved.restore(true); s) return s;

@@ -75,6 +75,68 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Times one run of a variant (docs/autotuning.md, "Timing"): with a device,
+// between two events recorded on its stream, after writing a scratch
+// buffer twice the size of its L2 cache (none on the CPU); without one, the
+// wall clock around the run.
+class RunTimer {
+ public:
+  explicit RunTimer(const tessTuneRequest& request) : request_(request) {}
+  RunTimer(const RunTimer&) = delete;
+  RunTimer& operator=(const RunTimer&) = delete;
+  ~RunTimer() {
+    if (start_) tessEventDestroy(start_);
+    if (end_) tessEventDestroy(end_);
+    if (scratch_) tessFree(request_.timing_device, scratch_);
+  }
+
+  tessStatus prepare() {
+    tessDevice device = request_.timing_device;
+    if (!device) return TESS_SUCCESS;
+    if (tessStatus s = tessEventCreate(device, &start_)) return s;
+    if (tessStatus s = tessEventCreate(device, &end_)) return s;
+    int64_t l2 = 0;
+    if (tessStatus s = tessDeviceGetAttribute(device, TESS_ATTR_L2_CACHE_SIZE, &l2)) return s;
+    scratch_bytes_ = l2 > 0 ? static_cast<size_t>(2 * l2) : 0;
+    if (scratch_bytes_ > 0)
+      if (tessStatus s = tessMalloc(device, scratch_bytes_, &scratch_)) return s;
+    return TESS_SUCCESS;
+  }
+
+  size_t flush_bytes() const { return scratch_bytes_; }
+
+  tessStatus time(size_t variant, double& milliseconds) {
+    if (!request_.timing_device) {
+      auto start = std::chrono::steady_clock::now();
+      if (tessStatus s = request_.run(request_.user, variant)) return s;
+      milliseconds = milliseconds_since(start);
+      return TESS_SUCCESS;
+    }
+    if (scratch_bytes_ > 0) {
+      // A new value each time: the writes miss in L2 and evict what the
+      // last run left there.
+      if (tessStatus s = tessMemset(request_.timing_device, scratch_, ++flushes_ & 0xff, scratch_bytes_)) return s;
+      if (tessStatus s = tessDeviceSynchronize(request_.timing_device)) return s;
+    }
+    if (tessStatus s = tessEventRecord(start_, request_.timing_stream)) return s;
+    if (tessStatus s = request_.run(request_.user, variant)) return s;
+    if (tessStatus s = tessEventRecord(end_, request_.timing_stream)) return s;
+    if (tessStatus s = tessEventSynchronize(end_)) return s;
+    float elapsed = 0.0f;
+    if (tessStatus s = tessEventElapsedTime(&elapsed, start_, end_)) return s;
+    milliseconds = elapsed;
+    return TESS_SUCCESS;
+  }
+
+ private:
+  const tessTuneRequest& request_;
+  tessEvent start_ = nullptr;
+  tessEvent end_ = nullptr;
+  tessDevicePtr scratch_ = 0;
+  size_t scratch_bytes_ = 0;
+  int flushes_ = 0;
+};
+
 }  // namespace
 
 extern "C" {
@@ -167,14 +229,16 @@ tessStatus tune_on_this_rank(const tessTuneRequest* request, tessTuneResult* res
   int repetitions = request->repetitions > 0 ? request->repetitions : 5;
   tessera::rt::TuningEntry entry{request->kernel, request->key, {}, {}};
   double best = 0.0;
+  RunTimer timer(*request);
+  if (tessStatus s = timer.prepare()) return s;
   for (size_t v = 0; v < request->variant_count; ++v) {
     for (int i = 0; i < warmup; ++i)
       if (tessStatus s = request->run(request->user, v); s != TESS_SUCCESS) return s;
     std::vector<double> times;
     for (int i = 0; i < repetitions; ++i) {
-      auto run_start = std::chrono::steady_clock::now();
-      if (tessStatus s = request->run(request->user, v); s != TESS_SUCCESS) return s;
-      times.push_back(milliseconds_since(run_start));
+      double milliseconds = 0.0;
+      if (tessStatus s = timer.time(v, milliseconds); s != TESS_SUCCESS) return s;
+      times.push_back(milliseconds);
     }
     std::sort(times.begin(), times.end());
     double median = times[times.size() / 2];

@@ -272,6 +272,8 @@ TEST_SUITE("devices") {
     CHECK(v == 32);
     CHECK(tessDeviceGetAttribute(cpu(), TESS_ATTR_COMPUTE_CAPABILITY, &v) == TESS_SUCCESS);
     CHECK(v == 0);
+    CHECK(tessDeviceGetAttribute(cpu(), TESS_ATTR_L2_CACHE_SIZE, &v) == TESS_SUCCESS);
+    CHECK(v == 0);  // the tuner flushes no cache on the CPU
     CHECK(tessDeviceGetAttribute(cpu(), static_cast<tessDeviceAttribute>(99), &v) == TESS_ERROR_INVALID_VALUE);
     CHECK(contains(last_message(), "unknown attribute 99"));
   }

@@ -161,6 +161,33 @@ TEST_CASE("tuner: times the variants once, then reads the choice from the cache"
   CHECK(tessera::rt::read_tuning_cache(cache, warning).entries.size() == 1);
 }
 
+TEST_CASE("tuner: with a device, each run is timed between two events; the CPU flushes no cache") {
+  TempDir dir;
+  std::string cache = dir.path + "/cpu.json";
+  tessDevice cpu = nullptr;
+  REQUIRE(tessGetDeviceByName("cpu", &cpu) == TESS_SUCCESS);
+  int64_t l2 = -1;
+  REQUIRE(tessDeviceGetAttribute(cpu, TESS_ATTR_L2_CACHE_SIZE, &l2) == TESS_SUCCESS);
+  CHECK(l2 == 0);  // nothing to flush: no scratch buffer is allocated
+  FakeVariants variants{{3000, 200, 3000}};
+  tessTuneRequest r = request_for(variants, cache);
+  r.timing_device = cpu;  // events on the default stream (the CPU's read the steady clock)
+  tessTuneResult result{};
+  REQUIRE(tessTune(&r, &result) == TESS_SUCCESS);
+  CHECK(result.source == TESS_TUNE_TIMED);
+  CHECK(result.chosen == 1);
+  CHECK(variants.runs == 3 * (1 + 3));
+  // The events measured the sleeps: at least the fastest's 0.2 ms, and
+  // every variant's median in the cache.
+  CHECK(result.chosen_median_ms >= 0.2);
+  std::string warning;
+  tessera::rt::TuningCache back = tessera::rt::read_tuning_cache(cache, warning);
+  REQUIRE(back.entries.size() == 1);
+  const tessera::rt::TuningEntry& entry = back.entries.begin()->second;
+  CHECK(entry.median_ms.size() == 3);
+  CHECK(entry.median_ms.at("BM=64") >= 3.0);
+}
+
 TEST_CASE("tuner: a corrupt cache is ignored and rewritten") {
   TempDir dir;
   std::string cache = dir.path + "/cpu.json";

@@ -322,6 +322,11 @@ int compile(const Options& options) {
                                                              : ir::PipelineStage::Tile;
   const bool wants_ir = emit == Emit::TileIr || emit == Emit::GraphIr || emit == Emit::ScheduleIr || emit == Emit::Llvm || emit == Emit::Ptx || emit == Emit::Cubin ||
                         emit == Emit::Fatbin || emit == Emit::Object || options.compile_object;
+  // Whether PTX is assembled (what finds the variants that spill).
+  const bool assembles_gpu_code =
+      options.target != "cpu" && !options.no_ir_passes &&
+      (emit == Emit::Cubin || emit == Emit::Fatbin ||
+       (options.compile_object && options.gpu_code != "none" && options.gpu_code != "ptx"));
   const TokenizedBuffer* tokens = nullptr;
   // Code for the CPU alone (--target=cpu, -c --gpu-code=none) takes the
   // stdlib's CPU forms.
@@ -361,11 +366,20 @@ int compile(const Options& options) {
         compilation.set_tuned_points(std::move(keep));
       }
       if (emit == Emit::TypedAst) output = sema::dump_typed_ast(*compilation.typed(), ast, sources, values);
-      if (wants_ir && !diags.has_errors()) generate(compilation.lower(options.opt_level, !options.no_ir_passes, stage));
+      if (wants_ir && !diags.has_errors()) {
+        ir::Operation* module = compilation.lower(options.opt_level, !options.no_ir_passes, stage);
+        // Variants whose registers spill are pruned when an assembler runs
+        // (docs/autotuning.md, "Spills").
+        if (module && assembles_gpu_code)
+          module = compilation.prune_spilling_points(options.opt_level, stage, codegen_options(options));
+        generate(module);
+      }
       // The points of each autotuned kernel, after lowering each (which may prune more).
       if (emit == Emit::Tuning) {
-        if (!diags.has_errors()) compilation.lower(options.opt_level, false);
-        output = driver::tuning_report(compilation.autotuned());
+        // The whole pipeline: generate-kernels makes the spaces of graph code's kernels.
+        if (!diags.has_errors() && compilation.lower(options.opt_level, true) && options.target != "cpu")
+          compilation.prune_spilling_points(options.opt_level, ir::PipelineStage::Tile, codegen_options(options));
+        output = driver::tuning_report(compilation.autotuned(), compilation.generated_tuning());
       }
     } else if (emit == Emit::TypedAst) {
       output = dump_ast(ast, sources, values);

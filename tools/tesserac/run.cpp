@@ -345,6 +345,10 @@ class Runner {
     if (!kernel_mode) compilation.set_cpu_only(!options_.no_cpu_forms && runs_on_cpu());
     compilation.set_overlap_collectives(!options_.no_overlap_collectives);
     ir::Operation* module = compilation.lower(options_.opt_level, true, ir::PipelineStage::Tile, options_.kernel);
+    // On a GPU, variants whose registers spill are pruned (docs/autotuning.md, "Spills").
+    if (module && !runs_on_cpu())
+      module = compilation.prune_spilling_points(options_.opt_level, ir::PipelineStage::Tile, codegen_options(),
+                                                 options_.kernel);
     diags.flush();
     if (diags.has_errors() || !module) return kExitUserError;
 
@@ -842,6 +846,7 @@ class Runner {
       tessStatus s = tessLaunchKernel(l->handles[v], l->grids[v].data(), l->group->data(), 0, nullptr, l->pointers->data());
       return s != TESS_SUCCESS ? s : tessDeviceSynchronize(l->device);
     };
+    request.timing_device = device;  // events; L2 flushed between runs on a GPU
     request.force = options_.retune || options_.tune_only;
     request.cache_file = options_.tune_output.empty() ? nullptr : options_.tune_output.c_str();
     tessTuneResult result{};

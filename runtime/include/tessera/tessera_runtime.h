@@ -55,7 +55,8 @@ typedef enum tessDeviceAttribute {
   TESS_ATTR_MAX_SHARED_PER_GROUP = 1,    /* bytes of shared memory (static + dynamic) a group may use */
   TESS_ATTR_MULTIPROCESSOR_COUNT = 2,    /* SMs, or worker threads on the CPU */
   TESS_ATTR_WARP_SIZE = 3,
-  TESS_ATTR_COMPUTE_CAPABILITY = 4       /* major * 10 + minor; 0 on the CPU */
+  TESS_ATTR_COMPUTE_CAPABILITY = 4,      /* major * 10 + minor; 0 on the CPU */
+  TESS_ATTR_L2_CACHE_SIZE = 5            /* bytes of L2 cache (what the tuner flushes); 0 on the CPU */
 } tessDeviceAttribute;
 
 typedef struct tessDevice_st* tessDevice;

@@ -86,6 +86,14 @@ typedef struct tessTuneRequest {
   int repetitions;        /* timed runs of each variant; the median counts (0: 5) */
   int force;              /* time again even when the cache has the key, and even with TESSERA_AUTOTUNE=0 */
   const char* cache_file; /* null: the device's cache file (tessTuneCachePath); else this file (tesserac tune -o) */
+  /* Where the variants run. Non-null: each timed run is measured with two
+   * events recorded on `timing_stream` (null: the device's default stream)
+   * around it, and when the device has an L2 cache (TESS_ATTR_L2_CACHE_SIZE
+   * > 0: a CUDA device) a scratch buffer of twice its size is written
+   * before each run, so every run starts from a cold L2. Null: wall clock
+   * around `run`, no flush. */
+  tessDevice timing_device;
+  tessStream timing_stream;
 } tessTuneRequest;
 
 typedef struct tessTuneResult {
