@@ -346,7 +346,7 @@ std::optional<std::map<std::string, int64_t>> kernel_spill_stores(ir::Operation*
   arch_name = arch.name();
   CodegenOptions verbose = options;
   verbose.toolkit.ptxas_options.push_back("-v");
-  AssemblyJob job(*assembler, arch, verbose);
+  AssemblyJob job(*assembler, arch, verbose, codegen::has_contiguous_variants(module));
   std::optional<std::string> ptx = gpu_ptx(module, arch, verbose, quiet);
   if (!ptx) return std::nullopt;
   job.feed(std::move(*ptx));
