@@ -554,6 +554,32 @@ Bound Lowering::lower_call(NodeId call) {
         return Bound{convert(convert(t, context_.scalar_type(t->type().scalar())), *typed_type(call)), {}};
       }
     }
+    // float(x), int(x), bool(x) of a number sema could not fold: converted
+    // (int() truncates toward zero; bool() is x != 0).
+    if (ast_.children(call).size() == 2 && ast_.kind(callee) == NodeKind::Name && typed_type(call) &&
+        typed_type(call)->is_scalar()) {
+      std::string name = name_of(ast_.node(callee).payload);
+      sema::TypeId arg = node_type(ast_.child(call, 1));
+      if ((name == "float" || name == "int" || name == "bool") && arg.valid() && typed_.types.is_numeric_scalar(arg))
+        return Bound{convert(value(ast_.child(call, 1)), *typed_type(call)), {}};
+    }
+    // round(x[, ndigits]) of a number known at run time (sema's check_call;
+    // constants were folded there): halves to even; with ndigits the value
+    // times 10^ndigits rounded and divided back, in f64.
+    if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "round" &&
+        (ast_.children(call).size() == 2 || ast_.children(call).size() == 3) && typed_type(call) &&
+        typed_type(call)->is_scalar() && node_type(callee).valid() && typed_.types.kind(node_type(callee)) == SemaKind::Object) {
+      Type result = *typed_type(call);
+      Value* x = value(ast_.child(call, 1));
+      if (!float_element(x->type())) return Bound{convert(x, result), {}};
+      if (ast_.children(call).size() == 2) return Bound{convert(emit(OpKind::Round, {x}, x->type()), result), {}};
+      Type f64 = context_.scalar_type(ScalarType::F64);
+      std::optional<int64_t> digits = constant_of(ast_.child(call, 2));
+      if (!digits) unsupported(ast_.child(call, 2), "round()'s ndigits held in a variable");
+      Value* scale = builder_.constant_float(std::pow(10.0, static_cast<double>(*digits)), f64);
+      Value* scaled = emit(OpKind::MulF, {convert(x, f64), scale}, f64);
+      return Bound{convert(emit(OpKind::DivF, {emit(OpKind::Round, {scaled}, f64), scale}, f64), result), {}};
+    }
     if (ast_.children(call).size() == 1 && ast_.kind(callee) == NodeKind::Attribute &&
         name_of(ast_.node(callee).payload) == "item" && is_tensor_node(ast_.child(callee, 0))) {
       Value* t = value(ast_.child(callee, 0));

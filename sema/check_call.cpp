@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <unordered_map>
 
@@ -125,6 +126,17 @@ Value Checker::check_call(NodeId node) {
       diags_.emit<diag::SemaFloatConversion>(ast_.range(node), source_text(args.positional[0]));
       return Value{types_.error()};
     }
+    // float(x) of a number in graph code: a constant folds (above, or
+    // here when it is computed), any other number converts to f32 (f64
+    // stays f64).
+    TypeId t = out_.node_types[args.positional[0].index];
+    if (t.valid() && types_.is_numeric_scalar(t)) {
+      if (auto c = constants_.find(args.positional[0].index); c != constants_.end() && !c->second.from_local)
+        return Value{types_.untyped_float(), Constant{true, 0, c->second.as_double()}};
+      const TypeInfo& info = types_.info(t);
+      bool f64 = info.kind == TypeKind::Scalar && info.scalar == ScalarType::F64;
+      return Value{types_.scalar(f64 ? ScalarType::F64 : ScalarType::F32)};
+    }
     return Value{types_.dynamic()};
   }
 
@@ -136,8 +148,24 @@ Value Checker::check_call(NodeId node) {
       !locals_.count(ast_.node(callee).payload) && !module_symbols_.count(ast_.node(callee).payload)) {
     set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
     Value x = check_expression(args.positional[0]);
+    bool to_int = name_of(ast_.node(callee).payload) == "int";
+    // int(x), bool(x) of a number (Python's): a constant folds (int()
+    // truncates toward zero); any other number converts when it runs.
+    if (types_.is_numeric_scalar(x.type)) {
+      if (x.constant && !x.constant->from_local) {
+        if (!to_int) return Value{types_.scalar(ScalarType::Bool), Constant{false, x.constant->as_double() != 0.0}};
+        if (!x.constant->is_float) return Value{types_.untyped_int(), Constant{false, x.constant->integer}};
+        double v = std::trunc(x.constant->real);
+        if (std::isfinite(v) && std::fabs(v) < 9.2e18)
+          return Value{types_.untyped_int(), Constant{false, static_cast<ConstantInt>(static_cast<int64_t>(v))}};
+        diags_.emit<diag::SemaArgumentType>(ast_.range(args.positional[0]), "x", "int", "a finite number",
+                                            source_text(args.positional[0]));
+        return Value{types_.error()};
+      }
+      return Value{types_.scalar(to_int ? ScalarType::I64 : ScalarType::Bool)};
+    }
     if (types_.kind(x.type) != TypeKind::Tensor || !types_.dims(x.type).empty()) return Value{types_.dynamic()};
-    return Value{types_.scalar(name_of(ast_.node(callee).payload) == "int" ? ScalarType::I64 : ScalarType::Bool)};
+    return Value{types_.scalar(to_int ? ScalarType::I64 : ScalarType::Bool)};
   }
 
   // `t.item()` of a tensor of one element in graph code (NumPy's): its
@@ -177,6 +205,74 @@ Value Checker::check_call(NodeId node) {
     }
     if (auto size = types_.constant_value(dims[0])) return Value{types_.untyped_int(), Constant{false, *size, 0.0}};
     return Value{types_.scalar(ScalarType::I32)};
+  }
+
+  // round(x), round(x, ndigits) of a number in graph code: Python's. One
+  // argument: an integer (halves to even); with ndigits a float (an integer
+  // stays one). A constant folds (correctly rounded, as Python's, through
+  // the exact decimal expansion); a number known at run time rounds when it
+  // runs. round() of a tensor is ts.round (NumPy's), below.
+  if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "round" && !in_device() &&
+      !locals_.count(ast_.node(callee).payload) && !module_symbols_.count(ast_.node(callee).payload) &&
+      args.keywords.empty() && (args.positional.size() == 1 || args.positional.size() == 2)) {
+    Value x = check_expression(args.positional[0]);
+    if (types_.is_numeric_scalar(x.type) && !(types_.kind(x.type) == TypeKind::Scalar &&
+                                              types_.info(x.type).scalar == ScalarType::Bool)) {
+      set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
+      bool exact = x.constant && !x.constant->from_local;
+      bool integer = !is_float(types_.info(default_type(x.type)).scalar);
+      auto not_finite = [&] {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(args.positional[0]), "number", "round", "a finite number",
+                                            source_text(args.positional[0]));
+        return Value{types_.error()};
+      };
+      if (args.positional.size() == 1) {
+        if (exact && integer) return Value{types_.untyped_int(), Constant{false, x.constant->integer}};
+        if (exact) {
+          double r = std::nearbyint(x.constant->real);  // the default rounding mode: halves to even
+          if (!std::isfinite(r) || std::fabs(r) >= 9.2e18) return not_finite();
+          return Value{types_.untyped_int(), Constant{false, static_cast<ConstantInt>(static_cast<int64_t>(r))}};
+        }
+        return Value{types_.scalar(ScalarType::I64)};
+      }
+      Value n = check_expression(args.positional[1]);
+      std::optional<int64_t> digits = n.constant && !n.constant->is_float ? n.constant->as_int64() : std::nullopt;
+      if (!digits || *digits < -300 || *digits > 300) {
+        diags_.emit<diag::SemaNotConstant>(ast_.range(args.positional[1]),
+                                           "argument 'ndigits' of 'round' (an integer from -300 to 300)");
+        return Value{types_.error()};
+      }
+      if (integer) {
+        // An integer stays one; a negative ndigits rounds to tens,
+        // hundreds, ... (halves to even), as Python's.
+        if (*digits >= 0 || !exact) {
+          if (*digits < 0)
+            diags_.emit<diag::SemaNotConstant>(ast_.range(args.positional[0]),
+                                               "the integer rounded to a negative ndigits");
+          return exact ? Value{types_.untyped_int(), Constant{false, x.constant->integer}} : Value{default_type(x)};
+        }
+        double r = std::nearbyint(static_cast<double>(x.constant->integer) / std::pow(10.0, static_cast<double>(-*digits))) *
+                   std::pow(10.0, static_cast<double>(-*digits));
+        return Value{types_.untyped_int(), Constant{false, static_cast<ConstantInt>(static_cast<int64_t>(r))}};
+      }
+      if (exact) {
+        double v = x.constant->real;
+        if (!std::isfinite(v)) return Value{types_.untyped_float(), Constant{true, 0, v}};
+        double r;
+        if (*digits >= 0) {
+          // The exact decimal expansion rounded to ndigits, halves to even
+          // (glibc's printf is exact, as Python's round()).
+          std::vector<char> text(static_cast<size_t>(std::snprintf(nullptr, 0, "%.*f", static_cast<int>(*digits), v)) + 1);
+          std::snprintf(text.data(), text.size(), "%.*f", static_cast<int>(*digits), v);
+          r = std::strtod(text.data(), nullptr);
+        } else {
+          double scale = std::pow(10.0, static_cast<double>(-*digits));
+          r = std::nearbyint(v / scale) * scale;
+        }
+        return Value{types_.untyped_float(), Constant{true, 0, r}};
+      }
+      return Value{default_type(x)};
+    }
   }
 
   // `F.defvjp(fwd, bwd)`: registers F's custom rule (check_autodiff.cpp).
