@@ -662,6 +662,79 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       values = graph_elementwise("add", {graph_elementwise("mul", {values, step_value}, call), start}, call);
       return Bound{to_element(values, element, call), {}};
     }
+    case sema::Signature::LinspaceArgs: {
+      // NumPy's: step = (stop - start) / (num - 1, or num without the
+      // endpoint), start + i * step computed in f64, the last value `stop`
+      // itself with the endpoint; floored for an integer dtype (NumPy
+      // floors), then the dtype.
+      int64_t num = result.shape()[0];
+      bool endpoint = !arg(3).valid() || bool_argument(arg(3));
+      Type f64 = context_.scalar_type(ScalarType::F64);
+      Value* start = convert(value(arg(0), f64), f64);
+      Value* stop = convert(value(arg(1), f64), f64);
+      int64_t divisions = endpoint ? num - 1 : num;
+      Value* step = divisions > 0 ? emit(OpKind::DivF, {emit(OpKind::SubF, {stop, start}, f64),
+                                                         builder_.constant_float(static_cast<double>(divisions), f64)},
+                                         f64)
+                                  : builder_.constant_float(0.0, f64);
+      Type positions_type = context_.tensor_type(result.shape(), ScalarType::I64);
+      Value* positions = graph_op(OpKind::GraphIota, {}, positions_type, {{"axis", context_.int_attr(0)}}, call);
+      Value* values = to_element(positions, ScalarType::F64, call);
+      values = graph_elementwise("add", {graph_elementwise("mul", {values, step}, call), start}, call);
+      if (endpoint && num > 1) {
+        Value* last = graph_elementwise("eq", {positions, builder_.constant_int(num - 1, context_.i64_type())}, call);
+        values = graph_elementwise("select", {last, stop, values}, call);
+      }
+      if (!is_float(element)) values = graph_elementwise("floor", {values}, call);
+      return Bound{to_element(values, element, call), {}};
+    }
+    case sema::Signature::CumulativeArgs: {
+      // NumPy's cumsum / cumprod along `axis` (of the flattened tensor
+      // without one): out[..i..] = sum over j <= i of x[..j..], as a masked
+      // reduction: x with a size-1 axis after `axis` (a view) broadcast
+      // against the mask j <= i of shape [n, n, 1, ...], then reduced over
+      // the j axis. n^2 work per line along the axis; the generated kernel
+      // fuses the mask into the reduction, so nothing of size n^2 is stored.
+      bool sum = builtin == BuiltinId::Cumsum;
+      Value* x = to_element(tensor(0), element, arg(0));
+      int64_t axis = 0;
+      if (!arg(1).valid() || ast_.kind(arg(1)) == NodeKind::NoneLiteral) {
+        x = flatten(x, call);
+      } else {
+        axis = *constant_of(arg(1));
+        if (axis < 0) axis += static_cast<int64_t>(x->type().rank());
+      }
+      Type t = x->type();
+      auto rank = static_cast<int64_t>(t.rank());
+      // x as [..., n, 1, ...]: a size-1 axis for i after the j axis.
+      std::vector<int64_t> spread(t.shape().begin(), t.shape().end());
+      spread.insert(spread.begin() + axis + 1, 1);
+      std::vector<Value*> spread_extents;
+      for (int64_t d = 0; d <= rank; ++d) {
+        int64_t from = d <= axis ? d : d - 1;
+        spread_extents.push_back(d != axis + 1 && spread[static_cast<size_t>(d)] == kDynamic ? graph_dim(x, from)
+                                                                                            : nullptr);
+      }
+      Type spread_type = context_.tensor_type(spread, t.scalar());
+      std::vector<Value*> reshape{x};
+      for (Value* d : dynamic_dims(spread_type, spread_extents)) reshape.push_back(d);
+      Value* terms = graph_op(OpKind::GraphReshape, reshape, spread_type, {}, call);
+      // The mask j <= i over [n(j), n(i), 1, ...] (the axes after `axis`).
+      int64_t n = t.shape()[static_cast<size_t>(axis)];
+      std::vector<int64_t> mask_shape{n, n};
+      for (int64_t d = axis + 1; d < rank; ++d) mask_shape.push_back(1);
+      std::vector<Value*> mask_sizes;
+      if (n == kDynamic) mask_sizes = {graph_dim(x, axis), graph_dim(x, axis)};
+      Type positions_type = context_.tensor_type(mask_shape, ScalarType::I64);
+      Value* j = graph_op(OpKind::GraphIota, mask_sizes, positions_type, {{"axis", context_.int_attr(0)}}, call);
+      Value* i = graph_op(OpKind::GraphIota, mask_sizes, positions_type, {{"axis", context_.int_attr(1)}}, call);
+      Value* keep = graph_elementwise("le", {j, i}, call);
+      Type scalar = context_.scalar_type(t.scalar());
+      Value* identity = is_float(t.scalar()) ? builder_.constant_float(sum ? 0.0 : 1.0, scalar)
+                                             : builder_.constant_int(sum ? 0 : 1, scalar);
+      Value* masked = graph_elementwise("select", {keep, terms, identity}, call);
+      return Bound{reduce(masked, sum ? "sum" : "prod", {axis}, false), {}};
+    }
     case sema::Signature::DropoutArgs: {
       Value* x = to_element(tensor(0), element, arg(0));
       double p = number_argument(arg(1), 0.0);

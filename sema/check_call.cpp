@@ -83,7 +83,8 @@ Value Checker::check_call(NodeId node) {
         {"min", BuiltinId::Min},   {"prod", BuiltinId::Prod},       {"reshape", BuiltinId::Reshape},
         {"transpose", BuiltinId::Transpose}, {"argmax", BuiltinId::Argmax}, {"argmin", BuiltinId::Argmin},
         {"var", BuiltinId::Var},   {"std", BuiltinId::Std},         {"flatten", BuiltinId::Flatten},
-        {"ravel", BuiltinId::Flatten},   {"clip", BuiltinId::Clip}, {"copy", BuiltinId::Copy}};
+        {"ravel", BuiltinId::Flatten},   {"clip", BuiltinId::Clip}, {"copy", BuiltinId::Copy},
+        {"cumsum", BuiltinId::Cumsum}, {"cumprod", BuiltinId::Cumprod}};
     const std::string member = name_of(ast_.node(callee).payload);  // owned: name_of returns a temporary
     for (auto [method, builtin] : methods) {
       if (member != method) continue;
@@ -682,6 +683,8 @@ Value Checker::check_builtin_family(BuiltinCall& bc) {
     case Signature::DropoutArgs:
     case Signature::FillArgs:
     case Signature::ArangeArgs:
+    case Signature::LinspaceArgs:
+    case Signature::CumulativeArgs:
     case Signature::NpyLoadArgs:
     case Signature::NpySaveArgs:
     case Signature::PrintArgs: return check_graph_builtin(bc);

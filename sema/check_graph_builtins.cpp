@@ -721,6 +721,77 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       std::vector<DimId> dims{length};
       return Value{graph_tensor(element, dims)};
     }
+    case Signature::LinspaceArgs: {
+      // linspace(start, stop, num=50, endpoint=True, dtype=None): NumPy's.
+      // start and stop are numbers (known at run time too); num and
+      // endpoint are constants. The dtype is f32 unless dtype= says.
+      auto bound = bc.bind({"start", "stop", "num", "endpoint", "dtype"}, 2);
+      if (bound.empty()) return Value{error};
+      const char* names[] = {"start", "stop"};
+      for (size_t i = 0; i < 2; ++i) {
+        Value v = bc.value_of(bound[i]);
+        if (types_.is_error(v.type)) return Value{error};
+        TypeId t = default_type(v.type);
+        if (types_.kind(t) != TypeKind::Scalar || types_.info(t).scalar == ScalarType::Bool) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[i]), names[i], bc.name, "a number",
+                                              types_.to_string(v.type));
+          return Value{error};
+        }
+      }
+      int64_t num = 50;
+      if (bound[2].valid()) {
+        std::optional<int64_t> n = bc.require_constant_integer(bound[2], "num");
+        if (!n) return Value{error};
+        if (*n < 0) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[2]), "num", bc.name, "a count of 0 or more",
+                                              source_text(bound[2]));
+          return Value{error};
+        }
+        num = *n;
+      }
+      if (bound[3].valid() && !constant_bool(bc, bound[3], "endpoint")) return Value{error};
+      ScalarType element = ScalarType::F32;
+      if (bound[4].valid()) {
+        std::optional<ScalarType> dtype = bc.require_dtype(bound[4], "dtype");
+        if (!dtype) return Value{error};
+        element = *dtype;
+      }
+      std::vector<DimId> dims{types_.constant_dim(num)};
+      return Value{graph_tensor(element, dims)};
+    }
+    case Signature::CumulativeArgs: {
+      // cumsum(x, axis=None), cumprod(...): NumPy's running sum (product)
+      // along one axis, of the flattened tensor without one. The element
+      // type is the sum's (prod's): narrower integers and bools in i64
+      // (u64), narrow floats in f32.
+      auto bound = bc.bind({"x", "axis"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      std::vector<DimId> dims = dims_of(*x);
+      if (bound[1].valid() && ast_.kind(bound[1]) != NodeKind::NoneLiteral) {
+        std::optional<int64_t> a = bc.require_constant_integer(bound[1], "axis");
+        if (!a || !tensor_axis(bound[1], *a, dims.size())) return Value{error};
+      } else {
+        // The flattened tensor: one axis of the element count.
+        std::optional<int64_t> count = 1;
+        for (DimId d : dims) {
+          std::optional<int64_t> size = types_.constant_value(d);
+          count = count && size ? std::optional<int64_t>(*count * *size) : std::nullopt;
+        }
+        dims = {count ? types_.constant_dim(*count) : types_.dynamic_dim()};
+      }
+      std::optional<ScalarType> element = graph_element(*x);
+      if (!element) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a tensor of numbers or bools",
+                                            types_.to_string(*x));
+        return Value{error};
+      }
+      if (*element == ScalarType::Bool) element = ScalarType::I64;
+      if (is_integer(*element) && scalar_info(*element).bits < 64)
+        element = scalar_info(*element).category == ScalarCategory::UnsignedInt ? ScalarType::U64 : ScalarType::I64;
+      return Value{graph_tensor(*element, dims)};
+    }
     case Signature::DropoutArgs: {
       auto bound = bc.bind({"x", "p", "seed"}, 2);
       if (bound.empty()) return Value{error};
