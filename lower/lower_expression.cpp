@@ -183,7 +183,11 @@ Bound Lowering::lower(NodeId e, Type want) {
     case NodeKind::SizeLiteral:
     case NodeKind::FloatLiteral:
     case NodeKind::BoolLiteral: result.value = lower_literal(e, want); break;
-    case NodeKind::BinaryOp: result.value = lower_binary(e); break;
+    case NodeKind::BinaryOp:
+      if (node_type(e).valid() && typed_.types.kind(node_type(e)) == sema::TypeKind::String)
+        unsupported(e, "a '%'-formatted string other than in print(...)");
+      result.value = lower_binary(e);
+      break;
     case NodeKind::Compare: result.value = lower_compare(e, nullptr); break;
     case NodeKind::BoolOp: result.value = lower_bool_op(e); break;
     case NodeKind::UnaryOp: result.value = lower_unary(e, want); break;

@@ -10,6 +10,8 @@
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
 #include "lower/lowering.h"
+#include "support/format_spec.h"
+#include "support/percent_format.h"
 
 namespace tessera::ir {
 
@@ -785,8 +787,47 @@ Value* Lowering::lower_print(NodeId call) {
   auto append = [&](std::string_view more) {
     text.back() = context_.string_attr(std::string(text.back().string_value()) + std::string(more));
   };
-  // One value: text known when compiling (a string, a dtype) or operands.
-  auto print_item = [&](NodeId a, std::string_view spec) {
+  auto put = [&](Value* v, std::string_view format, NodeId where) {
+    if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar() && !v->type().is_index())
+      unsupported(where, "printing this value");
+    if (!format.empty()) any_format = true;
+    operands.push_back(v);
+    formats.push_back(context_.string_attr(format));
+    text.push_back(context_.string_attr(""));
+  };
+  // A number (or a 0-d tensor, read back to the host; sema checked it is
+  // one) formatted by `spec`; `%d` (conversion 'd') of a float truncates it
+  // toward zero first, as Python's int() does.
+  auto put_formatted = [&](Value* v, std::string_view spec, char conversion, NodeId where) {
+    if (v->type().is(TypeKind::Tensor)) v = convert(v, context_.scalar_type(v->type().scalar()));
+    if (conversion == 'd' && v->type().is_scalar() && is_float(v->type().scalar()))
+      v = convert(v, context_.scalar_type(ScalarType::I64));
+    put(v, spec, where);
+  };
+  // A tuple prints as Python prints one: `(1, 4)`, `(2,)`, nested; a list
+  // (sema's type says which) as `[0.5, 0.25]`, `[[0, 1], [2, 3]]` (a tensor
+  // element in NumPy's layout, where Python would print `array(...)`).
+  std::function<void(const Bound&, sema::TypeId, NodeId)> put_bound = [&](const Bound& b, sema::TypeId type,
+                                                                           NodeId where) {
+    if (b.is_value()) return put(b.value, "", where);
+    bool list = type.valid() && typed_.types.kind(type) == SemaKind::List;
+    bool tuple = type.valid() && typed_.types.kind(type) == SemaKind::Tuple;
+    size_t n = b.size();
+    append(list ? "[" : "(");
+    for (size_t i = 0; i < n; ++i) {
+      if (i) append(", ");
+      sema::TypeId element = list ? sema::TypeId{typed_.types.info(type).payload}
+                             : tuple && i < typed_.types.tuple_elements(type).size() ? typed_.types.tuple_elements(type)[i]
+                                                                                     : sema::TypeId{};
+      put_bound(b.element(i), element, where);
+    }
+    append(list ? "]" : n == 1 ? ",)" : ")");
+  };
+  // One value: text known when compiling (a string, a dtype, None) or
+  // operands. `spec` is an f-string's format spec or a `%` conversion's;
+  // `conversion` the `%` conversion ('s' for %s and %r, `repr` for %r), or 0.
+  std::function<void(NodeId, std::string_view, char, bool)> print_item = [&](NodeId a, std::string_view spec,
+                                                                               char conversion, bool repr) {
     const std::string* piece = nullptr;
     if (ast_.kind(a) == NodeKind::StringLiteral) piece = &values_.strings[ast_.node(a).payload];
     if (ast_.kind(a) == NodeKind::Name && !env_.count(ast_.node(a).payload))
@@ -798,43 +839,64 @@ Value* Lowering::lower_print(NodeId call) {
       dtype_text = typed_.types.to_string(sema::TypeId{typed_.types.info(t).payload});
       piece = &dtype_text;
     }
-    if (piece) return append(*piece);
-    auto put = [&](Value* v, std::string_view format) {
-      if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar() && !v->type().is_index())
-        unsupported(a, "printing this value");
-      operands.push_back(v);
-      formats.push_back(context_.string_attr(format));
-      text.push_back(context_.string_attr(""));
-    };
-    // A tuple prints as Python prints one: `(1, 4)`, `(2,)`, nested.
-    std::function<void(const Bound&)> put_bound = [&](const Bound& b) {
-      if (b.is_value()) return put(b.value, "");
-      size_t n = b.nested.empty() ? b.elements.size() : b.nested.size();
-      append("(");
-      for (size_t i = 0; i < n; ++i) {
-        if (i) append(", ");
-        put_bound(b.nested.empty() ? Bound{b.elements[i], {}, {}} : b.nested[i]);
+    std::string none_text = "None";
+    if (ast_.kind(a) == NodeKind::NoneLiteral) piece = &none_text;
+    if (piece) {
+      // `%r` quotes a string, `%8s` pads it (sema allows a width on text).
+      std::string shown = repr && ast_.kind(a) != NodeKind::NoneLiteral && dtype_text.empty() ? "'" + *piece + "'" : *piece;
+      if (auto parsed = parse_format_spec(spec, nullptr); parsed && parsed->width > static_cast<int>(shown.size())) {
+        std::string pad(static_cast<size_t>(parsed->width) - shown.size(), parsed->fill);
+        shown = parsed->align == '<' ? shown + pad : pad + shown;
       }
-      append(n == 1 ? ",)" : ")");
-    };
-    Bound b = lower(a);
-    if (!spec.empty()) {
-      // `{v:.4f}`: a number, or a 0-d tensor read back to the host (sema
-      // checked that it is one).
-      Value* v = b.value;
-      if (v->type().is(TypeKind::Tensor)) v = convert(v, context_.scalar_type(v->type().scalar()));
-      any_format = true;
-      return put(v, spec);
+      return append(shown);
     }
-    if (b.is_value()) put(global_view(b.value, a), "");
-    else put_bound(b);
+    // `"%d of %s" % (i, n)`: the text around the conversions, each value
+    // printed by its conversion's format spec.
+    if (ast_.kind(a) == NodeKind::BinaryOp && static_cast<BinaryOperator>(ast_.node(a).op) == BinaryOperator::Mod &&
+        node_type(a).valid() && typed_.types.kind(node_type(a)) == SemaKind::String) {
+      NodeId format_node = ast_.child(a, 0), values_node = ast_.child(a, 1);
+      std::optional<PercentFormat> format = parse_percent_format(values_.strings[ast_.node(format_node).payload], nullptr);
+      if (!format) unsupported(a, "this '%' format");  // sema reported it
+      std::vector<NodeId> value_nodes;
+      Bound values;
+      if (ast_.kind(values_node) == NodeKind::Tuple) {
+        value_nodes.assign(ast_.children(values_node).begin(), ast_.children(values_node).end());
+      } else if (typed_.types.kind(node_type(values_node)) == SemaKind::Tuple) {
+        values = lower(values_node);  // a tuple value: `"%d x %d" % x.shape`
+      } else {
+        value_nodes.push_back(values_node);
+      }
+      for (size_t i = 0; i < format->conversions.size(); ++i) {
+        append(format->text[i]);
+        const PercentConversion& c = format->conversions[i];
+        if (!value_nodes.empty()) {
+          print_item(value_nodes[i], c.spec, c.conversion, c.repr);
+        } else if (values.nested.empty() && i < values.elements.size()) {
+          if (c.conversion == 's' && c.spec.empty()) put(values.elements[i], "", values_node);
+          else put_formatted(values.elements[i], c.spec, c.conversion, values_node);
+        } else if (i < values.nested.size() && values.nested[i].is_value()) {
+          if (c.conversion == 's' && c.spec.empty()) put(values.nested[i].value, "", values_node);
+          else put_formatted(values.nested[i].value, c.spec, c.conversion, values_node);
+        } else if (i < values.nested.size() && c.conversion == 's' && c.spec.empty()) {
+          put_bound(values.nested[i], sema::TypeId{}, values_node);
+        } else {
+          unsupported(values_node, "this value of a '%' format");
+        }
+      }
+      append(format->text.back());
+      return;
+    }
+    Bound b = lower(a);
+    if (!spec.empty()) return put_formatted(b.value, spec, conversion, a);
+    if (b.is_value()) put(global_view(b.value, a), "", a);
+    else put_bound(b, node_type(a), a);
   };
   bool first = true;
   for (NodeId a : ast_.children(call).subspan(1)) {
     if (!first) append(" ");
     first = false;
     if (ast_.kind(a) != NodeKind::FString) {
-      print_item(a, "");
+      print_item(a, "", 0, false);
       continue;
     }
     // f"loss {l:.4f} at {i}": its text, and each field as print shows it
@@ -845,7 +907,8 @@ Value* Lowering::lower_print(NodeId call) {
         continue;
       }
       uint32_t spec = ast_.node(part).payload;
-      print_item(ast_.child(part, 0), spec == UINT32_MAX ? std::string_view{} : std::string_view(values_.strings[spec]));
+      print_item(ast_.child(part, 0), spec == UINT32_MAX ? std::string_view{} : std::string_view(values_.strings[spec]),
+                 0, false);
     }
   }
   std::vector<NamedAttribute> attributes{{"text", context_.array_attr(text)}};

@@ -33,7 +33,13 @@ struct Bound {
   // A tuple with a tuple inside (value_and_grad's (value, (grads...))): one
   // Bound per element, `elements` empty. Only unpacking reads it.
   std::vector<Bound> nested;
+  // A list of graph code (`l = []`): the block it was made in. Appending
+  // is only compiled there (or in a loop unrolled into it), so that its
+  // length is known when compiling (docs/language/graph.md, "Lists").
+  Block* list_block = nullptr;
   bool is_value() const { return value != nullptr; }
+  size_t size() const { return nested.empty() ? elements.size() : nested.size(); }
+  Bound element(size_t i) const { return nested.empty() ? Bound{elements[i], {}, {}} : nested[i]; }
 };
 
 // A memory location named by a subscript: the memref, one index per

@@ -836,14 +836,21 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
             if (!printable(e) || types_.kind(e) == TypeKind::String) return false;
           return true;
         }
+        // A list (`print(losses)`); its elements' type is dynamic until the
+        // first append.
+        if (kind == TypeKind::List) {
+          TypeId e{types_.info(t).payload};
+          return printable(e) && types_.kind(e) != TypeKind::String;
+        }
         return kind == TypeKind::Tensor || kind == TypeKind::String || kind == TypeKind::Error ||
-               kind == TypeKind::Dynamic || kind == TypeKind::Dtype || types_.is_numeric_scalar(t);
+               kind == TypeKind::Dynamic || kind == TypeKind::Dtype || kind == TypeKind::None ||
+               types_.is_numeric_scalar(t);
       };
       for (NodeId argument : bc.args.positional) {
         Value v = bc.value_of(argument);
         if (!printable(v.type))
           diags_.emit<diag::SemaArgumentType>(ast_.range(argument), "values", bc.name,
-                                              "tensors, numbers, strings, dtypes or tuples of tensors and numbers",
+                                              "tensors, numbers, strings, dtypes, None or tuples and lists of tensors and numbers",
                                               types_.to_string(v.type));
       }
       out_.call_arguments[bc.call.index] = bc.args.positional;
