@@ -791,6 +791,7 @@ bool Lowering::known_positive(Value* v) const {
 void Lowering::lower_for(NodeId statement) {
   NodeId target = ast_.child(statement, 0), iterable = ast_.child(statement, 1), body = ast_.child(statement, 2);
   if (contains_kind(ast_, body, NodeKind::Return)) unsupported(statement, "'return' inside a loop");
+  if (lower_list_loop(statement)) return;  // over a list, or building one: unrolled
   if (ast_.kind(target) != NodeKind::Name) unsupported(target, "a loop target that is not a name");
   sema::TypeId callee_type =
       ast_.kind(iterable) == NodeKind::Call ? node_type(ast_.child(iterable, 0)) : sema::TypeId{};

@@ -173,7 +173,8 @@ Bound Lowering::lower(NodeId e, Type want) {
       // A name bound to a tuple (`grads` of `loss, grads = value_and_grad(...)(...)`).
       if (auto it = env_.find(ast_.node(e).payload); graph_ && it != env_.end() && !it->second.is_value() &&
                                                         node_type(e).valid() &&
-                                                        typed_.types.kind(node_type(e)) == sema::TypeKind::Tuple) {
+                                                        (typed_.types.kind(node_type(e)) == sema::TypeKind::Tuple ||
+                                                         typed_.types.kind(node_type(e)) == sema::TypeKind::List)) {
         builder_.set_location(saved);
         return it->second;
       }
@@ -202,6 +203,7 @@ Bound Lowering::lower(NodeId e, Type want) {
     case NodeKind::Tuple:
     case NodeKind::List:
       for (NodeId element : ast_.children(e)) result.elements.push_back(value(element));
+      if (is_list_node(e)) result.list_block = builder_.insertion_block();
       break;
     default:
       unsupported(e, expression_phrase(e));
@@ -591,6 +593,14 @@ Bound Lowering::lower_call(NodeId call) {
         t = graph_op(OpKind::GraphReshape, {t}, context_.tensor_type({}, t->type().scalar()), {}, call);
       return Bound{convert(convert(t, context_.scalar_type(t->type().scalar())), *typed_type(call)), {}};
     }
+    // l.append(x), len(l) of a list (lower_lists.cpp).
+    if (ast_.kind(callee) == NodeKind::Attribute && name_of(ast_.node(callee).payload) == "append" &&
+        is_list_node(ast_.child(callee, 0)) && ast_.kind(ast_.child(callee, 0)) == NodeKind::Name)
+      return lower_list_append(call);
+    if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "len" &&
+        ast_.children(call).size() == 2 && is_list_node(ast_.child(call, 1)))
+      return Bound{builder_.constant_int(static_cast<int64_t>(lower(ast_.child(call, 1)).size()), context_.i32_type()),
+                   {}};
     // len(x) of a tensor: the size of its first axis (sema's check_call).
     if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "len" &&
         ast_.children(call).size() == 2 && is_tensor_node(ast_.child(call, 1)))
@@ -840,6 +850,7 @@ Bound Lowering::lower_subscript(NodeId node) {
       return whole.nested.empty() ? Bound{whole.elements[i], {}} : whole.nested[i];
     }
   }
+  if (is_list_node(object)) return lower_list_subscript(node);
   // A list element: `smem[stage]`.
   if (ast_.kind(object) == NodeKind::Name) {
     auto it = env_.find(ast_.node(object).payload);

@@ -382,7 +382,7 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     }
     case sema::Signature::ConcatArgs: {
       std::vector<Value*> parts;
-      for (NodeId element_node : ast_.children(arg(0))) parts.push_back(to_element(value(element_node), element, element_node));
+      for (Value* part : joined_parts(arg(0))) parts.push_back(to_element(part, element, arg(0)));
       int64_t axis = arg(1).valid() ? *constant_of(arg(1)) : 0;
       if (axis < 0) axis += static_cast<int64_t>(parts[0]->type().rank());
       return Bound{graph_op(OpKind::GraphConcat, parts, result, {{"axis", context_.int_attr(axis)}}, call), {}};
@@ -392,8 +392,9 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       int64_t axis = arg(1).valid() ? *constant_of(arg(1)) : 0;
       if (axis < 0) axis += static_cast<int64_t>(result.rank());
       std::vector<Value*> parts;
-      for (NodeId part_node : ast_.children(arg(0))) {
-        Value* v = to_element(value(part_node), element, part_node);
+      for (Value* part : joined_parts(arg(0))) {
+        NodeId part_node = arg(0);
+        Value* v = to_element(part, element, part_node);
         std::vector<int64_t> shape(v->type().shape().begin(), v->type().shape().end());
         shape.insert(shape.begin() + axis, 1);
         std::vector<Value*> operands{v};
@@ -915,6 +916,24 @@ Value* Lowering::lower_print(NodeId call) {
   if (any_format) attributes.push_back({"formats", context_.array_attr(formats)});
   builder_.create(OpKind::GraphPrint, std::span<Value* const>(operands), std::span<const Type>{}, std::move(attributes));
   return nullptr;
+}
+
+// The tensors concat and stack join: a list or tuple written out, or a list
+// variable's elements (lower_lists.cpp).
+std::vector<Value*> Lowering::joined_parts(NodeId list) {
+  std::vector<Value*> parts;
+  if (ast_.kind(list) == NodeKind::Tuple || ast_.kind(list) == NodeKind::List) {
+    for (NodeId element : ast_.children(list)) parts.push_back(value(element));
+    return parts;
+  }
+  Bound whole = lower(list);
+  for (size_t i = 0; i < whole.size(); ++i) {
+    Bound e = whole.element(i);
+    if (!e.is_value()) unsupported(list, "joining a list whose elements are not tensors");
+    parts.push_back(e.value);
+  }
+  if (parts.empty()) unsupported(list, "joining an empty list (NumPy raises ValueError)");
+  return parts;
 }
 
 // x's elements in row-major order as a 1-D tensor (a view when x is

@@ -40,6 +40,37 @@ Value Checker::check_call(NodeId node) {
     }
   }
 
+  // `l.append(x)` of a list variable in graph code (docs/language/graph.md,
+  // "Lists"): the first append of an empty list (`l = []`) gives its
+  // elements their type; later ones must be of that type.
+  if (ast_.kind(callee) == NodeKind::Attribute && !in_device() && name_of(ast_.node(callee).payload) == "append" &&
+      ast_.kind(ast_.child(callee, 0)) == NodeKind::Name) {
+    NodeId object = ast_.child(callee, 0);
+    auto local = locals_.find(ast_.node(object).payload);
+    if (local != locals_.end() && types_.kind(local->second.type) == TypeKind::List) {
+      set_type(object, local->second.type);
+      set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
+      if (args.positional.size() != 1 || !args.keywords.empty()) {
+        for (NodeId a : children.subspan(1)) check_expression(a);
+        diags_.emit<diag::SemaArgumentCount>(ast_.range(node), "append", "1 argument",
+                                             static_cast<unsigned>(children.size() - 1));
+        return Value{types_.error()};
+      }
+      Value x = check_expression(args.positional[0]);
+      if (types_.is_error(x.type)) return Value{types_.none()};
+      TypeId element{types_.info(local->second.type).payload};
+      if (types_.kind(element) == TypeKind::Dynamic) {
+        local->second.type = types_.list(default_type(x));
+        set_type(object, local->second.type);
+      } else if (!is_assignable(x.type, element) || !same_tensor_kind(x.type, element)) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(args.positional[0]), "object", "append",
+                                            "'" + types_.to_string(element) + "', the type of the list's elements",
+                                            types_.to_string(x.type));
+      }
+      return Value{types_.none()};
+    }
+  }
+
   // `x.astype(T)`: the method spelling of `cast(x, T)` (NumPy's), typed and
   // lowered as that builtin (its arguments: the object, then the dtype).
   if (ast_.kind(callee) == NodeKind::Attribute && name_of(ast_.node(callee).payload) == "astype" &&
@@ -197,6 +228,9 @@ Value Checker::check_call(NodeId node) {
       args.positional.size() == 1 && args.keywords.empty()) {
     set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
     Value x = check_expression(args.positional[0]);
+    // len(l) of a list: its length, which lowering knows (lists have a
+    // length known when compiling).
+    if (types_.kind(x.type) == TypeKind::List) return Value{types_.scalar(ScalarType::I32)};
     if (types_.kind(x.type) != TypeKind::Tensor) return Value{types_.dynamic()};
     auto dims = types_.dims(x.type);
     if (dims.empty()) {

@@ -1021,6 +1021,9 @@ Value Checker::check_subscript(NodeId node) {
       return Value{types_.dynamic()};
     case TypeKind::List: {
       for (NodeId i : indices) check_expression(i);
+      // `l[1:]`, `l[::-1]`: a list (graph code; lowering needs the bounds
+      // known when compiling).
+      if (indices.size() == 1 && ast_.kind(indices[0]) == NodeKind::Slice) return Value{base.type};
       return Value{TypeId{info.payload}};
     }
     case TypeKind::Tuple: {

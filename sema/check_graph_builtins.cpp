@@ -1014,6 +1014,10 @@ TypeId Checker::reshape_result(BuiltinCall& bc, NodeId shape, TypeId x) {
 std::optional<std::vector<TypeId>> Checker::tensor_list_argument(BuiltinCall& bc, NodeId list) {
   if (ast_.kind(list) != NodeKind::Tuple && ast_.kind(list) != NodeKind::List) {
     Value v = bc.value_of(list);
+    // A list variable (`ts.stack(losses)`): its elements' type, once; its
+    // length is known to lowering only (docs/language/graph.md, "Lists").
+    if (types_.kind(v.type) == TypeKind::List && types_.kind(TypeId{types_.info(v.type).payload}) == TypeKind::Tensor)
+      return std::vector<TypeId>{TypeId{types_.info(v.type).payload}};
     if (!types_.is_error(v.type))
       diags_.emit<diag::SemaArgumentType>(ast_.range(list), "tensors", bc.name, "a list or tuple of tensors",
                                           types_.to_string(v.type));
@@ -1050,6 +1054,7 @@ TypeId Checker::concat_result(BuiltinCall& bc, const std::vector<NodeId>& bound)
   std::vector<DimId> dims(types_.dims(parts[0]).begin(), types_.dims(parts[0]).end());
   std::optional<ScalarType> result = joined_element(bc, list, parts, axis, dims);
   if (!result) return types_.error();
+  if (ast_.kind(list) != NodeKind::Tuple && ast_.kind(list) != NodeKind::List) dims[*axis] = types_.dynamic_dim();
   return graph_tensor(*result, dims);
 }
 
@@ -1102,7 +1107,9 @@ TypeId Checker::stack_result(BuiltinCall& bc, const std::vector<NodeId>& bound) 
   if (!axis) return types_.error();
   std::optional<ScalarType> result = joined_element(bc, list, parts, std::nullopt, dims);
   if (!result) return types_.error();
-  dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(*axis), types_.constant_dim(static_cast<int64_t>(parts.size())));
+  bool listed = ast_.kind(list) == NodeKind::Tuple || ast_.kind(list) == NodeKind::List;  // else a list variable
+  dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(*axis),
+              listed ? types_.constant_dim(static_cast<int64_t>(parts.size())) : types_.dynamic_dim());
   return graph_tensor(*result, dims);
 }
 
