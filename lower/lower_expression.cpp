@@ -186,7 +186,11 @@ Bound Lowering::lower(NodeId e, Type want) {
     case NodeKind::BoolLiteral: result.value = lower_literal(e, want); break;
     case NodeKind::BinaryOp:
       if (node_type(e).valid() && typed_.types.kind(node_type(e)) == sema::TypeKind::String)
-        unsupported(e, "a '%'-formatted string other than in print(...)");
+        unsupported(e, static_cast<BinaryOperator>(ast_.node(e).op) == BinaryOperator::Mod
+                           ? "a '%'-formatted string other than in print(...)"
+                           : "a string computed with '" + std::string(operator_spelling(
+                                                              static_cast<BinaryOperator>(ast_.node(e).op))) +
+                                 "' (print takes several values: print(a, b))");
       result.value = lower_binary(e);
       break;
     case NodeKind::Compare: result.value = lower_compare(e, nullptr); break;
@@ -593,6 +597,10 @@ Bound Lowering::lower_call(NodeId call) {
         t = graph_op(OpKind::GraphReshape, {t}, context_.tensor_type({}, t->type().scalar()), {}, call);
       return Bound{convert(convert(t, context_.scalar_type(t->type().scalar())), *typed_type(call)), {}};
     }
+    // enumerate(l), zip(a, b) of lists: lists of tuples (lower_lists.cpp).
+    if (ast_.kind(callee) == NodeKind::Name && is_list_node(call) &&
+        (name_of(ast_.node(callee).payload) == "enumerate" || name_of(ast_.node(callee).payload) == "zip"))
+      return lower_list_tuples(call);
     // l.append(x), len(l) of a list (lower_lists.cpp).
     if (ast_.kind(callee) == NodeKind::Attribute && name_of(ast_.node(callee).payload) == "append" &&
         is_list_node(ast_.child(callee, 0)) && ast_.kind(ast_.child(callee, 0)) == NodeKind::Name)
@@ -627,7 +635,8 @@ Bound Lowering::lower_call(NodeId call) {
     if (results.size() == 1) return Bound{results[0], {}};
     return Bound{nullptr, results};
   }
-  unsupported(call, "calling this");
+  unsupported(call, ast_.kind(callee) == NodeKind::Name ? "calling '" + name_of(ast_.node(callee).payload) + "'"
+                                                         : std::string("calling this"));
 }
 
 std::vector<Value*> Lowering::lower_user_call(NodeId call, uint32_t function_index) {

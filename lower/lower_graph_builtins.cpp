@@ -101,6 +101,10 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
   auto arg = [&](size_t i) { return call_argument(call, i); };
   const sema::BuiltinInfo& info = sema::builtin_info(builtin);
   bool tensor_result = is_tensor_node(call);
+  // Python's sum(l), max(l), min(l) of a list (lower_lists.cpp).
+  if ((builtin == BuiltinId::Sum || builtin == BuiltinId::Max || builtin == BuiltinId::Min) && arg(0).valid() &&
+      is_list_node(arg(0)))
+    return lower_list_reduction(call, builtin);
   // Scalar math in graph code is scalar code, as in kernels.
   switch (info.signature) {
     case sema::Signature::UnaryFloat:

@@ -36,19 +36,45 @@ bool Lowering::mentions_list(NodeId node) const {
   return false;
 }
 
-// An integer the IR computes from constants only (an unrolled loop's
-// variable, `i - 1` of it): its value.
+// An integer (or bool) the IR computes from constants only (an unrolled
+// loop's variable, `i - 1`, `i % 2 == 0` of it): its value.
 std::optional<int64_t> Lowering::folded_int(Value* v) const {
   if (auto c = constant_int_value(v)) return c;
   Operation* op = v->defining_op();
   if (!op) return std::nullopt;
+  if (op->is(OpKind::Constant) && op->attr("value").is(AttributeKind::Bool)) return op->attr("value").bool_value() ? 1 : 0;
   auto operand = [&](size_t i) { return folded_int(op->operand(i)); };
-  if (op->is(OpKind::AddI) || op->is(OpKind::SubI) || op->is(OpKind::MulI)) {
-    auto a = operand(0), b = operand(1);
-    if (!a || !b) return std::nullopt;
-    return op->is(OpKind::AddI) ? *a + *b : op->is(OpKind::SubI) ? *a - *b : *a * *b;
+  if (op->is(OpKind::ExtSI) || op->is(OpKind::ExtUI) || op->is(OpKind::TruncI) || op->is(OpKind::IndexCast))
+    return operand(0);
+  if (op->is(OpKind::Select)) {
+    auto c = operand(0);
+    if (!c) return std::nullopt;
+    return operand(*c ? 1 : 2);
   }
-  if (op->is(OpKind::ExtSI) || op->is(OpKind::TruncI) || op->is(OpKind::IndexCast)) return operand(0);
+  if (op->num_operands() != 2) return std::nullopt;
+  auto a = operand(0), b = operand(1);
+  if (!a || !b) return std::nullopt;
+  if (op->is(OpKind::AddI)) return *a + *b;
+  if (op->is(OpKind::SubI)) return *a - *b;
+  if (op->is(OpKind::MulI)) return *a * *b;
+  if (op->is(OpKind::AndI)) return *a & *b;
+  if (op->is(OpKind::OrI)) return *a | *b;
+  if (op->is(OpKind::XOrI)) return *a ^ *b;
+  if ((op->is(OpKind::DivSI) || op->is(OpKind::RemSI) || op->is(OpKind::FloorDivSI)) && *b != 0) {
+    if (op->is(OpKind::DivSI)) return *a / *b;
+    if (op->is(OpKind::RemSI)) return *a % *b;
+    int64_t q = *a / *b;
+    return (*a % *b != 0 && ((*a < 0) != (*b < 0))) ? q - 1 : q;
+  }
+  if (op->is(OpKind::CmpI)) {
+    std::string_view p = op->attr("predicate").string_value();
+    if (p == "eq") return *a == *b;
+    if (p == "ne") return *a != *b;
+    if (p == "slt") return *a < *b;
+    if (p == "sle") return *a <= *b;
+    if (p == "sgt") return *a > *b;
+    if (p == "sge") return *a >= *b;
+  }
   return std::nullopt;
 }
 
@@ -62,18 +88,21 @@ bool Lowering::lower_list_loop(NodeId statement) {
   auto refuse_jumps = [&] {
     if (contains_break(ast_, body) || contains_kind(ast_, body, NodeKind::Continue))
       unsupported(statement, "'break' or 'continue' in a loop over a list or building one (such a loop is unrolled)");
-    if (ast_.kind(target) != NodeKind::Name) unsupported(target, "a loop target that is not a name, in a loop over a list");
   };
   if (over_list) {
     refuse_jumps();
     Bound list = lower(iterable);
     if (list.is_value()) unsupported(iterable, "iterating over this list");
     for (size_t i = 0; i < list.size(); ++i) {
-      env_[ast_.node(target).payload] = list.element(i);
+      // `for x in l` binds x to each element; `for i, x in enumerate(l)`
+      // unpacks each tuple.
+      if (ast_.kind(target) == NodeKind::Name) env_[ast_.node(target).payload] = list.element(i);
+      else assign(target, list.element(i), statement);
       lower_suite(body);
     }
     return true;
   }
+  if (ast_.kind(target) != NodeKind::Name) return false;  // lowered (and refused) as any loop
   // range(...) with constant bounds.
   sema::TypeId callee_type = ast_.kind(iterable) == NodeKind::Call ? node_type(ast_.child(iterable, 0)) : sema::TypeId{};
   if (!callee_type.valid() || typed_.types.kind(callee_type) != SemaKind::Builtin ||
@@ -203,6 +232,73 @@ Bound Lowering::lower_list_subscript(NodeId node) {
     throw LoweringFailed{};
   }
   return list.element(static_cast<size_t>(i));
+}
+
+// enumerate(l): (i, l[i]) for each element; zip(a, b, ...): (a[i], b[i],
+// ...) for i below the shortest length, as Python's.
+Bound Lowering::lower_list_tuples(NodeId call) {
+  bool enumerate = name_of(ast_.node(ast_.child(call, 0)).payload) == "enumerate";
+  std::vector<Bound> lists;
+  for (NodeId a : ast_.children(call).subspan(1)) {
+    lists.push_back(lower(a));
+    if (lists.back().is_value()) unsupported(a, "iterating over this list");
+  }
+  size_t n = lists[0].size();
+  for (const Bound& l : lists) n = std::min(n, l.size());
+  Bound tuples;
+  tuples.list_block = builder_.insertion_block();
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<Bound> parts;
+    if (enumerate) parts.push_back(Bound{builder_.constant_int(static_cast<int64_t>(i), context_.i32_type()), {}, {}});
+    for (const Bound& l : lists) parts.push_back(l.element(i));
+    Bound tuple;
+    if (std::all_of(parts.begin(), parts.end(), [](const Bound& b) { return b.is_value(); })) {
+      for (const Bound& b : parts) tuple.elements.push_back(b.value);
+    } else {
+      tuple.nested = std::move(parts);
+    }
+    tuples.nested.push_back(std::move(tuple));
+  }
+  return tuples;
+}
+
+// Python's sum(l), max(l), min(l) of a list: its elements added (compared)
+// in order, in the elements' type (sema's check_graph_builtin).
+Bound Lowering::lower_list_reduction(NodeId call, sema::BuiltinId builtin) {
+  NodeId list_node = call_argument(call, 0);
+  Bound list = lower(list_node);
+  if (list.size() == 0) {
+    if (builtin != sema::BuiltinId::Sum) unsupported(call, "max() or min() of an empty list (Python raises ValueError)");
+    return Bound{builder_.constant_int(0, context_.i32_type()), {}, {}};  // Python: sum([]) is 0
+  }
+  Type t = graph_type(call);
+  Value* result = nullptr;
+  for (size_t i = 0; i < list.size(); ++i) {
+    Bound e = list.element(i);
+    if (!e.is_value()) unsupported(list_node, "sum(), max() or min() of a list whose elements are not numbers or tensors");
+    Value* v = e.value;
+    if (t.is_scalar()) v = convert(v, t);
+    if (!result) {
+      result = v;
+      continue;
+    }
+    if (v->type().is(TypeKind::Tensor) || result->type().is(TypeKind::Tensor)) {
+      result = graph_elementwise(builtin == sema::BuiltinId::Sum   ? "add"
+                                 : builtin == sema::BuiltinId::Max ? "max"
+                                                                   : "min",
+                                 {result, v}, call);
+    } else if (builtin == sema::BuiltinId::Sum) {
+      result = emit_binary(BinaryOperator::Add, result, v, call);
+    } else {
+      bool is_max = builtin == sema::BuiltinId::Max;
+      ScalarType s = t.scalar();
+      OpKind kind = is_float(s) ? (is_max ? OpKind::MaxF : OpKind::MinF)
+                    : sema::scalar_info(s).category == sema::ScalarCategory::UnsignedInt ? (is_max ? OpKind::MaxUI : OpKind::MinUI)
+                                                                                          : (is_max ? OpKind::MaxSI : OpKind::MinSI);
+      result = emit(kind, {result, v}, t);
+    }
+  }
+  return Bound{result, {}, {}};
 }
 
 }  // namespace tessera::ir

@@ -112,6 +112,8 @@ class Lowering {
   bool lower_list_loop(NodeId statement);
   Bound lower_list_append(NodeId call);
   Bound lower_list_subscript(NodeId node);
+  Bound lower_list_tuples(NodeId call);
+  Bound lower_list_reduction(NodeId call, sema::BuiltinId builtin);
   std::optional<int64_t> folded_int(Value* v) const;
   void lower_while(NodeId statement);
   void lower_exiting_if(NodeId statement, const std::vector<Segment>& continuation, bool in_branch,

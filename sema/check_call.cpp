@@ -242,6 +242,34 @@ Value Checker::check_call(NodeId node) {
     return Value{types_.scalar(ScalarType::I32)};
   }
 
+  // enumerate(l), zip(a, b, ...) of lists in graph code (docs/language/graph.md,
+  // "Lists"): a list of tuples, (index, element) or one element of each.
+  if (ast_.kind(callee) == NodeKind::Name && !in_device() &&
+      (name_of(ast_.node(callee).payload) == "enumerate" || name_of(ast_.node(callee).payload) == "zip") &&
+      !locals_.count(ast_.node(callee).payload) && !module_symbols_.count(ast_.node(callee).payload)) {
+    std::string name = name_of(ast_.node(callee).payload);
+    set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
+    bool enumerate = name == "enumerate";
+    if (!args.keywords.empty() || args.positional.empty() || (enumerate && args.positional.size() != 1)) {
+      for (NodeId a : children.subspan(1)) check_expression(a);
+      diags_.emit<diag::SemaArgumentCount>(ast_.range(node), name, enumerate ? "1 list" : "1 or more lists",
+                                           static_cast<unsigned>(children.size() - 1));
+      return Value{types_.error()};
+    }
+    std::vector<TypeId> parts;
+    if (enumerate) parts.push_back(types_.scalar(ScalarType::I32));
+    for (NodeId a : args.positional) {
+      Value l = check_expression(a);
+      if (types_.is_error(l.type)) return Value{types_.error()};
+      if (types_.kind(l.type) != TypeKind::List) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(a), "iterable", name, "a list", types_.to_string(l.type));
+        return Value{types_.error()};
+      }
+      parts.push_back(TypeId{types_.info(l.type).payload});
+    }
+    return Value{types_.list(types_.tuple(parts))};
+  }
+
   // round(x), round(x, ndigits) of a number in graph code: Python's. One
   // argument: an integer (halves to even); with ndigits a float (an integer
   // stays one). A constant folds (correctly rounded, as Python's, through

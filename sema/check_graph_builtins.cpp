@@ -219,6 +219,19 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
     case Signature::Reduction: {
       auto bound = bc.bind({"x", "axis", "keepdims"}, 1);
       if (bound.empty()) return Value{error};
+      // Python's sum(l), max(l), min(l) of a list (the builtins, not ts.sum:
+      // NumPy's would reduce every element): the elements added (compared)
+      // one by one, of the elements' type.
+      if (Value v = bc.value_of(bound[0]); types_.kind(v.type) == TypeKind::List && !bound[1].valid() &&
+                                           !bound[2].valid() && ast_.kind(ast_.child(bc.call, 0)) == NodeKind::Name &&
+                                           (bc.id == BuiltinId::Sum || bc.id == BuiltinId::Max || bc.id == BuiltinId::Min)) {
+        TypeId e{types_.info(v.type).payload};
+        if (types_.is_numeric_scalar(e) || types_.kind(e) == TypeKind::Tensor) return Value{e};
+        if (types_.kind(e) == TypeKind::Dynamic) return Value{types_.dynamic()};
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "iterable", bc.name, "a list of numbers or tensors",
+                                            types_.to_string(v.type));
+        return Value{error};
+      }
       // A number reduces to itself (NumPy: a 0-d array), in its compute type.
       if (Value v = bc.value_of(bound[0]); types_.is_numeric_scalar(v.type) && !bound[1].valid()) {
         if (bound[2].valid()) constant_bool(bc, bound[2], "keepdims");
