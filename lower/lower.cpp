@@ -719,6 +719,19 @@ void Lowering::lower_if(NodeId statement) {
     return;
   }
   Value* condition = value(ast_.child(statement, 0), context_.bool_type());
+  // A condition the IR computes from constants (`if i % 2 == 0:` in a loop
+  // unrolled for a list, lower_lists.cpp): only the branch taken, so that
+  // an append in it keeps the list's length known.
+  if (graph_) {
+    if (std::optional<int64_t> known = folded_int(condition)) {
+      NodeId taken = *known ? then_suite : else_node;
+      if (taken.valid()) {
+        if (ast_.kind(taken) == NodeKind::Suite) lower_suite(taken);
+        else lower_statement(taken);
+      }
+      return;
+    }
+  }
   NodeId bodies[] = {then_suite, else_node};
   std::vector<uint32_t> carried = carried_names(bodies, "an 'if'", statement);
   // Names both branches assign on every path (and none before): defined
@@ -791,6 +804,7 @@ bool Lowering::known_positive(Value* v) const {
 void Lowering::lower_for(NodeId statement) {
   NodeId target = ast_.child(statement, 0), iterable = ast_.child(statement, 1), body = ast_.child(statement, 2);
   if (contains_kind(ast_, body, NodeKind::Return)) unsupported(statement, "'return' inside a loop");
+  if (lower_list_loop(statement)) return;  // over a list, or building one: unrolled
   if (ast_.kind(target) != NodeKind::Name) unsupported(target, "a loop target that is not a name");
   sema::TypeId callee_type =
       ast_.kind(iterable) == NodeKind::Call ? node_type(ast_.child(iterable, 0)) : sema::TypeId{};

@@ -70,6 +70,8 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
     case sema::Signature::DropoutArgs:
     case sema::Signature::FillArgs:
     case sema::Signature::ArangeArgs:
+    case sema::Signature::LinspaceArgs:
+    case sema::Signature::CumulativeArgs:
     case sema::Signature::NpyLoadArgs:
     case sema::Signature::NpySaveArgs:
     case sema::Signature::PrintArgs:

@@ -173,7 +173,8 @@ Bound Lowering::lower(NodeId e, Type want) {
       // A name bound to a tuple (`grads` of `loss, grads = value_and_grad(...)(...)`).
       if (auto it = env_.find(ast_.node(e).payload); graph_ && it != env_.end() && !it->second.is_value() &&
                                                         node_type(e).valid() &&
-                                                        typed_.types.kind(node_type(e)) == sema::TypeKind::Tuple) {
+                                                        (typed_.types.kind(node_type(e)) == sema::TypeKind::Tuple ||
+                                                         typed_.types.kind(node_type(e)) == sema::TypeKind::List)) {
         builder_.set_location(saved);
         return it->second;
       }
@@ -183,7 +184,15 @@ Bound Lowering::lower(NodeId e, Type want) {
     case NodeKind::SizeLiteral:
     case NodeKind::FloatLiteral:
     case NodeKind::BoolLiteral: result.value = lower_literal(e, want); break;
-    case NodeKind::BinaryOp: result.value = lower_binary(e); break;
+    case NodeKind::BinaryOp:
+      if (node_type(e).valid() && typed_.types.kind(node_type(e)) == sema::TypeKind::String)
+        unsupported(e, static_cast<BinaryOperator>(ast_.node(e).op) == BinaryOperator::Mod
+                           ? "a '%'-formatted string other than in print(...)"
+                           : "a string computed with '" + std::string(operator_spelling(
+                                                              static_cast<BinaryOperator>(ast_.node(e).op))) +
+                                 "' (print takes several values: print(a, b))");
+      result.value = lower_binary(e);
+      break;
     case NodeKind::Compare: result.value = lower_compare(e, nullptr); break;
     case NodeKind::BoolOp: result.value = lower_bool_op(e); break;
     case NodeKind::UnaryOp: result.value = lower_unary(e, want); break;
@@ -198,6 +207,7 @@ Bound Lowering::lower(NodeId e, Type want) {
     case NodeKind::Tuple:
     case NodeKind::List:
       for (NodeId element : ast_.children(e)) result.elements.push_back(value(element));
+      if (is_list_node(e)) result.list_block = builder_.insertion_block();
       break;
     default:
       unsupported(e, expression_phrase(e));
@@ -554,6 +564,32 @@ Bound Lowering::lower_call(NodeId call) {
         return Bound{convert(convert(t, context_.scalar_type(t->type().scalar())), *typed_type(call)), {}};
       }
     }
+    // float(x), int(x), bool(x) of a number sema could not fold: converted
+    // (int() truncates toward zero; bool() is x != 0).
+    if (ast_.children(call).size() == 2 && ast_.kind(callee) == NodeKind::Name && typed_type(call) &&
+        typed_type(call)->is_scalar()) {
+      std::string name = name_of(ast_.node(callee).payload);
+      sema::TypeId arg = node_type(ast_.child(call, 1));
+      if ((name == "float" || name == "int" || name == "bool") && arg.valid() && typed_.types.is_numeric_scalar(arg))
+        return Bound{convert(value(ast_.child(call, 1)), *typed_type(call)), {}};
+    }
+    // round(x[, ndigits]) of a number known at run time (sema's check_call;
+    // constants were folded there): halves to even; with ndigits the value
+    // times 10^ndigits rounded and divided back, in f64.
+    if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "round" &&
+        (ast_.children(call).size() == 2 || ast_.children(call).size() == 3) && typed_type(call) &&
+        typed_type(call)->is_scalar() && node_type(callee).valid() && typed_.types.kind(node_type(callee)) == SemaKind::Object) {
+      Type result = *typed_type(call);
+      Value* x = value(ast_.child(call, 1));
+      if (!float_element(x->type())) return Bound{convert(x, result), {}};
+      if (ast_.children(call).size() == 2) return Bound{convert(emit(OpKind::Round, {x}, x->type()), result), {}};
+      Type f64 = context_.scalar_type(ScalarType::F64);
+      std::optional<int64_t> digits = constant_of(ast_.child(call, 2));
+      if (!digits) unsupported(ast_.child(call, 2), "round()'s ndigits held in a variable");
+      Value* scale = builder_.constant_float(std::pow(10.0, static_cast<double>(*digits)), f64);
+      Value* scaled = emit(OpKind::MulF, {convert(x, f64), scale}, f64);
+      return Bound{convert(emit(OpKind::DivF, {emit(OpKind::Round, {scaled}, f64), scale}, f64), result), {}};
+    }
     if (ast_.children(call).size() == 1 && ast_.kind(callee) == NodeKind::Attribute &&
         name_of(ast_.node(callee).payload) == "item" && is_tensor_node(ast_.child(callee, 0))) {
       Value* t = value(ast_.child(callee, 0));
@@ -561,6 +597,18 @@ Bound Lowering::lower_call(NodeId call) {
         t = graph_op(OpKind::GraphReshape, {t}, context_.tensor_type({}, t->type().scalar()), {}, call);
       return Bound{convert(convert(t, context_.scalar_type(t->type().scalar())), *typed_type(call)), {}};
     }
+    // enumerate(l), zip(a, b) of lists: lists of tuples (lower_lists.cpp).
+    if (ast_.kind(callee) == NodeKind::Name && is_list_node(call) &&
+        (name_of(ast_.node(callee).payload) == "enumerate" || name_of(ast_.node(callee).payload) == "zip"))
+      return lower_list_tuples(call);
+    // l.append(x), len(l) of a list (lower_lists.cpp).
+    if (ast_.kind(callee) == NodeKind::Attribute && name_of(ast_.node(callee).payload) == "append" &&
+        is_list_node(ast_.child(callee, 0)) && ast_.kind(ast_.child(callee, 0)) == NodeKind::Name)
+      return lower_list_append(call);
+    if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "len" &&
+        ast_.children(call).size() == 2 && is_list_node(ast_.child(call, 1)))
+      return Bound{builder_.constant_int(static_cast<int64_t>(lower(ast_.child(call, 1)).size()), context_.i32_type()),
+                   {}};
     // len(x) of a tensor: the size of its first axis (sema's check_call).
     if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "len" &&
         ast_.children(call).size() == 2 && is_tensor_node(ast_.child(call, 1)))
@@ -587,7 +635,8 @@ Bound Lowering::lower_call(NodeId call) {
     if (results.size() == 1) return Bound{results[0], {}};
     return Bound{nullptr, results};
   }
-  unsupported(call, "calling this");
+  unsupported(call, ast_.kind(callee) == NodeKind::Name ? "calling '" + name_of(ast_.node(callee).payload) + "'"
+                                                         : std::string("calling this"));
 }
 
 std::vector<Value*> Lowering::lower_user_call(NodeId call, uint32_t function_index) {
@@ -810,6 +859,7 @@ Bound Lowering::lower_subscript(NodeId node) {
       return whole.nested.empty() ? Bound{whole.elements[i], {}} : whole.nested[i];
     }
   }
+  if (is_list_node(object)) return lower_list_subscript(node);
   // A list element: `smem[stage]`.
   if (ast_.kind(object) == NodeKind::Name) {
     auto it = env_.find(ast_.node(object).payload);

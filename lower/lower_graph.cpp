@@ -373,7 +373,9 @@ bool Lowering::inert_host_value(NodeId e) const {
         if (!inert_host_value(element)) return false;
         any_host = true;
       }
-      return any_host || ast_.children(e).empty();
+      // `l = []`: a list the program appends to (lower_lists.cpp).
+      if (ast_.children(e).empty()) return false;
+      return any_host;
     }
     default: return false;
   }

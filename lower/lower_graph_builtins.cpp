@@ -10,6 +10,8 @@
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
 #include "lower/lowering.h"
+#include "support/format_spec.h"
+#include "support/percent_format.h"
 
 namespace tessera::ir {
 
@@ -99,6 +101,10 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
   auto arg = [&](size_t i) { return call_argument(call, i); };
   const sema::BuiltinInfo& info = sema::builtin_info(builtin);
   bool tensor_result = is_tensor_node(call);
+  // Python's sum(l), max(l), min(l) of a list (lower_lists.cpp).
+  if ((builtin == BuiltinId::Sum || builtin == BuiltinId::Max || builtin == BuiltinId::Min) && arg(0).valid() &&
+      is_list_node(arg(0)))
+    return lower_list_reduction(call, builtin);
   // Scalar math in graph code is scalar code, as in kernels.
   switch (info.signature) {
     case sema::Signature::UnaryFloat:
@@ -380,7 +386,7 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     }
     case sema::Signature::ConcatArgs: {
       std::vector<Value*> parts;
-      for (NodeId element_node : ast_.children(arg(0))) parts.push_back(to_element(value(element_node), element, element_node));
+      for (Value* part : joined_parts(arg(0))) parts.push_back(to_element(part, element, arg(0)));
       int64_t axis = arg(1).valid() ? *constant_of(arg(1)) : 0;
       if (axis < 0) axis += static_cast<int64_t>(parts[0]->type().rank());
       return Bound{graph_op(OpKind::GraphConcat, parts, result, {{"axis", context_.int_attr(axis)}}, call), {}};
@@ -390,8 +396,9 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       int64_t axis = arg(1).valid() ? *constant_of(arg(1)) : 0;
       if (axis < 0) axis += static_cast<int64_t>(result.rank());
       std::vector<Value*> parts;
-      for (NodeId part_node : ast_.children(arg(0))) {
-        Value* v = to_element(value(part_node), element, part_node);
+      for (Value* part : joined_parts(arg(0))) {
+        NodeId part_node = arg(0);
+        Value* v = to_element(part, element, part_node);
         std::vector<int64_t> shape(v->type().shape().begin(), v->type().shape().end());
         shape.insert(shape.begin() + axis, 1);
         std::vector<Value*> operands{v};
@@ -662,6 +669,79 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       values = graph_elementwise("add", {graph_elementwise("mul", {values, step_value}, call), start}, call);
       return Bound{to_element(values, element, call), {}};
     }
+    case sema::Signature::LinspaceArgs: {
+      // NumPy's: step = (stop - start) / (num - 1, or num without the
+      // endpoint), start + i * step computed in f64, the last value `stop`
+      // itself with the endpoint; floored for an integer dtype (NumPy
+      // floors), then the dtype.
+      int64_t num = result.shape()[0];
+      bool endpoint = !arg(3).valid() || bool_argument(arg(3));
+      Type f64 = context_.scalar_type(ScalarType::F64);
+      Value* start = convert(value(arg(0), f64), f64);
+      Value* stop = convert(value(arg(1), f64), f64);
+      int64_t divisions = endpoint ? num - 1 : num;
+      Value* step = divisions > 0 ? emit(OpKind::DivF, {emit(OpKind::SubF, {stop, start}, f64),
+                                                         builder_.constant_float(static_cast<double>(divisions), f64)},
+                                         f64)
+                                  : builder_.constant_float(0.0, f64);
+      Type positions_type = context_.tensor_type(result.shape(), ScalarType::I64);
+      Value* positions = graph_op(OpKind::GraphIota, {}, positions_type, {{"axis", context_.int_attr(0)}}, call);
+      Value* values = to_element(positions, ScalarType::F64, call);
+      values = graph_elementwise("add", {graph_elementwise("mul", {values, step}, call), start}, call);
+      if (endpoint && num > 1) {
+        Value* last = graph_elementwise("eq", {positions, builder_.constant_int(num - 1, context_.i64_type())}, call);
+        values = graph_elementwise("select", {last, stop, values}, call);
+      }
+      if (!is_float(element)) values = graph_elementwise("floor", {values}, call);
+      return Bound{to_element(values, element, call), {}};
+    }
+    case sema::Signature::CumulativeArgs: {
+      // NumPy's cumsum / cumprod along `axis` (of the flattened tensor
+      // without one): out[..i..] = sum over j <= i of x[..j..], as a masked
+      // reduction: x with a size-1 axis after `axis` (a view) broadcast
+      // against the mask j <= i of shape [n, n, 1, ...], then reduced over
+      // the j axis. n^2 work per line along the axis; the generated kernel
+      // fuses the mask into the reduction, so nothing of size n^2 is stored.
+      bool sum = builtin == BuiltinId::Cumsum;
+      Value* x = to_element(tensor(0), element, arg(0));
+      int64_t axis = 0;
+      if (!arg(1).valid() || ast_.kind(arg(1)) == NodeKind::NoneLiteral) {
+        x = flatten(x, call);
+      } else {
+        axis = *constant_of(arg(1));
+        if (axis < 0) axis += static_cast<int64_t>(x->type().rank());
+      }
+      Type t = x->type();
+      auto rank = static_cast<int64_t>(t.rank());
+      // x as [..., n, 1, ...]: a size-1 axis for i after the j axis.
+      std::vector<int64_t> spread(t.shape().begin(), t.shape().end());
+      spread.insert(spread.begin() + axis + 1, 1);
+      std::vector<Value*> spread_extents;
+      for (int64_t d = 0; d <= rank; ++d) {
+        int64_t from = d <= axis ? d : d - 1;
+        spread_extents.push_back(d != axis + 1 && spread[static_cast<size_t>(d)] == kDynamic ? graph_dim(x, from)
+                                                                                            : nullptr);
+      }
+      Type spread_type = context_.tensor_type(spread, t.scalar());
+      std::vector<Value*> reshape{x};
+      for (Value* d : dynamic_dims(spread_type, spread_extents)) reshape.push_back(d);
+      Value* terms = graph_op(OpKind::GraphReshape, reshape, spread_type, {}, call);
+      // The mask j <= i over [n(j), n(i), 1, ...] (the axes after `axis`).
+      int64_t n = t.shape()[static_cast<size_t>(axis)];
+      std::vector<int64_t> mask_shape{n, n};
+      for (int64_t d = axis + 1; d < rank; ++d) mask_shape.push_back(1);
+      std::vector<Value*> mask_sizes;
+      if (n == kDynamic) mask_sizes = {graph_dim(x, axis), graph_dim(x, axis)};
+      Type positions_type = context_.tensor_type(mask_shape, ScalarType::I64);
+      Value* j = graph_op(OpKind::GraphIota, mask_sizes, positions_type, {{"axis", context_.int_attr(0)}}, call);
+      Value* i = graph_op(OpKind::GraphIota, mask_sizes, positions_type, {{"axis", context_.int_attr(1)}}, call);
+      Value* keep = graph_elementwise("le", {j, i}, call);
+      Type scalar = context_.scalar_type(t.scalar());
+      Value* identity = is_float(t.scalar()) ? builder_.constant_float(sum ? 0.0 : 1.0, scalar)
+                                             : builder_.constant_int(sum ? 0 : 1, scalar);
+      Value* masked = graph_elementwise("select", {keep, terms, identity}, call);
+      return Bound{reduce(masked, sum ? "sum" : "prod", {axis}, false), {}};
+    }
     case sema::Signature::DropoutArgs: {
       Value* x = to_element(tensor(0), element, arg(0));
       double p = number_argument(arg(1), 0.0);
@@ -712,8 +792,47 @@ Value* Lowering::lower_print(NodeId call) {
   auto append = [&](std::string_view more) {
     text.back() = context_.string_attr(std::string(text.back().string_value()) + std::string(more));
   };
-  // One value: text known when compiling (a string, a dtype) or operands.
-  auto print_item = [&](NodeId a, std::string_view spec) {
+  auto put = [&](Value* v, std::string_view format, NodeId where) {
+    if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar() && !v->type().is_index())
+      unsupported(where, "printing this value");
+    if (!format.empty()) any_format = true;
+    operands.push_back(v);
+    formats.push_back(context_.string_attr(format));
+    text.push_back(context_.string_attr(""));
+  };
+  // A number (or a 0-d tensor, read back to the host; sema checked it is
+  // one) formatted by `spec`; `%d` (conversion 'd') of a float truncates it
+  // toward zero first, as Python's int() does.
+  auto put_formatted = [&](Value* v, std::string_view spec, char conversion, NodeId where) {
+    if (v->type().is(TypeKind::Tensor)) v = convert(v, context_.scalar_type(v->type().scalar()));
+    if (conversion == 'd' && v->type().is_scalar() && is_float(v->type().scalar()))
+      v = convert(v, context_.scalar_type(ScalarType::I64));
+    put(v, spec, where);
+  };
+  // A tuple prints as Python prints one: `(1, 4)`, `(2,)`, nested; a list
+  // (sema's type says which) as `[0.5, 0.25]`, `[[0, 1], [2, 3]]` (a tensor
+  // element in NumPy's layout, where Python would print `array(...)`).
+  std::function<void(const Bound&, sema::TypeId, NodeId)> put_bound = [&](const Bound& b, sema::TypeId type,
+                                                                           NodeId where) {
+    if (b.is_value()) return put(b.value, "", where);
+    bool list = type.valid() && typed_.types.kind(type) == SemaKind::List;
+    bool tuple = type.valid() && typed_.types.kind(type) == SemaKind::Tuple;
+    size_t n = b.size();
+    append(list ? "[" : "(");
+    for (size_t i = 0; i < n; ++i) {
+      if (i) append(", ");
+      sema::TypeId element = list ? sema::TypeId{typed_.types.info(type).payload}
+                             : tuple && i < typed_.types.tuple_elements(type).size() ? typed_.types.tuple_elements(type)[i]
+                                                                                     : sema::TypeId{};
+      put_bound(b.element(i), element, where);
+    }
+    append(list ? "]" : n == 1 ? ",)" : ")");
+  };
+  // One value: text known when compiling (a string, a dtype, None) or
+  // operands. `spec` is an f-string's format spec or a `%` conversion's;
+  // `conversion` the `%` conversion ('s' for %s and %r, `repr` for %r), or 0.
+  std::function<void(NodeId, std::string_view, char, bool)> print_item = [&](NodeId a, std::string_view spec,
+                                                                               char conversion, bool repr) {
     const std::string* piece = nullptr;
     if (ast_.kind(a) == NodeKind::StringLiteral) piece = &values_.strings[ast_.node(a).payload];
     if (ast_.kind(a) == NodeKind::Name && !env_.count(ast_.node(a).payload))
@@ -725,43 +844,64 @@ Value* Lowering::lower_print(NodeId call) {
       dtype_text = typed_.types.to_string(sema::TypeId{typed_.types.info(t).payload});
       piece = &dtype_text;
     }
-    if (piece) return append(*piece);
-    auto put = [&](Value* v, std::string_view format) {
-      if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar() && !v->type().is_index())
-        unsupported(a, "printing this value");
-      operands.push_back(v);
-      formats.push_back(context_.string_attr(format));
-      text.push_back(context_.string_attr(""));
-    };
-    // A tuple prints as Python prints one: `(1, 4)`, `(2,)`, nested.
-    std::function<void(const Bound&)> put_bound = [&](const Bound& b) {
-      if (b.is_value()) return put(b.value, "");
-      size_t n = b.nested.empty() ? b.elements.size() : b.nested.size();
-      append("(");
-      for (size_t i = 0; i < n; ++i) {
-        if (i) append(", ");
-        put_bound(b.nested.empty() ? Bound{b.elements[i], {}, {}} : b.nested[i]);
+    std::string none_text = "None";
+    if (ast_.kind(a) == NodeKind::NoneLiteral) piece = &none_text;
+    if (piece) {
+      // `%r` quotes a string, `%8s` pads it (sema allows a width on text).
+      std::string shown = repr && ast_.kind(a) != NodeKind::NoneLiteral && dtype_text.empty() ? "'" + *piece + "'" : *piece;
+      if (auto parsed = parse_format_spec(spec, nullptr); parsed && parsed->width > static_cast<int>(shown.size())) {
+        std::string pad(static_cast<size_t>(parsed->width) - shown.size(), parsed->fill);
+        shown = parsed->align == '<' ? shown + pad : pad + shown;
       }
-      append(n == 1 ? ",)" : ")");
-    };
-    Bound b = lower(a);
-    if (!spec.empty()) {
-      // `{v:.4f}`: a number, or a 0-d tensor read back to the host (sema
-      // checked that it is one).
-      Value* v = b.value;
-      if (v->type().is(TypeKind::Tensor)) v = convert(v, context_.scalar_type(v->type().scalar()));
-      any_format = true;
-      return put(v, spec);
+      return append(shown);
     }
-    if (b.is_value()) put(global_view(b.value, a), "");
-    else put_bound(b);
+    // `"%d of %s" % (i, n)`: the text around the conversions, each value
+    // printed by its conversion's format spec.
+    if (ast_.kind(a) == NodeKind::BinaryOp && static_cast<BinaryOperator>(ast_.node(a).op) == BinaryOperator::Mod &&
+        node_type(a).valid() && typed_.types.kind(node_type(a)) == SemaKind::String) {
+      NodeId format_node = ast_.child(a, 0), values_node = ast_.child(a, 1);
+      std::optional<PercentFormat> format = parse_percent_format(values_.strings[ast_.node(format_node).payload], nullptr);
+      if (!format) unsupported(a, "this '%' format");  // sema reported it
+      std::vector<NodeId> value_nodes;
+      Bound values;
+      if (ast_.kind(values_node) == NodeKind::Tuple) {
+        value_nodes.assign(ast_.children(values_node).begin(), ast_.children(values_node).end());
+      } else if (typed_.types.kind(node_type(values_node)) == SemaKind::Tuple) {
+        values = lower(values_node);  // a tuple value: `"%d x %d" % x.shape`
+      } else {
+        value_nodes.push_back(values_node);
+      }
+      for (size_t i = 0; i < format->conversions.size(); ++i) {
+        append(format->text[i]);
+        const PercentConversion& c = format->conversions[i];
+        if (!value_nodes.empty()) {
+          print_item(value_nodes[i], c.spec, c.conversion, c.repr);
+        } else if (values.nested.empty() && i < values.elements.size()) {
+          if (c.conversion == 's' && c.spec.empty()) put(values.elements[i], "", values_node);
+          else put_formatted(values.elements[i], c.spec, c.conversion, values_node);
+        } else if (i < values.nested.size() && values.nested[i].is_value()) {
+          if (c.conversion == 's' && c.spec.empty()) put(values.nested[i].value, "", values_node);
+          else put_formatted(values.nested[i].value, c.spec, c.conversion, values_node);
+        } else if (i < values.nested.size() && c.conversion == 's' && c.spec.empty()) {
+          put_bound(values.nested[i], sema::TypeId{}, values_node);
+        } else {
+          unsupported(values_node, "this value of a '%' format");
+        }
+      }
+      append(format->text.back());
+      return;
+    }
+    Bound b = lower(a);
+    if (!spec.empty()) return put_formatted(b.value, spec, conversion, a);
+    if (b.is_value()) put(global_view(b.value, a), "", a);
+    else put_bound(b, node_type(a), a);
   };
   bool first = true;
   for (NodeId a : ast_.children(call).subspan(1)) {
     if (!first) append(" ");
     first = false;
     if (ast_.kind(a) != NodeKind::FString) {
-      print_item(a, "");
+      print_item(a, "", 0, false);
       continue;
     }
     // f"loss {l:.4f} at {i}": its text, and each field as print shows it
@@ -772,13 +912,32 @@ Value* Lowering::lower_print(NodeId call) {
         continue;
       }
       uint32_t spec = ast_.node(part).payload;
-      print_item(ast_.child(part, 0), spec == UINT32_MAX ? std::string_view{} : std::string_view(values_.strings[spec]));
+      print_item(ast_.child(part, 0), spec == UINT32_MAX ? std::string_view{} : std::string_view(values_.strings[spec]),
+                 0, false);
     }
   }
   std::vector<NamedAttribute> attributes{{"text", context_.array_attr(text)}};
   if (any_format) attributes.push_back({"formats", context_.array_attr(formats)});
   builder_.create(OpKind::GraphPrint, std::span<Value* const>(operands), std::span<const Type>{}, std::move(attributes));
   return nullptr;
+}
+
+// The tensors concat and stack join: a list or tuple written out, or a list
+// variable's elements (lower_lists.cpp).
+std::vector<Value*> Lowering::joined_parts(NodeId list) {
+  std::vector<Value*> parts;
+  if (ast_.kind(list) == NodeKind::Tuple || ast_.kind(list) == NodeKind::List) {
+    for (NodeId element : ast_.children(list)) parts.push_back(value(element));
+    return parts;
+  }
+  Bound whole = lower(list);
+  for (size_t i = 0; i < whole.size(); ++i) {
+    Bound e = whole.element(i);
+    if (!e.is_value()) unsupported(list, "joining a list whose elements are not tensors");
+    parts.push_back(e.value);
+  }
+  if (parts.empty()) unsupported(list, "joining an empty list (NumPy raises ValueError)");
+  return parts;
 }
 
 // x's elements in row-major order as a 1-D tensor (a view when x is

@@ -33,7 +33,13 @@ struct Bound {
   // A tuple with a tuple inside (value_and_grad's (value, (grads...))): one
   // Bound per element, `elements` empty. Only unpacking reads it.
   std::vector<Bound> nested;
+  // A list of graph code (`l = []`): the block it was made in. Appending
+  // is only compiled there (or in a loop unrolled into it), so that its
+  // length is known when compiling (docs/language/graph.md, "Lists").
+  Block* list_block = nullptr;
   bool is_value() const { return value != nullptr; }
+  size_t size() const { return nested.empty() ? elements.size() : nested.size(); }
+  Bound element(size_t i) const { return nested.empty() ? Bound{elements[i], {}, {}} : nested[i]; }
 };
 
 // A memory location named by a subscript: the memref, one index per
@@ -99,6 +105,16 @@ class Lowering {
   void lower_statement(NodeId statement);
   void lower_if(NodeId statement);
   void lower_for(NodeId statement);
+  // Graph-code lists (lower_lists.cpp): loops unrolled so that appends and
+  // indices are known when compiling, `l.append(x)`, `l[i]`, `len(l)`.
+  bool is_list_node(NodeId node) const;
+  bool mentions_list(NodeId node) const;
+  bool lower_list_loop(NodeId statement);
+  Bound lower_list_append(NodeId call);
+  Bound lower_list_subscript(NodeId node);
+  Bound lower_list_tuples(NodeId call);
+  Bound lower_list_reduction(NodeId call, sema::BuiltinId builtin);
+  std::optional<int64_t> folded_int(Value* v) const;
   void lower_while(NodeId statement);
   void lower_exiting_if(NodeId statement, const std::vector<Segment>& continuation, bool in_branch,
                         const LoopExit* loop);
@@ -317,6 +333,7 @@ class Lowering {
   Value* grid_axis(NodeId node);
   Value* lower_print(NodeId call);
   Value* flatten(Value* x, NodeId where);
+  std::vector<Value*> joined_parts(NodeId list);
   Value* lower_matmul(Value* a, Value* b, Type result, NodeId where);
   bool is_builtin_keyword_axis(NodeId call) const;
   ScalarType element_of(NodeId node);  // the element (or scalar) type sema gave a node's value

@@ -77,6 +77,8 @@ enum class Signature : uint8_t {
   DropoutArgs,
   FillArgs,
   ArangeArgs,
+  LinspaceArgs,
+  CumulativeArgs,  // cumsum, cumprod
   NpyLoadArgs,
   NpySaveArgs,
   PrintArgs,

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <unordered_map>
 
@@ -36,6 +37,37 @@ Value Checker::check_call(NodeId node) {
         builtin && *builtin == BuiltinId::TileAllocShared) {
       set_type(alloc, types_.builtin(static_cast<uint32_t>(*builtin)));
       return check_builtin_call(node, BuiltinId::TileAllocShared);
+    }
+  }
+
+  // `l.append(x)` of a list variable in graph code (docs/language/graph.md,
+  // "Lists"): the first append of an empty list (`l = []`) gives its
+  // elements their type; later ones must be of that type.
+  if (ast_.kind(callee) == NodeKind::Attribute && !in_device() && name_of(ast_.node(callee).payload) == "append" &&
+      ast_.kind(ast_.child(callee, 0)) == NodeKind::Name) {
+    NodeId object = ast_.child(callee, 0);
+    auto local = locals_.find(ast_.node(object).payload);
+    if (local != locals_.end() && types_.kind(local->second.type) == TypeKind::List) {
+      set_type(object, local->second.type);
+      set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
+      if (args.positional.size() != 1 || !args.keywords.empty()) {
+        for (NodeId a : children.subspan(1)) check_expression(a);
+        diags_.emit<diag::SemaArgumentCount>(ast_.range(node), "append", "1 argument",
+                                             static_cast<unsigned>(children.size() - 1));
+        return Value{types_.error()};
+      }
+      Value x = check_expression(args.positional[0]);
+      if (types_.is_error(x.type)) return Value{types_.none()};
+      TypeId element{types_.info(local->second.type).payload};
+      if (types_.kind(element) == TypeKind::Dynamic) {
+        local->second.type = types_.list(default_type(x));
+        set_type(object, local->second.type);
+      } else if (!is_assignable(x.type, element) || !same_tensor_kind(x.type, element)) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(args.positional[0]), "object", "append",
+                                            "'" + types_.to_string(element) + "', the type of the list's elements",
+                                            types_.to_string(x.type));
+      }
+      return Value{types_.none()};
     }
   }
 
@@ -82,7 +114,8 @@ Value Checker::check_call(NodeId node) {
         {"min", BuiltinId::Min},   {"prod", BuiltinId::Prod},       {"reshape", BuiltinId::Reshape},
         {"transpose", BuiltinId::Transpose}, {"argmax", BuiltinId::Argmax}, {"argmin", BuiltinId::Argmin},
         {"var", BuiltinId::Var},   {"std", BuiltinId::Std},         {"flatten", BuiltinId::Flatten},
-        {"ravel", BuiltinId::Flatten},   {"clip", BuiltinId::Clip}, {"copy", BuiltinId::Copy}};
+        {"ravel", BuiltinId::Flatten},   {"clip", BuiltinId::Clip}, {"copy", BuiltinId::Copy},
+        {"cumsum", BuiltinId::Cumsum}, {"cumprod", BuiltinId::Cumprod}};
     const std::string member = name_of(ast_.node(callee).payload);  // owned: name_of returns a temporary
     for (auto [method, builtin] : methods) {
       if (member != method) continue;
@@ -125,6 +158,17 @@ Value Checker::check_call(NodeId node) {
       diags_.emit<diag::SemaFloatConversion>(ast_.range(node), source_text(args.positional[0]));
       return Value{types_.error()};
     }
+    // float(x) of a number in graph code: a constant folds (above, or
+    // here when it is computed), any other number converts to f32 (f64
+    // stays f64).
+    TypeId t = out_.node_types[args.positional[0].index];
+    if (t.valid() && types_.is_numeric_scalar(t)) {
+      if (auto c = constants_.find(args.positional[0].index); c != constants_.end() && !c->second.from_local)
+        return Value{types_.untyped_float(), Constant{true, 0, c->second.as_double()}};
+      const TypeInfo& info = types_.info(t);
+      bool f64 = info.kind == TypeKind::Scalar && info.scalar == ScalarType::F64;
+      return Value{types_.scalar(f64 ? ScalarType::F64 : ScalarType::F32)};
+    }
     return Value{types_.dynamic()};
   }
 
@@ -136,8 +180,24 @@ Value Checker::check_call(NodeId node) {
       !locals_.count(ast_.node(callee).payload) && !module_symbols_.count(ast_.node(callee).payload)) {
     set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
     Value x = check_expression(args.positional[0]);
+    bool to_int = name_of(ast_.node(callee).payload) == "int";
+    // int(x), bool(x) of a number (Python's): a constant folds (int()
+    // truncates toward zero); any other number converts when it runs.
+    if (types_.is_numeric_scalar(x.type)) {
+      if (x.constant && !x.constant->from_local) {
+        if (!to_int) return Value{types_.scalar(ScalarType::Bool), Constant{false, x.constant->as_double() != 0.0}};
+        if (!x.constant->is_float) return Value{types_.untyped_int(), Constant{false, x.constant->integer}};
+        double v = std::trunc(x.constant->real);
+        if (std::isfinite(v) && std::fabs(v) < 9.2e18)
+          return Value{types_.untyped_int(), Constant{false, static_cast<ConstantInt>(static_cast<int64_t>(v))}};
+        diags_.emit<diag::SemaArgumentType>(ast_.range(args.positional[0]), "x", "int", "a finite number",
+                                            source_text(args.positional[0]));
+        return Value{types_.error()};
+      }
+      return Value{types_.scalar(to_int ? ScalarType::I64 : ScalarType::Bool)};
+    }
     if (types_.kind(x.type) != TypeKind::Tensor || !types_.dims(x.type).empty()) return Value{types_.dynamic()};
-    return Value{types_.scalar(name_of(ast_.node(callee).payload) == "int" ? ScalarType::I64 : ScalarType::Bool)};
+    return Value{types_.scalar(to_int ? ScalarType::I64 : ScalarType::Bool)};
   }
 
   // `t.item()` of a tensor of one element in graph code (NumPy's): its
@@ -168,6 +228,9 @@ Value Checker::check_call(NodeId node) {
       args.positional.size() == 1 && args.keywords.empty()) {
     set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
     Value x = check_expression(args.positional[0]);
+    // len(l) of a list: its length, which lowering knows (lists have a
+    // length known when compiling).
+    if (types_.kind(x.type) == TypeKind::List) return Value{types_.scalar(ScalarType::I32)};
     if (types_.kind(x.type) != TypeKind::Tensor) return Value{types_.dynamic()};
     auto dims = types_.dims(x.type);
     if (dims.empty()) {
@@ -177,6 +240,102 @@ Value Checker::check_call(NodeId node) {
     }
     if (auto size = types_.constant_value(dims[0])) return Value{types_.untyped_int(), Constant{false, *size, 0.0}};
     return Value{types_.scalar(ScalarType::I32)};
+  }
+
+  // enumerate(l), zip(a, b, ...) of lists in graph code (docs/language/graph.md,
+  // "Lists"): a list of tuples, (index, element) or one element of each.
+  if (ast_.kind(callee) == NodeKind::Name && !in_device() &&
+      (name_of(ast_.node(callee).payload) == "enumerate" || name_of(ast_.node(callee).payload) == "zip") &&
+      !locals_.count(ast_.node(callee).payload) && !module_symbols_.count(ast_.node(callee).payload)) {
+    std::string name = name_of(ast_.node(callee).payload);
+    set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
+    bool enumerate = name == "enumerate";
+    if (!args.keywords.empty() || args.positional.empty() || (enumerate && args.positional.size() != 1)) {
+      for (NodeId a : children.subspan(1)) check_expression(a);
+      diags_.emit<diag::SemaArgumentCount>(ast_.range(node), name, enumerate ? "1 list" : "1 or more lists",
+                                           static_cast<unsigned>(children.size() - 1));
+      return Value{types_.error()};
+    }
+    std::vector<TypeId> parts;
+    if (enumerate) parts.push_back(types_.scalar(ScalarType::I32));
+    for (NodeId a : args.positional) {
+      Value l = check_expression(a);
+      if (types_.is_error(l.type)) return Value{types_.error()};
+      if (types_.kind(l.type) != TypeKind::List) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(a), "iterable", name, "a list", types_.to_string(l.type));
+        return Value{types_.error()};
+      }
+      parts.push_back(TypeId{types_.info(l.type).payload});
+    }
+    return Value{types_.list(types_.tuple(parts))};
+  }
+
+  // round(x), round(x, ndigits) of a number in graph code: Python's. One
+  // argument: an integer (halves to even); with ndigits a float (an integer
+  // stays one). A constant folds (correctly rounded, as Python's, through
+  // the exact decimal expansion); a number known at run time rounds when it
+  // runs. round() of a tensor is ts.round (NumPy's), below.
+  if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "round" && !in_device() &&
+      !locals_.count(ast_.node(callee).payload) && !module_symbols_.count(ast_.node(callee).payload) &&
+      args.keywords.empty() && (args.positional.size() == 1 || args.positional.size() == 2)) {
+    Value x = check_expression(args.positional[0]);
+    if (types_.is_numeric_scalar(x.type) && !(types_.kind(x.type) == TypeKind::Scalar &&
+                                              types_.info(x.type).scalar == ScalarType::Bool)) {
+      set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
+      bool exact = x.constant && !x.constant->from_local;
+      bool integer = !is_float(types_.info(default_type(x.type)).scalar);
+      auto not_finite = [&] {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(args.positional[0]), "number", "round", "a finite number",
+                                            source_text(args.positional[0]));
+        return Value{types_.error()};
+      };
+      if (args.positional.size() == 1) {
+        if (exact && integer) return Value{types_.untyped_int(), Constant{false, x.constant->integer}};
+        if (exact) {
+          double r = std::nearbyint(x.constant->real);  // the default rounding mode: halves to even
+          if (!std::isfinite(r) || std::fabs(r) >= 9.2e18) return not_finite();
+          return Value{types_.untyped_int(), Constant{false, static_cast<ConstantInt>(static_cast<int64_t>(r))}};
+        }
+        return Value{types_.scalar(ScalarType::I64)};
+      }
+      Value n = check_expression(args.positional[1]);
+      std::optional<int64_t> digits = n.constant && !n.constant->is_float ? n.constant->as_int64() : std::nullopt;
+      if (!digits || *digits < -300 || *digits > 300) {
+        diags_.emit<diag::SemaNotConstant>(ast_.range(args.positional[1]),
+                                           "argument 'ndigits' of 'round' (an integer from -300 to 300)");
+        return Value{types_.error()};
+      }
+      if (integer) {
+        // An integer stays one; a negative ndigits rounds to tens,
+        // hundreds, ... (halves to even), as Python's.
+        if (*digits >= 0 || !exact) {
+          if (*digits < 0)
+            diags_.emit<diag::SemaNotConstant>(ast_.range(args.positional[0]),
+                                               "the integer rounded to a negative ndigits");
+          return exact ? Value{types_.untyped_int(), Constant{false, x.constant->integer}} : Value{default_type(x)};
+        }
+        double r = std::nearbyint(static_cast<double>(x.constant->integer) / std::pow(10.0, static_cast<double>(-*digits))) *
+                   std::pow(10.0, static_cast<double>(-*digits));
+        return Value{types_.untyped_int(), Constant{false, static_cast<ConstantInt>(static_cast<int64_t>(r))}};
+      }
+      if (exact) {
+        double v = x.constant->real;
+        if (!std::isfinite(v)) return Value{types_.untyped_float(), Constant{true, 0, v}};
+        double r;
+        if (*digits >= 0) {
+          // The exact decimal expansion rounded to ndigits, halves to even
+          // (glibc's printf is exact, as Python's round()).
+          std::vector<char> text(static_cast<size_t>(std::snprintf(nullptr, 0, "%.*f", static_cast<int>(*digits), v)) + 1);
+          std::snprintf(text.data(), text.size(), "%.*f", static_cast<int>(*digits), v);
+          r = std::strtod(text.data(), nullptr);
+        } else {
+          double scale = std::pow(10.0, static_cast<double>(-*digits));
+          r = std::nearbyint(v / scale) * scale;
+        }
+        return Value{types_.untyped_float(), Constant{true, 0, r}};
+      }
+      return Value{default_type(x)};
+    }
   }
 
   // `F.defvjp(fwd, bwd)`: registers F's custom rule (check_autodiff.cpp).
@@ -586,6 +745,8 @@ Value Checker::check_builtin_family(BuiltinCall& bc) {
     case Signature::DropoutArgs:
     case Signature::FillArgs:
     case Signature::ArangeArgs:
+    case Signature::LinspaceArgs:
+    case Signature::CumulativeArgs:
     case Signature::NpyLoadArgs:
     case Signature::NpySaveArgs:
     case Signature::PrintArgs: return check_graph_builtin(bc);

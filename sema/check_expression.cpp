@@ -5,6 +5,7 @@
 #include "support/diagnostics/internal_error.h"
 #include "sema/checker.h"
 #include "support/format_spec.h"
+#include "support/percent_format.h"
 
 namespace tessera::sema {
 
@@ -484,6 +485,74 @@ void Checker::check_format_spec(NodeId field, const Value& value) {
     diags_.emit<diag::SemaFormatSpec>(where, spec, "is for integers, got '" + types_.to_string(value.type) + "'");
 }
 
+// `"fmt" % values`: the format a string literal (parsed when compiling),
+// one value per conversion (a tuple literal, a tuple value such as
+// `x.shape`, or one value), each of a kind its conversion formats: %d, %e,
+// %f, %g take a number or a 0-d tensor (%d truncates a float toward zero,
+// as Python's int()), %o, %x an integer, %s and %r whatever print prints
+// (with a width, a number, a string or a 0-d tensor). Its value is a
+// string, which print prints (lowering expands it there).
+Value Checker::check_percent_format(NodeId node, const Value& rhs) {
+  NodeId format_node = ast_.child(node, 0), values_node = ast_.child(node, 1);
+  SourceRange where = ast_.range(node);
+  std::string source = source_text(format_node);
+  if (ast_.kind(format_node) != NodeKind::StringLiteral) {
+    diags_.emit<diag::SemaPercentFormat>(where, source, "needs a string literal as its format");
+    return Value{types_.error()};
+  }
+  std::string why;
+  std::optional<PercentFormat> format = parse_percent_format(values_.strings[ast_.node(format_node).payload], &why);
+  if (!format) {
+    diags_.emit<diag::SemaPercentFormat>(where, source, why);
+    return Value{types_.error()};
+  }
+  if (types_.is_error(rhs.type) || types_.kind(rhs.type) == TypeKind::Dynamic) return Value{types_.string()};
+  std::vector<TypeId> values;
+  if (types_.kind(rhs.type) == TypeKind::Tuple)
+    values.assign(types_.tuple_elements(rhs.type).begin(), types_.tuple_elements(rhs.type).end());
+  else
+    values.push_back(rhs.type);
+  if (values.size() != format->conversions.size()) {
+    diags_.emit<diag::SemaPercentFormat>(
+        where, source,
+        "has " + std::to_string(format->conversions.size()) + " conversion" +
+            (format->conversions.size() == 1 ? "" : "s") + " but " + std::to_string(values.size()) + " value" +
+            (values.size() == 1 ? " is" : "s are") + " given (Python raises TypeError)");
+    return Value{types_.error()};
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    const PercentConversion& c = format->conversions[i];
+    TypeInfo t = types_.info(values[i]);
+    if (t.kind == TypeKind::Error || t.kind == TypeKind::Dynamic) continue;
+    bool zero_d = t.kind == TypeKind::Tensor && types_.dims(values[i]).empty();
+    bool number = types_.is_numeric_scalar(values[i]) || zero_d;
+    bool floating = t.kind == TypeKind::UntypedFloat ||
+                    ((t.kind == TypeKind::Scalar || t.kind == TypeKind::Tensor) && is_float(t.scalar));
+    std::string conversion = std::string("has '%") + c.conversion + "' for value " + std::to_string(i + 1) + ", which";
+    std::string got = "got '" + types_.to_string(values[i]) + "'";
+    if (c.conversion == 's') {
+      bool printable = t.kind == TypeKind::Tensor || t.kind == TypeKind::String || t.kind == TypeKind::None ||
+                       t.kind == TypeKind::Dtype || t.kind == TypeKind::Tuple || number;
+      if (!printable)
+        diags_.emit<diag::SemaPercentFormat>(where, source, "cannot print value " + std::to_string(i + 1) + " ('" +
+                                                                types_.to_string(values[i]) + "')");
+      else if (!c.spec.empty() && !number && t.kind != TypeKind::String)
+        diags_.emit<diag::SemaPercentFormat>(where, source,
+                                             "has a width for value " + std::to_string(i + 1) +
+                                                 ", which pads only numbers, strings and 0-d tensors, " + got);
+      continue;
+    }
+    if (!number) {
+      diags_.emit<diag::SemaPercentFormat>(where, source, conversion + " needs a number or a 0-d tensor, " + got);
+      continue;
+    }
+    if ((c.conversion == 'o' || c.conversion == 'x' || c.conversion == 'X') && floating)
+      diags_.emit<diag::SemaPercentFormat>(where, source, conversion + " is for integers (Python raises TypeError), " + got);
+  }
+  (void)values_node;
+  return Value{types_.string()};
+}
+
 Value Checker::resolve_name(NodeId node) {
   uint32_t id = ast_.node(node).payload;
   std::string_view name = values_.identifiers.name(IdentifierId{id});
@@ -769,6 +838,9 @@ Value Checker::check_binary(NodeId node) {
     return Value{types_.dtype(resolve_type(node)), std::nullopt, false, true};
   Value lhs = check_expression(ast_.child(node, 0));
   Value rhs = check_expression(ast_.child(node, 1));
+  // `"%d items, %.3f" % (n, loss)`: Python's printf-style formatting.
+  if (op == BinaryOperator::Mod && types_.kind(lhs.type) == TypeKind::String && !in_device())
+    return check_percent_format(node, rhs);
 
   // Matrix product of two tensors: ts.matmul's rules (NumPy's), vector
   // operands and broadcast batch dimensions included.
@@ -949,6 +1021,9 @@ Value Checker::check_subscript(NodeId node) {
       return Value{types_.dynamic()};
     case TypeKind::List: {
       for (NodeId i : indices) check_expression(i);
+      // `l[1:]`, `l[::-1]`: a list (graph code; lowering needs the bounds
+      // known when compiling).
+      if (indices.size() == 1 && ast_.kind(indices[0]) == NodeKind::Slice) return Value{base.type};
       return Value{TypeId{info.payload}};
     }
     case TypeKind::Tuple: {

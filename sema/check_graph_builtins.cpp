@@ -219,6 +219,19 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
     case Signature::Reduction: {
       auto bound = bc.bind({"x", "axis", "keepdims"}, 1);
       if (bound.empty()) return Value{error};
+      // Python's sum(l), max(l), min(l) of a list (the builtins, not ts.sum:
+      // NumPy's would reduce every element): the elements added (compared)
+      // one by one, of the elements' type.
+      if (Value v = bc.value_of(bound[0]); types_.kind(v.type) == TypeKind::List && !bound[1].valid() &&
+                                           !bound[2].valid() && ast_.kind(ast_.child(bc.call, 0)) == NodeKind::Name &&
+                                           (bc.id == BuiltinId::Sum || bc.id == BuiltinId::Max || bc.id == BuiltinId::Min)) {
+        TypeId e{types_.info(v.type).payload};
+        if (types_.is_numeric_scalar(e) || types_.kind(e) == TypeKind::Tensor) return Value{e};
+        if (types_.kind(e) == TypeKind::Dynamic) return Value{types_.dynamic()};
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "iterable", bc.name, "a list of numbers or tensors",
+                                            types_.to_string(v.type));
+        return Value{error};
+      }
       // A number reduces to itself (NumPy: a 0-d array), in its compute type.
       if (Value v = bc.value_of(bound[0]); types_.is_numeric_scalar(v.type) && !bound[1].valid()) {
         if (bound[2].valid()) constant_bool(bc, bound[2], "keepdims");
@@ -721,6 +734,77 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       std::vector<DimId> dims{length};
       return Value{graph_tensor(element, dims)};
     }
+    case Signature::LinspaceArgs: {
+      // linspace(start, stop, num=50, endpoint=True, dtype=None): NumPy's.
+      // start and stop are numbers (known at run time too); num and
+      // endpoint are constants. The dtype is f32 unless dtype= says.
+      auto bound = bc.bind({"start", "stop", "num", "endpoint", "dtype"}, 2);
+      if (bound.empty()) return Value{error};
+      const char* names[] = {"start", "stop"};
+      for (size_t i = 0; i < 2; ++i) {
+        Value v = bc.value_of(bound[i]);
+        if (types_.is_error(v.type)) return Value{error};
+        TypeId t = default_type(v.type);
+        if (types_.kind(t) != TypeKind::Scalar || types_.info(t).scalar == ScalarType::Bool) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[i]), names[i], bc.name, "a number",
+                                              types_.to_string(v.type));
+          return Value{error};
+        }
+      }
+      int64_t num = 50;
+      if (bound[2].valid()) {
+        std::optional<int64_t> n = bc.require_constant_integer(bound[2], "num");
+        if (!n) return Value{error};
+        if (*n < 0) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[2]), "num", bc.name, "a count of 0 or more",
+                                              source_text(bound[2]));
+          return Value{error};
+        }
+        num = *n;
+      }
+      if (bound[3].valid() && !constant_bool(bc, bound[3], "endpoint")) return Value{error};
+      ScalarType element = ScalarType::F32;
+      if (bound[4].valid()) {
+        std::optional<ScalarType> dtype = bc.require_dtype(bound[4], "dtype");
+        if (!dtype) return Value{error};
+        element = *dtype;
+      }
+      std::vector<DimId> dims{types_.constant_dim(num)};
+      return Value{graph_tensor(element, dims)};
+    }
+    case Signature::CumulativeArgs: {
+      // cumsum(x, axis=None), cumprod(...): NumPy's running sum (product)
+      // along one axis, of the flattened tensor without one. The element
+      // type is the sum's (prod's): narrower integers and bools in i64
+      // (u64), narrow floats in f32.
+      auto bound = bc.bind({"x", "axis"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      std::vector<DimId> dims = dims_of(*x);
+      if (bound[1].valid() && ast_.kind(bound[1]) != NodeKind::NoneLiteral) {
+        std::optional<int64_t> a = bc.require_constant_integer(bound[1], "axis");
+        if (!a || !tensor_axis(bound[1], *a, dims.size())) return Value{error};
+      } else {
+        // The flattened tensor: one axis of the element count.
+        std::optional<int64_t> count = 1;
+        for (DimId d : dims) {
+          std::optional<int64_t> size = types_.constant_value(d);
+          count = count && size ? std::optional<int64_t>(*count * *size) : std::nullopt;
+        }
+        dims = {count ? types_.constant_dim(*count) : types_.dynamic_dim()};
+      }
+      std::optional<ScalarType> element = graph_element(*x);
+      if (!element) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a tensor of numbers or bools",
+                                            types_.to_string(*x));
+        return Value{error};
+      }
+      if (*element == ScalarType::Bool) element = ScalarType::I64;
+      if (is_integer(*element) && scalar_info(*element).bits < 64)
+        element = scalar_info(*element).category == ScalarCategory::UnsignedInt ? ScalarType::U64 : ScalarType::I64;
+      return Value{graph_tensor(*element, dims)};
+    }
     case Signature::DropoutArgs: {
       auto bound = bc.bind({"x", "p", "seed"}, 2);
       if (bound.empty()) return Value{error};
@@ -765,14 +849,21 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
             if (!printable(e) || types_.kind(e) == TypeKind::String) return false;
           return true;
         }
+        // A list (`print(losses)`); its elements' type is dynamic until the
+        // first append.
+        if (kind == TypeKind::List) {
+          TypeId e{types_.info(t).payload};
+          return printable(e) && types_.kind(e) != TypeKind::String;
+        }
         return kind == TypeKind::Tensor || kind == TypeKind::String || kind == TypeKind::Error ||
-               kind == TypeKind::Dynamic || kind == TypeKind::Dtype || types_.is_numeric_scalar(t);
+               kind == TypeKind::Dynamic || kind == TypeKind::Dtype || kind == TypeKind::None ||
+               types_.is_numeric_scalar(t);
       };
       for (NodeId argument : bc.args.positional) {
         Value v = bc.value_of(argument);
         if (!printable(v.type))
           diags_.emit<diag::SemaArgumentType>(ast_.range(argument), "values", bc.name,
-                                              "tensors, numbers, strings, dtypes or tuples of tensors and numbers",
+                                              "tensors, numbers, strings, dtypes, None or tuples and lists of tensors and numbers",
                                               types_.to_string(v.type));
       }
       out_.call_arguments[bc.call.index] = bc.args.positional;
@@ -936,6 +1027,10 @@ TypeId Checker::reshape_result(BuiltinCall& bc, NodeId shape, TypeId x) {
 std::optional<std::vector<TypeId>> Checker::tensor_list_argument(BuiltinCall& bc, NodeId list) {
   if (ast_.kind(list) != NodeKind::Tuple && ast_.kind(list) != NodeKind::List) {
     Value v = bc.value_of(list);
+    // A list variable (`ts.stack(losses)`): its elements' type, once; its
+    // length is known to lowering only (docs/language/graph.md, "Lists").
+    if (types_.kind(v.type) == TypeKind::List && types_.kind(TypeId{types_.info(v.type).payload}) == TypeKind::Tensor)
+      return std::vector<TypeId>{TypeId{types_.info(v.type).payload}};
     if (!types_.is_error(v.type))
       diags_.emit<diag::SemaArgumentType>(ast_.range(list), "tensors", bc.name, "a list or tuple of tensors",
                                           types_.to_string(v.type));
@@ -972,6 +1067,7 @@ TypeId Checker::concat_result(BuiltinCall& bc, const std::vector<NodeId>& bound)
   std::vector<DimId> dims(types_.dims(parts[0]).begin(), types_.dims(parts[0]).end());
   std::optional<ScalarType> result = joined_element(bc, list, parts, axis, dims);
   if (!result) return types_.error();
+  if (ast_.kind(list) != NodeKind::Tuple && ast_.kind(list) != NodeKind::List) dims[*axis] = types_.dynamic_dim();
   return graph_tensor(*result, dims);
 }
 
@@ -1024,7 +1120,9 @@ TypeId Checker::stack_result(BuiltinCall& bc, const std::vector<NodeId>& bound) 
   if (!axis) return types_.error();
   std::optional<ScalarType> result = joined_element(bc, list, parts, std::nullopt, dims);
   if (!result) return types_.error();
-  dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(*axis), types_.constant_dim(static_cast<int64_t>(parts.size())));
+  bool listed = ast_.kind(list) == NodeKind::Tuple || ast_.kind(list) == NodeKind::List;  // else a list variable
+  dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(*axis),
+              listed ? types_.constant_dim(static_cast<int64_t>(parts.size())) : types_.dynamic_dim());
   return graph_tensor(*result, dims);
 }
 

@@ -94,7 +94,14 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   for (size_t i = 0; i < expected; ++i) {
     TypeId declared = generic.parameter_types[i];
     if (types_.kind(declared) == TypeKind::Dynamic || unknown) continue;
-    TypeKind dk = types_.kind(declared), ak = types_.kind(argument_types[i]);
+    // A 0-d tensor where the function takes a number (`b = b - lr * gb`
+    // carried through a training loop, NumPy's and JAX's 0-d arrays): its
+    // value, read back to the host at the call, as a kernel launch reads it.
+    TypeId given = argument_types[i];
+    if (types_.kind(declared) == TypeKind::Scalar && types_.kind(given) == TypeKind::Tensor &&
+        types_.dims(given).empty())
+      given = types_.scalar(types_.info(given).scalar);
+    TypeKind dk = types_.kind(declared), ak = types_.kind(given);
     bool mismatch = dk != ak && !(dk == TypeKind::Scalar && (ak == TypeKind::UntypedInt || ak == TypeKind::UntypedFloat));
     if (!mismatch && dk == TypeKind::Tensor) {
       // A @precision_policy parameter takes the caller's tensor of values
@@ -103,7 +110,7 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
       mismatch = wanted != types_.info(argument_types[i]).scalar ||
                  types_.dims(declared).size() != types_.dims(argument_types[i]).size();
     }
-    if (!mismatch && dk == TypeKind::Scalar) mismatch = !is_assignable(argument_types[i], declared);
+    if (!mismatch && dk == TypeKind::Scalar) mismatch = !is_assignable(given, declared);
     if (mismatch) {
       diags_.emit<diag::SemaCallArgumentType>(ast_.range(positional[i]), static_cast<unsigned>(i + 1), name,
                                               types_.to_string(declared), types_.to_string(argument_types[i]));

@@ -204,6 +204,7 @@ class Checker {
   // for non-numbers.
   void check_condition(NodeId node, const Value& condition);
   void check_format_spec(NodeId field, const Value& value);
+  Value check_percent_format(NodeId node, const Value& rhs);
   std::optional<ScalarType> graph_element(TypeId type);
   TypeId graph_tensor(ScalarType element, std::span<const DimId> dims);
   // NumPy broadcasting of two shapes (a size-1 dimension stretches);

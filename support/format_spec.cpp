@@ -71,8 +71,12 @@ std::optional<std::string> format_number(const FormatSpec& spec, bool is_float, 
                     spec.type == 'G' || spec.type == '%' || (spec.type == 0 && spec.precision);
   if (spec.integer_type()) {
     if (is_float) return std::nullopt;
+    // fmt's '#o' is C's ("010"); Python's prefix is "0o" ("0o10", "0o0").
+    bool octal_prefix = spec.type == 'o' && spec.alternate;
+    if (octal_prefix) flags.erase(flags.find('#'), 1);
     std::string pattern = "{:" + flags + std::string(1, spec.type) + "}";
     body = is_unsigned ? fmt::format(fmt::runtime(pattern), u) : fmt::format(fmt::runtime(pattern), i);
+    if (octal_prefix) body.insert(!body.empty() && (body[0] == '-' || body[0] == '+' || body[0] == ' ') ? 1 : 0, "0o");
   } else if (float_type) {
     double v = is_float ? f : is_unsigned ? static_cast<double>(u) : static_cast<double>(i);
     char type = spec.type == '%' ? 'f' : spec.type == 0 ? 'g' : spec.type;

@@ -32,6 +32,10 @@ TEST_CASE("format specs format numbers as Python's format()") {
   CHECK(integer("d", 42) == "42");
   CHECK(integer("5d", 42) == "   42");
   CHECK(integer("#x", 255) == "0xff");
+  CHECK(integer("#o", 8) == "0o10");
+  CHECK(integer("#o", 0) == "0o0");
+  CHECK(integer("+#o", -8) == "-0o10");
+  CHECK(integer("#06o", 8) == "0o0010");
   CHECK(integer("08b", 5) == "00000101");
   CHECK(integer(".2f", 3) == "3.00");
   CHECK(integer("+", 3) == "+3");

@@ -1,0 +1,304 @@
+// Lists in graph code (docs/language/graph.md, "Lists"): `l = []`,
+// `l.append(x)`, `l[i]`, `len(l)`, `for x in l`, print(l). A list is a
+// compile-time sequence of values (a Bound's elements): its length must be
+// known when compiling, so a loop that uses a list runs its iterations
+// one after the other in the IR (unrolled), with the loop variable a
+// constant in each, and an append anywhere else (a loop whose trip count
+// is known only at run time, a branch taken at run time) is
+// lower.unsupported.
+#include <algorithm>
+#include <functional>
+
+#include "lower/lowering.h"
+
+namespace tessera::ir {
+
+using SemaKind = sema::TypeKind;
+
+namespace {
+// More iterations than this in an unrolled loop is refused: the IR would
+// hold a copy of the body per iteration.
+constexpr int64_t kMaxUnrolledIterations = 4096;
+}  // namespace
+
+bool Lowering::is_list_node(NodeId node) const {
+  sema::TypeId t = node_type(node);
+  return graph_ && t.valid() && typed_.types.kind(t) == SemaKind::List;
+}
+
+bool Lowering::mentions_list(NodeId node) const {
+  if (!node.valid()) return false;
+  if (ast_.kind(node) == NodeKind::Name && is_list_node(node)) return true;
+  // `[]` made in the body, `l.append(x)` of a list made before.
+  if (ast_.kind(node) == NodeKind::List && is_list_node(node)) return true;
+  for (NodeId child : ast_.children(node))
+    if (mentions_list(child)) return true;
+  return false;
+}
+
+// An integer (or bool) the IR computes from constants only (an unrolled
+// loop's variable, `i - 1`, `i % 2 == 0` of it): its value.
+std::optional<int64_t> Lowering::folded_int(Value* v) const {
+  if (auto c = constant_int_value(v)) return c;
+  Operation* op = v->defining_op();
+  if (!op) return std::nullopt;
+  if (op->is(OpKind::Constant) && op->attr("value").is(AttributeKind::Bool)) return op->attr("value").bool_value() ? 1 : 0;
+  auto operand = [&](size_t i) { return folded_int(op->operand(i)); };
+  if (op->is(OpKind::ExtSI) || op->is(OpKind::ExtUI) || op->is(OpKind::TruncI) || op->is(OpKind::IndexCast))
+    return operand(0);
+  if (op->is(OpKind::Select)) {
+    auto c = operand(0);
+    if (!c) return std::nullopt;
+    return operand(*c ? 1 : 2);
+  }
+  if (op->num_operands() != 2) return std::nullopt;
+  auto a = operand(0), b = operand(1);
+  if (!a || !b) return std::nullopt;
+  if (op->is(OpKind::AddI)) return *a + *b;
+  if (op->is(OpKind::SubI)) return *a - *b;
+  if (op->is(OpKind::MulI)) return *a * *b;
+  if (op->is(OpKind::AndI)) return *a & *b;
+  if (op->is(OpKind::OrI)) return *a | *b;
+  if (op->is(OpKind::XOrI)) return *a ^ *b;
+  if ((op->is(OpKind::DivSI) || op->is(OpKind::RemSI) || op->is(OpKind::FloorDivSI)) && *b != 0) {
+    if (op->is(OpKind::DivSI)) return *a / *b;
+    if (op->is(OpKind::RemSI)) return *a % *b;
+    int64_t q = *a / *b;
+    return (*a % *b != 0 && ((*a < 0) != (*b < 0))) ? q - 1 : q;
+  }
+  if (op->is(OpKind::CmpI)) {
+    std::string_view p = op->attr("predicate").string_value();
+    if (p == "eq") return *a == *b;
+    if (p == "ne") return *a != *b;
+    if (p == "slt") return *a < *b;
+    if (p == "sle") return *a <= *b;
+    if (p == "sgt") return *a > *b;
+    if (p == "sge") return *a >= *b;
+  }
+  return std::nullopt;
+}
+
+// `for x in l` (each element), and `for i in range(a, b, s)` with constant
+// bounds whose body uses a list: the body once per iteration, in this
+// block. False when the loop is not one of these (lowered as a loop).
+bool Lowering::lower_list_loop(NodeId statement) {
+  NodeId target = ast_.child(statement, 0), iterable = ast_.child(statement, 1), body = ast_.child(statement, 2);
+  bool over_list = is_list_node(iterable);
+  if (!over_list && !mentions_list(body)) return false;
+  auto refuse_jumps = [&] {
+    if (contains_break(ast_, body) || contains_kind(ast_, body, NodeKind::Continue))
+      unsupported(statement, "'break' or 'continue' in a loop over a list or building one (such a loop is unrolled)");
+  };
+  if (over_list) {
+    refuse_jumps();
+    Bound list = lower(iterable);
+    if (list.is_value()) unsupported(iterable, "iterating over this list");
+    for (size_t i = 0; i < list.size(); ++i) {
+      // `for x in l` binds x to each element; `for i, x in enumerate(l)`
+      // unpacks each tuple.
+      if (ast_.kind(target) == NodeKind::Name) env_[ast_.node(target).payload] = list.element(i);
+      else assign(target, list.element(i), statement);
+      lower_suite(body);
+    }
+    return true;
+  }
+  if (ast_.kind(target) != NodeKind::Name) return false;  // lowered (and refused) as any loop
+  // range(...) with constant bounds.
+  sema::TypeId callee_type = ast_.kind(iterable) == NodeKind::Call ? node_type(ast_.child(iterable, 0)) : sema::TypeId{};
+  if (!callee_type.valid() || typed_.types.kind(callee_type) != SemaKind::Builtin ||
+      static_cast<sema::BuiltinId>(typed_.types.info(callee_type).payload) != sema::BuiltinId::Range)
+    return false;
+  auto bound_args = typed_.call_arguments.find(iterable.index);
+  if (bound_args == typed_.call_arguments.end()) return false;
+  const std::vector<NodeId>& args = bound_args->second;
+  NodeId start = args[0], stop = args.size() > 1 ? args[1] : NodeId{}, step = args.size() > 2 ? args[2] : NodeId{};
+  if (!stop.valid()) std::swap(start, stop);  // range(n)
+  // A bound sema does not know but the IR computes from constants
+  // (`range(len(l) - 1)`, an outer unrolled loop's variable) counts too.
+  // Only expressions of literals, names holding IR constants, arithmetic
+  // and len() of a list are lowered to try (nothing with an effect).
+  std::function<bool(NodeId)> foldable = [&](NodeId n) {
+    switch (ast_.kind(n)) {
+      case NodeKind::IntLiteral: return true;
+      case NodeKind::Name: {
+        auto it = env_.find(ast_.node(n).payload);
+        return it == env_.end() ? constant_of(n).has_value()
+                                : it->second.is_value() && constant_int_value(it->second.value).has_value();
+      }
+      case NodeKind::BinaryOp:
+      case NodeKind::UnaryOp:
+        for (NodeId child : ast_.children(n))
+          if (!foldable(child)) return false;
+        return true;
+      case NodeKind::Call: {
+        NodeId callee = ast_.child(n, 0);
+        return ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "len" &&
+               ast_.children(n).size() == 2 && is_list_node(ast_.child(n, 1));
+      }
+      default: return false;
+    }
+  };
+  auto known = [&](NodeId bound) -> std::optional<int64_t> {
+    if (auto c = constant_of(bound)) return c;
+    if (!foldable(bound)) return std::nullopt;
+    return folded_int(value(bound));
+  };
+  std::optional<int64_t> first = start.valid() ? known(start) : std::optional<int64_t>(0);
+  std::optional<int64_t> last = known(stop);
+  std::optional<int64_t> by = step.valid() ? known(step) : std::optional<int64_t>(1);
+  // A loop of run-time length: lowered as a loop; an append in it is
+  // refused where it is (lower_list_append).
+  if (!first || !last || !by || *by == 0) return false;
+  refuse_jumps();
+  int64_t count = *by > 0 ? (*last - *first + *by - 1) / *by : (*first - *last - *by - 1) / -*by;
+  if (count > kMaxUnrolledIterations)
+    unsupported(statement, "a loop of " + std::to_string(count) + " iterations that uses a list (such a loop is unrolled; at most " +
+                               std::to_string(kMaxUnrolledIterations) + ")");
+  Type iv_type = typed_type(target).value_or(context_.i32_type());
+  if (!iv_type.is_int()) iv_type = context_.i32_type();
+  for (int64_t k = 0; k < count; ++k) {
+    env_[ast_.node(target).payload] = Bound{builder_.constant_int(*first + k * *by, iv_type), {}, {}};
+    lower_suite(body);
+  }
+  return true;
+}
+
+// `l.append(x)`: x joins the list's elements, when the list was made in
+// this block.
+Bound Lowering::lower_list_append(NodeId call) {
+  NodeId callee = ast_.child(call, 0);
+  NodeId object = ast_.child(callee, 0);
+  auto it = env_.find(ast_.node(object).payload);
+  if (it == env_.end() || it->second.is_value()) unsupported(call, "appending to this value");
+  if (it->second.list_block != builder_.insertion_block())
+    unsupported(call, "appending to the list '" + name_of(ast_.node(object).payload) +
+                          "' inside a loop whose trip count is known only at run time or a branch taken at run time "
+                          "(a list's length must be known when compiling)");
+  Bound x = lower(ast_.child(call, 1));
+  Bound& list = it->second;
+  // Values in `elements`; once an element is a tuple, every element in
+  // `nested`.
+  if (x.is_value() && list.nested.empty()) {
+    list.elements.push_back(x.value);
+    return Bound{};
+  }
+  for (Value* e : list.elements) list.nested.push_back(Bound{e, {}, {}});
+  list.elements.clear();
+  list.nested.push_back(std::move(x));
+  return Bound{};
+}
+
+// `l[i]` with i known when compiling (a constant, an unrolled loop's
+// variable); negative counts from the end, as in Python. `l[a:b:s]` with
+// such bounds: a new list, Python's slice.
+Bound Lowering::lower_list_subscript(NodeId node) {
+  NodeId object = ast_.child(node, 0), index = ast_.child(node, 1);
+  Bound list = lower(object);
+  if (list.is_value()) unsupported(node, "indexing this list");
+  auto known = [&](NodeId e, const char* what) {
+    std::optional<int64_t> k = constant_of(e);
+    if (!k) k = folded_int(value(e));
+    if (!k) unsupported(e, std::string(what) + " known only at run time");
+    return *k;
+  };
+  auto n = static_cast<int64_t>(list.size());
+  if (ast_.kind(index) == NodeKind::Slice) {
+    NodeId start = ast_.child(index, 0), stop = ast_.child(index, 1), step = ast_.child(index, 2);
+    int64_t by = step.valid() ? known(step, "a list slice's step") : 1;
+    if (by == 0) unsupported(step, "a list slice with a step of zero (Python raises ValueError)");
+    // Python's slice.indices(n): bounds clamped to [0, n] (to [-1, n - 1]
+    // counting down).
+    auto clamp = [&](NodeId e, int64_t otherwise) {
+      if (!e.valid()) return otherwise;
+      int64_t v = known(e, "a list slice's bound");
+      if (v < 0) v += n;
+      return by > 0 ? std::clamp<int64_t>(v, 0, n) : std::clamp<int64_t>(v, -1, n - 1);
+    };
+    int64_t from = clamp(start, by > 0 ? 0 : n - 1), to = clamp(stop, by > 0 ? n : -1);
+    Bound sliced;
+    sliced.list_block = builder_.insertion_block();
+    for (int64_t i = from; by > 0 ? i < to : i > to; i += by) sliced.nested.push_back(list.element(static_cast<size_t>(i)));
+    // All values: kept as `elements`, as lists of values are.
+    if (std::all_of(sliced.nested.begin(), sliced.nested.end(), [](const Bound& b) { return b.is_value(); })) {
+      for (const Bound& b : sliced.nested) sliced.elements.push_back(b.value);
+      sliced.nested.clear();
+    }
+    return sliced;
+  }
+  int64_t k = known(index, "indexing a list with an index");
+  int64_t i = k < 0 ? k + n : k;
+  if (i < 0 || i >= n) {
+    diags_.emit<diag::LowerListIndexOutOfRange>(ast_.range(index), std::to_string(k), std::to_string(n));
+    throw LoweringFailed{};
+  }
+  return list.element(static_cast<size_t>(i));
+}
+
+// enumerate(l): (i, l[i]) for each element; zip(a, b, ...): (a[i], b[i],
+// ...) for i below the shortest length, as Python's.
+Bound Lowering::lower_list_tuples(NodeId call) {
+  bool enumerate = name_of(ast_.node(ast_.child(call, 0)).payload) == "enumerate";
+  std::vector<Bound> lists;
+  for (NodeId a : ast_.children(call).subspan(1)) {
+    lists.push_back(lower(a));
+    if (lists.back().is_value()) unsupported(a, "iterating over this list");
+  }
+  size_t n = lists[0].size();
+  for (const Bound& l : lists) n = std::min(n, l.size());
+  Bound tuples;
+  tuples.list_block = builder_.insertion_block();
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<Bound> parts;
+    if (enumerate) parts.push_back(Bound{builder_.constant_int(static_cast<int64_t>(i), context_.i32_type()), {}, {}});
+    for (const Bound& l : lists) parts.push_back(l.element(i));
+    Bound tuple;
+    if (std::all_of(parts.begin(), parts.end(), [](const Bound& b) { return b.is_value(); })) {
+      for (const Bound& b : parts) tuple.elements.push_back(b.value);
+    } else {
+      tuple.nested = std::move(parts);
+    }
+    tuples.nested.push_back(std::move(tuple));
+  }
+  return tuples;
+}
+
+// Python's sum(l), max(l), min(l) of a list: its elements added (compared)
+// in order, in the elements' type (sema's check_graph_builtin).
+Bound Lowering::lower_list_reduction(NodeId call, sema::BuiltinId builtin) {
+  NodeId list_node = call_argument(call, 0);
+  Bound list = lower(list_node);
+  if (list.size() == 0) {
+    if (builtin != sema::BuiltinId::Sum) unsupported(call, "max() or min() of an empty list (Python raises ValueError)");
+    return Bound{builder_.constant_int(0, context_.i32_type()), {}, {}};  // Python: sum([]) is 0
+  }
+  Type t = graph_type(call);
+  Value* result = nullptr;
+  for (size_t i = 0; i < list.size(); ++i) {
+    Bound e = list.element(i);
+    if (!e.is_value()) unsupported(list_node, "sum(), max() or min() of a list whose elements are not numbers or tensors");
+    Value* v = e.value;
+    if (t.is_scalar()) v = convert(v, t);
+    if (!result) {
+      result = v;
+      continue;
+    }
+    if (v->type().is(TypeKind::Tensor) || result->type().is(TypeKind::Tensor)) {
+      result = graph_elementwise(builtin == sema::BuiltinId::Sum   ? "add"
+                                 : builtin == sema::BuiltinId::Max ? "max"
+                                                                   : "min",
+                                 {result, v}, call);
+    } else if (builtin == sema::BuiltinId::Sum) {
+      result = emit_binary(BinaryOperator::Add, result, v, call);
+    } else {
+      bool is_max = builtin == sema::BuiltinId::Max;
+      ScalarType s = t.scalar();
+      OpKind kind = is_float(s) ? (is_max ? OpKind::MaxF : OpKind::MinF)
+                    : sema::scalar_info(s).category == sema::ScalarCategory::UnsignedInt ? (is_max ? OpKind::MaxUI : OpKind::MinUI)
+                                                                                          : (is_max ? OpKind::MaxSI : OpKind::MinSI);
+      result = emit(kind, {result, v}, t);
+    }
+  }
+  return Bound{result, {}, {}};
+}
+
+}  // namespace tessera::ir
