@@ -358,11 +358,11 @@ void Emitter::emit(Operation* op) {
     case OpKind::AddI: return emit_binary(op, llvm::Instruction::Add);
     case OpKind::SubI: return emit_binary(op, llvm::Instruction::Sub);
     case OpKind::MulI: return emit_binary(op, llvm::Instruction::Mul);
-    case OpKind::DivSI: return emit_binary(op, llvm::Instruction::SDiv);
+    case OpKind::DivSI: return emit_signed_division(op);
     case OpKind::DivUI: return emit_binary(op, llvm::Instruction::UDiv);
-    case OpKind::RemSI: return emit_binary(op, llvm::Instruction::SRem);
+    case OpKind::RemSI: return emit_signed_division(op);
     case OpKind::RemUI: return emit_binary(op, llvm::Instruction::URem);
-    case OpKind::FloorDivSI: return emit_floor_div(op);
+    case OpKind::FloorDivSI: return emit_signed_division(op);
     case OpKind::MinSI: return emit_intrinsic(op, llvm::Intrinsic::smin);
     case OpKind::MaxSI: return emit_intrinsic(op, llvm::Intrinsic::smax);
     case OpKind::MinUI: return emit_intrinsic(op, llvm::Intrinsic::umin);
