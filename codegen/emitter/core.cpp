@@ -378,8 +378,8 @@ void Emitter::emit(Operation* op) {
     case OpKind::MulF: return emit_float_binary(op, llvm::Instruction::FMul);
     case OpKind::DivF: return emit_float_binary(op, llvm::Instruction::FDiv);
     case OpKind::RemF: return emit_float_binary(op, llvm::Instruction::FRem);
-    case OpKind::MinF: return emit_float_intrinsic(op, llvm::Intrinsic::minnum);
-    case OpKind::MaxF: return emit_float_intrinsic(op, llvm::Intrinsic::maxnum);
+    case OpKind::MinF: return emit_float_intrinsic(op, llvm::Intrinsic::minimum);
+    case OpKind::MaxF: return emit_float_intrinsic(op, llvm::Intrinsic::maximum);
     case OpKind::NegF: return emit_negate(op);
     case OpKind::CmpI:
     case OpKind::CmpF: return emit_compare(op);

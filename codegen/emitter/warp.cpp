@@ -14,7 +14,8 @@ llvm::Value* Emitter::combine(ir::WarpReduceKind kind, llvm::Value* a, llvm::Val
     case ir::WarpReduceKind::Max: max = true; break;
     case ir::WarpReduceKind::Min: break;
   }
-  if (f) return intrinsic(max ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, {a, b}, {a->getType()});
+  // NaN propagates, as through arith.maxf/minf (docs/ir/core.md).
+  if (f) return intrinsic(max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, {a, b}, {a->getType()});
   bool s = is_signed(t);
   llvm::Intrinsic::ID id = max ? (s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax)
                                : (s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin);
