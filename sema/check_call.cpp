@@ -350,12 +350,13 @@ Value Checker::check_helper_call(NodeId node, uint32_t index) {
   }
   size_t required = 0;
   for (NodeId parameter : parameters) required += ast_.child(parameter, 1).valid() ? 0 : 1;
+  std::vector<std::string> missing;
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (given[i]) continue;
     NodeId default_value = ast_.child(parameters[i], 1);
     if (!default_value.valid()) {
       ok = false;
-      miscounted = true;
+      missing.push_back(name_of(ast_.node(parameters[i]).payload));
       continue;
     }
     bound[i] = default_value;  // a constant (check_function requires it): typed in the callee
@@ -363,6 +364,8 @@ Value Checker::check_helper_call(NodeId node, uint32_t index) {
     if (auto c = constants_.find(default_value.index); c != constants_.end()) values[i].constant = c->second;
   }
   if (!ok) {
+    // Too many arguments: the count; else the required parameters left out.
+    if (!miscounted && !missing.empty()) report_missing_arguments(ast_.range(node), callee_name, missing);
     if (miscounted) {
       std::string expected = required == parameters.size()
                                  ? std::to_string(required)

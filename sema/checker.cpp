@@ -47,6 +47,16 @@ void Checker::raise_effect(Effect effect, SourceRange where) {
   }
 }
 
+void Checker::report_missing_arguments(SourceRange call, const std::string& callee,
+                                       const std::vector<std::string>& names) {
+  std::string text = names.size() == 1 ? "the argument " : "the arguments ";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += i + 1 == names.size() ? " and " : ", ";
+    text += "'" + names[i] + "'";
+  }
+  diags_.emit<diag::SemaMissingArgument>(call, callee, text);
+}
+
 std::optional<std::string> Checker::closest_name(std::string_view name,
                                                  const std::vector<std::string>& candidates) const {
   // Levenshtein distance, accepting at most a third of the name's length.
