@@ -195,6 +195,13 @@ Value Checker::check_call(NodeId node) {
       const FunctionInfo& callee_info = out_.functions[index];
       if (in_device() && callee_info.kind == FunctionKind::Helper) return check_helper_call(node, index);
       if (callee_info.kind == FunctionKind::Jit && !in_device()) return check_jit_call(node, index, children.subspan(1));
+      // `saxpy(x, y, a)` in graph code: a kernel runs on a grid, which the
+      // launch names (device code calling a kernel is reported below).
+      if (callee_info.kind == FunctionKind::Kernel && !in_device()) {
+        for (NodeId argument : children.subspan(1)) check_expression(argument);
+        diags_.emit<diag::SemaKernelLaunchConfig>(ast_.range(node), name_of(callee_info.name));
+        return Value{types_.error()};
+      }
       // A plain function called from graph code (a @jit function or the
       // program) is generic graph code too: instantiated per signature,
       // inlined when compiled.
