@@ -647,11 +647,26 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
 }
 
 void Checker::read_decorators(FunctionInfo& info, NodeId decorators) {
+  // The decorator that made the function a kernel or a @jit function: the
+  // other kind on the same function is an error (`@kernel @jit def f`),
+  // which the last one used to win silently.
+  NodeId kind_head;
+  std::string kind_path;
   for (NodeId decorator : ast_.children(decorators)) {
     NodeId head = ast_.child(decorator, 0);
     NodeId callee = ast_.kind(head) == NodeKind::Call ? ast_.child(head, 0) : head;
     std::string path = dotted_path_of(ast_, values_, callee);
     std::optional<Decorator> kind = lookup_decorator(path);
+    if (kind == Decorator::Kernel || kind == Decorator::KernelAutotune || kind == Decorator::Jit) {
+      FunctionKind made = kind == Decorator::Jit ? FunctionKind::Jit : FunctionKind::Kernel;
+      if (kind_head.valid() && made != info.kind) {
+        diags_.emit<diag::SemaConflictingDecorators>(ast_.range(head), path, kind_path)
+            .note<diag::NoteFirstDecorator>(ast_.range(kind_head), kind_path);
+        continue;
+      }
+      kind_head = head;
+      kind_path = path;
+    }
     switch (kind.value_or(Decorator::PrecisionPolicy)) {
       case Decorator::Kernel:
       case Decorator::KernelAutotune:
