@@ -685,7 +685,7 @@ void Checker::read_decorators(FunctionInfo& info, NodeId decorators) {
                        name_of(ast_.node(argument).payload) == "mesh") {
               read_jit_mesh(info, ast_.child(argument, 0));
             } else {
-              diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(argument), source_text(argument));
+              diags_.emit<diag::SemaUnknownJitOption>(ast_.range(argument), source_text(argument));
             }
           }
         }
