@@ -1100,7 +1100,13 @@ void Checker::check_statement(NodeId statement) {
       return;
     case NodeKind::FunctionDef:
     case NodeKind::ClassDef:
-      if (in_device()) diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a nested definition"));
+      if (in_device()) {
+        diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a nested definition"));
+      } else if (function_) {
+        // Graph code: JAX users write the loss inside the step; the name
+        // would otherwise be undefined at its use, with nothing at the def.
+        diags_.emit<diag::SemaNestedDefinition>(n.range, name_of(n.payload));
+      }
       return;
     case NodeKind::Pass:
     case NodeKind::TypeAlias:
