@@ -109,8 +109,10 @@ void Emitter::emit_atomic(Operation* op) {
   B code = B::BAD_BINOP;
   switch (ir::atomic_kind(*op)) {
     case ir::AtomicKind::Add: code = f ? B::FAdd : B::Add; break;
-    case ir::AtomicKind::Max: code = f ? B::FMax : s ? B::Max : B::UMax; break;
-    case ir::AtomicKind::Min: code = f ? B::FMin : s ? B::Min : B::UMin; break;
+    // Float max/min propagate NaN, as arith.maxf/minf do (LLVM's fmaximum:
+    // a compare-and-swap loop on both targets, neither has it in hardware).
+    case ir::AtomicKind::Max: code = f ? B::FMaximum : s ? B::Max : B::UMax; break;
+    case ir::AtomicKind::Min: code = f ? B::FMinimum : s ? B::Min : B::UMin; break;
     case ir::AtomicKind::Exch: code = B::Xchg; break;
     case ir::AtomicKind::And: code = B::And; break;
     case ir::AtomicKind::Or: code = B::Or; break;
