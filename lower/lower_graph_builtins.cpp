@@ -450,6 +450,9 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       }
       Value* extreme = reduce(x, is_max ? "max" : "min", {axis}, true);
       Value* hit = graph_elementwise("eq", {x, extreme}, call);
+      // A NaN is the extreme (max and min propagate it) and equals nothing:
+      // the first NaN, as NumPy's argmax/argmin.
+      if (is_float(compare)) hit = graph_elementwise("or", {hit, graph_elementwise("ne", {x, x}, call)}, call);
       std::vector<Value*> sizes;
       for (size_t d = 0; d < x->type().rank(); ++d)
         if (x->type().shape()[d] == kDynamic) sizes.push_back(graph_dim(x, static_cast<int64_t>(d)));

@@ -68,8 +68,17 @@ std::vector<NodeId> BuiltinCall::bind(std::initializer_list<const char*> paramet
     bound[static_cast<size_t>(it - parameters.begin())] = value;
   }
   size_t present = 0;
-  for (size_t i = 0; i < required; ++i) present += bound[i].valid() ? 1 : 0;
-  if (!ok || present < required) {
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < required; ++i) {
+    present += bound[i].valid() ? 1 : 0;
+    if (!bound[i].valid()) missing.emplace_back(parameters.begin()[i]);
+  }
+  if (ok && present < required) {
+    checker.report_missing_arguments(where, std::string(name), missing);
+    check_all_arguments();
+    return {};
+  }
+  if (!ok) {
     std::string expected = required == parameters.size()
                                ? std::to_string(required)
                                : std::to_string(required) + " to " + std::to_string(parameters.size());

@@ -354,6 +354,13 @@ Value Checker::check_call(NodeId node) {
       const FunctionInfo& callee_info = out_.functions[index];
       if (in_device() && callee_info.kind == FunctionKind::Helper) return check_helper_call(node, index);
       if (callee_info.kind == FunctionKind::Jit && !in_device()) return check_jit_call(node, index, children.subspan(1));
+      // `saxpy(x, y, a)` in graph code: a kernel runs on a grid, which the
+      // launch names (device code calling a kernel is reported below).
+      if (callee_info.kind == FunctionKind::Kernel && !in_device()) {
+        for (NodeId argument : children.subspan(1)) check_expression(argument);
+        diags_.emit<diag::SemaKernelLaunchConfig>(ast_.range(node), name_of(callee_info.name));
+        return Value{types_.error()};
+      }
       // A plain function called from graph code (a @jit function or the
       // program) is generic graph code too: instantiated per signature,
       // inlined when compiled.
@@ -509,12 +516,13 @@ Value Checker::check_helper_call(NodeId node, uint32_t index) {
   }
   size_t required = 0;
   for (NodeId parameter : parameters) required += ast_.child(parameter, 1).valid() ? 0 : 1;
+  std::vector<std::string> missing;
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (given[i]) continue;
     NodeId default_value = ast_.child(parameters[i], 1);
     if (!default_value.valid()) {
       ok = false;
-      miscounted = true;
+      missing.push_back(name_of(ast_.node(parameters[i]).payload));
       continue;
     }
     bound[i] = default_value;  // a constant (check_function requires it): typed in the callee
@@ -522,6 +530,8 @@ Value Checker::check_helper_call(NodeId node, uint32_t index) {
     if (auto c = constants_.find(default_value.index); c != constants_.end()) values[i].constant = c->second;
   }
   if (!ok) {
+    // Too many arguments: the count; else the required parameters left out.
+    if (!miscounted && !missing.empty()) report_missing_arguments(ast_.range(node), callee_name, missing);
     if (miscounted) {
       std::string expected = required == parameters.size()
                                  ? std::to_string(required)

@@ -128,6 +128,39 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
       ScalarType accum = types_.policy(types_.info(*a).policy)
                              .accum.value_or(types_.policy(types_.info(*c).policy).accum.value_or(ScalarType::F32));
       if (bound[2].valid()) accum = bc.require_dtype(bound[2], "accum").value_or(ScalarType::F32);
+      // a and b have one element type, which the accumulator holds exactly:
+      // a float of at least its width (fp8/fp6/fp4 compute in f32), or for
+      // integer tiles (int8 x int8 into i32) a wider signed integer or a float.
+      ScalarType ea = types_.info(*a).scalar, eb = types_.info(*c).scalar;
+      if (ea != eb) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "b", bc.name,
+                                            "a tile of a's element type '" + std::string(scalar_info(ea).name) + "'",
+                                            types_.to_string(*c));
+        return Value{types_.error()};
+      }
+      // What accumulates products of `from` elements: a float at least as
+      // wide (narrow formats decode to f32), or for integer tiles a float or
+      // a signed integer of twice their width or more (i8 x i8 into i32).
+      auto holds = [](ScalarType from, ScalarType to) {
+        const ScalarInfo &f = scalar_info(from), &t = scalar_info(to);
+        if (is_integer(from)) return is_float(to) || (t.category == ScalarCategory::SignedInt && t.bits >= 2 * f.bits);
+        if (!is_float(from) || !is_float(to)) return false;
+        if (from == to && f.bits >= 16) return true;  // f16 x f16 into f16 too
+        if (f.bits <= 16) return to == ScalarType::F32 || to == ScalarType::F64;
+        return to == ScalarType::F64;
+      };
+      if (!holds(ea, accum)) {
+        const ScalarInfo& e = scalar_info(ea);
+        std::string choices = is_integer(ea)                     ? "a signed integer of twice their width or more, f32 or f64"
+                              : e.bits == 16                     ? "'" + std::string(e.name) + "', f32 or f64"
+                              : e.bits < 16 || ea == ScalarType::F32 ? "f32 or f64"
+                                                                 : "f64";
+        diags_.emit<diag::SemaArgumentType>(bound[2].valid() ? ast_.range(bound[2]) : bc.where, "accum", bc.name,
+                                            "an accumulator for products of '" + std::string(e.name) + "' elements (" +
+                                                choices + ")",
+                                            std::string(scalar_info(accum).name));
+        return Value{types_.error()};
+      }
       auto da = types_.dims(*a), db = types_.dims(*c);
       if (da.size() != 2 || db.size() != 2) {
         diags_.emit<diag::SemaArgumentType>(bc.where, "a", bc.name, "two 2-D tiles", types_.to_string(*a));

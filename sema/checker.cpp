@@ -47,6 +47,16 @@ void Checker::raise_effect(Effect effect, SourceRange where) {
   }
 }
 
+void Checker::report_missing_arguments(SourceRange call, const std::string& callee,
+                                       const std::vector<std::string>& names) {
+  std::string text = names.size() == 1 ? "the argument " : "the arguments ";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += i + 1 == names.size() ? " and " : ", ";
+    text += "'" + names[i] + "'";
+  }
+  diags_.emit<diag::SemaMissingArgument>(call, callee, text);
+}
+
 std::optional<std::string> Checker::closest_name(std::string_view name,
                                                  const std::vector<std::string>& candidates) const {
   // Levenshtein distance, accepting at most a third of the name's length.
@@ -637,11 +647,26 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
 }
 
 void Checker::read_decorators(FunctionInfo& info, NodeId decorators) {
+  // The decorator that made the function a kernel or a @jit function: the
+  // other kind on the same function is an error (`@kernel @jit def f`),
+  // which the last one used to win silently.
+  NodeId kind_head;
+  std::string kind_path;
   for (NodeId decorator : ast_.children(decorators)) {
     NodeId head = ast_.child(decorator, 0);
     NodeId callee = ast_.kind(head) == NodeKind::Call ? ast_.child(head, 0) : head;
     std::string path = dotted_path_of(ast_, values_, callee);
     std::optional<Decorator> kind = lookup_decorator(path);
+    if (kind == Decorator::Kernel || kind == Decorator::KernelAutotune || kind == Decorator::Jit) {
+      FunctionKind made = kind == Decorator::Jit ? FunctionKind::Jit : FunctionKind::Kernel;
+      if (kind_head.valid() && made != info.kind) {
+        diags_.emit<diag::SemaConflictingDecorators>(ast_.range(head), path, kind_path)
+            .note<diag::NoteFirstDecorator>(ast_.range(kind_head), kind_path);
+        continue;
+      }
+      kind_head = head;
+      kind_path = path;
+    }
     switch (kind.value_or(Decorator::PrecisionPolicy)) {
       case Decorator::Kernel:
       case Decorator::KernelAutotune:
@@ -660,7 +685,7 @@ void Checker::read_decorators(FunctionInfo& info, NodeId decorators) {
                        name_of(ast_.node(argument).payload) == "mesh") {
               read_jit_mesh(info, ast_.child(argument, 0));
             } else {
-              diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(argument), source_text(argument));
+              diags_.emit<diag::SemaUnknownJitOption>(ast_.range(argument), source_text(argument));
             }
           }
         }
@@ -1075,7 +1100,13 @@ void Checker::check_statement(NodeId statement) {
       return;
     case NodeKind::FunctionDef:
     case NodeKind::ClassDef:
-      if (in_device()) diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a nested definition"));
+      if (in_device()) {
+        diags_.emit<diag::SemaUnsupportedInKernel>(n.range, std::string("a nested definition"));
+      } else if (function_) {
+        // Graph code: JAX users write the loss inside the step; the name
+        // would otherwise be undefined at its use, with nothing at the def.
+        diags_.emit<diag::SemaNestedDefinition>(n.range, name_of(n.payload));
+      }
       return;
     case NodeKind::Pass:
     case NodeKind::TypeAlias:

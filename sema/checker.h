@@ -123,6 +123,10 @@ class Checker {
   }
   void raise_effect(Effect effect, SourceRange where);
   std::optional<std::string> closest_name(std::string_view name, const std::vector<std::string>& candidates) const;
+  // A call with a required parameter neither passed nor defaulted, though
+  // not too many arguments (`f(b=x)` of `f(a, b=1)`): sema.missing-argument
+  // naming them, as Python's "missing 1 required positional argument: 'a'".
+  void report_missing_arguments(SourceRange call, const std::string& callee, const std::vector<std::string>& names);
   uint32_t module_id(const std::string& path);
   const std::string& module_path(uint32_t id) const { return module_paths_[id]; }
   // Device code: a kernel, or a helper that kernels call (sema.h,

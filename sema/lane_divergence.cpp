@@ -313,6 +313,17 @@ class Divergence {
   void check_expression(NodeId node, const std::vector<Reason>& reasons) {
     if (!node.valid()) return;
     const Node& n = ast_.node(node);
+    if (n.kind == NodeKind::IfExp || n.kind == NodeKind::BoolOp) {
+      // `a if c else b`, `x and y`, `x or y` evaluate their other operands
+      // only on the lanes the first one selects (Python's rule; lowered to
+      // scf.if): control flow on the first operand, as an `if` statement.
+      auto children = ast_.children(node);
+      check_expression(children[0], reasons);
+      std::vector<Reason> inner = reasons;
+      if (Level l = level(children[0]); l != Level::Uniform) inner.push_back({Reason::Kind::Condition, l, children[0]});
+      for (NodeId child : children.subspan(1)) check_expression(child, inner);
+      return;
+    }
     for (NodeId child : ast_.children(node)) check_expression(child, reasons);
     if (n.kind != NodeKind::Call) return;
     if (auto builtin = builtin_callee(node)) {

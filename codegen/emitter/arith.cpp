@@ -40,12 +40,24 @@ void Emitter::emit_float_intrinsic(Operation* op, llvm::Intrinsic::ID id) {
   emit_intrinsic(op, id);
 }
 
-void Emitter::emit_floor_div(Operation* op) {
-  // Round toward negative infinity: q - (r != 0 && (r < 0) != (b < 0)).
+std::pair<llvm::Value*, llvm::Value*> Emitter::signed_div_rem(llvm::Value* a, llvm::Value* b) {
+  // Divide by 1 instead of -1 and negate (wrapping: INT_MIN stays INT_MIN);
+  // the remainder by 1 is 0, as by -1. A divisor that is a constant other
+  // than -1 folds the selects away.
+  llvm::Type* t = a->getType();
+  llvm::Value* by_minus_one = builder_.CreateICmpEQ(b, llvm::Constant::getAllOnesValue(t));
+  llvm::Value* divisor = builder_.CreateSelect(by_minus_one, llvm::ConstantInt::get(t, 1), b);
+  llvm::Value* q = builder_.CreateSelect(by_minus_one, builder_.CreateNeg(a), builder_.CreateSDiv(a, divisor));
+  return {q, builder_.CreateSRem(a, divisor)};
+}
+
+void Emitter::emit_signed_division(Operation* op) {
   llvm::Value *a = get(op->operand(0)), *b = get(op->operand(1));
-  llvm::Value* q = builder_.CreateSDiv(a, b);
-  llvm::Value* r = builder_.CreateSRem(a, b);
-  llvm::Value* zero = llvm::ConstantInt::get(a->getType(), 0);
+  auto [q, r] = signed_div_rem(a, b);
+  if (op->is(OpKind::DivSI)) return set(op->result(), q);
+  if (op->is(OpKind::RemSI)) return set(op->result(), r);
+  // floordivsi rounds toward negative infinity: q - (r != 0 && (r < 0) != (b < 0)).
+  llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
   llvm::Value* adjust = builder_.CreateAnd(builder_.CreateICmpNE(r, zero),
                                            builder_.CreateXor(builder_.CreateICmpSLT(r, zero), builder_.CreateICmpSLT(b, zero)));
   set(op->result(), builder_.CreateSub(q, builder_.CreateZExt(adjust, a->getType())));

@@ -365,11 +365,11 @@ void Emitter::emit(Operation* op) {
     case OpKind::AddI: return emit_binary(op, llvm::Instruction::Add);
     case OpKind::SubI: return emit_binary(op, llvm::Instruction::Sub);
     case OpKind::MulI: return emit_binary(op, llvm::Instruction::Mul);
-    case OpKind::DivSI: return emit_binary(op, llvm::Instruction::SDiv);
+    case OpKind::DivSI: return emit_signed_division(op);
     case OpKind::DivUI: return emit_binary(op, llvm::Instruction::UDiv);
-    case OpKind::RemSI: return emit_binary(op, llvm::Instruction::SRem);
+    case OpKind::RemSI: return emit_signed_division(op);
     case OpKind::RemUI: return emit_binary(op, llvm::Instruction::URem);
-    case OpKind::FloorDivSI: return emit_floor_div(op);
+    case OpKind::FloorDivSI: return emit_signed_division(op);
     case OpKind::MinSI: return emit_intrinsic(op, llvm::Intrinsic::smin);
     case OpKind::MaxSI: return emit_intrinsic(op, llvm::Intrinsic::smax);
     case OpKind::MinUI: return emit_intrinsic(op, llvm::Intrinsic::umin);
@@ -385,8 +385,8 @@ void Emitter::emit(Operation* op) {
     case OpKind::MulF: return emit_float_binary(op, llvm::Instruction::FMul);
     case OpKind::DivF: return emit_float_binary(op, llvm::Instruction::FDiv);
     case OpKind::RemF: return emit_float_binary(op, llvm::Instruction::FRem);
-    case OpKind::MinF: return emit_float_intrinsic(op, llvm::Intrinsic::minnum);
-    case OpKind::MaxF: return emit_float_intrinsic(op, llvm::Intrinsic::maxnum);
+    case OpKind::MinF: return emit_float_intrinsic(op, llvm::Intrinsic::minimum);
+    case OpKind::MaxF: return emit_float_intrinsic(op, llvm::Intrinsic::maximum);
     case OpKind::NegF: return emit_negate(op);
     case OpKind::CmpI:
     case OpKind::CmpF: return emit_compare(op);

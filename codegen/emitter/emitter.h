@@ -186,7 +186,12 @@ class Emitter {
   // An intrinsic overloaded on the first operand's type, of every operand.
   void emit_intrinsic(Operation* op, llvm::Intrinsic::ID id);
   void emit_float_intrinsic(Operation* op, llvm::Intrinsic::ID id);
-  void emit_floor_div(Operation* op);
+  // arith.divsi, remsi, floordivsi: with x / -1 defined (below).
+  void emit_signed_division(Operation* op);
+  // The quotient (toward zero) and remainder of a / b, with a divisor of -1
+  // giving -a wrapped and 0, where LLVM's sdiv and srem are undefined for
+  // INT_MIN / -1 (x86's idiv traps).
+  std::pair<llvm::Value*, llvm::Value*> signed_div_rem(llvm::Value* a, llvm::Value* b);
   void emit_negate(Operation* op);
   void emit_abs_int(Operation* op);
   void emit_compare(Operation* op);

@@ -119,8 +119,15 @@ llvm::Value* Emitter::decode_narrow(const numerics::Format& format, llvm::Value*
 }
 
 llvm::Value* Emitter::widen_to(llvm::Value* v, ScalarType from, llvm::Type* accum) {
+  // Integer tiles (int8 x int8 into i32, as the tensor cores' IMMA):
+  // extended by their signedness, or converted to a float accumulator.
+  if (is_integer(from)) {
+    bool is_signed = scalar_info(from).category == ScalarCategory::SignedInt;
+    if (accum->isIntegerTy()) return is_signed ? builder_.CreateSExtOrTrunc(v, accum) : builder_.CreateZExtOrTrunc(v, accum);
+    return is_signed ? builder_.CreateSIToFP(v, accum) : builder_.CreateUIToFP(v, accum);
+  }
   if (const numerics::Format* format = narrow_float_format(from)) v = decode_narrow(*format, v);
-  return builder_.CreateFPExt(v, accum);
+  return v->getType() == accum ? v : builder_.CreateFPExt(v, accum);
 }
 
 llvm::Type* Emitter::f32_like(llvm::Value* v) {

@@ -127,7 +127,8 @@ void Emitter::emit_mma(Operation* op) {
     llvm::Value* x = widen_to(load_element(a_address, a_type, op, a_bit), a_type.scalar(), accum);
     llvm::Value* y = widen_to(load_element(b_address, b_type, op, b_bit), b_type.scalar(), accum);
     llvm::Value* c = builder_.CreateExtractElement(next, builder_.getInt64(j));
-    llvm::Value* sum = intrinsic(llvm::Intrinsic::fma, {x, y, c}, {accum});
+    llvm::Value* sum = accum->isIntegerTy() ? builder_.CreateAdd(builder_.CreateMul(x, y), c)
+                                            : intrinsic(llvm::Intrinsic::fma, {x, y, c}, {accum});
     next = builder_.CreateInsertElement(next, sum, builder_.getInt64(j));
   }
   set(op->result(), end_k_loop(k, acc, 1, next));

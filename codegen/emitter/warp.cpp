@@ -14,7 +14,8 @@ llvm::Value* Emitter::combine(ir::WarpReduceKind kind, llvm::Value* a, llvm::Val
     case ir::WarpReduceKind::Max: max = true; break;
     case ir::WarpReduceKind::Min: break;
   }
-  if (f) return intrinsic(max ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, {a, b}, {a->getType()});
+  // NaN propagates, as through arith.maxf/minf (docs/ir/core.md).
+  if (f) return intrinsic(max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, {a, b}, {a->getType()});
   bool s = is_signed(t);
   llvm::Intrinsic::ID id = max ? (s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax)
                                : (s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin);
@@ -108,8 +109,10 @@ void Emitter::emit_atomic(Operation* op) {
   B code = B::BAD_BINOP;
   switch (ir::atomic_kind(*op)) {
     case ir::AtomicKind::Add: code = f ? B::FAdd : B::Add; break;
-    case ir::AtomicKind::Max: code = f ? B::FMax : s ? B::Max : B::UMax; break;
-    case ir::AtomicKind::Min: code = f ? B::FMin : s ? B::Min : B::UMin; break;
+    // Float max/min propagate NaN, as arith.maxf/minf do (LLVM's fmaximum:
+    // a compare-and-swap loop on both targets, neither has it in hardware).
+    case ir::AtomicKind::Max: code = f ? B::FMaximum : s ? B::Max : B::UMax; break;
+    case ir::AtomicKind::Min: code = f ? B::FMinimum : s ? B::Min : B::UMin; break;
     case ir::AtomicKind::Exch: code = B::Xchg; break;
     case ir::AtomicKind::And: code = B::And; break;
     case ir::AtomicKind::Or: code = B::Or; break;

@@ -315,7 +315,8 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
     case ElementwiseOp::Sigmoid: return sigmoid(kb, a);
     case ElementwiseOp::Relu: {
       Value* zero = kb.constant(0.0, t);
-      return kb.select(cmp(kb, a, zero, "sgt", "ugt", "ogt"), a, zero);
+      // NaN stays NaN (np.maximum(x, 0), PyTorch's relu): unordered or greater.
+      return kb.select(cmp(kb, a, zero, "sgt", "ugt", "ugt"), a, zero);
     }
     case ElementwiseOp::Gelu: {
       // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
