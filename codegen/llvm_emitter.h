@@ -30,18 +30,6 @@ enum class DebugInfo : uint8_t {
   Full,        // -g: the same line tables (variables are future work); implies -O0 in the driver
 };
 
-// Which kernels a GPU module holds: all of them (each kernel and, for a
-// kernel with tensor parameters, its contiguous variant), or one of two
-// disjoint parts that together hold the same entries, so that LLVM can make
-// their PTX at once on two threads, each part in its own LLVMContext, and
-// ptxas assemble both into one cubin (driver/gpu_code.cpp). Each part holds
-// every device function the kernels call (internal: one copy per part).
-enum class KernelVariants : uint8_t {
-  All,
-  General,     // each kernel as it is, no contiguous variants
-  Contiguous,  // only the contiguous variants
-};
-
 // Whether any kernel of `module` gets a contiguous variant in GPU code.
 bool has_contiguous_variants(ir::Operation* module);
 
@@ -52,8 +40,7 @@ bool has_contiguous_variants(ir::Operation* module);
 // backend cannot emit yet.
 std::unique_ptr<llvm::Module> emit_nvptx_module(ir::Operation* module, llvm::LLVMContext& context,
                                                 const GpuArch& arch, DiagnosticEngine& diags,
-                                                DebugInfo debug = DebugInfo::None, bool bounds_check = false,
-                                                KernelVariants variants = KernelVariants::All);
+                                                DebugInfo debug = DebugInfo::None, bool bounds_check = false);
 
 // The CPU target (docs/cpu-target.md, docs/abi.md): the same Tile IR for the
 // host. Each kernel becomes `__tessera_cpu_<name>(void** args, const

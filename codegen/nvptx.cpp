@@ -116,10 +116,6 @@ std::optional<std::string> emit_ptx(llvm::Module& module, const PtxOptions& opti
   auto machine = target_machine(options.arch, options.opt_level, error);
   if (!machine) return "cannot create the NVPTX target: " + error;
   if (auto failure = optimize_with(module, *machine, options)) return failure;
-  if (!options.local_suffix.empty())
-    for (llvm::GlobalValue& value : module.global_values())
-      if (value.hasLocalLinkage())
-        value.setName((value.hasName() ? value.getName().str() : std::string("unnamed")) + options.local_suffix);
   llvm::raw_string_ostream out(ptx);
   llvm::buffer_ostream buffered(out);
   llvm::legacy::PassManager passes;
@@ -130,26 +126,6 @@ std::optional<std::string> emit_ptx(llvm::Module& module, const PtxOptions& opti
     return std::string("the NVPTX backend cannot emit PTX");
   passes.run(module);
   return std::nullopt;
-}
-
-namespace {
-
-// The end of a PTX module's header: just after its .address_size line, or
-// npos.
-size_t header_end(const std::string& ptx) {
-  size_t at = ptx.find("\n.address_size ");
-  if (at == std::string::npos) return at;
-  size_t line_end = ptx.find('\n', at + 1);
-  return line_end == std::string::npos ? ptx.size() : line_end + 1;
-}
-
-}  // namespace
-
-std::optional<std::string> join_ptx_modules(const std::string& first, const std::string& second) {
-  size_t first_header = header_end(first), second_header = header_end(second);
-  if (first_header == std::string::npos || second_header == std::string::npos) return std::nullopt;
-  if (first.compare(0, first_header, second, 0, second_header) != 0) return std::nullopt;
-  return first + second.substr(second_header);
 }
 
 }  // namespace tessera::codegen

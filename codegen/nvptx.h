@@ -16,10 +16,6 @@ struct PtxOptions {
   GpuArch arch;
   int opt_level = 3;            // -O0 .. -O3
   std::string libdevice_path;   // libdevice.10.bc (find_libdevice); empty when there is none
-  // Appended to every internal symbol (device functions, libdevice's,
-  // constants) once the module is optimised, so that its PTX can join
-  // another module's (join_ptx_modules); empty: names unchanged.
-  std::string local_suffix;
 };
 
 // Where libdevice is, or empty when it cannot be found.
@@ -34,12 +30,6 @@ inline std::string cuda_root_or_default(const std::string& cuda_path) {
 // `opt_level` and prints PTX. Returns an error message on failure (the PTX
 // goes to `ptx`).
 std::optional<std::string> emit_ptx(llvm::Module& module, const PtxOptions& options, std::string& ptx);
-
-// One PTX module holding the entries of `first` and then `second`, two
-// modules emit_ptx made for the same architecture and options, the second
-// with a local_suffix: its header (up to .address_size, the same as the
-// first's) is dropped. Nullopt when the headers differ or are not found.
-std::optional<std::string> join_ptx_modules(const std::string& first, const std::string& second);
 
 // Optimises the module in place (the -O pipeline, for --emit=llvm).
 std::optional<std::string> optimize_for_nvptx(llvm::Module& module, const PtxOptions& options);

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
-#include <thread>
 
 #include "codegen/llvm_emitter.h"
 #include "codegen/nvjitlink.h"
@@ -32,15 +31,6 @@ codegen::DebugInfo debug_info(const CodegenOptions& options) {
 int gpu_opt_level(const CodegenOptions& options) { return options.debug == DebugLevel::Full ? 0 : options.opt_level; }
 
 std::string cuda_root(const CodegenOptions& options) { return codegen::cuda_root_or_default(options.toolkit.cuda_path); }
-
-// Tile IR -> the LLVM module of `variants` for one architecture, in
-// `context`; null after an error.
-std::unique_ptr<llvm::Module> emit_llvm(ir::Operation* module, const codegen::GpuArch& arch,
-                                        codegen::KernelVariants variants, llvm::LLVMContext& context,
-                                        const CodegenOptions& options, DiagnosticEngine& diags) {
-  return codegen::emit_nvptx_module(module, context, arch, diags, debug_info(options), options.bounds_check,
-                                    variants);
-}
 
 codegen::PtxOptions ptx_options(const codegen::GpuArch& arch, const CodegenOptions& options) {
   codegen::PtxOptions ptx{arch, gpu_opt_level(options), ""};
@@ -68,7 +58,7 @@ std::optional<std::string> generate(ir::Operation* module, const codegen::GpuArc
                                     const CodegenOptions& options, DiagnosticEngine& diags) {
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvm_module =
-      emit_llvm(module, arch, codegen::KernelVariants::All, context, options, diags);
+      codegen::emit_nvptx_module(module, context, arch, diags, debug_info(options), options.bounds_check);
   if (!llvm_module) return std::nullopt;
   codegen::PtxOptions ptx_opts = ptx_options(arch, options);
   std::string text;
@@ -77,45 +67,6 @@ std::optional<std::string> generate(ir::Operation* module, const codegen::GpuArc
   if (!check_llvm(error, *llvm_module, options, diags)) return std::nullopt;
   if (!ptx) llvm::raw_string_ostream(text) << *llvm_module;
   return text;
-}
-
-// Whether the PTX is made in two parts at once (KernelVariants): there are
-// contiguous variants, and no -g or -lineinfo (their line tables would be
-// split). Not by the number of cores: the PTX is the same on every machine.
-bool split_variants(ir::Operation* module, const CodegenOptions& options) {
-  return options.debug == DebugLevel::None && codegen::has_contiguous_variants(module);
-}
-
-// The PTX of one architecture made in two parts, the general kernels and the
-// contiguous variants, which LLVM optimises and prints at once, each in its
-// own context (this thread and one more), then joined into one module: the
-// second part's internal symbols carry a suffix, and its header (.version,
-// .target, .address_size: the same as the first's) is dropped. Nullopt after
-// an error.
-std::optional<std::string> split_ptx(ir::Operation* module, const codegen::GpuArch& arch,
-                                     const CodegenOptions& options, DiagnosticEngine& diags) {
-  // The Tile IR is read on this thread only: both LLVM modules are made
-  // first (the cheap part), then optimised and printed at once.
-  llvm::LLVMContext general_context, variant_context;
-  std::unique_ptr<llvm::Module> general =
-      emit_llvm(module, arch, codegen::KernelVariants::General, general_context, options, diags);
-  if (!general) return std::nullopt;
-  std::unique_ptr<llvm::Module> variants =
-      emit_llvm(module, arch, codegen::KernelVariants::Contiguous, variant_context, options, diags);
-  if (!variants) return std::nullopt;
-  codegen::PtxOptions general_options = ptx_options(arch, options);
-  codegen::PtxOptions variant_options = general_options;
-  variant_options.local_suffix = "$contiguous";
-  std::string general_ptx, variant_ptx;
-  std::optional<std::string> variant_error;
-  std::thread variant_thread([&] { variant_error = codegen::emit_ptx(*variants, variant_options, variant_ptx); });
-  std::optional<std::string> general_error = codegen::emit_ptx(*general, general_options, general_ptx);
-  variant_thread.join();
-  if (!check_llvm(general_error, *general, options, diags) || !check_llvm(variant_error, *variants, options, diags))
-    return std::nullopt;
-  std::optional<std::string> joined = codegen::join_ptx_modules(general_ptx, variant_ptx);
-  if (!joined) internal_error("codegen", "the two PTX parts for " + arch.name() + " have different headers");
-  return joined;
 }
 
 // What turns PTX into a cubin: libnvJitLink in this process, or ptxas run
@@ -273,7 +224,6 @@ std::optional<std::string> gpu_llvm_ir(ir::Operation* module, const codegen::Gpu
 
 std::optional<std::string> gpu_ptx(ir::Operation* module, const codegen::GpuArch& arch, const CodegenOptions& options,
                                    DiagnosticEngine& diags) {
-  if (split_variants(module, options)) return split_ptx(module, arch, options, diags);
   return generate(module, arch, true, options, diags);
 }
 

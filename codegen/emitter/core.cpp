@@ -15,7 +15,7 @@
 namespace tessera::codegen {
 namespace emitter {
 
-std::unique_ptr<llvm::Module> Emitter::run(TargetHooks& target, KernelVariants variants) {
+std::unique_ptr<llvm::Module> Emitter::run(TargetHooks& target) {
   target_ = &target;
   module_ = std::make_unique<llvm::Module>("tessera", context_);
   target_->set_up_module(*module_);
@@ -30,13 +30,9 @@ std::unique_ptr<llvm::Module> Emitter::run(TargetHooks& target, KernelVariants v
     if (!target_->host_code()) host.clear();
     for (Operation* f : functions) declare(f);
     for (Operation* f : host) declare_host(f);
-    // The contiguous part defines no kernel as it is; their declarations
-    // are dropped once every variant is made.
-    bool variants_only = variants == KernelVariants::Contiguous && target_->contiguous_variants();
-    for (Operation* f : functions)
-      if (!variants_only || !f->has_attr("kernel")) define(f, functions_.at(std::string(f->symbol_name())), false);
+    for (Operation* f : functions) define(f, functions_.at(std::string(f->symbol_name())), false);
     for (Operation* f : host) define_host(f);
-    if (target_->contiguous_variants() && variants != KernelVariants::General)
+    if (target_->contiguous_variants())
       for (Operation* f : functions) {
         if (!has_contiguous_variant(f)) continue;
         llvm::Function* general = functions_.at(std::string(f->symbol_name()));
@@ -44,9 +40,6 @@ std::unique_ptr<llvm::Module> Emitter::run(TargetHooks& target, KernelVariants v
         variant->setName(contiguous_variant_name(f->symbol_name()));
         define(f, variant, true);
       }
-    if (variants_only)
-      for (Operation* f : functions)
-        if (f->has_attr("kernel")) functions_.at(std::string(f->symbol_name()))->eraseFromParent();
     target_->finish_module();
     if (!host.empty()) emit_host_table();
   } catch (Unsupported&) {
@@ -584,9 +577,9 @@ std::string contiguous_variant_name(std::string_view kernel) {
 
 std::unique_ptr<llvm::Module> emit_nvptx_module(ir::Operation* module, llvm::LLVMContext& context,
                                                 const GpuArch& arch, DiagnosticEngine& diags, DebugInfo debug,
-                                                bool bounds_check, KernelVariants variants) {
+                                                bool bounds_check) {
   emitter::Emitter emitter(module, context, diags, debug, bounds_check);
-  return emitter.run(*emitter::make_nvptx_hooks(emitter, arch), variants);
+  return emitter.run(*emitter::make_nvptx_hooks(emitter, arch));
 }
 
 bool has_contiguous_variants(ir::Operation* module) {

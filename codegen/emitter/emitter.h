@@ -74,8 +74,7 @@ class Emitter {
         builder_(context) {}
 
   // The module for `target`, or null after a codegen.unsupported diagnostic.
-  // `variants` chooses the part of a GPU module (llvm_emitter.h).
-  std::unique_ptr<llvm::Module> run(TargetHooks& target, KernelVariants variants = KernelVariants::All);
+  std::unique_ptr<llvm::Module> run(TargetHooks& target);
   // Whether kernel `f` gets a contiguous variant (its tensor parameters).
   static bool has_contiguous_variant(Operation* f);
 
