@@ -32,26 +32,6 @@ int gpu_opt_level(const CodegenOptions& options) { return options.debug == Debug
 
 std::string cuda_root(const CodegenOptions& options) { return codegen::cuda_root_or_default(options.toolkit.cuda_path); }
 
-codegen::PtxOptions ptx_options(const codegen::GpuArch& arch, const CodegenOptions& options) {
-  codegen::PtxOptions ptx{arch, gpu_opt_level(options), ""};
-  ptx.libdevice_path = codegen::find_libdevice(cuda_root(options));  // empty when absent
-  return ptx;
-}
-
-// Reports what emit_ptx or optimize_for_nvptx returned; false after an error.
-bool check_llvm(const std::optional<std::string>& error, const llvm::Module& llvm_module,
-                const CodegenOptions& options, DiagnosticEngine& diags) {
-  if (!error) return true;
-  if (*error == "libdevice") {
-    std::string first;
-    for (const llvm::Function& f : llvm_module)
-      if (f.isDeclaration() && f.getName().starts_with("__nv_")) first = f.getName().str().substr(5);
-    diags.emit_global<diag::CodegenNoLibdevice>(first, cuda_root(options) + "/nvvm/libdevice/libdevice.10.bc");
-    return false;
-  }
-  internal_error("codegen", *error);
-}
-
 // Tile IR -> LLVM IR (printed, optimised at -O) or PTX for one architecture;
 // nullopt after an error.
 std::optional<std::string> generate(ir::Operation* module, const codegen::GpuArch& arch, bool ptx,
@@ -60,11 +40,20 @@ std::optional<std::string> generate(ir::Operation* module, const codegen::GpuArc
   std::unique_ptr<llvm::Module> llvm_module =
       codegen::emit_nvptx_module(module, context, arch, diags, debug_info(options), options.bounds_check);
   if (!llvm_module) return std::nullopt;
-  codegen::PtxOptions ptx_opts = ptx_options(arch, options);
+  codegen::PtxOptions ptx_options{arch, gpu_opt_level(options), ""};
+  std::string root = cuda_root(options);
+  ptx_options.libdevice_path = codegen::find_libdevice(root);  // empty when absent
   std::string text;
-  std::optional<std::string> error = ptx ? codegen::emit_ptx(*llvm_module, ptx_opts, text)
-                                         : codegen::optimize_for_nvptx(*llvm_module, ptx_opts);
-  if (!check_llvm(error, *llvm_module, options, diags)) return std::nullopt;
+  std::optional<std::string> error = ptx ? codegen::emit_ptx(*llvm_module, ptx_options, text)
+                                         : codegen::optimize_for_nvptx(*llvm_module, ptx_options);
+  if (error && *error == "libdevice") {
+    std::string first;
+    for (const llvm::Function& f : *llvm_module)
+      if (f.isDeclaration() && f.getName().starts_with("__nv_")) first = f.getName().str().substr(5);
+    diags.emit_global<diag::CodegenNoLibdevice>(first, root + "/nvvm/libdevice/libdevice.10.bc");
+    return std::nullopt;
+  }
+  if (error) internal_error("codegen", *error);
   if (!ptx) llvm::raw_string_ostream(text) << *llvm_module;
   return text;
 }
@@ -136,7 +125,7 @@ class AssemblyJob {
     std::vector<std::string> ptxas_options = options.toolkit.ptxas_options;
     if (options.debug == DebugLevel::Full) ptxas_options.insert(ptxas_options.begin(), "-g");  // device debugging
     else if (options.debug == DebugLevel::LineTables) ptxas_options.insert(ptxas_options.begin(), "-lineinfo");
-    // Entries assembled on two threads (docs/codegen.md, "Compile time"):
+    // Entries assembled on two threads (docs/codegen.md, "Two entries on two cores"):
     // the cubin is the same from run to run, and its code and registers the
     // same as from one thread; unless the user chose a number.
     bool user_split = std::any_of(ptxas_options.begin(), ptxas_options.end(), [](const std::string& o) {
