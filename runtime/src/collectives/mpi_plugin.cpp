@@ -336,6 +336,16 @@ class Watchdog {
   bool started_ = false;
 };
 
+// Runs one MPI call, one thread at a time unless MPI is thread-multiple;
+// its return code.
+template <class Call>
+int serialized(Call mpi_call) {
+  InsideMpi inside_mpi;
+  if (thread_multiple) return mpi_call();
+  std::lock_guard lock(serial_mutex);
+  return mpi_call();
+}
+
 // Runs one MPI call that waits for other ranks under the watchdog (when the
 // call has a timeout), and names its error.
 template <class Call>
@@ -347,14 +357,7 @@ int guarded(const char* function, const tessMpiCall* call, Call mpi_call) {
                                                             std::chrono::duration<double>(call->timeout_seconds));
     Watchdog::instance().arm(&watch);
   }
-  int rc;
-  InsideMpi inside_mpi;
-  if (thread_multiple) {
-    rc = mpi_call();
-  } else {
-    std::lock_guard lock(serial_mutex);
-    rc = mpi_call();
-  }
+  int rc = serialized(mpi_call);
   if (watched) Watchdog::instance().disarm(&watch);
   if (rc != MPI_SUCCESS) return mpi_failure(function, rc);
   return 0;
@@ -614,14 +617,7 @@ namespace {
 // Runs one non-blocking MPI call (it waits for no other rank: no watchdog).
 template <class Call>
 int started(const char* function, Call mpi_call) {
-  InsideMpi inside_mpi;
-  int rc;
-  if (thread_multiple) {
-    rc = mpi_call();
-  } else {
-    std::lock_guard lock(serial_mutex);
-    rc = mpi_call();
-  }
+  int rc = serialized(mpi_call);
   if (rc != MPI_SUCCESS) return mpi_failure(function, rc);
   return 0;
 }
