@@ -606,6 +606,22 @@ void Lowering::lower_assign(NodeId statement) {
 void Lowering::lower_aug_assign(NodeId statement) {
   NodeId target = ast_.child(statement, 0), value_node = ast_.child(statement, 1);
   auto op = static_cast<BinaryOperator>(ast_.node(statement).op);
+  if (ast_.kind(target) == NodeKind::Name && graph_ && is_string_node(target)) {
+    // `s += "x"`, `s *= 2`: the string built again (lower_strings.cpp).
+    Text text = lower_text(target);
+    if (op == BinaryOperator::Add) {
+      text.append(lower_text(value_node));
+    } else {
+      std::optional<int64_t> count = constant_of(value_node);
+      if (!count) count = folded_int(value(value_node));
+      if (op != BinaryOperator::Mul || !count) unsupported(statement, "this augmented assignment to a string");
+      Text once = text;
+      text = Text{};
+      for (int64_t i = 0; i < *count; ++i) text.append(once);
+    }
+    env_[ast_.node(target).payload] = Bound{nullptr, {}, {}, nullptr, std::make_shared<const Text>(std::move(text))};
+    return;
+  }
   if (ast_.kind(target) == NodeKind::Name) {
     Value* current = lower_name(target, {});
     if (graph_ && current->type().is(TypeKind::Tensor)) {
@@ -672,7 +688,8 @@ std::vector<uint32_t> Lowering::carried_names(std::span<const NodeId> bodies, st
     auto it = env_.find(name);
     if (it == env_.end()) continue;
     if (!it->second.is_value())
-      unsupported(where, "reassigning the list '" + name_of(name) + "' inside " + std::string(construct));
+      unsupported(where, std::string(it->second.text ? "reassigning the string '" : "reassigning the list '") +
+                             name_of(name) + "' inside " + std::string(construct));
     carried.push_back(name);
   }
   return carried;
@@ -683,9 +700,13 @@ std::vector<uint32_t> Lowering::carried_names(std::span<const NodeId> bodies, st
 void Lowering::restore_env(std::unordered_map<uint32_t, Bound> saved) { env_ = std::move(saved); }
 
 // An `if` condition of constants: constant_of, or one comparison of two
-// (`SAVE == 1`, which sema types but does not compute).
-std::optional<int64_t> Lowering::constant_condition(NodeId condition) const {
+// (`SAVE == 1`, which sema types but does not compute; `MODE == "train"`).
+std::optional<int64_t> Lowering::constant_condition(NodeId condition) {
   if (ast_.kind(condition) != NodeKind::Compare) return constant_of(condition);
+  if (graph_ && is_string_node(ast_.child(condition, 0))) {
+    std::optional<bool> equal = compare_texts(condition);
+    if (equal) return *equal ? 1 : 0;
+  }
   if (ast_.node(condition).flags & 1) return std::nullopt;  // a chain
   std::optional<int64_t> a = constant_of(ast_.child(condition, 0)), b = constant_of(ast_.child(condition, 1));
   if (!a || !b) return std::nullopt;

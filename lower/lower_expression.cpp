@@ -80,7 +80,7 @@ Type Lowering::common_type(NodeId a, NodeId b) {
 std::string Lowering::expression_phrase(NodeId e) const {
   switch (ast_.kind(e)) {
     case NodeKind::StringLiteral: return "a string";
-    case NodeKind::FString: return "an f-string other than in print(...)";
+    case NodeKind::FString: return "an f-string in a kernel";
     case NodeKind::NoneLiteral: return "None as a value";
     case NodeKind::EllipsisLiteral: return "'...' as a value";
     case NodeKind::Lambda: return "a lambda";
@@ -168,6 +168,12 @@ Bound Lowering::lower(NodeId e, Type want) {
       return result;
     }
   }
+  // A string of graph code: text and values to format (lower_strings.cpp).
+  if (graph_ && is_string_node(e)) {
+    result.text = std::make_shared<const Text>(lower_text(e));
+    builder_.set_location(saved);
+    return result;
+  }
   switch (ast_.kind(e)) {
     case NodeKind::Name:
       // A name bound to a tuple (`grads` of `loss, grads = value_and_grad(...)(...)`).
@@ -185,12 +191,7 @@ Bound Lowering::lower(NodeId e, Type want) {
     case NodeKind::FloatLiteral:
     case NodeKind::BoolLiteral: result.value = lower_literal(e, want); break;
     case NodeKind::BinaryOp:
-      if (node_type(e).valid() && typed_.types.kind(node_type(e)) == sema::TypeKind::String)
-        unsupported(e, static_cast<BinaryOperator>(ast_.node(e).op) == BinaryOperator::Mod
-                           ? "a '%'-formatted string other than in print(...)"
-                           : "a string computed with '" + std::string(operator_spelling(
-                                                              static_cast<BinaryOperator>(ast_.node(e).op))) +
-                                 "' (print takes several values: print(a, b))");
+      if (is_string_node(e)) unsupported(e, "a string in a kernel");
       result.value = lower_binary(e);
       break;
     case NodeKind::Compare: result.value = lower_compare(e, nullptr); break;
@@ -444,6 +445,8 @@ Value* Lowering::integer_power(Value* a, Value* b) {
 
 Value* Lowering::lower_compare(NodeId node, Value** rhs_out) {
   if (graph_ && is_tensor_node(node)) return graph_compare(node);
+  if (std::optional<bool> equal = graph_ ? compare_texts(node) : std::nullopt)
+    return builder_.constant_bool(*equal);
   auto op = static_cast<CompareOperator>(ast_.node(node).op);
   NodeId lhs = ast_.child(node, 0), rhs = ast_.child(node, 1);
   bool chained = (ast_.node(node).flags & 1) != 0;

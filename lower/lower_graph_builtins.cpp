@@ -768,9 +768,19 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       return Bound{op->result(), {}};
     }
     case sema::Signature::NpySaveArgs: {
-      if (ast_.kind(arg(0)) != NodeKind::StringLiteral) unsupported(arg(0), "a ts.save path that is not a string literal");
-      const std::string& path = values_.strings[ast_.node(arg(0)).payload];
-      builder_.create(OpKind::GraphSave, {global_view(value(arg(1)), arg(1))}, {}, {{"path", context_.string_attr(path)}});
+      // A path known when compiling is `path`; one with values formatted
+      // when the program runs (`f"ckpt_{step}.npy"` in a loop) is `path_text`
+      // around them, as graph.print's text.
+      Value* saved = global_view(value(arg(1)), arg(1));
+      Text path = lower_text(arg(0));
+      if (std::optional<std::string> known = folded_text(path)) {
+        builder_.create(OpKind::GraphSave, {saved}, {}, {{"path", context_.string_attr(*known)}});
+        return {};
+      }
+      std::vector<Value*> operands{saved};
+      operands.insert(operands.end(), path.values.begin(), path.values.end());
+      builder_.create(OpKind::GraphSave, std::span<Value* const>(operands), std::span<const Type>{},
+                      text_attributes(path, "path_text"));
       return {};
     }
     case sema::Signature::PrintArgs: lower_print(call); return {};
@@ -783,146 +793,6 @@ bool Lowering::is_builtin_keyword_axis(NodeId call) const {
   for (NodeId a : ast_.children(call).subspan(1))
     if (ast_.kind(a) == NodeKind::KeywordArgument) return true;
   return false;
-}
-
-// print(a, "text", t, ...): graph.print with its text pieces around the
-// values, separated by spaces as Python's print does.
-Value* Lowering::lower_print(NodeId call) {
-  std::vector<Value*> operands;
-  std::vector<Attribute> text{context_.string_attr("")};
-  std::vector<Attribute> formats;  // per operand: an f-string's format spec, or ""
-  bool any_format = false;
-  auto append = [&](std::string_view more) {
-    text.back() = context_.string_attr(std::string(text.back().string_value()) + std::string(more));
-  };
-  auto put = [&](Value* v, std::string_view format, NodeId where) {
-    if (!v->type().is(TypeKind::Tensor) && !v->type().is_scalar() && !v->type().is_index())
-      unsupported(where, "printing this value");
-    if (!format.empty()) any_format = true;
-    operands.push_back(v);
-    formats.push_back(context_.string_attr(format));
-    text.push_back(context_.string_attr(""));
-  };
-  // A number (or a 0-d tensor, read back to the host; sema checked it is
-  // one) formatted by `spec`; `%d` (conversion 'd') of a float truncates it
-  // toward zero first, as Python's int() does.
-  auto put_formatted = [&](Value* v, std::string_view spec, char conversion, NodeId where) {
-    if (v->type().is(TypeKind::Tensor)) v = convert(v, context_.scalar_type(v->type().scalar()));
-    if (conversion == 'd' && v->type().is_scalar() && is_float(v->type().scalar()))
-      v = convert(v, context_.scalar_type(ScalarType::I64));
-    put(v, spec, where);
-  };
-  // A tuple prints as Python prints one: `(1, 4)`, `(2,)`, nested; a list
-  // (sema's type says which) as `[0.5, 0.25]`, `[[0, 1], [2, 3]]` (a tensor
-  // element in NumPy's layout, where Python would print `array(...)`).
-  std::function<void(const Bound&, sema::TypeId, NodeId)> put_bound = [&](const Bound& b, sema::TypeId type,
-                                                                           NodeId where) {
-    if (b.is_value()) return put(b.value, "", where);
-    bool list = type.valid() && typed_.types.kind(type) == SemaKind::List;
-    bool tuple = type.valid() && typed_.types.kind(type) == SemaKind::Tuple;
-    size_t n = b.size();
-    append(list ? "[" : "(");
-    for (size_t i = 0; i < n; ++i) {
-      if (i) append(", ");
-      sema::TypeId element = list ? sema::TypeId{typed_.types.info(type).payload}
-                             : tuple && i < typed_.types.tuple_elements(type).size() ? typed_.types.tuple_elements(type)[i]
-                                                                                     : sema::TypeId{};
-      put_bound(b.element(i), element, where);
-    }
-    append(list ? "]" : n == 1 ? ",)" : ")");
-  };
-  // One value: text known when compiling (a string, a dtype, None) or
-  // operands. `spec` is an f-string's format spec or a `%` conversion's;
-  // `conversion` the `%` conversion ('s' for %s and %r, `repr` for %r), or 0.
-  std::function<void(NodeId, std::string_view, char, bool)> print_item = [&](NodeId a, std::string_view spec,
-                                                                               char conversion, bool repr) {
-    const std::string* piece = nullptr;
-    if (ast_.kind(a) == NodeKind::StringLiteral) piece = &values_.strings[ast_.node(a).payload];
-    if (ast_.kind(a) == NodeKind::Name && !env_.count(ast_.node(a).payload))
-      if (auto it = program_strings_.find(ast_.node(a).payload); it != program_strings_.end()) piece = &it->second;
-    // A dtype (`x.dtype`, `ts.f32`) prints as Tessera spells it: `f32`,
-    // `bf16 @accum(f32)`.
-    std::string dtype_text;
-    if (sema::TypeId t = node_type(a); t.valid() && typed_.types.kind(t) == SemaKind::Dtype) {
-      dtype_text = typed_.types.to_string(sema::TypeId{typed_.types.info(t).payload});
-      piece = &dtype_text;
-    }
-    std::string none_text = "None";
-    if (ast_.kind(a) == NodeKind::NoneLiteral) piece = &none_text;
-    if (piece) {
-      // `%r` quotes a string, `%8s` pads it (sema allows a width on text).
-      std::string shown = repr && ast_.kind(a) != NodeKind::NoneLiteral && dtype_text.empty() ? "'" + *piece + "'" : *piece;
-      if (auto parsed = parse_format_spec(spec, nullptr); parsed && parsed->width > static_cast<int>(shown.size())) {
-        std::string pad(static_cast<size_t>(parsed->width) - shown.size(), parsed->fill);
-        shown = parsed->align == '<' ? shown + pad : pad + shown;
-      }
-      return append(shown);
-    }
-    // `"%d of %s" % (i, n)`: the text around the conversions, each value
-    // printed by its conversion's format spec.
-    if (ast_.kind(a) == NodeKind::BinaryOp && static_cast<BinaryOperator>(ast_.node(a).op) == BinaryOperator::Mod &&
-        node_type(a).valid() && typed_.types.kind(node_type(a)) == SemaKind::String) {
-      NodeId format_node = ast_.child(a, 0), values_node = ast_.child(a, 1);
-      std::optional<PercentFormat> format = parse_percent_format(values_.strings[ast_.node(format_node).payload], nullptr);
-      if (!format) unsupported(a, "this '%' format");  // sema reported it
-      std::vector<NodeId> value_nodes;
-      Bound values;
-      if (ast_.kind(values_node) == NodeKind::Tuple) {
-        value_nodes.assign(ast_.children(values_node).begin(), ast_.children(values_node).end());
-      } else if (typed_.types.kind(node_type(values_node)) == SemaKind::Tuple) {
-        values = lower(values_node);  // a tuple value: `"%d x %d" % x.shape`
-      } else {
-        value_nodes.push_back(values_node);
-      }
-      for (size_t i = 0; i < format->conversions.size(); ++i) {
-        append(format->text[i]);
-        const PercentConversion& c = format->conversions[i];
-        if (!value_nodes.empty()) {
-          print_item(value_nodes[i], c.spec, c.conversion, c.repr);
-        } else if (values.nested.empty() && i < values.elements.size()) {
-          if (c.conversion == 's' && c.spec.empty()) put(values.elements[i], "", values_node);
-          else put_formatted(values.elements[i], c.spec, c.conversion, values_node);
-        } else if (i < values.nested.size() && values.nested[i].is_value()) {
-          if (c.conversion == 's' && c.spec.empty()) put(values.nested[i].value, "", values_node);
-          else put_formatted(values.nested[i].value, c.spec, c.conversion, values_node);
-        } else if (i < values.nested.size() && c.conversion == 's' && c.spec.empty()) {
-          put_bound(values.nested[i], sema::TypeId{}, values_node);
-        } else {
-          unsupported(values_node, "this value of a '%' format");
-        }
-      }
-      append(format->text.back());
-      return;
-    }
-    Bound b = lower(a);
-    if (!spec.empty()) return put_formatted(b.value, spec, conversion, a);
-    if (b.is_value()) put(global_view(b.value, a), "", a);
-    else put_bound(b, node_type(a), a);
-  };
-  bool first = true;
-  for (NodeId a : ast_.children(call).subspan(1)) {
-    if (!first) append(" ");
-    first = false;
-    if (ast_.kind(a) != NodeKind::FString) {
-      print_item(a, "", 0, false);
-      continue;
-    }
-    // f"loss {l:.4f} at {i}": its text, and each field as print shows it
-    // (conversions !r, !s, !a print as the value's str).
-    for (NodeId part : ast_.children(a)) {
-      if (ast_.kind(part) == NodeKind::FStringText) {
-        append(values_.strings[ast_.node(part).payload]);
-        continue;
-      }
-      uint32_t spec = ast_.node(part).payload;
-      print_item(ast_.child(part, 0), spec == UINT32_MAX ? std::string_view{} : std::string_view(values_.strings[spec]),
-                 0, false);
-    }
-  }
-  std::vector<NamedAttribute> attributes{{"text", context_.array_attr(text)}};
-  if (any_format) attributes.push_back({"formats", context_.array_attr(formats)});
-  builder_.create(OpKind::GraphPrint, std::span<Value* const>(operands), std::span<const Type>{}, std::move(attributes));
-  return nullptr;
 }
 
 // The tensors concat and stack join: a list or tuple written out, or a list

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,8 +26,29 @@ inline bool is_unsigned(Type t) {
 }
 inline bool float_element(Type t) { return (t.is_scalar() || t.is_shaped()) && is_float(t.scalar()); }
 
+// A string of graph code or a program (docs/language/graph.md, "Strings"):
+// text known when compiling, with values in between that are formatted when
+// the program runs, as print shows them (an f-string's fields, str(x)).
+// `pieces` has one more entry than `values`; `formats[i]` is value i's
+// format spec, or "".
+struct Text {
+  std::vector<std::string> pieces{""};
+  std::vector<Value*> values;
+  std::vector<std::string> formats;
+
+  void append(std::string_view more) { pieces.back() += more; }
+  void append(const Text& more);
+  void put(Value* v, std::string_view format) {
+    values.push_back(v);
+    formats.emplace_back(format);
+    pieces.emplace_back();
+  }
+  bool known() const { return values.empty(); }  // all text: pieces[0]
+};
+
 // What a source name stands for: one IR value, or a list/tuple of values
-// (`smem = [alloc(...), alloc(...)]`), indexed at compile time or by select.
+// (`smem = [alloc(...), alloc(...)]`), indexed at compile time or by select,
+// or a string.
 struct Bound {
   Value* value = nullptr;
   std::vector<Value*> elements;
@@ -37,6 +59,7 @@ struct Bound {
   // is only compiled there (or in a loop unrolled into it), so that its
   // length is known when compiling (docs/language/graph.md, "Lists").
   Block* list_block = nullptr;
+  std::shared_ptr<const Text> text;  // a string
   bool is_value() const { return value != nullptr; }
   size_t size() const { return nested.empty() ? elements.size() : nested.size(); }
   Bound element(size_t i) const { return nested.empty() ? Bound{elements[i], {}, {}} : nested[i]; }
@@ -168,7 +191,7 @@ class Lowering {
     return env_.count(name) || std::find(locals_.begin(), locals_.end(), name) != locals_.end();
   }  // literals and module constants only
   std::optional<int64_t> constant_int_value(Value* v) const;
-  std::optional<int64_t> constant_condition(NodeId condition) const;
+  std::optional<int64_t> constant_condition(NodeId condition);
   Value* emit(OpKind kind, std::initializer_list<Value*> operands, Type result, std::vector<NamedAttribute> attributes = {});
   void emit_store(NodeId target, Value* v);
 
@@ -331,6 +354,25 @@ class Lowering {
   void attach_custom_jvp(Operation* call_op, uint32_t instance);
   Bound lower_kernel_launch(NodeId call);
   Value* grid_axis(NodeId node);
+  // --- strings (lower_strings.cpp) ---
+  bool is_string_node(NodeId node) const;  // sema typed it `str`
+  // The text of a string expression: a literal, an f-string, a '%' format,
+  // str(x), `+` and `*` of strings, a name bound to one.
+  Text lower_text(NodeId e);
+  // `a` as print shows it, added to `text`: `spec` is an f-string's format
+  // spec or a '%' conversion's; `conversion` the '%' conversion ('s' for %s
+  // and %r, `repr` for %r) or 0.
+  void append_shown(Text& text, NodeId a, std::string_view spec = {}, char conversion = 0, bool repr = false);
+  // The text, where its values are integers the IR computes from constants
+  // (an unrolled loop's variable): `f"step_{i}.npy"` in such a loop.
+  std::optional<std::string> folded_text(const Text& text) const;
+  // `{name = [pieces], formats = [specs]}` of graph.print and graph.save
+  // (formats only where one is not "").
+  std::vector<NamedAttribute> text_attributes(const Text& text, std::string_view name);
+  // `a == b`, `a != b` of two strings: the result, which needs both texts
+  // known when compiling (lower.unsupported otherwise); nullopt when the
+  // comparison is not of strings.
+  std::optional<bool> compare_texts(NodeId compare);
   Value* lower_print(NodeId call);
   Value* flatten(Value* x, NodeId where);
   std::vector<Value*> joined_parts(NodeId list);

@@ -172,6 +172,28 @@ Value Checker::check_call(NodeId node) {
     return Value{types_.dynamic()};
   }
 
+  // str(x) in graph code: x as print shows it, a string
+  // (docs/language/graph.md, "Strings"); str() is "".
+  if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "str" && !in_device() &&
+      !locals_.count(ast_.node(callee).payload) && !module_symbols_.count(ast_.node(callee).payload) &&
+      args.positional.size() <= 1 && args.keywords.empty()) {
+    set_type(callee, types_.object(IdentifierId{ast_.node(callee).payload}));
+    if (args.positional.empty()) return Value{types_.string()};
+    Value x = check_expression(args.positional[0]);
+    TypeKind kind = types_.kind(x.type);
+    if (kind == TypeKind::Error) return x;
+    bool shown = kind == TypeKind::Tensor || kind == TypeKind::String || kind == TypeKind::Dtype ||
+                 kind == TypeKind::None || kind == TypeKind::Tuple || kind == TypeKind::List ||
+                 types_.is_numeric_scalar(x.type);
+    if (!shown) {
+      diags_.emit<diag::SemaArgumentType>(ast_.range(args.positional[0]), "object", "str",
+                                          "a tensor, number, string, dtype, None, tuple or list",
+                                          types_.to_string(x.type));
+      return Value{types_.error()};
+    }
+    return Value{types_.string()};
+  }
+
   // `int(t)`, `bool(t)` of a 0-d tensor in graph code (NumPy's): its value
   // read back to the host as an i64 (truncated toward zero, as Python's
   // int()) or its truth value. Other arguments are not modeled (dynamic).

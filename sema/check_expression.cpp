@@ -473,6 +473,13 @@ void Checker::check_format_spec(NodeId field, const Value& value) {
   }
   TypeInfo t = types_.info(value.type);
   if (t.kind == TypeKind::Error || t.kind == TypeKind::Dynamic) return;
+  // A string takes fill, alignment and width (`{name:>10}`; text aligns
+  // left by default, as Python's).
+  if (t.kind == TypeKind::String && !in_device()) {
+    if (parsed->sign || parsed->alternate || parsed->zero || parsed->precision || parsed->type)
+      diags_.emit<diag::SemaFormatSpec>(where, spec, "is not one print formats for a string: only fill, alignment and width are");
+    return;
+  }
   bool number = types_.is_numeric_scalar(value.type) ||
                 (t.kind == TypeKind::Tensor && !in_device() && types_.dims(value.type).empty());
   if (!number) {
@@ -720,7 +727,19 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
   };
   if (a.kind == TypeKind::Error || b.kind == TypeKind::Error) return types_.error();
   if (a.kind == TypeKind::Dynamic || b.kind == TypeKind::Dynamic) return types_.dynamic();
-  if (a.kind == TypeKind::String && b.kind == TypeKind::String) return use.is(BinaryOperator::Add) && !use.augmented ? types_.string() : invalid();
+  // Strings (docs/language/graph.md, "Strings"): `+` joins two, `*` repeats
+  // one an integer number of times (lowering needs the count when compiling).
+  // `MODE == "train"`: compared when compiling (both must be known then).
+  if (a.kind == TypeKind::String && b.kind == TypeKind::String)
+    return use.is(BinaryOperator::Add) || (use.kind == BinaryUse::Kind::Compare && (use.spelling == "==" || use.spelling == "!="))
+               ? types_.string()
+               : invalid();
+  auto integer = [&](const TypeInfo& t) {
+    return t.kind == TypeKind::UntypedInt || (t.kind == TypeKind::Scalar && !is_float(t.scalar) && t.scalar != ScalarType::Bool);
+  };
+  if (use.is(BinaryOperator::Mul) && ((a.kind == TypeKind::String && integer(b)) || (b.kind == TypeKind::String && integer(a) && !use.augmented)))
+    return types_.string();
+  if (a.kind == TypeKind::String || b.kind == TypeKind::String) return invalid();
 
   // Tensors: elementwise with broadcasting, graph-level code only.
   if (a.kind == TypeKind::Tensor || b.kind == TypeKind::Tensor) {

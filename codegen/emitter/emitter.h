@@ -140,7 +140,8 @@ class Emitter {
   enum HostService : unsigned {
     kServiceAlloc = 1, kServiceFree, kServiceKeep, kServiceLaunch, kServicePrintText, kServicePrintTensor,
     kServicePrintScalar, kServiceSave, kServiceLoad, kServiceFail, kServiceMesh, kServiceCollective, kServiceRead,
-    kServiceLaunchTuned, kServicePrintFormatted, kServiceCollectiveStart, kServiceCollectiveWait
+    kServiceLaunchTuned, kServicePrintFormatted, kServiceCollectiveStart, kServiceCollectiveWait, kServiceTextBegin,
+    kServiceSaveText
   };
   // The service `index` of tessHostServices (after abi_version), called;
   // returns from the host function with its status when it fails.
@@ -167,6 +168,8 @@ class Emitter {
   void emit_host_launch(Operation* op);
   void emit_host_launch_tuned(Operation* op, llvm::Value* args);
   void emit_host_print(Operation* op);
+  // The print service calls of `name`'s pieces around operands first, ...
+  void emit_text(Operation* op, std::string_view name, unsigned first);
   void emit_host_save(Operation* op);
   void emit_host_mesh(Operation* op);
   void emit_host_collective(Operation* op);

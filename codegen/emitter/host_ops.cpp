@@ -202,14 +202,14 @@ llvm::AllocaInst* Emitter::entry_alloca(llvm::Type* type, const llvm::Twine& nam
   return entry.CreateAlloca(type, nullptr, name);
 }
 
-void Emitter::emit_host_print(Operation* op) {
-  ir::Attribute text = op->attr("text");
+void Emitter::emit_text(Operation* op, std::string_view name, unsigned first) {
+  ir::Attribute text = op->attr(name);
   auto piece = [&](size_t i) {
     std::string_view s = text[i].string_value();
     if (!s.empty()) call_service(kServicePrintText, {host_context_, string_constant(s)});
   };
-  for (unsigned i = 0; i < op->num_operands(); ++i) {
-    piece(i);
+  for (unsigned i = first; i < op->num_operands(); ++i) {
+    piece(i - first);
     ir::Value* v = op->operand(i);
     if (v->type().is(TypeKind::MemRef)) {
       call_service(kServicePrintTensor, {host_context_, tensor_descriptor(memref(v), v->type(), op)});
@@ -221,7 +221,7 @@ void Emitter::emit_host_print(Operation* op) {
     llvm::AllocaInst* slot = entry_alloca(x->getType());
     builder_.CreateStore(x, slot);
     // An f-string's `{v:.4f}`: formatted by the runtime (support/format_spec.h).
-    std::string_view format = op->has_attr("formats") ? op->attr("formats")[i].string_value() : std::string_view{};
+    std::string_view format = op->has_attr("formats") ? op->attr("formats")[i - first].string_value() : std::string_view{};
     if (!format.empty()) {
       call_service(kServicePrintFormatted,
                    {host_context_, builder_.getInt32(static_cast<uint32_t>(s)), slot, string_constant(format)});
@@ -229,14 +229,26 @@ void Emitter::emit_host_print(Operation* op) {
     }
     call_service(kServicePrintScalar, {host_context_, builder_.getInt32(static_cast<uint32_t>(s)), slot});
   }
-  piece(op->num_operands());
+  piece(op->num_operands() - first);
+}
+
+void Emitter::emit_host_print(Operation* op) {
+  emit_text(op, "text", 0);
   call_service(kServicePrintText, {host_context_, string_constant("\n")});
 }
 
+// A path known when compiling is a constant; one formatted when the program
+// runs is printed into the context's text, which the save then names.
 void Emitter::emit_host_save(Operation* op) {
   ir::Value* v = op->operand(0);
-  call_service(kServiceSave, {host_context_, string_constant(op->attr("path").string_value()),
-                              tensor_descriptor(memref(v), v->type(), op)});
+  if (!op->has_attr("path_text")) {
+    call_service(kServiceSave, {host_context_, string_constant(op->attr("path").string_value()),
+                                tensor_descriptor(memref(v), v->type(), op)});
+    return;
+  }
+  call_service(kServiceTextBegin, {host_context_});
+  emit_text(op, "path_text", 1);
+  call_service(kServiceSaveText, {host_context_, tensor_descriptor(memref(v), v->type(), op)});
 }
 
 // A new contiguous buffer with the file's contents; the runtime checks the

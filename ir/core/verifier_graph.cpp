@@ -63,14 +63,12 @@ void Verifier::verify_graph_tensor_op(Operation* op) {
                                             method.string_value())));
       }
       break;
-    case OpKind::GraphLoad:
     case OpKind::GraphSave:
+      if (!verify_save_path(op)) return;
+      if (!op->operand(0)->type().is(TypeKind::Tensor)) error(op, "operand 0 must be a tensor");
+      return;
+    case OpKind::GraphLoad:
       if (!attr(op, "path", AttributeKind::String)) return;
-      if (op->is(OpKind::GraphSave)) {
-        if (!shape(op, 1, 0)) return;
-        if (!op->operand(0)->type().is(TypeKind::Tensor)) error(op, "operand must be a tensor");
-        return;
-      }
       break;
     default: break;
   }

@@ -132,31 +132,55 @@ bool Verifier::verify_tuned_launch(Operation* op) {
   return true;
 }
 
+// Text with values between its pieces (host.print, a run-time path of
+// host.save and graph.save): the array attribute `name` holds `text[0]`,
+// operand `first`, `text[1]`, ...; `formats` (optional) one format spec per
+// such operand, "" for none, a spec only on scalars. The operands are
+// scalars, and tensors in graph code, buffers in host code.
+bool Verifier::verify_text(Operation* op, std::string_view name, unsigned first) {
+  bool graph = op->is(OpKind::GraphSave) || op->is(OpKind::GraphPrint);
+  unsigned values = op->num_operands() - first;
+  Attribute text = attr(op, name, AttributeKind::Array);
+  if (!text) return false;
+  if (text.size() != values + 1)
+    return error(op, fmt::format("needs {} '{}' strings around its {} values", values + 1, name, values));
+  for (unsigned i = first; i < op->num_operands(); ++i) {
+    Type t = op->operand(i)->type();
+    if (!(graph ? t.is(TypeKind::Tensor) : is_buffer(t)) && !t.is_scalar() && !t.is_index())
+      return error(op, fmt::format("prints {} and scalars, not {}", graph ? "tensors" : "buffers", t.str()));
+  }
+  if (!op->has_attr("formats")) return true;
+  Attribute formats = attr(op, "formats", AttributeKind::Array);
+  if (!formats) return false;
+  if (formats.size() != values) return error(op, fmt::format("needs {} 'formats' strings, one per value", values));
+  for (unsigned i = 0; i < values; ++i) {
+    Type t = op->operand(first + i)->type();
+    if (!formats[i].string_value().empty() && !t.is_scalar() && !t.is_index())
+      return error(op, fmt::format("formats operand #{} with a spec, which needs a scalar", first + i));
+  }
+  return true;
+}
+
 // 'host.print': writes `text[0]`, operand 0, `text[1]`, ..., then a newline.
 void Verifier::verify_host_print(Operation* op) {
   if (!results(op, 0)) return;
-  Attribute text = attr(op, "text", AttributeKind::Array);
-  if (text && text.size() != op->num_operands() + 1)
-    return void(error(op, fmt::format("needs {} 'text' strings around its {} operands", op->num_operands() + 1,
-                                      op->num_operands())));
-  for (Value* v : op->operands())
-    if (!is_buffer(v->type()) && !v->type().is_scalar() && !v->type().is_index())
-      return void(error(op, fmt::format("prints buffers and scalars, not {}", v->type().str())));
-  // An f-string's format specs: one string per operand ("" for none), on scalars.
-  if (!op->has_attr("formats")) return;
-  Attribute formats = attr(op, "formats", AttributeKind::Array);
-  if (formats && formats.size() != op->num_operands())
-    return void(error(op, fmt::format("needs {} 'formats' strings, one per operand", op->num_operands())));
-  for (unsigned i = 0; formats && i < op->num_operands(); ++i)
-    if (!formats[i].string_value().empty() && !op->operand(i)->type().is_scalar() && !op->operand(i)->type().is_index())
-      return void(error(op, fmt::format("formats operand #{} with a spec, which needs a scalar", i)));
+  verify_text(op, "text", 0);
+}
+
+// The path of host.save and graph.save: `path`, a string, or `path_text`
+// around operands 1, 2, ... (formatted when the program runs).
+bool Verifier::verify_save_path(Operation* op) {
+  if (!results(op, 0)) return false;
+  if (op->num_operands() < 1) return error(op, "needs the tensor to save as operand 0");
+  if (op->has_attr("path_text")) return verify_text(op, "path_text", 1);
+  if (op->num_operands() != 1) return error(op, "has values for its path but no 'path_text' around them");
+  return static_cast<bool>(attr(op, "path", AttributeKind::String));
 }
 
 // 'host.save': writes a buffer to a .npy file.
 void Verifier::verify_host_save(Operation* op) {
-  if (!shape(op, 1, 0)) return;
-  attr(op, "path", AttributeKind::String);
-  if (!is_buffer(op->operand(0)->type())) error(op, "operand must be a memref in global memory");
+  if (!verify_save_path(op)) return;
+  if (!is_buffer(op->operand(0)->type())) error(op, "operand 0 must be a memref in global memory");
 }
 
 // 'host.load': a new buffer with a .npy file's contents, checked against the

@@ -153,6 +153,8 @@ class Verifier {
   void verify_host_launch(Operation* op);
   bool verify_tuned_launch(Operation* op);
   void verify_host_print(Operation* op);
+  bool verify_text(Operation* op, std::string_view name, unsigned first);
+  bool verify_save_path(Operation* op);
   void verify_host_save(Operation* op);
   void verify_host_load(Operation* op);
   void verify_host_check(Operation* op);

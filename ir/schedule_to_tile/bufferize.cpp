@@ -464,10 +464,15 @@ class Bufferizer {
         }
         return replace(o, {dst});
       }
-      case OpKind::GraphSave:
-        op0(OpKind::HostSave, {o->operand(0)}, {{"path", o->attr("path")}});
+      case OpKind::GraphSave: {
+        std::vector<NamedAttribute> attributes;
+        for (const char* name : {"path", "path_text", "formats"})
+          if (o->has_attr(name)) attributes.push_back({name, o->attr(name)});
+        std::vector<Value*> operands = o->operands();
+        b_.create(OpKind::HostSave, std::span<Value* const>(operands), std::span<const Type>{}, std::move(attributes));
         o->erase();
         return true;
+      }
       case OpKind::GraphPrint: {
         std::vector<Value*> printed = o->operands();
         std::vector<NamedAttribute> attributes{{"text", o->attr("text")}};

@@ -16,6 +16,10 @@ struct tessHostContext_st {
   tessStream stream = nullptr;
   tessModule module = nullptr;
   FILE* output = nullptr;
+  // Between tessHostTextBegin and tessHostSaveText the print services write
+  // here: a ts.save path formatted when the program runs.
+  bool capturing = false;
+  std::string captured;
   std::unordered_map<std::string, tessKernel> kernels;
   std::unordered_set<tessDevicePtr> frame;  // allocations of the running call
   std::unordered_set<tessDevicePtr> kept;   // ... that it returns

@@ -34,6 +34,19 @@ tessStatus null_context(const char* function) {
 
 FILE* output_of(tessHostContext context) { return context->output ? context->output : stdout; }
 
+// What the print services write: to the output, or to the text a
+// tessHostTextBegin started (a path). A job's output is rank 0's; every
+// rank captures its own text.
+void write_text(tessHostContext context, const std::string& text) {
+  if (context->capturing) {
+    context->captured += text;
+    return;
+  }
+  if (!tessera::rt::is_first_rank()) return;
+  std::fputs(text.c_str(), output_of(context));
+  if (text.find('\n') != std::string::npos) std::fflush(output_of(context));
+}
+
 bool is_float_dtype(tessDtype d) {
   switch (d) {
     case TESS_F16: case TESS_BF16: case TESS_F32: case TESS_F64: case TESS_FP8_E4M3: case TESS_FP8_E5M2:
@@ -209,7 +222,8 @@ tessStatus tessHostContextCreate(tessDevice device, tessStream stream, tessModul
                                         tessHostPrintTensor,    tessHostPrintScalar,     tessHostSave,
                                         tessHostLoad,           tessHostFail,            tessHostMesh,
                                         tessHostCollective,     tessHostRead,            tessHostLaunchTuned,
-                                        tessHostPrintFormatted, tessHostCollectiveStart, tessHostCollectiveWait};
+                                        tessHostPrintFormatted, tessHostCollectiveStart, tessHostCollectiveWait,
+                                        tessHostTextBegin,      tessHostSaveText};
   auto* c = new tessHostContext_st;
   c->services = &services;
   c->device = device;
@@ -243,6 +257,7 @@ tessStatus tessHostCall(tessHostContext context, tessHostFunction function, void
   auto status = static_cast<tessStatus>(function(context, args, results));
   --context->depth;
   if (!outermost) return status;
+  context->capturing = false;  // a call that failed while formatting a path
   std::string message = status ? tessGetLastErrorMessage() : "";
   tessera::rt::wait_host_requests(context);
   for (tessDevicePtr p : context->frame) {
@@ -294,16 +309,14 @@ tessStatus tessHostLaunch(tessHostContext context, const char* name, const uint3
 }
 
 tessStatus tessHostPrintText(tessHostContext context, const char* text) {
-  if (!context) return null_context("tessHostPrintText");
-  if (!tessera::rt::is_first_rank()) return ok();  // a job's output is rank 0's
-  std::fputs(text, output_of(context));
-  if (std::strchr(text, '\n')) std::fflush(output_of(context));
+  if (!context || !text) return fail(TESS_ERROR_INVALID_VALUE, "tessHostPrintText: null context or text");
+  write_text(context, text);
   return ok();
 }
 
 tessStatus tessHostPrintTensor(tessHostContext context, const tessTensor* tensor) {
   if (!context || !tensor) return fail(TESS_ERROR_INVALID_VALUE, "tessHostPrintTensor: null context or tensor");
-  if (!tessera::rt::is_first_rank()) return ok();  // a job's output is rank 0's
+  if (!context->capturing && !tessera::rt::is_first_rank()) return ok();  // a job's output is rank 0's
   std::vector<uint8_t> storage;
   if (tessStatus s = copy_out(context, *tensor, storage)) return s;
   std::string text;
@@ -312,17 +325,16 @@ tessStatus tessHostPrintTensor(tessHostContext context, const tessTensor* tensor
     text = "[]";
   else
     format_tensor(text, storage, *tensor, 0, 0, element_count(*tensor) > 1000);
-  std::fputs(text.c_str(), output_of(context));
+  write_text(context, text);
   return ok();
 }
 
 tessStatus tessHostPrintScalar(tessHostContext context, tessDtype dtype, const void* value) {
   if (!context || !value) return fail(TESS_ERROR_INVALID_VALUE, "tessHostPrintScalar: null context or value");
-  if (!tessera::rt::is_first_rank()) return ok();  // a job's output is rank 0's
   int bits = tessDtypeBits(dtype);
   std::vector<uint8_t> storage(static_cast<size_t>(std::max(1, bits / 8)));
   std::memcpy(storage.data(), value, storage.size());
-  std::fputs(element_text(read_element(storage, dtype, 0), dtype).c_str(), output_of(context));
+  write_text(context, element_text(read_element(storage, dtype, 0), dtype));
   return ok();
 }
 
@@ -339,9 +351,24 @@ tessStatus tessHostPrintFormatted(tessHostContext context, tessDtype dtype, cons
       tessera::format_number(*parsed, e.is_float, e.f, e.i, e.u, e.is_unsigned, element_text(e, dtype));
   if (!text)
     return fail(TESS_ERROR_INVALID_VALUE, fmt::format("print: the format spec '{}' is for integers, the value is a float", spec));
-  if (!tessera::rt::is_first_rank()) return ok();  // a job's output is rank 0's
-  std::fputs(text->c_str(), output_of(context));
+  write_text(context, *text);
   return ok();
+}
+
+tessStatus tessHostTextBegin(tessHostContext context) {
+  if (!context) return null_context("tessHostTextBegin");
+  context->capturing = true;
+  context->captured.clear();
+  return ok();
+}
+
+tessStatus tessHostSaveText(tessHostContext context, const tessTensor* tensor) {
+  if (!context) return null_context("tessHostSaveText");
+  if (!context->capturing) return fail(TESS_ERROR_INVALID_VALUE, "tessHostSaveText: no tessHostTextBegin before it");
+  context->capturing = false;
+  std::string path = std::move(context->captured);
+  context->captured.clear();
+  return tessHostSave(context, path.c_str(), tensor);
 }
 
 tessStatus tessHostSave(tessHostContext context, const char* path, const tessTensor* tensor) {

@@ -31,7 +31,7 @@ typedef int32_t (*tessHostFunction)(tessHostContext context, void** args, void**
 
 /* The host ABI's version: a CPU code object with host functions exports
  * `uint32_t tessera_host_abi_version` equal to it. */
-#define TESS_HOST_ABI_VERSION 5u
+#define TESS_HOST_ABI_VERSION 6u
 
 /* What compiled host code calls, through the context (so that a code object
  * loaded with dlopen needs no symbols from the runtime): a context points at
@@ -66,6 +66,9 @@ typedef struct tessHostServices {
   tessStatus (*collective_start)(tessHostContext context, const char* mesh, const char* operation,
                                  const tessTensor* source, const tessTensor* target, int64_t* request);
   tessStatus (*collective_wait)(tessHostContext context, int64_t request);
+  /* ABI 6: ts.save to a path formatted when the program runs (`f"ckpt_{step}.npy"`). */
+  tessStatus (*text_begin)(tessHostContext context);
+  tessStatus (*save_text)(tessHostContext context, const tessTensor* tensor);
 } tessHostServices;
 
 /* What a CPU code object exports as `tessera_host_functions`, ended by an
@@ -124,6 +127,12 @@ tessStatus tessHostPrintScalar(tessHostContext context, tessDtype dtype, const v
 tessStatus tessHostPrintFormatted(tessHostContext context, tessDtype dtype, const void* value, const char* spec);
 /* ts.save: the tensor as a .npy file (types NumPy lacks are saved as float32). */
 tessStatus tessHostSave(tessHostContext context, const char* path, const tessTensor* tensor);
+/* A path formatted when the program runs: after tessHostTextBegin the print
+ * services write into the context's text instead of the output (on every
+ * rank), and tessHostSaveText saves `tensor` as tessHostSave would to the
+ * file that text names, ending it. */
+tessStatus tessHostTextBegin(tessHostContext context);
+tessStatus tessHostSaveText(tessHostContext context, const tessTensor* tensor);
 /* ts.load: a new contiguous tensor of `dtype` and `rank` from a .npy file;
  * `dims[i]` >= 0 must match the file's size, -1 takes it. */
 tessStatus tessHostLoad(tessHostContext context, const char* path, tessDtype dtype, int32_t rank,
