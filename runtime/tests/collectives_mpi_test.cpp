@@ -563,6 +563,31 @@ TEST_SUITE("mpi") {
     mesh.barrier();
   }
 
+  TEST_CASE("the C++ layer's started collectives: several in flight, waited for in another order") {
+    const int n = job_size();
+    const int j = job_rank();
+    Mesh mesh(cpus(n), {"x"}, {n});
+    const Device cpu = mesh.device();
+    Buffer mine(cpu, 8), sum(cpu, 8), all(cpu, static_cast<size_t>(n) * 8), ring(cpu, 8);
+    reinterpret_cast<int64_t*>(mine.address())[0] = j + 1;
+    tessera::rt::CollectiveRequest reduced =
+        mesh.start_all_reduce("x", mine.address(), sum.address(), 1, TESS_I64, TESS_REDUCE_SUM);
+    tessera::rt::CollectiveRequest gathered = mesh.start_all_gather("x", mine.address(), all.address(), 1, TESS_I64);
+    tessera::rt::CollectiveRequest shifted =
+        mesh.start_send_recv("x", mine.address(), (j + 1) % n, ring.address(), (j - 1 + n) % n, 1, TESS_I64);
+    shifted.wait();
+    gathered.wait();
+    reduced.wait();
+    CHECK(reinterpret_cast<int64_t*>(sum.address())[0] == n * (n + 1) / 2);
+    for (int k = 0; k < n; ++k) CHECK(reinterpret_cast<int64_t*>(all.address())[k] == k + 1);
+    CHECK(reinterpret_cast<int64_t*>(ring.address())[0] == (j - 1 + n) % n + 1);
+    {
+      // Not waited for explicitly: the destructor waits.
+      tessera::rt::CollectiveRequest broadcast = mesh.start_broadcast("x", mine.address(), 1, TESS_I64, n - 1);
+    }
+    CHECK(reinterpret_cast<int64_t*>(mine.address())[0] == n);
+  }
+
   TEST_CASE("a 2-D mesh (dp x tp) and others: one communicator per axis") {
     const int n = job_size();
     std::vector<std::vector<int>> shapes = {{n}, {1, n}, {n, 1}};
