@@ -13,13 +13,18 @@
 // Rules, per block (loop bodies and branches on their own):
 //   - the wait goes right before the first operation of the block that uses
 //     the collective's result (in its regions too) or that the wait may not
-//     pass: another collective or any convergent operation (one collective
-//     in flight per rank, started in program order, so every rank starts
-//     and waits in the same order), I/O and host reads (print, save, load,
-//     item), calls, a mesh, the terminator;
+//     pass: a convergent operation other than a collective (an unshard),
+//     I/O and host reads (print, save, load, item), calls, a mesh, the
+//     terminator;
 //   - it passes kernels, launches, empties, pure operations (views, dims,
-//     constants, arith) and loops and branches made only of those;
+//     constants, arith), other collectives (blocking, started or waited for:
+//     several are in flight at once) and loops and branches made only of
+//     those;
 //   - a collective with no kernel or launch to pass stays as it is.
+// Every rank runs the same host code, so every rank starts the collectives
+// in program order and waits for them in the same order: MPI matches started
+// collectives on a group by the order they were started (and sends with
+// recvs by the order posted), whatever the order of the waits.
 // The wait names the operand again so that bufferize keeps its buffer alive
 // and unwritten until the wait; the result exists only after it.
 #include <algorithm>
@@ -53,6 +58,12 @@ std::string_view split_collective(const Operation* op) {
   }
 }
 
+// A collective of the runtime, split or not: a wait may pass it.
+bool is_collective(const Operation* op) {
+  return !split_collective(op).empty() || op->is(OpKind::ScheduleCollectiveStart) ||
+         op->is(OpKind::ScheduleCollectiveWait);
+}
+
 bool uses_value(Operation* op, Value* v) {
   if (!v) return false;
   bool found = false;
@@ -64,11 +75,13 @@ bool uses_value(Operation* op, Value* v) {
 }
 
 // Whether a wait may move past `op` (itself and every operation in its
-// regions): computation or pure bookkeeping, nothing convergent, no I/O.
+// regions): computation, pure bookkeeping or collectives; nothing else
+// convergent, no I/O.
 bool passable(Operation* op) {
   bool ok = true;
   op->walk([&](Operation* inner) {
     if (inner == op && op->has_trait(trait::Terminator)) ok = false;
+    if (is_collective(inner)) return;
     if (inner->has_trait(trait::Convergent)) ok = false;
     switch (inner->kind()) {
       case OpKind::ScheduleKernel:

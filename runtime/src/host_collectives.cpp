@@ -3,7 +3,9 @@
 // the code generator writes (codegen/emitter/host_ops.cpp) read back, and
 // each operation done with the communicator layer (tessera_collectives.h).
 // Gathering or scattering along a dimension other than the first moves the
-// blocks through a scratch buffer in the layout the collective needs.
+// blocks through a staging buffer in the layout the collective needs; started
+// (tessHostCollectiveStart), the staging buffer lives until the wait, which
+// places a gather's blocks.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -128,6 +130,36 @@ struct Scratch {
 
 unsigned char* host(tessDevicePtr p) { return reinterpret_cast<unsigned char*>(static_cast<uintptr_t>(p)); }
 
+// Elements of `t` before dimension `dim`: the slabs a gather or scatter along
+// `dim` interleaves.
+int64_t outer_elements(const tessTensor& t, int dim) {
+  int64_t n = 1;
+  for (int d = 0; d < dim; ++d) n *= t.shape[d];
+  return n;
+}
+
+// A gather along a dimension other than the first: MPI concatenates whole
+// blocks (index k's `block` bytes at k * block), the result interleaves their
+// slabs (for each of the `outer` positions before the dimension, index k's
+// slab right after index k - 1's).
+void place_gathered(const unsigned char* gathered, unsigned char* target, int64_t outer, int n, size_t block) {
+  const size_t slab = block / static_cast<size_t>(outer);
+  for (int64_t i = 0; i < outer; ++i)
+    for (int k = 0; k < n; ++k)
+      std::memcpy(target + (static_cast<size_t>(i) * n + k) * slab,
+                  gathered + static_cast<size_t>(k) * block + static_cast<size_t>(i) * slab, slab);
+}
+
+// The reverse for a scatter: index k's slabs gathered into its contiguous
+// block of `block` bytes, as reduce_scatter cuts its send buffer.
+void stage_for_scatter(const unsigned char* source, unsigned char* staged, int64_t outer, int n, size_t block) {
+  const size_t slab = block / static_cast<size_t>(outer);
+  for (int64_t i = 0; i < outer; ++i)
+    for (int k = 0; k < n; ++k)
+      std::memcpy(staged + static_cast<size_t>(k) * block + static_cast<size_t>(i) * slab,
+                  source + (static_cast<size_t>(i) * n + k) * slab, slab);
+}
+
 // Copies the block of `local` dims at `offsets` between a whole tensor of
 // `global` dims and a contiguous block, in row-major order.
 void copy_block(unsigned char* whole, unsigned char* block, const std::vector<int64_t>& global,
@@ -205,7 +237,10 @@ tessStatus lend_host_mesh(tessHostContext context, const char* description, tess
 }
 
 void wait_host_requests(tessHostContext context) {
-  for (auto& [id, request] : context->requests) tessCollectiveWait(request);
+  for (auto& [id, request] : context->requests) {
+    tessCollectiveWait(request.started);
+    if (request.staging) host_release(context, request.staging);
+  }
   context->requests.clear();
 }
 
@@ -287,38 +322,22 @@ tessStatus tessHostCollective(tessHostContext context, const char* mesh_text, co
     const int to = ((index + o.shift) % n + n) % n, from = ((index - o.shift) % n + n) % n;
     return tessMeshSendRecv(mesh, axis, source->data, to, target->data, from, count, dtype, nullptr);
   }
-  // Dims split at `dim`: outer (before it) and the bytes of one slab of it.
-  auto outer_of = [](const tessTensor& t, int dim) {
-    int64_t n = 1;
-    for (int d = 0; d < dim; ++d) n *= t.shape[d];
-    return n;
-  };
   if (o.kind == "all_gather") {
     if (!rearranges) return tessMeshAllGather(mesh, axis, source->data, target->data, count, dtype, nullptr);
     int n = axis_size(o.axis);
-    Scratch gathered(context->device, count * element * static_cast<size_t>(n));
+    Scratch gathered(context->device, bytes * static_cast<size_t>(n));
     if (tessStatus s = tessMeshAllGather(mesh, axis, source->data, gathered.ptr, count, dtype, nullptr); s != TESS_SUCCESS)
       return s;
-    int64_t outer = outer_of(*source, o.dim);
-    size_t slab = count * element / static_cast<size_t>(outer);
-    for (int64_t i = 0; i < outer; ++i)
-      for (int k = 0; k < n; ++k)
-        std::memcpy(host(target->data) + (static_cast<size_t>(i) * n + k) * slab,
-                    host(gathered.ptr) + static_cast<size_t>(k) * count * element + static_cast<size_t>(i) * slab, slab);
+    place_gathered(host(gathered.ptr), host(target->data), outer_elements(*source, o.dim), n, bytes);
     return ok();
   }
   if (o.kind == "reduce_scatter") {
     size_t out = static_cast<size_t>(elements(*target));
     if (!rearranges)
       return tessMeshReduceScatter(mesh, axis, source->data, target->data, out, dtype, reduce_op(o.op), nullptr);
-    int n = axis_size(o.axis);
-    Scratch blocks(context->device, count * element);
-    int64_t outer = outer_of(*source, o.dim);
-    size_t slab = out * element / static_cast<size_t>(outer);
-    for (int64_t i = 0; i < outer; ++i)
-      for (int k = 0; k < n; ++k)
-        std::memcpy(host(blocks.ptr) + static_cast<size_t>(k) * out * element + static_cast<size_t>(i) * slab,
-                    host(source->data) + (static_cast<size_t>(i) * n + k) * slab, slab);
+    Scratch blocks(context->device, bytes);
+    stage_for_scatter(host(source->data), host(blocks.ptr), outer_elements(*source, o.dim), axis_size(o.axis),
+                      out * element);
     return tessMeshReduceScatter(mesh, axis, blocks.ptr, target->data, out, dtype, reduce_op(o.op), nullptr);
   }
   if (o.kind == "shard" || o.kind == "unshard") {
@@ -380,40 +399,82 @@ tessStatus tessHostCollectiveStart(tessHostContext context, const char* mesh_tex
   const char* axis = o.axis.empty() ? nullptr : o.axis.c_str();
   auto count = static_cast<size_t>(elements(*source));
   const size_t bytes = count * static_cast<size_t>(tessDtypeBits(dtype)) / 8;
-  int index = 0;
+  int index = 0, n = 1;
   if (tessStatus s = tessMeshGetAxisRank(mesh, axis, &index); s != TESS_SUCCESS) return s;
-  tessCollectiveRequest started = nullptr;
+  if (tessStatus s = tessMeshGetAxisSize(mesh, axis, &n); s != TESS_SUCCESS) return s;
+  // Along a dimension other than the first: on the CPU device, whole-byte
+  // dtypes (else tessHostCollective's error).
+  tessDeviceKind device_kind = TESS_DEVICE_CPU;
+  tessDeviceGetKind(context->device, &device_kind);
+  const bool rearranges = (o.kind == "all_gather" || o.kind == "reduce_scatter") && o.dim != 0;
+  const bool can_rearrange = device_kind == TESS_DEVICE_CPU && tessDtypeBits(dtype) % 8 == 0;
+  tessHostContext_st::Request started;
   tessStatus status = TESS_SUCCESS;
-  if (o.kind == "all_reduce" && o.root < 0) {
-    status = tessMeshAllReduceStart(mesh, axis, source->data, target->data, count, dtype, reduce_op(o.op), nullptr,
-                                    &started);
-  } else if (o.kind == "all_gather" && o.dim == 0) {
-    status = tessMeshAllGatherStart(mesh, axis, source->data, target->data, count, dtype, nullptr, &started);
-  } else if (o.kind == "reduce_scatter" && o.dim == 0) {
-    status = tessMeshReduceScatterStart(mesh, axis, source->data, target->data, static_cast<size_t>(elements(*target)),
-                                        dtype, reduce_op(o.op), nullptr, &started);
-  } else if (o.kind == "broadcast") {
-    status = tessMemcpyDtoD(context->device, target->data, source->data, bytes);
+  const tessDevicePtr target_data = target->data;
+  if (o.kind == "all_reduce") {
+    status = tessMeshAllReduceStart(mesh, axis, source->data, target_data, count, dtype, reduce_op(o.op), nullptr,
+                                    &started.started);
+    // root=: the reduction kept on the root only (autodiff's transpose of a
+    // broadcast), zeros elsewhere once it is complete.
+    if (o.root >= 0 && index != o.root)
+      started.finish = [context, target_data, bytes] { return tessMemset(context->device, target_data, 0, bytes); };
+  } else if (o.kind == "all_gather" && !rearranges) {
+    status = tessMeshAllGatherStart(mesh, axis, source->data, target_data, count, dtype, nullptr, &started.started);
+  } else if (o.kind == "all_gather" && can_rearrange) {
+    // Gathered into staging in the collective's block order, placed at the wait.
+    status = tessera::rt::host_allocate(context, bytes * static_cast<size_t>(n), &started.staging);
     if (status == TESS_SUCCESS)
-      status =
-          tessMeshBroadcastStart(mesh, axis, target->data, count, dtype, o.root < 0 ? 0 : o.root, nullptr, &started);
+      status = tessMeshAllGatherStart(mesh, axis, source->data, started.staging, count, dtype, nullptr,
+                                      &started.started);
+    const tessDevicePtr staging = started.staging;
+    const int64_t outer = outer_elements(*source, o.dim);
+    started.finish = [staging, target_data, outer, n, bytes] {
+      place_gathered(host(staging), host(target_data), outer, n, bytes);
+      return ok();
+    };
+  } else if (o.kind == "reduce_scatter" && !rearranges) {
+    status = tessMeshReduceScatterStart(mesh, axis, source->data, target_data, static_cast<size_t>(elements(*target)),
+                                        dtype, reduce_op(o.op), nullptr, &started.started);
+  } else if (o.kind == "reduce_scatter" && can_rearrange) {
+    // Each index's slabs staged into its contiguous block now.
+    const auto out = static_cast<size_t>(elements(*target));
+    status = tessera::rt::host_allocate(context, bytes, &started.staging);
+    if (status == TESS_SUCCESS) {
+      stage_for_scatter(host(source->data), host(started.staging), outer_elements(*source, o.dim), n,
+                        out * static_cast<size_t>(tessDtypeBits(dtype) / 8));
+      status = tessMeshReduceScatterStart(mesh, axis, started.staging, target_data, out, dtype, reduce_op(o.op),
+                                          nullptr, &started.started);
+    }
+  } else if (o.kind == "broadcast") {
+    status = tessMemcpyDtoD(context->device, target_data, source->data, bytes);
+    if (status == TESS_SUCCESS)
+      status = tessMeshBroadcastStart(mesh, axis, target_data, count, dtype, o.root < 0 ? 0 : o.root, nullptr,
+                                      &started.started);
   } else if (o.kind == "send" && index == o.src) {
-    status = tessMeshSendStart(mesh, axis, source->data, count, dtype, o.dst, nullptr, &started);
+    status = tessMeshSendStart(mesh, axis, source->data, count, dtype, o.dst, nullptr, &started.started);
   } else if (o.kind == "recv" && index == o.dst && !o.transpose) {
-    status = tessMeshRecvStart(mesh, axis, target->data, count, dtype, o.src, nullptr, &started);
+    status = tessMeshRecvStart(mesh, axis, target_data, count, dtype, o.src, nullptr, &started.started);
+  } else if (o.kind == "recv" && index == o.dst) {
+    // transpose=1 (autodiff's reverse of a recv): the operand sent back to
+    // src, zeros here.
+    status = tessMemset(context->device, target_data, 0, bytes);
+    if (status == TESS_SUCCESS)
+      status = tessMeshSendStart(mesh, axis, source->data, count, dtype, o.src, nullptr, &started.started);
   } else if (o.kind == "sendrecv") {
-    int n = 1;
-    if (tessStatus s = tessMeshGetAxisSize(mesh, axis, &n); s != TESS_SUCCESS) return s;
     const int to = ((index + o.shift) % n + n) % n, from = ((index - o.shift) % n + n) % n;
-    status = tessMeshSendRecvStart(mesh, axis, source->data, to, target->data, from, count, dtype, nullptr, &started);
+    status = tessMeshSendRecvStart(mesh, axis, source->data, to, target_data, from, count, dtype, nullptr,
+                                   &started.started);
   } else {
-    // The forms with work around the collective, and the ranks a send or
-    // recv does not involve: done now, nothing to wait for.
+    // The ranks a send or recv does not involve (nothing to wait for), and
+    // what tessHostCollective refuses: done now.
     return tessHostCollective(context, mesh_text, operation, source, target);
   }
-  if (status != TESS_SUCCESS) return status;
+  if (status != TESS_SUCCESS) {
+    if (started.staging) tessera::rt::host_release(context, started.staging);
+    return status;
+  }
   *request = context->next_request++;
-  context->requests.emplace(*request, started);
+  context->requests.emplace(*request, std::move(started));
   return ok();
 }
 
@@ -424,9 +485,12 @@ tessStatus tessHostCollectiveWait(tessHostContext context, int64_t request) {
   if (it == context->requests.end())
     return fail(TESS_ERROR_INVALID_VALUE,
                 fmt::format("tessHostCollectiveWait: no collective in flight has request {}", request));
-  tessCollectiveRequest started = it->second;
+  tessHostContext_st::Request started = std::move(it->second);
   context->requests.erase(it);
-  return tessCollectiveWait(started);
+  tessStatus status = tessCollectiveWait(started.started);
+  if (status == TESS_SUCCESS && started.finish) status = started.finish();
+  if (started.staging) tessera::rt::host_release(context, started.staging);
+  return status;
 }
 
 }  // extern "C"

@@ -3,6 +3,7 @@
 // host_collectives.cpp (meshes and collectives).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -34,9 +35,18 @@ struct tessHostContext_st {
   std::unordered_map<std::string, tessMesh> meshes;
   // ... of which the caller's (tessAotCallOnMesh): not destroyed with the context.
   std::unordered_set<tessMesh> lent_meshes;
-  // Collectives started by the code (tessHostCollectiveStart) and not waited
-  // for yet, by the number the code holds; 0 is one that completed at its start.
-  std::unordered_map<int64_t, tessCollectiveRequest> requests;
+  // A collective started by the code (tessHostCollectiveStart) and not
+  // waited for yet. A gather or scatter along a dimension other than the
+  // first moves its blocks through `staging` (from host_allocate, released at
+  // the wait); `finish`, run after a successful wait, completes what the
+  // runtime's collective leaves (placing the gathered blocks, a root's zeros).
+  struct Request {
+    tessCollectiveRequest started = nullptr;
+    tessDevicePtr staging = 0;
+    std::function<tessStatus()> finish;
+  };
+  // ... by the number the code holds; 0 is one that completed at its start.
+  std::unordered_map<int64_t, Request> requests;
   int64_t next_request = 1;
 };
 

@@ -278,6 +278,57 @@ TEST_SUITE("mpi") {
       }
   }
 
+  TEST_CASE("max and min of floats propagate a NaN from any rank, as NumPy's maximum and minimum") {
+    // MPI_MAX and MPI_MIN keep or drop a NaN depending on the rank that holds
+    // it (Open MPI 4.1); the plugin's own operations make it NaN either way.
+    const int n = job_size();
+    const int me = job_rank();
+    Mesh mesh(cpus(n), {"x"}, {n});
+    const size_t block = 37;  // the plugin's vector blocks of 16 and a tail
+    const size_t count = block * static_cast<size_t>(n);
+    // Element g is NaN on rank g % (n + 1), on none when that is n.
+    auto nan_rank = [&](size_t g) { return static_cast<int>(g % static_cast<size_t>(n + 1)); };
+    auto fill = [&](tessDtype t, tessReduceOp op, void* data) {
+      for (size_t g = 0; g < count; ++g) store(t, data, g, nan_rank(g) == me ? std::nan("") : value(t, op, me, g));
+    };
+    auto wrong_in = [&](tessDtype t, tessReduceOp op, const void* result, size_t first, size_t elements) {
+      int wrong = 0;
+      for (size_t k = 0; k < elements; ++k) {
+        const size_t g = first + k;
+        const double got = load(t, result, k);
+        wrong += nan_rank(g) < n ? !std::isnan(got) : got != reference(t, op, g, n);
+      }
+      return wrong;
+    };
+    Buffer send(mesh.device(), count * 8), recv(mesh.device(), count * 8);
+    auto* in = reinterpret_cast<void*>(send.address());
+    auto* out = reinterpret_cast<void*>(recv.address());
+    for (tessDtype t : {TESS_F16, TESS_BF16, TESS_F32, TESS_F64})
+      for (tessReduceOp op : {TESS_REDUCE_MAX, TESS_REDUCE_MIN}) {
+        INFO(tessDtypeName(t) << (op == TESS_REDUCE_MAX ? " max" : " min"));
+        // all_reduce: blocking, in place, started.
+        fill(t, op, in);
+        mesh.all_reduce("x", send.address(), recv.address(), count, t, op);
+        CHECK(wrong_in(t, op, out, 0, count) == 0);
+        mesh.all_reduce("x", send.address(), send.address(), count, t, op);
+        CHECK(wrong_in(t, op, in, 0, count) == 0);
+        fill(t, op, in);
+        tessCollectiveRequest request = nullptr;
+        REQUIRE(tessMeshAllReduceStart(mesh.get(), "x", send.address(), recv.address(), count, t, op, nullptr,
+                                       &request) == TESS_SUCCESS);
+        REQUIRE(tessCollectiveWait(request) == TESS_SUCCESS);
+        CHECK(wrong_in(t, op, out, 0, count) == 0);
+        // reduce_scatter: blocking and started; index me holds block me.
+        const size_t mine = static_cast<size_t>(me) * block;
+        mesh.reduce_scatter("x", send.address(), recv.address(), block, t, op);
+        CHECK(wrong_in(t, op, out, mine, block) == 0);
+        REQUIRE(tessMeshReduceScatterStart(mesh.get(), "x", send.address(), recv.address(), block, t, op, nullptr,
+                                           &request) == TESS_SUCCESS);
+        REQUIRE(tessCollectiveWait(request) == TESS_SUCCESS);
+        CHECK(wrong_in(t, op, out, mine, block) == 0);
+      }
+  }
+
   TEST_CASE("broadcast from the last index, every dtype") {
     const int n = job_size();
     Mesh mesh(cpus(n), {"x"}, {n});
@@ -510,6 +561,31 @@ TEST_SUITE("mpi") {
                                  nullptr) == TESS_ERROR_INVALID_VALUE);
     CHECK(tessCollectiveWait(nullptr) == TESS_ERROR_INVALID_VALUE);
     mesh.barrier();
+  }
+
+  TEST_CASE("the C++ layer's started collectives: several in flight, waited for in another order") {
+    const int n = job_size();
+    const int j = job_rank();
+    Mesh mesh(cpus(n), {"x"}, {n});
+    const Device cpu = mesh.device();
+    Buffer mine(cpu, 8), sum(cpu, 8), all(cpu, static_cast<size_t>(n) * 8), ring(cpu, 8);
+    reinterpret_cast<int64_t*>(mine.address())[0] = j + 1;
+    tessera::rt::CollectiveRequest reduced =
+        mesh.start_all_reduce("x", mine.address(), sum.address(), 1, TESS_I64, TESS_REDUCE_SUM);
+    tessera::rt::CollectiveRequest gathered = mesh.start_all_gather("x", mine.address(), all.address(), 1, TESS_I64);
+    tessera::rt::CollectiveRequest shifted =
+        mesh.start_send_recv("x", mine.address(), (j + 1) % n, ring.address(), (j - 1 + n) % n, 1, TESS_I64);
+    shifted.wait();
+    gathered.wait();
+    reduced.wait();
+    CHECK(reinterpret_cast<int64_t*>(sum.address())[0] == n * (n + 1) / 2);
+    for (int k = 0; k < n; ++k) CHECK(reinterpret_cast<int64_t*>(all.address())[k] == k + 1);
+    CHECK(reinterpret_cast<int64_t*>(ring.address())[0] == (j - 1 + n) % n + 1);
+    {
+      // Not waited for explicitly: the destructor waits.
+      tessera::rt::CollectiveRequest broadcast = mesh.start_broadcast("x", mine.address(), 1, TESS_I64, n - 1);
+    }
+    CHECK(reinterpret_cast<int64_t*>(mine.address())[0] == n);
   }
 
   TEST_CASE("a 2-D mesh (dp x tp) and others: one communicator per axis") {

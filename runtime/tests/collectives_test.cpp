@@ -360,6 +360,40 @@ TEST_SUITE("collectives") {
     CHECK_THROWS_AS(Mesh({"cpu:0"}, {"dp"}, {1, 1}), Error);
   }
 
+  TEST_CASE("the C++ layer's started collectives: a request waited for once, by wait() or the destructor") {
+    using namespace tessera::rt;
+    Mesh mesh({"cpu:0"}, {"dp"}, {1});
+    Buffer x(mesh.device(), 16), y(mesh.device(), 16);
+    const int values[4] = {1, -2, 3, -4};
+    x.copy_from(values, 16);
+    int out[4] = {};
+    CollectiveRequest request = mesh.start_all_reduce("dp", x.address(), y.address(), 4, TESS_I32, TESS_REDUCE_MAX);
+    CHECK(request.in_flight());
+    request.wait();
+    CHECK_FALSE(request.in_flight());
+    y.copy_to(out, 16);
+    CHECK(out[3] == -4);
+    CHECK_THROWS_WITH_AS(request.wait(), doctest::Contains("no collective in flight"), Error);
+    {
+      // Two in flight; the second never waited for explicitly: its destructor waits.
+      CollectiveRequest gather = mesh.start_all_gather("dp", x.address(), y.address(), 2, TESS_I32);
+      CollectiveRequest shift = mesh.start_send_recv("dp", x.address(), 0, y.address(), 0, 1, TESS_I64);
+      gather.wait();
+    }
+    request = mesh.start_reduce_scatter("dp", x.address(), y.address(), 4, TESS_I32, TESS_REDUCE_SUM);
+    request = mesh.start_broadcast("dp", y.address(), 4, TESS_I32, 0);  // the first waited for on assignment
+    request.wait();
+    CollectiveRequest sent = mesh.start_send("dp", x.address(), 4, TESS_I32, 0);
+    CollectiveRequest received = mesh.start_recv("dp", y.address(), 4, TESS_I32, 0);
+    sent.wait();
+    received.wait();
+    y.copy_to(out, 16);
+    CHECK(out[1] == -2);
+    CHECK_THROWS_WITH_AS(
+        (void)mesh.start_all_reduce("tp", x.address(), y.address(), 4, TESS_I32, TESS_REDUCE_SUM),
+        doctest::Contains("TESS_ERROR_INVALID_VALUE: tessMeshAllReduceStart: the mesh has no axis 'tp'"), Error);
+  }
+
   TEST_CASE("status names of the collectives") {
     CHECK(std::string(tessGetErrorName(TESS_ERROR_LIBRARY_NOT_FOUND)) == "TESS_ERROR_LIBRARY_NOT_FOUND");
     CHECK(std::string(tessGetErrorName(TESS_ERROR_COLLECTIVE)) == "TESS_ERROR_COLLECTIVE");

@@ -263,6 +263,26 @@ inline int job_size() {
 
 // A mesh of the job's ranks (collective: every rank constructs and destroys it).
 // Axis names may be null: the whole mesh.
+// A collective started by one of Mesh's start_* functions (tessMesh*Start),
+// in flight until wait(), which returns once it is complete and throws what
+// it failed with. Until then its send buffer must not be written nor its
+// recv buffer read or written. A request not waited for is waited for by its
+// destructor (its error then lost), so each is waited for exactly once;
+// wait for or destroy every request before its mesh.
+class CollectiveRequest : public Owned<tessCollectiveRequest, tessCollectiveWait> {
+ public:
+  CollectiveRequest() = default;
+  explicit CollectiveRequest(tessCollectiveRequest request) : Owned(request) {}
+  bool in_flight() const { return get() != nullptr; }
+  void wait() {
+    if (!get())
+      throw Error(TESS_ERROR_INVALID_VALUE,
+                  "TESS_ERROR_INVALID_VALUE: tessera::rt::CollectiveRequest::wait: no collective in flight (waited "
+                  "for already, or moved from)");
+    check(tessCollectiveWait(release()));
+  }
+};
+
 class Mesh : public Owned<tessMesh, tessMeshDestroy> {
  public:
   Mesh(const std::vector<std::string>& devices, const std::vector<std::string>& axes, const std::vector<int>& shape,
@@ -333,7 +353,62 @@ class Mesh : public Owned<tessMesh, tessMeshDestroy> {
   }
   void barrier(const char* axis = nullptr) const { check(tessMeshBarrier(get(), axis)); }
 
+  // The collectives above started (tessMesh*Start): the same arguments, the
+  // request to wait for returned (docs/distributed.md, "Started collectives").
+  [[nodiscard]] CollectiveRequest start_all_reduce(const char* axis, tessDevicePtr send, tessDevicePtr recv,
+                                                   size_t count, tessDtype dtype, tessReduceOp op,
+                                                   tessStream stream = nullptr) const {
+    return started([&](tessCollectiveRequest* r) {
+      return tessMeshAllReduceStart(get(), axis, send, recv, count, dtype, op, stream, r);
+    });
+  }
+  [[nodiscard]] CollectiveRequest start_all_gather(const char* axis, tessDevicePtr send, tessDevicePtr recv,
+                                                   size_t count, tessDtype dtype, tessStream stream = nullptr) const {
+    return started([&](tessCollectiveRequest* r) {
+      return tessMeshAllGatherStart(get(), axis, send, recv, count, dtype, stream, r);
+    });
+  }
+  [[nodiscard]] CollectiveRequest start_reduce_scatter(const char* axis, tessDevicePtr send, tessDevicePtr recv,
+                                                       size_t count, tessDtype dtype, tessReduceOp op,
+                                                       tessStream stream = nullptr) const {
+    return started([&](tessCollectiveRequest* r) {
+      return tessMeshReduceScatterStart(get(), axis, send, recv, count, dtype, op, stream, r);
+    });
+  }
+  [[nodiscard]] CollectiveRequest start_broadcast(const char* axis, tessDevicePtr buffer, size_t count,
+                                                  tessDtype dtype, int root, tessStream stream = nullptr) const {
+    return started([&](tessCollectiveRequest* r) {
+      return tessMeshBroadcastStart(get(), axis, buffer, count, dtype, root, stream, r);
+    });
+  }
+  [[nodiscard]] CollectiveRequest start_send(const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype,
+                                             int peer, tessStream stream = nullptr) const {
+    return started([&](tessCollectiveRequest* r) {
+      return tessMeshSendStart(get(), axis, buffer, count, dtype, peer, stream, r);
+    });
+  }
+  [[nodiscard]] CollectiveRequest start_recv(const char* axis, tessDevicePtr buffer, size_t count, tessDtype dtype,
+                                             int peer, tessStream stream = nullptr) const {
+    return started([&](tessCollectiveRequest* r) {
+      return tessMeshRecvStart(get(), axis, buffer, count, dtype, peer, stream, r);
+    });
+  }
+  [[nodiscard]] CollectiveRequest start_send_recv(const char* axis, tessDevicePtr send, int send_peer,
+                                                  tessDevicePtr recv, int recv_peer, size_t count, tessDtype dtype,
+                                                  tessStream stream = nullptr) const {
+    return started([&](tessCollectiveRequest* r) {
+      return tessMeshSendRecvStart(get(), axis, send, send_peer, recv, recv_peer, count, dtype, stream, r);
+    });
+  }
+
  private:
+  // Runs start(&request) and owns the request it gives.
+  template <class Start>
+  static CollectiveRequest started(Start start) {
+    tessCollectiveRequest r = nullptr;
+    check(start(&r));
+    return CollectiveRequest(r);
+  }
   static tessMesh create(const std::vector<std::string>& devices, const std::vector<std::string>& axes,
                          const std::vector<int>& shape, unsigned flags) {
     if (shape.size() != axes.size())

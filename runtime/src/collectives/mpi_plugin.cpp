@@ -119,6 +119,41 @@ int mpi_failure(const char* function, int code) {
   return fail(TESS_ERROR_COLLECTIVE, std::string(function) + " failed: " + mpi_error_string(code));
 }
 
+// --- Max and min of floats propagate NaN, as NumPy's maximum and minimum,
+// the language's ts.max and ts.min and the loopback backend do: a NaN on any
+// rank makes the result NaN. MPI_MAX and MPI_MIN on MPI_FLOAT compare with <
+// or >, so whether a NaN survives depends on the order MPI combines the ranks
+// in (Open MPI 4.1, 2 ranks: a NaN on rank 1 survives, one on rank 0 is
+// dropped). User-defined operations take their place for f32 and f64;
+// integers and bool keep the built-in ones.
+
+template <class T>
+T maximum(T a, T b) {
+  return ((a > b) | (a != a)) ? a : b;  // b when b is NaN; `|`, not `||`: no branch, so the loop vectorizes
+}
+template <class T>
+T minimum(T a, T b) {
+  return ((a < b) | (a != a)) ? a : b;
+}
+
+// b[i] = Combine(a[i], b[i]). Vectorized at -O2: restrict parameters (MPI's
+// two vectors never overlap; GCC honours restrict on parameters, not on
+// locals) and blocks of a fixed count (GCC's -O2 cost model, "very cheap",
+// vectorizes only loops that need no scalar epilogue and no alias check).
+template <class T, T (*Combine)(T, T)>
+void combine_all(const T* __restrict a, T* __restrict b, int n) {
+  constexpr int kBlock = 16;
+  int i = 0;
+  for (; i + kBlock <= n; i += kBlock)
+    for (int k = 0; k < kBlock; ++k) b[i + k] = Combine(a[i + k], b[i + k]);
+  for (; i < n; ++i) b[i] = Combine(a[i], b[i]);
+}
+
+template <class T, T (*Combine)(T, T)>
+void float_operation(void* in, void* inout, int* length, MPI_Datatype*) {
+  combine_all<T, Combine>(static_cast<const T*>(in), static_cast<T*>(inout), *length);
+}
+
 // --- f16 and bf16: MPI has no such types; user-defined operations reduce them
 // in f32 and round to nearest even. Correctly rounded: f32 has more than
 // twice their precision plus two bits, so double rounding cannot occur for
@@ -131,8 +166,6 @@ uint16_t to_bf16(float x) { return tessera::numerics::bf16_from_f32_bits(std::bi
 
 float add(float a, float b) { return a + b; }
 float multiply(float a, float b) { return a * b; }
-float maximum(float a, float b) { return std::fmax(a, b); }
-float minimum(float a, float b) { return std::fmin(a, b); }
 
 template <float (*Decode)(uint16_t), uint16_t (*Encode)(float), float (*Combine)(float, float)>
 void half_operation(void* in, void* inout, int* length, MPI_Datatype*) {
@@ -143,19 +176,29 @@ void half_operation(void* in, void* inout, int* length, MPI_Datatype*) {
 
 // [dtype][op] for f16 (0) and bf16 (1); op SUM, PROD, MAX, MIN.
 MPI_Op half_ops[2][4];
+// [dtype][op] for f32 (0) and f64 (1); op MAX, MIN.
+MPI_Op float_ops[2][2];
 
-int create_half_ops() {
+int create_operations() {
   InsideMpi inside_mpi;
-  MPI_User_function* functions[2][4] = {
+  MPI_User_function* half_functions[2][4] = {
       {half_operation<from_f16, to_f16, add>, half_operation<from_f16, to_f16, multiply>,
-       half_operation<from_f16, to_f16, maximum>, half_operation<from_f16, to_f16, minimum>},
+       half_operation<from_f16, to_f16, maximum<float>>, half_operation<from_f16, to_f16, minimum<float>>},
       {half_operation<from_bf16, to_bf16, add>, half_operation<from_bf16, to_bf16, multiply>,
-       half_operation<from_bf16, to_bf16, maximum>, half_operation<from_bf16, to_bf16, minimum>},
+       half_operation<from_bf16, to_bf16, maximum<float>>, half_operation<from_bf16, to_bf16, minimum<float>>},
   };
-  for (int t = 0; t < 2; ++t)
+  MPI_User_function* float_functions[2][2] = {
+      {float_operation<float, maximum<float>>, float_operation<float, minimum<float>>},
+      {float_operation<double, maximum<double>>, float_operation<double, minimum<double>>},
+  };
+  for (int t = 0; t < 2; ++t) {
     for (int o = 0; o < 4; ++o)
-      if (int rc = MPI_Op_create(functions[t][o], /*commute=*/1, &half_ops[t][o]); rc != MPI_SUCCESS)
+      if (int rc = MPI_Op_create(half_functions[t][o], /*commute=*/1, &half_ops[t][o]); rc != MPI_SUCCESS)
         return mpi_failure("MPI_Op_create", rc);
+    for (int o = 0; o < 2; ++o)
+      if (int rc = MPI_Op_create(float_functions[t][o], /*commute=*/1, &float_ops[t][o]); rc != MPI_SUCCESS)
+        return mpi_failure("MPI_Op_create", rc);
+  }
   return 0;
 }
 
@@ -209,7 +252,8 @@ MPI_Datatype element_type(int dtype) {
   return MPI_DATATYPE_NULL;
 }
 
-// AVG reduces with SUM and divides afterwards (divide_by_size).
+// AVG reduces with SUM and divides afterwards (divide_by_size). Float max and
+// min, and every f16 and bf16 operation, are the user-defined ones above.
 MPI_Op reduce_operation(int dtype, int op) {
   int index = 0;
   MPI_Op builtin = MPI_SUM;
@@ -222,6 +266,9 @@ MPI_Op reduce_operation(int dtype, int op) {
   }
   if (dtype == TESS_F16) return half_ops[0][index];
   if (dtype == TESS_BF16) return half_ops[1][index];
+  const bool max_or_min = index >= 2;
+  if (dtype == TESS_F32 && max_or_min) return float_ops[0][index - 2];
+  if (dtype == TESS_F64 && max_or_min) return float_ops[1][index - 2];
   return builtin;
 }
 
@@ -420,7 +467,7 @@ int initialize(const tessMpiCall* call, tessMpiComm* world) {
   }
   thread_multiple = provided >= MPI_THREAD_MULTIPLE;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  if (int s = create_half_ops(); s) return s;
+  if (int s = create_operations(); s) return s;
   // A private duplicate: our messages never match the application's, and its
   // error handler returns errors instead of aborting.
   MPI_Comm duplicate = MPI_COMM_NULL;
