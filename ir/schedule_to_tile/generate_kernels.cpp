@@ -21,6 +21,8 @@
 //                attention_grad, flash_attention_bwd_prep, _bwd and
 //                _bwd_dq, with the log-sum-exp of the forward that made
 //                its o (the forward again when there is none).
+//   sort         the stdlib row sort (stdlib/sort.tsr) on an [R, C] view
+//                with the sorted axis last.
 //
 // The space's dimensions are the kernel's first scalar parameters when they
 // are known only at run time, so every generated kernel knows its space.
@@ -131,6 +133,7 @@ class Generator {
     switch (kernel_strategy(*kernel_)) {
       case KernelStrategy::Matmul: return matmul();
       case KernelStrategy::Attention: return attention();
+      case KernelStrategy::Sort: return sort();
       case KernelStrategy::Elementwise: generate_points(&Generator::elementwise, "elementwise"); return true;
       case KernelStrategy::Rows: generate_points(&Generator::rows, "rows"); return true;
       case KernelStrategy::Reduce: generate_points(&Generator::reduce, "reduce"); return true;
@@ -1293,6 +1296,84 @@ class Generator {
       internal_check(yielded->defining_op() == op, "generate-kernels", "an attention kernel yields another value");
       kernel_->result(i)->replace_all_uses_with(results.at(yielded->index()));
     }
+    kernel_->erase();
+    return true;
+  }
+
+  // graph.sort: the stdlib's sort_rows (stdlib/sort.tsr) on an [R, C] view
+  // of the operand with the sorted axis last (a transposed view when it is
+  // not; the reshape copies when the view is not contiguous), R the product
+  // of the other axes, grid-stride over rows; its values, or with `indices`
+  // its columns (np.argsort's), viewed back in the operand's axis order.
+  bool sort() {
+    Operation* op = ops_.back();
+    Type xt = op->operand(0)->type();
+    size_t rank = xt.rank();
+    auto axis = static_cast<size_t>(op->int_attr("axis"));
+    ScalarType element = xt.scalar();
+    KernelInstance instance{"sort", "sort_rows", {{"T", std::string(scalar_info(element).name)}}};
+    std::string error;
+    Operation* kernel = pass_.library ? pass_.library->instantiate(context_, module_, instance, error) : nullptr;
+    if (!kernel) {
+      report_at<DiagnosticKind::IrStdlibUnavailable>(pass_, op, pass_.library ? error : "no stdlib library");
+      return false;
+    }
+    // The axes with the sorted one last.
+    std::vector<int64_t> perm, moved_dims;
+    for (size_t a = 0; a < rank; ++a)
+      if (a != axis) perm.push_back(static_cast<int64_t>(a));
+    perm.push_back(static_cast<int64_t>(axis));
+    std::vector<Value*> moved_sizes;
+    for (int64_t a : perm) {
+      moved_dims.push_back(xt.shape()[static_cast<size_t>(a)]);
+      moved_sizes.push_back(host_dim(op->operand(0), a));
+    }
+    auto reshape = [&](Value* v, const std::vector<int64_t>& dims, const std::vector<Value*>& sizes, ScalarType t) {
+      std::vector<Value*> operands{v};
+      for (size_t a = 0; a < dims.size(); ++a)
+        if (dims[a] == kDynamic) operands.push_back(sizes[a]);
+      return host_op(OpKind::GraphReshape, operands, context_.tensor_type(dims, t));
+    };
+    Value* x = outer(op->operand(0));
+    if (axis + 1 != rank)
+      x = host_op(OpKind::GraphTranspose, {x}, context_.tensor_type(moved_dims, element),
+                  {{"perm", context_.int_array_attr(perm)}});
+    Value* rows = host_index(1);
+    int64_t rows_s = 1;
+    for (size_t a = 0; a + 1 < rank; ++a) {
+      rows = host_mul(rows, moved_sizes[a]);
+      rows_s = rows_s == kDynamic || moved_dims[a] == kDynamic ? kDynamic : rows_s * moved_dims[a];
+    }
+    std::vector<int64_t> dims2{rows_s, moved_dims.back()};
+    std::vector<Value*> sizes2{rows, moved_sizes.back()};
+    if (rank != 2) x = reshape(x, dims2, sizes2, element);
+    auto empty = [&](ScalarType t) {
+      std::vector<Value*> sizes;
+      for (size_t a = 0; a < 2; ++a)
+        if (dims2[a] == kDynamic) sizes.push_back(sizes2[a]);
+      Type type = context_.tensor_type(dims2, t);
+      return host_.create(OpKind::GraphEmpty, std::span<Value* const>(sizes), std::span<const Type>(&type, 1))
+          ->result();
+    };
+    std::vector<Value*> operands{host_groups(rows), host_index(1), host_index(1), x, empty(element),
+                                 empty(ScalarType::I64), empty(element), empty(ScalarType::I64)};
+    std::vector<Type> types;
+    for (size_t i = 4; i < 8; ++i) types.push_back(operands[i]->type());
+    Operation* launch =
+        host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands), std::span<const Type>(types),
+                     {{"kernel", context_.symbol_attr(kernel->symbol_name())},
+                      {"mut_operands", context_.int_array_attr(std::vector<int64_t>{4, 5, 6, 7})}});
+    bool indices = op->has_attr("indices");
+    Value* result = launch->result(indices ? 1 : 0);
+    ScalarType result_element = indices ? ScalarType::I64 : element;
+    if (rank != 2) result = reshape(result, moved_dims, moved_sizes, result_element);
+    if (axis + 1 != rank) {
+      std::vector<int64_t> inverse(rank);
+      for (size_t i = 0; i < rank; ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+      result = host_op(OpKind::GraphTranspose, {result}, op->result()->type(),
+                       {{"perm", context_.int_array_attr(inverse)}});
+    }
+    kernel_->result(0)->replace_all_uses_with(result);
     kernel_->erase();
     return true;
   }
