@@ -112,24 +112,32 @@ ir::Operation* Compilation::run_pipeline(int opt_level, ir::PipelineStage stage)
 
 namespace {
 
-// Of points with these spill stores (bytes), which to prune: every one that
-// spills, unless all do; then all but the least-spilling (the first of
-// equals). `least` is set to that one when all spill.
-std::vector<bool> spilling_to_prune(const std::vector<int64_t>& spills, std::optional<size_t>& least) {
+// A variant's spills on the architecture where it spills most (the first
+// listed of equals): a point that spills on any requested architecture is
+// pruned, and its reason names that one.
+struct WorstSpill {
+  int64_t bytes = 0;
+  std::string arch;
+};
+
+// Of points with these spills, which to prune: every one that spills,
+// unless all do; then all but the least-spilling (the first of equals).
+// `least` is set to that one when all spill.
+std::vector<bool> spilling_to_prune(const std::vector<WorstSpill>& spills, std::optional<size_t>& least) {
   std::vector<bool> prune(spills.size(), false);
   bool all = !spills.empty();
-  for (int64_t s : spills) all = all && s > 0;
+  for (const WorstSpill& s : spills) all = all && s.bytes > 0;
   least.reset();
   for (size_t i = 0; i < spills.size(); ++i) {
-    prune[i] = spills[i] > 0;
-    if (all && (!least || spills[i] < spills[*least])) least = i;
+    prune[i] = spills[i].bytes > 0;
+    if (all && (!least || spills[i].bytes < spills[*least].bytes)) least = i;
   }
   if (least) prune[*least] = false;
   return prune;
 }
 
-std::string spill_reason(int64_t bytes, const std::string& arch) {
-  return "registers spill: " + std::to_string(bytes) + " bytes of spill stores on " + arch + " (ptxas -v)";
+std::string spill_reason(const WorstSpill& spill) {
+  return "registers spill: " + std::to_string(spill.bytes) + " bytes of spill stores on " + spill.arch + " (ptxas -v)";
 }
 
 }  // namespace
@@ -149,44 +157,50 @@ ir::Operation* Compilation::prune_spilling_points(int opt_level, ir::PipelineSta
     tuned = tuned || (kept > 1 && g.strategy != "matmul");
   }
   if (!tuned) return module_.get();
-  std::string arch;
-  std::optional<std::map<std::string, int64_t>> spills = kernel_spill_stores(module_.get(), options, diags_, arch);
-  if (!spills) return module_.get();
+  std::optional<std::vector<ArchSpillStores>> spills = kernel_spill_stores(module_.get(), options, diags_);
+  if (!spills || spills->empty()) return module_.get();
   // A variant's spills: its own, its contiguous twin's (NAME$contiguous,
-  // what a launch on contiguous tensors runs) and its helpers' (NAME.HELPER).
+  // what a launch on contiguous tensors runs) and its helpers' (NAME.HELPER),
+  // on the architecture where they are most.
   auto spill_of = [&](const std::string& symbol) {
-    int64_t total = 0;
-    for (const auto& [name, bytes] : *spills)
-      if (name == symbol || name == symbol + "$contiguous" || name.starts_with(symbol + ".")) total += bytes;
-    return total;
+    WorstSpill worst{0, spills->front().arch};
+    for (const ArchSpillStores& on : *spills) {
+      int64_t total = 0;
+      for (const auto& [name, bytes] : on.stores)
+        if (name == symbol || name == symbol + "$contiguous" || name.starts_with(symbol + ".")) total += bytes;
+      if (total > worst.bytes) worst = {total, on.arch};
+    }
+    return worst;
   };
   bool pruned = false;
   for (AutotunedKernel& k : autotuned_) {
     std::vector<size_t> kept;
-    std::vector<int64_t> bytes;
+    std::vector<WorstSpill> worst;
     for (size_t p = 0; p < k.points.size(); ++p)
       if (k.points[p].pruned.empty() && k.typed[p]) {
         kept.push_back(p);
-        bytes.push_back(spill_of(variant_symbol(k, p)));
+        worst.push_back(spill_of(variant_symbol(k, p)));
       }
     if (kept.size() < 2) continue;
     std::optional<size_t> least;
-    std::vector<bool> prune = spilling_to_prune(bytes, least);
+    std::vector<bool> prune = spilling_to_prune(worst, least);
     for (size_t i = 0; i < kept.size(); ++i)
       if (prune[i]) {
-        k.points[kept[i]].pruned = spill_reason(bytes[i], arch);
+        k.points[kept[i]].pruned = spill_reason(worst[i]);
         pruned = true;
       }
-    if (least) diags_.emit_global<diag::CodegenAutotuneSpills>(k.name, arch, point_text(k, kept[*least]), bytes[*least]);
+    if (least)
+      diags_.emit_global<diag::CodegenAutotuneSpills>(k.name, worst[*least].arch, point_text(k, kept[*least]),
+                                                      worst[*least].bytes);
   }
   for (const ir::GeneratedTuning& g : generated_tuning_) {
     if (g.strategy == "matmul") continue;  // the stdlib GEMM's points: tests/check_ptxas.py keeps them spill-free
     std::vector<size_t> kept;
-    std::vector<int64_t> bytes;
+    std::vector<WorstSpill> worst;
     for (size_t p = 0; p < g.points.size(); ++p)
       if (g.pruned[p].empty()) {
         kept.push_back(p);
-        bytes.push_back(spill_of(g.variants[p]));
+        worst.push_back(spill_of(g.variants[p]));
       }
     if (kept.size() < 2) continue;
     auto text = [&](size_t p) {
@@ -196,13 +210,15 @@ ir::Operation* Compilation::prune_spilling_points(int opt_level, ir::PipelineSta
       return t;
     };
     std::optional<size_t> least;
-    std::vector<bool> prune = spilling_to_prune(bytes, least);
+    std::vector<bool> prune = spilling_to_prune(worst, least);
     for (size_t i = 0; i < kept.size(); ++i)
       if (prune[i]) {
-        spilling_generated_[g.kernel][text(kept[i])] = spill_reason(bytes[i], arch);
+        spilling_generated_[g.kernel][text(kept[i])] = spill_reason(worst[i]);
         pruned = true;
       }
-    if (least) diags_.emit_global<diag::CodegenAutotuneSpills>(g.kernel, arch, text(kept[*least]), bytes[*least]);
+    if (least)
+      diags_.emit_global<diag::CodegenAutotuneSpills>(g.kernel, worst[*least].arch, text(kept[*least]),
+                                                      worst[*least].bytes);
   }
   if (!pruned) return module_.get();
   return lower(opt_level, true, stage, only_kernel);

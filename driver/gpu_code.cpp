@@ -272,8 +272,8 @@ std::optional<std::string> gpu_binary(ir::Operation* module, GpuBinary kind, con
   return image;
 }
 
-std::optional<std::map<std::string, int64_t>> kernel_spill_stores(ir::Operation* module, const CodegenOptions& options,
-                                                                   DiagnosticEngine& diags, std::string& arch_name) {
+std::optional<std::vector<ArchSpillStores>> kernel_spill_stores(ir::Operation* module, const CodegenOptions& options,
+                                                                DiagnosticEngine& diags) {
   // Problems here are the real compilation's to report.
   CollectingDiagnosticConsumer collected;
   DiagnosticEngine quiet(diags.sources(), collected, DiagnosticOptions{false, true, 1});
@@ -281,17 +281,19 @@ std::optional<std::map<std::string, int64_t>> kernel_spill_stores(ir::Operation*
   std::string ignored;
   std::optional<PtxAssembler> assembler = archs ? find_assembler(options, ignored) : std::nullopt;
   if (!assembler) return std::nullopt;
-  const codegen::GpuArch& arch = archs->front();
-  arch_name = arch.name();
   CodegenOptions verbose = options;
   verbose.toolkit.ptxas_options.push_back("-v");
-  AssemblyJob job(*assembler, arch, verbose, codegen::has_contiguous_variants(module));
-  std::optional<std::string> ptx = gpu_ptx(module, arch, verbose, quiet);
-  if (!ptx) return std::nullopt;
-  job.feed(std::move(*ptx));
-  std::string cubin, report;
-  if (!job.finish(quiet, cubin, &report)) return std::nullopt;
-  return codegen::parse_spill_stores(report);
+  std::vector<ArchSpillStores> result;
+  for (const codegen::GpuArch& arch : *archs) {
+    AssemblyJob job(*assembler, arch, verbose, codegen::has_contiguous_variants(module));
+    std::optional<std::string> ptx = gpu_ptx(module, arch, verbose, quiet);
+    if (!ptx) return std::nullopt;
+    job.feed(std::move(*ptx));
+    std::string cubin, report;
+    if (!job.finish(quiet, cubin, &report)) return std::nullopt;
+    result.push_back({arch.name(), codegen::parse_spill_stores(report)});
+  }
+  return result;
 }
 
 bool fatbin_tools_found(const CodegenOptions& options) {

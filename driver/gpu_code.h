@@ -42,12 +42,17 @@ enum class GpuBinary : uint8_t { Cubin, Fatbin };
 std::optional<std::string> gpu_binary(ir::Operation* module, GpuBinary kind, const CodegenOptions& options,
                                       DiagnosticEngine& diags);
 
-// Each kernel's bytes of spill stores when `module` is assembled for the
-// first listed architecture (named in `arch_name`) by ptxas -v or
-// nvJitLink; nullopt when no assembler is found or the code does not
-// compile (nothing reported: the compilation itself reports that).
-std::optional<std::map<std::string, int64_t>> kernel_spill_stores(ir::Operation* module, const CodegenOptions& options,
-                                                                   DiagnosticEngine& diags, std::string& arch_name);
+// Each kernel's bytes of spill stores when `module` is assembled by ptxas -v
+// or nvJitLink, for every requested architecture (in the order listed: a
+// fatbin's architectures may allocate registers differently); nullopt when
+// no assembler is found or the code does not compile (nothing reported: the
+// compilation itself reports that).
+struct ArchSpillStores {
+  std::string arch;                       // sm_90
+  std::map<std::string, int64_t> stores;  // kernel symbol -> bytes
+};
+std::optional<std::vector<ArchSpillStores>> kernel_spill_stores(ir::Operation* module, const CodegenOptions& options,
+                                                                DiagnosticEngine& diags);
 
 // Whether a PTX assembler (ptxas or libnvJitLink) and fatbinary are found:
 // what an AOT object's GpuCode::Auto picks a fatbin by.

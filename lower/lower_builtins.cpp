@@ -61,6 +61,7 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
     case sema::Signature::FlattenArgs:
     case sema::Signature::ClipArgs:
     case sema::Signature::TensorMapArgs:
+    case sema::Signature::SortArgs:
     case sema::Signature::ArgReduceArgs:
     case sema::Signature::VarianceArgs:
     case sema::Signature::SplitArgs:

@@ -419,6 +419,19 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       }
       return Bound{v, {}};
     }
+    case sema::Signature::SortArgs: {
+      Value* x = tensor(0);
+      auto rank = static_cast<int64_t>(x->type().rank());
+      int64_t axis = arg(1).valid() ? *constant_of(arg(1)) : -1;
+      if (axis < 0) axis += rank;
+      std::vector<NamedAttribute> attributes{{"axis", context_.int_attr(axis)}};
+      Type type = x->type();
+      if (builtin == BuiltinId::Argsort) {
+        attributes.push_back({"indices", context_.unit_attr()});
+        type = context_.tensor_type(x->type().shape(), ScalarType::I64);
+      }
+      return Bound{graph_op(OpKind::GraphSort, {x}, type, std::move(attributes), call), {}};
+    }
     case sema::Signature::TensorMapArgs: {
       Value* x = tensor(0);
       if (builtin == BuiltinId::Copy) return Bound{graph_elementwise("copy", {x}, call), {}};

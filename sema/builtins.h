@@ -68,6 +68,7 @@ enum class Signature : uint8_t {
   FlattenArgs,
   ClipArgs,
   TensorMapArgs,  // copy, sign: a tensor of numbers to one of its type
+  SortArgs,       // sort, argsort: a tensor of numbers along one axis
   ArgReduceArgs,
   VarianceArgs,
   SplitArgs,

@@ -768,6 +768,7 @@ Value Checker::check_builtin_family(BuiltinCall& bc) {
     case Signature::FlattenArgs:
     case Signature::ClipArgs:
     case Signature::TensorMapArgs:
+    case Signature::SortArgs:
     case Signature::ArgReduceArgs:
     case Signature::VarianceArgs:
     case Signature::SplitArgs:

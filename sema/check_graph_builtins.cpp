@@ -492,6 +492,31 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       }
       return Value{graph_tensor(*element, dims_of(*x))};
     }
+    case Signature::SortArgs: {
+      // sort(x, axis=-1): x's values ascending along one axis (NaN last), of
+      // x's type; argsort: the positions along it (i64) that sort x, equal
+      // values in their order (np.argsort(kind="stable")).
+      auto bound = bc.bind({"x", "axis"}, 1);
+      if (bound.empty()) return Value{error};
+      std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+      if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
+      std::vector<DimId> dims = dims_of(*x);
+      if (bound[1].valid()) {
+        std::optional<int64_t> axis = bc.require_constant_integer(bound[1], "axis");
+        if (!axis || !tensor_axis(bound[1], *axis, dims.size())) return Value{error};
+      } else if (dims.empty()) {
+        tensor_axis(bound[0], -1, 0);
+        return Value{error};
+      }
+      ScalarType element = types_.info(*x).scalar;
+      if (element == ScalarType::Bool || scalar_info(element).bits < 8) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name,
+                                            "a tensor of integers or floats of 8 bits or more", types_.to_string(*x));
+        return Value{error};
+      }
+      if (bc.id == BuiltinId::Argsort) return Value{graph_tensor(ScalarType::I64, dims)};
+      return Value{types_.with_mut(*x, false)};
+    }
     case Signature::FlattenArgs: {
       // NumPy's x.flatten() / ravel: the elements in row-major order, 1-D.
       auto bound = bc.bind({"x"}, 1);

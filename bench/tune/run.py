@@ -8,7 +8,8 @@ For each case: the median of N launches at the default point
 (TESSERA_AUTOTUNE=0), then a tuning run (tesserac run --tune, the cache in a
 temporary directory) with the median of N launches of the variant it chose,
 and the time the tuning took. Then the @jit functions of jit_kernels.tsr,
-whose generated kernels are tuned (docs/autotuning.md, "Generated kernels"):
+whose generated kernels (and the stdlib flash attention's forward) are
+tuned (docs/autotuning.md, "Generated kernels", "Stdlib kernels"):
 the median of N calls compiled with TESSERA_AUTOTUNE=0 (every kernel at its
 default point) against N calls with tuning on (the first call tunes; the
 cache's choices and medians are printed). Outputs are checked against
@@ -81,6 +82,15 @@ def run_jit(tesserac, work, function, inputs, expect, repeat, tune, rtol=1e-5, a
     for path in glob.glob(os.path.join(cache, "*.json")):
         entries += json.load(open(path))["entries"]
     return median, ok, entries
+
+
+def causal_attention(q, k, v):
+    """softmax(q k^T / sqrt(D), causal) v in float64."""
+    q, k, v = (a.astype(np.float64) for a in (q, k, v))
+    s = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])
+    s = np.where(np.triu(np.ones(s.shape[-2:], bool), 1), -np.inf, s)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)) @ v
 
 
 def gpu_gemm_against_cublas(tesserac, repeat):
@@ -221,6 +231,9 @@ def main():
                  ("@jit softmax 4096 x 512", "soft", {"x": rows}, e / e.sum(axis=1, keepdims=True), {}),
                  ("@jit sum(axis=1) 4096 x 512", "row_sums", {"x": rows}, rows.sum(axis=1),
                   {"rtol": 1e-4, "atol": 1e-3})]
+    qkv = [rng.standard_normal((8, 512, 64), dtype=np.float32) for _ in range(3)]
+    jit_cases.append(("@jit flash attention causal 8x512x64", "attend", dict(zip("qkv", qkv)),
+                      causal_attention(*qkv), {"rtol": 1e-4, "atol": 1e-5}))
     for name, function, inputs, expect, tolerance in jit_cases if args.only in (None, "jit") else []:
         with tempfile.TemporaryDirectory() as work:
             base, ok0, _ = run_jit(args.tesserac, work, function, inputs, expect, args.repeat, False, **tolerance)

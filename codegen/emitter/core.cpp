@@ -430,6 +430,7 @@ void Emitter::emit(Operation* op) {
     case OpKind::GraphNorm:
     case OpKind::GraphAttention:
     case OpKind::GraphAttentionGrad:
+    case OpKind::GraphSort:
     case OpKind::GraphCast:
     case OpKind::GraphRandom:
     case OpKind::GraphGrad:

@@ -252,6 +252,19 @@ std::optional<GraphResult> infer_graph_result(Operation* op, unsigned index, std
         return fail("requires an integer attribute 'axis' in range");
       return as_result(*a);
     }
+    case OpKind::GraphSort: {
+      // sort(x) along `axis`: x's type; with `indices`, the positions
+      // along the axis the values came from (i64), np.argsort's.
+      auto a = tensor_operand(0);
+      if (!a || op->num_operands() != 1 || a->rank() == 0) return fail("operand must be a tensor of rank 1 or more");
+      Attribute axis = op->attr("axis");
+      if (!axis || !axis.is(AttributeKind::Integer) || axis.int_value() < 0 ||
+          axis.int_value() >= static_cast<int64_t>(a->rank()))
+        return fail("requires an integer attribute 'axis' in range");
+      if (a->scalar() == ScalarType::Bool) return fail("sorts numbers, not bool");
+      if (op->has_attr("indices")) return tensor_of(ScalarType::I64, {a->shape().begin(), a->shape().end()});
+      return as_result(*a);
+    }
     case OpKind::GraphNorm: {
       auto x = tensor_operand(0);
       if (!x || x->rank() == 0) return fail("operand #0 must be a tensor");

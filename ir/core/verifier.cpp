@@ -364,6 +364,7 @@ void Verifier::verify_rules(Operation* op) {
     case OpKind::GraphNorm:
     case OpKind::GraphAttention:
     case OpKind::GraphAttentionGrad:
+    case OpKind::GraphSort:
     case OpKind::GraphCast:
     case OpKind::GraphRandom:
     case OpKind::GraphDim:

@@ -48,7 +48,7 @@ bool is_pointwise(const Operation* op) {
 
 bool is_computing(const Operation* op) {
   return is_pointwise(op) || op->is(OpKind::GraphReduce) || op->is(OpKind::GraphMatmul) ||
-         op->is(OpKind::GraphAttention) || op->is(OpKind::GraphAttentionGrad);
+         op->is(OpKind::GraphAttention) || op->is(OpKind::GraphAttentionGrad) || op->is(OpKind::GraphSort);
 }
 
 std::vector<int64_t> shape_of(Value* v) {
@@ -272,6 +272,10 @@ class Fusion {
   void place(Operation* op) {
     if (op->is(OpKind::GraphMatmul) || op->is(OpKind::GraphAttention) || op->is(OpKind::GraphAttentionGrad)) {
       start(op, op->is(OpKind::GraphMatmul) ? KernelStrategy::Matmul : KernelStrategy::Attention, nullptr, true);
+      return;
+    }
+    if (op->is(OpKind::GraphSort)) {
+      start(op, KernelStrategy::Sort, nullptr, true);
       return;
     }
     // Join the latest group among the operands' producers that fits.

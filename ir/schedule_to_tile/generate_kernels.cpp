@@ -21,6 +21,8 @@
 //                attention_grad, flash_attention_bwd_prep, _bwd and
 //                _bwd_dq, with the log-sum-exp of the forward that made
 //                its o (the forward again when there is none).
+//   sort         the stdlib row sort (stdlib/sort.tsr) on an [R, C] view
+//                with the sorted axis last.
 //
 // The space's dimensions are the kernel's first scalar parameters when they
 // are known only at run time, so every generated kernel knows its space.
@@ -30,6 +32,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -130,6 +133,7 @@ class Generator {
     switch (kernel_strategy(*kernel_)) {
       case KernelStrategy::Matmul: return matmul();
       case KernelStrategy::Attention: return attention();
+      case KernelStrategy::Sort: return sort();
       case KernelStrategy::Elementwise: generate_points(&Generator::elementwise, "elementwise"); return true;
       case KernelStrategy::Rows: generate_points(&Generator::rows, "rows"); return true;
       case KernelStrategy::Reduce: generate_points(&Generator::reduce, "reduce"); return true;
@@ -673,6 +677,68 @@ class Generator {
     report_at<DiagnosticKind::IrScheduleIgnored>(pass_, kernel_, directive, why);
   }
 
+  // A stdlib kernel launched through the tuner (docs/autotuning.md, "Stdlib
+  // kernels"): every point of its space but those the driver found spilling
+  // (PassContext::pruned_points; when the default point is one, the first
+  // kept point is the default), each copied in as its own kernel and
+  // launched on the grid `grid_of` gives for its knob values. Appends the
+  // grids to `operands` and the variants to `attributes`, records the space
+  // for --emit=tuning and returns the default point's kernel; null, with
+  // nothing appended, when a point is not in the library.
+  Operation* tuned_stdlib_variants(const KernelInstance& instance, const char* strategy,
+                                   const std::vector<std::string>& knob_names,
+                                   const std::vector<std::vector<int64_t>>& points, size_t default_point,
+                                   const std::function<std::array<Value*, 3>(const std::vector<int64_t>&)>& grid_of,
+                                   std::vector<Value*>& operands, std::vector<NamedAttribute>& attributes) {
+    std::string tune_of = instance.symbol();
+    std::vector<std::string> texts, pruned(points.size());
+    for (const std::vector<int64_t>& point : points) {
+      std::string text;
+      for (size_t i = 0; i < point.size(); ++i)
+        text += fmt::format("{}{}={}", i ? ", " : "", i < knob_names.size() ? knob_names[i] : "K" + std::to_string(i),
+                            point[i]);
+      texts.push_back(text);
+    }
+    if (pass_.pruned_points)
+      if (auto it = pass_.pruned_points->find(tune_of); it != pass_.pruned_points->end())
+        for (size_t p = 0; p < points.size(); ++p)
+          if (auto reason = it->second.find(texts[p]); reason != it->second.end()) pruned[p] = reason->second;
+    if (!pruned[default_point].empty())
+      default_point = static_cast<size_t>(std::find(pruned.begin(), pruned.end(), "") - pruned.begin());
+    Operation* default_kernel = nullptr;
+    std::vector<Value*> grids;
+    std::vector<Attribute> variants, point_texts;
+    std::vector<std::string> variant_names(points.size());
+    int64_t tune_default = 0;
+    for (size_t p = 0; p < points.size(); ++p) {
+      if (!pruned[p].empty()) continue;
+      KernelInstance point = instance;
+      point.knobs = points[p];
+      std::string error;
+      Operation* variant = pass_.library->instantiate(context_, module_, point, error);
+      if (!variant) return nullptr;
+      if (p == default_point) {
+        tune_default = static_cast<int64_t>(variants.size());
+        default_kernel = variant;
+      }
+      variant_names[p] = std::string(variant->symbol_name());
+      variants.push_back(context_.symbol_attr(variant->symbol_name()));
+      point_texts.push_back(context_.string_attr(texts[p]));
+      std::array<Value*, 3> grid = grid_of(points[p]);
+      grids.insert(grids.end(), grid.begin(), grid.end());
+    }
+    if (!default_kernel) return nullptr;
+    operands.insert(operands.end(), grids.begin(), grids.end());
+    attributes.push_back({"variants", context_.array_attr(variants)});
+    attributes.push_back({"points", context_.array_attr(point_texts)});
+    attributes.push_back({"tune_of", context_.string_attr(tune_of)});
+    attributes.push_back({"tune_default", context_.int_attr(tune_default)});
+    if (pass_.generated_tuning)
+      pass_.generated_tuning->push_back(
+          GeneratedTuning{tune_of, strategy, knob_names, points, variant_names, pruned, default_point, ""});
+    return default_kernel;
+  }
+
   // ---------------------------------------------------------------- strategies
 
   void elementwise() {
@@ -993,50 +1059,29 @@ class Generator {
     // gemm: groups over (N, M) tiles; gemm_tc: over (M, N) tiles.
     std::vector<Value*> operands;
     std::vector<NamedAttribute> attributes;
-    std::vector<Attribute> variants, texts;
     auto knob = [&](std::string_view name, size_t otherwise) {
       auto it = std::find(knob_names.begin(), knob_names.end(), name);
       return it == knob_names.end() ? otherwise : static_cast<size_t>(it - knob_names.begin());
     };
     size_t bm = knob("BM", 0), bn = knob("BN", 1);
-    for (size_t p = 0; points.size() > 1 && p < points.size(); ++p) {
-      KernelInstance point = instance;
-      point.knobs = points[p];
-      Operation* variant = pass_.library->instantiate(context_, module_, point, error);
-      if (!variant || points[p].size() <= std::max(bm, bn)) {
-        variants.clear();
-        break;
-      }
-      variants.push_back(context_.symbol_attr(variant->symbol_name()));
-      std::string text;
-      for (size_t i = 0; i < points[p].size(); ++i)
-        text += (i ? ", " : "") + (i < knob_names.size() ? knob_names[i] : "K" + std::to_string(i)) + "=" +
-                std::to_string(points[p][i]);
-      texts.push_back(context_.string_attr(text));
-      operands.push_back(host_ceil_div(n, points[p][bn]));
-      operands.push_back(host_ceil_div(m, points[p][bm]));
-      operands.push_back(batch);
-    }
-    if (variants.empty()) {
-      operands.clear();
+    bool knobs_known = std::all_of(points.begin(), points.end(),
+                                   [&](const std::vector<int64_t>& p) { return p.size() > std::max(bm, bn); });
+    Operation* tuned = nullptr;
+    if (points.size() > 1 && knobs_known)
+      tuned = tuned_stdlib_variants(instance, "matmul", knob_names, points, default_point,
+                                    [&](const std::vector<int64_t>& point) {
+                                      return std::array<Value*, 3>{host_ceil_div(n, point[bn]),
+                                                                   host_ceil_div(m, point[bm]), batch};
+                                    },
+                                    operands, attributes);
+    if (!tuned) {
       Value* m_groups = host_ceil_div(m, tile_m);
       Value* n_groups = host_ceil_div(n, tile_n);
       operands = {tensor_cores ? m_groups : n_groups, tensor_cores ? n_groups : m_groups, batch};
-    } else {
-      attributes.push_back({"variants", context_.array_attr(variants)});
-      attributes.push_back({"points", context_.array_attr(texts)});
-      attributes.push_back({"tune_of", context_.string_attr(instance.symbol())});
-      attributes.push_back({"tune_default", context_.int_attr(static_cast<int64_t>(default_point))});
-      if (pass_.generated_tuning) {
-        GeneratedTuning record{instance.symbol(), "matmul", knob_names, points, {}, {}, default_point, ""};
-        for (Attribute v : variants) record.variants.emplace_back(v.string_value());
-        record.pruned.assign(points.size(), "");
-        pass_.generated_tuning->push_back(std::move(record));
-      }
     }
     auto c_operand = static_cast<int64_t>(operands.size() + 2);
     for (Value* v : {a3, b3, c, alpha, beta}) operands.push_back(v);
-    attributes.push_back({"kernel", context_.symbol_attr(gemm->symbol_name())});
+    attributes.push_back({"kernel", context_.symbol_attr((tuned ? tuned : gemm)->symbol_name())});
     attributes.push_back({"mut_operands", context_.int_array_attr(std::vector<int64_t>{c_operand})});
     Operation* launch = host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands),
                                      std::span<const Type>(&c_type, 1), std::move(attributes));
@@ -1066,15 +1111,19 @@ class Generator {
     size_t rank = qt.rank();
     int64_t head = qt.shape()[rank - 1];
     ScalarType element = qt.scalar();
+    // The forward's tiles are its knobs (BQ query rows per group, BKV keys
+    // per block): schedule.tile((BQ, BKV)) pins them; the other hints have
+    // nothing to set in these kernels.
+    std::vector<int64_t> tile = kernel_->has_attr("tile") ? kernel_->attr("tile").int_array() : std::vector<int64_t>{};
     for (std::string_view name : schedule_hint_names())
-      if (kernel_->has_attr(name))
-        ignore_hint(name, fmt::format("attention runs the stdlib's flash-attention kernels, whose tiles are fixed ({} "
-                                      "query rows per group of 128 lanes for head size {})",
-                                      128 / (head / 16), head));
+      if (kernel_->has_attr(name) && name != "tile")
+        ignore_hint(name, "attention runs the stdlib's flash-attention kernels on the SIMT cores, whose only knobs "
+                          "are the forward's tiles (schedule.tile((BQ, BKV)))");
     bool grad = op->is(OpKind::GraphAttentionGrad);
+    std::vector<std::pair<std::string, std::string>> params{{"T", std::string(scalar_info(element).name)},
+                                                            {"HEAD_DIM", std::to_string(head)}};
     auto instance = [&](const char* kernel) -> Operation* {
-      KernelInstance wanted{"attention", kernel,
-                            {{"T", std::string(scalar_info(element).name)}, {"HEAD_DIM", std::to_string(head)}}};
+      KernelInstance wanted{"attention", kernel, params};
       std::string error;
       Operation* f = pass_.library->instantiate(context_, module_, wanted, error);
       if (!f) report_at<DiagnosticKind::IrStdlibUnavailable>(pass_, op, error);
@@ -1124,14 +1173,68 @@ class Generator {
     bool is_causal = op->has_attr("causal");
     Value* scale = host_.constant_float(scale_value, context_.f32_type());
     Value* causal = host_.constant_bool(is_causal);
-    int64_t rows = 128 / (head / 16);  // query rows (flash_attention_bwd: key rows) per group
-    // The forward: o and the rows' log-sum-exp.
+    // The backward kernels' rows per group (query rows of bwd_prep and
+    // bwd_dq, key rows of bwd): stdlib/attention.tsr's BQ_ROWS and KR.
+    int64_t rows = 128 / (head / 16);
+    // The forward: o and the rows' log-sum-exp, launched through the tuner
+    // (every point, each on its grid (ceil(SQ / BQ), BH)) unless a tile
+    // directive pins a point or tuning is off (the default point alone).
     auto run_forward = [&]() -> Operation* {
-      Operation* forward = instance("flash_attention");
-      if (!forward) return nullptr;
+      KernelInstance forward{"attention", "flash_attention", params};
+      std::vector<std::string> knob_names;
+      size_t default_point = 0;
+      std::vector<std::vector<int64_t>> points =
+          pass_.library->autotune_points(context_, forward, knob_names, default_point);
+      auto bq_at = std::find(knob_names.begin(), knob_names.end(), "BQ");
+      if (points.empty() || bq_at == knob_names.end()) {
+        std::string error;
+        if (pass_.library->instantiate(context_, module_, forward, error))
+          error = "the stdlib kernel '" + forward.key() + ".flash_attention' has no knob BQ (rebuild tesserac)";
+        report_at<DiagnosticKind::IrStdlibUnavailable>(pass_, op, error);
+        return nullptr;
+      }
+      auto bq = static_cast<size_t>(bq_at - knob_names.begin());
+      Operation* kernel = nullptr;
+      if (!tile.empty()) {
+        forward.knobs = tile;
+        std::string error;
+        kernel = pass_.library->instantiate(context_, module_, forward, error);
+        if (!kernel) {
+          ignore_hint("tile", error);
+          forward.knobs.clear();
+        }
+      }
+      std::vector<Value*> operands;
+      std::vector<NamedAttribute> attributes;
+      if (!kernel && pass_.tune_stdlib && points.size() > 1)
+        kernel = tuned_stdlib_variants(forward, "attention", knob_names, points, default_point,
+                                       [&](const std::vector<int64_t>& point) {
+                                         return std::array<Value*, 3>{host_ceil_div(sq, point[bq]), host_index(bh),
+                                                                      host_index(1)};
+                                       },
+                                       operands, attributes);
+      if (!kernel) {
+        std::string error;
+        kernel = pass_.library->instantiate(context_, module_, forward, error);
+        if (!kernel) {
+          report_at<DiagnosticKind::IrStdlibUnavailable>(pass_, op, error);
+          return nullptr;
+        }
+      }
+      if (operands.empty()) {
+        int64_t point_bq = kernel->attr("stdlib_point") ? kernel->attr("stdlib_point").int_array().at(bq)
+                                                        : points[default_point][bq];
+        operands = {host_ceil_div(sq, point_bq), host_index(bh), host_index(1)};
+      }
       Value* o = empty({bh, sq_s, head}, sq, element);
       Value* lse = empty({bh, sq_s}, sq, ScalarType::F32);
-      return launch(forward, host_ceil_div(sq, rows), {q, k, v, o, lse, scale, causal}, {3, 4});
+      auto first_arg = static_cast<int64_t>(operands.size());
+      for (Value* arg : {q, k, v, o, lse, scale, causal}) operands.push_back(arg);
+      std::vector<Type> types{o->type(), lse->type()};
+      attributes.push_back({"kernel", context_.symbol_attr(kernel->symbol_name())});
+      attributes.push_back({"mut_operands", context_.int_array_attr(std::vector<int64_t>{first_arg + 3, first_arg + 4})});
+      return host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands), std::span<const Type>(types),
+                          std::move(attributes));
     };
     // The results as the operation's types, by result number.
     std::vector<Value*> results;
@@ -1193,6 +1296,84 @@ class Generator {
       internal_check(yielded->defining_op() == op, "generate-kernels", "an attention kernel yields another value");
       kernel_->result(i)->replace_all_uses_with(results.at(yielded->index()));
     }
+    kernel_->erase();
+    return true;
+  }
+
+  // graph.sort: the stdlib's sort_rows (stdlib/sort.tsr) on an [R, C] view
+  // of the operand with the sorted axis last (a transposed view when it is
+  // not; the reshape copies when the view is not contiguous), R the product
+  // of the other axes, grid-stride over rows; its values, or with `indices`
+  // its columns (np.argsort's), viewed back in the operand's axis order.
+  bool sort() {
+    Operation* op = ops_.back();
+    Type xt = op->operand(0)->type();
+    size_t rank = xt.rank();
+    auto axis = static_cast<size_t>(op->int_attr("axis"));
+    ScalarType element = xt.scalar();
+    KernelInstance instance{"sort", "sort_rows", {{"T", std::string(scalar_info(element).name)}}};
+    std::string error;
+    Operation* kernel = pass_.library ? pass_.library->instantiate(context_, module_, instance, error) : nullptr;
+    if (!kernel) {
+      report_at<DiagnosticKind::IrStdlibUnavailable>(pass_, op, pass_.library ? error : "no stdlib library");
+      return false;
+    }
+    // The axes with the sorted one last.
+    std::vector<int64_t> perm, moved_dims;
+    for (size_t a = 0; a < rank; ++a)
+      if (a != axis) perm.push_back(static_cast<int64_t>(a));
+    perm.push_back(static_cast<int64_t>(axis));
+    std::vector<Value*> moved_sizes;
+    for (int64_t a : perm) {
+      moved_dims.push_back(xt.shape()[static_cast<size_t>(a)]);
+      moved_sizes.push_back(host_dim(op->operand(0), a));
+    }
+    auto reshape = [&](Value* v, const std::vector<int64_t>& dims, const std::vector<Value*>& sizes, ScalarType t) {
+      std::vector<Value*> operands{v};
+      for (size_t a = 0; a < dims.size(); ++a)
+        if (dims[a] == kDynamic) operands.push_back(sizes[a]);
+      return host_op(OpKind::GraphReshape, operands, context_.tensor_type(dims, t));
+    };
+    Value* x = outer(op->operand(0));
+    if (axis + 1 != rank)
+      x = host_op(OpKind::GraphTranspose, {x}, context_.tensor_type(moved_dims, element),
+                  {{"perm", context_.int_array_attr(perm)}});
+    Value* rows = host_index(1);
+    int64_t rows_s = 1;
+    for (size_t a = 0; a + 1 < rank; ++a) {
+      rows = host_mul(rows, moved_sizes[a]);
+      rows_s = rows_s == kDynamic || moved_dims[a] == kDynamic ? kDynamic : rows_s * moved_dims[a];
+    }
+    std::vector<int64_t> dims2{rows_s, moved_dims.back()};
+    std::vector<Value*> sizes2{rows, moved_sizes.back()};
+    if (rank != 2) x = reshape(x, dims2, sizes2, element);
+    auto empty = [&](ScalarType t) {
+      std::vector<Value*> sizes;
+      for (size_t a = 0; a < 2; ++a)
+        if (dims2[a] == kDynamic) sizes.push_back(sizes2[a]);
+      Type type = context_.tensor_type(dims2, t);
+      return host_.create(OpKind::GraphEmpty, std::span<Value* const>(sizes), std::span<const Type>(&type, 1))
+          ->result();
+    };
+    std::vector<Value*> operands{host_groups(rows), host_index(1), host_index(1), x, empty(element),
+                                 empty(ScalarType::I64), empty(element), empty(ScalarType::I64)};
+    std::vector<Type> types;
+    for (size_t i = 4; i < 8; ++i) types.push_back(operands[i]->type());
+    Operation* launch =
+        host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands), std::span<const Type>(types),
+                     {{"kernel", context_.symbol_attr(kernel->symbol_name())},
+                      {"mut_operands", context_.int_array_attr(std::vector<int64_t>{4, 5, 6, 7})}});
+    bool indices = op->has_attr("indices");
+    Value* result = launch->result(indices ? 1 : 0);
+    ScalarType result_element = indices ? ScalarType::I64 : element;
+    if (rank != 2) result = reshape(result, moved_dims, moved_sizes, result_element);
+    if (axis + 1 != rank) {
+      std::vector<int64_t> inverse(rank);
+      for (size_t i = 0; i < rank; ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+      result = host_op(OpKind::GraphTranspose, {result}, op->result()->type(),
+                       {{"perm", context_.int_array_attr(inverse)}});
+    }
+    kernel_->result(0)->replace_all_uses_with(result);
     kernel_->erase();
     return true;
   }
