@@ -355,8 +355,20 @@ bool Lowering::inert_host_value(NodeId e) const {
   switch (ast_.kind(e)) {
     case NodeKind::StringLiteral:
     case NodeKind::Lambda: return true;
+    case NodeKind::ListComp: {
+      // A comprehension of numbers, tensors or tuples is a list the program
+      // computes (lower_comprehension); one of strings (`[f"cuda:{i}" for i
+      // in range(4)]`) runs no code.
+      sema::TypeId t = node_type(e);
+      if (t.valid() && typed_.types.kind(t) == SemaKind::List) {
+        SemaKind element = typed_.types.kind(sema::TypeId{typed_.types.info(t).payload});
+        if (element == SemaKind::Scalar || element == SemaKind::Tensor || element == SemaKind::Tuple ||
+            element == SemaKind::List)
+          return false;
+      }
+      break;
+    }
     case NodeKind::Dict:
-    case NodeKind::ListComp:
     case NodeKind::GeneratorExp: break;
     case NodeKind::List:
     case NodeKind::Tuple: {

@@ -114,9 +114,11 @@ class Lowering {
   Bound lower_list_subscript(NodeId node);
   Bound lower_list_tuples(NodeId call);
   Bound lower_list_reduction(NodeId call, sema::BuiltinId builtin);
+  Bound lower_comprehension(NodeId node);
+  std::optional<std::vector<int64_t>> unrolled_range(NodeId iterable, NodeId where, std::string_view what);
   std::optional<int64_t> folded_int(Value* v) const;
   void lower_while(NodeId statement);
-  void lower_exiting_if(NodeId statement, const std::vector<Segment>& continuation, bool in_branch,
+  void lower_exiting_if(NodeId statement, Value* condition, const std::vector<Segment>& continuation, bool in_branch,
                         const LoopExit* loop);
   void emit_return(NodeId value, NodeId where, bool in_branch);
   void assign(NodeId target, Bound value, NodeId where);
