@@ -87,6 +87,11 @@ class Lowering {
   struct Segment {
     NodeId node;  // a Suite, or a single statement (an `elif`)
     size_t next = 0;
+    // An iteration of a loop unrolled in the continuation (a `return` in
+    // graph code's loop over a list or a constant range): the loop's target
+    // is bound to `item` when the segment starts.
+    NodeId target = {};
+    std::optional<Bound> item = {};
   };
   void lower_function(uint32_t function_index, Operation* func);
   // How each path of a loop body ends: the values the loop carries, in order
@@ -104,6 +109,15 @@ class Lowering {
   void lower_suite(NodeId suite);
   void lower_statement(NodeId statement);
   void lower_if(NodeId statement);
+  // The branch an `if` takes when its condition is known when compiling
+  // (constants; in graph code also what the IR folds, as an unrolled loop's
+  // variable): the suite or `elif`, or an invalid node for a missing else.
+  // Otherwise nullopt, and `*condition` the lowered condition.
+  std::optional<NodeId> known_branch(NodeId statement, Value** condition);
+  // Graph code: a loop with a `return` in its body over a list or a
+  // constant range, unrolled into the continuation; false otherwise.
+  bool unroll_returning_loop(NodeId statement, std::vector<Segment>& continuation);
+  void lower_assert(NodeId statement);
   void lower_for(NodeId statement);
   // Graph-code lists (lower_lists.cpp): loops unrolled so that appends and
   // indices are known when compiling, `l.append(x)`, `l[i]`, `len(l)`.
