@@ -492,7 +492,10 @@ void Lowering::lower_statement(NodeId statement) {
     case NodeKind::Break: unsupported(statement, "'break'");
     case NodeKind::Continue: unsupported(statement, "'continue'");
     case NodeKind::With: lower_suite(open_schedule_scope(statement)); return;
-    case NodeKind::Assert: unsupported(statement, "'assert'");
+    case NodeKind::Assert:
+      if (!graph_) unsupported(statement, "'assert' in a kernel");
+      lower_assert(statement);
+      return;
     case NodeKind::FunctionDef: unsupported(statement, "a nested function");
     case NodeKind::ClassDef: unsupported(statement, "a class definition");
     case NodeKind::Import:

@@ -1083,7 +1083,7 @@ void Checker::check_statement(NodeId statement) {
       }
       return;
     case NodeKind::Assert:
-      check_expression(children[0]);
+      check_condition(children[0], check_expression(children[0]));
       if (children[1].valid()) check_expression(children[1]);
       return;
     case NodeKind::FunctionDef:
