@@ -593,8 +593,8 @@ const char* Lowering::graph_binary_function(BinaryOperator op, NodeId where) {
     case BinaryOperator::BitAnd: return "and";
     case BinaryOperator::BitOr: return "or";
     case BinaryOperator::BitXor: return "xor";
-    case BinaryOperator::LShift:
-    case BinaryOperator::RShift:
+    case BinaryOperator::LShift: return "shl";
+    case BinaryOperator::RShift: return "shr";
     case BinaryOperator::MatMul: break;
   }
   unsupported(where, "the operator '" + std::string(operator_spelling(op)) + "' on tensors");
