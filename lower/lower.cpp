@@ -333,6 +333,10 @@ void Lowering::lower_rest(std::vector<Segment> continuation, bool in_branch, con
       continuation.pop_back();
       continue;
     }
+    if (segment.next == 0 && segment.item) {
+      if (ast_.kind(segment.target) == NodeKind::Name) env_[ast_.node(segment.target).payload] = *segment.item;
+      else assign(segment.target, *segment.item, segment.target);
+    }
     NodeId statement = is_suite ? ast_.children(segment.node)[segment.next] : segment.node;
     ++segment.next;
     builder_.set_location(location(statement));
@@ -346,8 +350,20 @@ void Lowering::lower_rest(std::vector<Segment> continuation, bool in_branch, con
     }
     if (kind == NodeKind::If &&
         (loop ? contains_loop_exit(ast_, statement) : contains_kind(ast_, statement, NodeKind::Return))) {
-      lower_exiting_if(statement, continuation, in_branch, loop);
+      // A condition known when compiling: the branch taken runs next, in
+      // this continuation (a `return` in it ends the path).
+      Value* condition = nullptr;
+      if (std::optional<NodeId> taken = known_branch(statement, &condition)) {
+        if (taken->valid()) continuation.push_back(Segment{*taken, 0});
+        continue;
+      }
+      lower_exiting_if(statement, condition, continuation, in_branch, loop);
       return;
+    }
+    if (kind == NodeKind::For && !loop && graph_ && contains_kind(ast_, ast_.child(statement, 2), NodeKind::Return)) {
+      if (!unroll_returning_loop(statement, continuation))
+        unsupported(statement, "'return' inside a loop whose trip count is known only at run time");
+      continue;
     }
     lower_statement(statement);
   }
@@ -418,10 +434,9 @@ void Lowering::emit_return(NodeId value, NodeId where, bool in_branch) {
 // `if c: ...return...` (or `break`/`continue` in a loop body) followed by
 // more statements: both branches get the rest of the function (or body), so
 // that the `if` itself ends it; its results are what every path exits with.
-void Lowering::lower_exiting_if(NodeId statement, const std::vector<Segment>& continuation, bool in_branch,
-                                const LoopExit* loop) {
+void Lowering::lower_exiting_if(NodeId statement, Value* condition, const std::vector<Segment>& continuation,
+                                bool in_branch, const LoopExit* loop) {
   NodeId then_suite = ast_.child(statement, 1), else_node = ast_.child(statement, 2);
-  Value* condition = value(ast_.child(statement, 0), context_.bool_type());
   Operation* op = builder_.create(OpKind::If, {condition}, {}, {}, 2);
   for (Type t : loop ? loop->types : result_types_) op->append_result(t);
   auto saved_env = env_;
@@ -477,7 +492,10 @@ void Lowering::lower_statement(NodeId statement) {
     case NodeKind::Break: unsupported(statement, "'break'");
     case NodeKind::Continue: unsupported(statement, "'continue'");
     case NodeKind::With: lower_suite(open_schedule_scope(statement)); return;
-    case NodeKind::Assert: unsupported(statement, "'assert'");
+    case NodeKind::Assert:
+      if (!graph_) unsupported(statement, "'assert' in a kernel");
+      lower_assert(statement);
+      return;
     case NodeKind::FunctionDef: unsupported(statement, "a nested function");
     case NodeKind::ClassDef: unsupported(statement, "a class definition");
     case NodeKind::Import:
@@ -725,33 +743,31 @@ std::optional<int64_t> Lowering::constant_condition(NodeId condition) {
   return std::nullopt;
 }
 
-void Lowering::lower_if(NodeId statement) {
+std::optional<NodeId> Lowering::known_branch(NodeId statement, Value** condition) {
   NodeId then_suite = ast_.child(statement, 1), else_node = ast_.child(statement, 2);
   // A condition computed from constants (literals, module constants, -D):
   // only the branch taken becomes code, so the other may hold what this
   // configuration does not compile (examples/transformer_block.tsr saves y
   // only with -D SAVE=1, where its layout is known).
-  if (std::optional<int64_t> known = constant_condition(ast_.child(statement, 0))) {
-    NodeId taken = *known ? then_suite : else_node;
-    if (taken.valid()) {
-      if (ast_.kind(taken) == NodeKind::Suite) lower_suite(taken);
-      else lower_statement(taken);
-    }
-    return;
-  }
-  Value* condition = value(ast_.child(statement, 0), context_.bool_type());
+  if (std::optional<int64_t> known = constant_condition(ast_.child(statement, 0))) return *known ? then_suite : else_node;
+  *condition = value(ast_.child(statement, 0), context_.bool_type());
   // A condition the IR computes from constants (`if i % 2 == 0:` in a loop
   // unrolled for a list, lower_lists.cpp): only the branch taken, so that
   // an append in it keeps the list's length known.
-  if (graph_) {
-    if (std::optional<int64_t> known = folded_int(condition)) {
-      NodeId taken = *known ? then_suite : else_node;
-      if (taken.valid()) {
-        if (ast_.kind(taken) == NodeKind::Suite) lower_suite(taken);
-        else lower_statement(taken);
-      }
-      return;
+  if (graph_)
+    if (std::optional<int64_t> known = folded_int(*condition)) return *known ? then_suite : else_node;
+  return std::nullopt;
+}
+
+void Lowering::lower_if(NodeId statement) {
+  NodeId then_suite = ast_.child(statement, 1), else_node = ast_.child(statement, 2);
+  Value* condition = nullptr;
+  if (std::optional<NodeId> taken = known_branch(statement, &condition)) {
+    if (taken->valid()) {
+      if (ast_.kind(*taken) == NodeKind::Suite) lower_suite(*taken);
+      else lower_statement(*taken);
     }
+    return;
   }
   NodeId bodies[] = {then_suite, else_node};
   std::vector<uint32_t> carried = carried_names(bodies, "an 'if'", statement);
@@ -820,6 +836,39 @@ bool Lowering::known_positive(Value* v) const {
     case OpKind::Constant: return op->attr("value").is(AttributeKind::Integer) && op->attr("value").int_value() > 0;
     default: return false;
   }
+}
+
+// `for x in l:` or `for i in range(a, b, s):` with constant bounds whose
+// body returns (graph code): one segment per iteration, pushed so that the
+// first runs next; each binds the target when it starts. A `return` taken
+// when compiling ends the path there; one under a run-time `if` makes that
+// `if` take the rest of the iterations into its other branch
+// (lower_exiting_if), as after any early return.
+bool Lowering::unroll_returning_loop(NodeId statement, std::vector<Segment>& continuation) {
+  NodeId target = ast_.child(statement, 0), iterable = ast_.child(statement, 1), body = ast_.child(statement, 2);
+  std::vector<Bound> items;
+  if (is_list_node(iterable)) {
+    Bound list = lower(iterable);
+    if (list.is_value()) unsupported(iterable, "iterating over this list");
+    for (size_t i = 0; i < list.size(); ++i) items.push_back(list.element(i));
+  } else if (ast_.kind(target) != NodeKind::Name) {
+    return false;
+  } else if (auto range = unrolled_range(iterable, statement, "a loop with a 'return' in it")) {
+    Type iv_type = typed_type(target).value_or(context_.i32_type());
+    if (!iv_type.is_int()) iv_type = context_.i32_type();
+    for (int64_t v : *range) items.push_back(Bound{builder_.constant_int(v, iv_type), {}, {}});
+  } else {
+    return false;
+  }
+  if (contains_break(ast_, body) || contains_kind(ast_, body, NodeKind::Continue))
+    unsupported(statement, "'break' or 'continue' in a loop with a 'return' in it (such a loop is unrolled)");
+  for (size_t i = items.size(); i-- > 0;) {
+    Segment iteration{body, 0};
+    iteration.target = target;
+    iteration.item = items[i];
+    continuation.push_back(std::move(iteration));
+  }
+  return true;
 }
 
 void Lowering::lower_for(NodeId statement) {

@@ -86,7 +86,7 @@ std::string Lowering::expression_phrase(NodeId e) const {
     case NodeKind::Lambda: return "a lambda";
     case NodeKind::Dict: return "a dict";
     case NodeKind::ListComp: return "a list comprehension";
-    case NodeKind::GeneratorExp: return "a generator expression";
+    case NodeKind::GeneratorExp: return "a generator expression other than the argument of sum(), max() or min()";
     case NodeKind::StarArgument:
     case NodeKind::DoubleStarArgument: return "a starred argument";
     case NodeKind::SizeLiteral: return "a size literal as a value";
@@ -204,6 +204,10 @@ Bound Lowering::lower(NodeId e, Type want) {
       if (!graph_ || !is_tensor_node(ast_.child(e, 0)))
         unsupported(e, "the attribute '." + name_of(ast_.node(e).payload) + "'");
       result = lower_tensor_attribute(e);
+      break;
+    case NodeKind::ListComp:
+      if (!graph_) unsupported(e, expression_phrase(e));
+      result = lower_comprehension(e);
       break;
     case NodeKind::Tuple:
     case NodeKind::List:

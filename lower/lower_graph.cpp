@@ -68,6 +68,34 @@ std::string Lowering::source_position(NodeId node) {
   return text;
 }
 
+// `assert cond[, "message"]` in graph code: a condition known when
+// compiling is checked then (false: lower.assertion-failed; true: no code);
+// any other (a number, a 0-d tensor read back to the host) is a host.check
+// that stops the call or the program with FILE:LINE:COL and the message.
+void Lowering::lower_assert(NodeId statement) {
+  NodeId condition = ast_.child(statement, 0), message = ast_.child(statement, 1);
+  std::string text;
+  if (message.valid()) {
+    if (ast_.kind(message) != NodeKind::StringLiteral) unsupported(message, "an assert message other than a string literal");
+    text = values_.strings[ast_.node(message).payload];
+  }
+  std::optional<int64_t> known = constant_of(condition);
+  if (!known) known = constant_condition(condition);
+  Value* ok = nullptr;
+  if (!known) {
+    ok = value(condition, context_.bool_type());
+    known = folded_int(ok);
+  }
+  if (known) {
+    if (*known) return;
+    diags_.emit<diag::LowerAssertionFailed>(ast_.range(statement), text.empty() ? std::string("the condition") : "'" + text + "'");
+    throw LoweringFailed{};
+  }
+  builder_.create(OpKind::HostCheck, std::span<Value* const>(&ok, 1), std::span<const Type>{},
+                  {{"message", context_.string_attr(source_position(statement) + ": assertion failed" +
+                                                    (text.empty() ? std::string() : ": " + text))}});
+}
+
 Type Lowering::graph_type(NodeId node) { return required_type(node_type(node), node, "a value"); }
 
 Operation* Lowering::jit_function_op(uint32_t index) {
@@ -355,8 +383,20 @@ bool Lowering::inert_host_value(NodeId e) const {
   switch (ast_.kind(e)) {
     case NodeKind::StringLiteral:
     case NodeKind::Lambda: return true;
+    case NodeKind::ListComp: {
+      // A comprehension of numbers, tensors or tuples is a list the program
+      // computes (lower_comprehension); one of strings (`[f"cuda:{i}" for i
+      // in range(4)]`) runs no code.
+      sema::TypeId t = node_type(e);
+      if (t.valid() && typed_.types.kind(t) == SemaKind::List) {
+        SemaKind element = typed_.types.kind(sema::TypeId{typed_.types.info(t).payload});
+        if (element == SemaKind::Scalar || element == SemaKind::Tensor || element == SemaKind::Tuple ||
+            element == SemaKind::List)
+          return false;
+      }
+      break;
+    }
     case NodeKind::Dict:
-    case NodeKind::ListComp:
     case NodeKind::GeneratorExp: break;
     case NodeKind::List:
     case NodeKind::Tuple: {
@@ -553,8 +593,8 @@ const char* Lowering::graph_binary_function(BinaryOperator op, NodeId where) {
     case BinaryOperator::BitAnd: return "and";
     case BinaryOperator::BitOr: return "or";
     case BinaryOperator::BitXor: return "xor";
-    case BinaryOperator::LShift:
-    case BinaryOperator::RShift:
+    case BinaryOperator::LShift: return "shl";
+    case BinaryOperator::RShift: return "shr";
     case BinaryOperator::MatMul: break;
   }
   unsupported(where, "the operator '" + std::string(operator_spelling(op)) + "' on tensors");

@@ -236,6 +236,27 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     }
     case sema::Signature::MinMax:
     case sema::Signature::Reduction: {
+      if (builtin == BuiltinId::AnyOf || builtin == BuiltinId::AllOf) {
+        // NumPy's any (all): whether some (every) element along the axes is
+        // non-zero, NaN counting as non-zero: the elements that decide
+        // counted by the sum's reduction, compared with 0.
+        bool any = builtin == BuiltinId::AnyOf;
+        if (!is_tensor_node(arg(0))) return Bound{value(arg(0), context_.bool_type()), {}};
+        Value* x = tensor(0);
+        Value* deciding = x;
+        if (x->type().scalar() != ScalarType::Bool) {
+          if (sema::is_storage_float(x->type().scalar())) x = to_element(x, ScalarType::F32, call);
+          Type number = context_.scalar_type(x->type().scalar());
+          Value* zero = float_element(number) ? builder_.constant_float(0.0, number) : builder_.constant_int(0, number);
+          deciding = graph_elementwise(any ? "ne" : "eq", {x, zero}, call);
+        } else if (!any) {
+          deciding = graph_elementwise("not", {x}, call);
+        }
+        Value* count = reduce(to_element(deciding, ScalarType::I64, call), "sum", axes_argument(arg(1), x),
+                              bool_argument(arg(2)));
+        return Bound{graph_elementwise(any ? "gt" : "eq", {count, builder_.constant_int(0, context_.i64_type())}, call),
+                     {}};
+      }
       bool is_max = builtin == BuiltinId::Max || builtin == BuiltinId::Maximum;
       if (builtin == BuiltinId::Maximum || builtin == BuiltinId::Minimum ||
           ((builtin == BuiltinId::Max || builtin == BuiltinId::Min) && arg(1).valid() &&

@@ -103,13 +103,30 @@ bool Lowering::lower_list_loop(NodeId statement) {
     return true;
   }
   if (ast_.kind(target) != NodeKind::Name) return false;  // lowered (and refused) as any loop
-  // range(...) with constant bounds.
+  // A loop of run-time length: lowered as a loop; an append in it is
+  // refused where it is (lower_list_append).
+  std::optional<std::vector<int64_t>> values = unrolled_range(iterable, statement, "a loop that uses a list");
+  if (!values) return false;
+  refuse_jumps();
+  Type iv_type = typed_type(target).value_or(context_.i32_type());
+  if (!iv_type.is_int()) iv_type = context_.i32_type();
+  for (int64_t v : *values) {
+    env_[ast_.node(target).payload] = Bound{builder_.constant_int(v, iv_type), {}, {}};
+    lower_suite(body);
+  }
+  return true;
+}
+
+// The values of `range(a, b, s)` when its bounds are known when compiling;
+// nullopt when it is no such range. Unrolled `what` (a loop that uses a
+// list, a comprehension) of more than kMaxUnrolledIterations is refused.
+std::optional<std::vector<int64_t>> Lowering::unrolled_range(NodeId iterable, NodeId where, std::string_view what) {
   sema::TypeId callee_type = ast_.kind(iterable) == NodeKind::Call ? node_type(ast_.child(iterable, 0)) : sema::TypeId{};
   if (!callee_type.valid() || typed_.types.kind(callee_type) != SemaKind::Builtin ||
       static_cast<sema::BuiltinId>(typed_.types.info(callee_type).payload) != sema::BuiltinId::Range)
-    return false;
+    return std::nullopt;
   auto bound_args = typed_.call_arguments.find(iterable.index);
-  if (bound_args == typed_.call_arguments.end()) return false;
+  if (bound_args == typed_.call_arguments.end()) return std::nullopt;
   const std::vector<NodeId>& args = bound_args->second;
   NodeId start = args[0], stop = args.size() > 1 ? args[1] : NodeId{}, step = args.size() > 2 ? args[2] : NodeId{};
   if (!stop.valid()) std::swap(start, stop);  // range(n)
@@ -146,21 +163,93 @@ bool Lowering::lower_list_loop(NodeId statement) {
   std::optional<int64_t> first = start.valid() ? known(start) : std::optional<int64_t>(0);
   std::optional<int64_t> last = known(stop);
   std::optional<int64_t> by = step.valid() ? known(step) : std::optional<int64_t>(1);
-  // A loop of run-time length: lowered as a loop; an append in it is
-  // refused where it is (lower_list_append).
-  if (!first || !last || !by || *by == 0) return false;
-  refuse_jumps();
+  if (!first || !last || !by || *by == 0) return std::nullopt;
   int64_t count = *by > 0 ? (*last - *first + *by - 1) / *by : (*first - *last - *by - 1) / -*by;
+  count = std::max<int64_t>(count, 0);
   if (count > kMaxUnrolledIterations)
-    unsupported(statement, "a loop of " + std::to_string(count) + " iterations that uses a list (such a loop is unrolled; at most " +
-                               std::to_string(kMaxUnrolledIterations) + ")");
-  Type iv_type = typed_type(target).value_or(context_.i32_type());
-  if (!iv_type.is_int()) iv_type = context_.i32_type();
-  for (int64_t k = 0; k < count; ++k) {
-    env_[ast_.node(target).payload] = Bound{builder_.constant_int(*first + k * *by, iv_type), {}, {}};
-    lower_suite(body);
+    unsupported(where, std::string(what) + " (" + std::to_string(count) + " iterations; it is unrolled, at most " +
+                           std::to_string(kMaxUnrolledIterations) + ")");
+  std::vector<int64_t> values;
+  for (int64_t k = 0; k < count; ++k) values.push_back(*first + k * *by);
+  return values;
+}
+
+// `[e for x in l if c]`, `[e for i in range(N)]`, `[e for a, b in zip(l, m)]`,
+// nested generators, and a generator expression as sum()'s, max()'s or
+// min()'s argument: a list whose length is known when compiling. Each
+// generator is unrolled (as a loop that builds a list): its target bound to
+// each element (a constant for a range), its conditions folded (one known
+// only at run time would make the length so: lower.unsupported), the
+// element lowered once per kept iteration. The targets are the
+// comprehension's own names (Python 3): the names outside are back after it.
+Bound Lowering::lower_comprehension(NodeId node) {
+  auto children = ast_.children(node);
+  std::vector<std::pair<uint32_t, std::optional<Bound>>> outside;
+  std::function<void(NodeId)> hide = [&](NodeId target) {
+    if (ast_.kind(target) == NodeKind::Tuple || ast_.kind(target) == NodeKind::List) {
+      for (NodeId element : ast_.children(target)) hide(element);
+      return;
+    }
+    if (ast_.kind(target) != NodeKind::Name) unsupported(target, "a comprehension target that is not a name or a tuple of names");
+    uint32_t id = ast_.node(target).payload;
+    auto it = env_.find(id);
+    outside.emplace_back(id, it == env_.end() ? std::nullopt : std::optional<Bound>(it->second));
+  };
+  for (NodeId generator : children.subspan(1)) hide(ast_.child(generator, 0));
+  Bound result;
+  result.list_block = builder_.insertion_block();
+  std::function<void(size_t)> generate = [&](size_t g) {
+    if (g == children.size()) {
+      result.nested.push_back(lower(children[0]));
+      return;
+    }
+    auto parts = ast_.children(children[g]);
+    NodeId target = parts[0], iterable = parts[1];
+    std::vector<Bound> items;
+    if (is_list_node(iterable)) {
+      Bound list = lower(iterable);
+      if (list.is_value()) unsupported(iterable, "iterating over this list");
+      for (size_t i = 0; i < list.size(); ++i) items.push_back(list.element(i));
+    } else if (auto range = unrolled_range(iterable, node, "a comprehension")) {
+      Type iv_type = ast_.kind(target) == NodeKind::Name ? typed_type(target).value_or(context_.i32_type())
+                                                          : context_.i32_type();
+      if (!iv_type.is_int()) iv_type = context_.i32_type();
+      for (int64_t v : *range) items.push_back(Bound{builder_.constant_int(v, iv_type), {}, {}});
+    } else {
+      unsupported(iterable, is_builtin_call(iterable, sema::BuiltinId::Range)
+                                ? "a comprehension over a range whose bounds are known only at run time (the list's "
+                                  "length must be known when compiling)"
+                                : "a comprehension over something other than a list or range()");
+    }
+    for (const Bound& item : items) {
+      if (ast_.kind(target) == NodeKind::Name) env_[ast_.node(target).payload] = item;
+      else assign(target, item, children[g]);
+      bool kept = true;
+      for (NodeId condition : parts.subspan(2)) {
+        std::optional<int64_t> known = constant_of(condition);
+        if (!known) known = folded_int(value(condition, context_.bool_type()));
+        if (!known)
+          unsupported(condition, "a comprehension's condition known only at run time (the list's length must be "
+                                 "known when compiling; choose element by element with ts.where)");
+        if (!*known) {
+          kept = false;
+          break;
+        }
+      }
+      if (kept) generate(g + 1);
+    }
+  };
+  generate(1);
+  for (auto& [id, bound] : outside) {
+    if (bound) env_[id] = *bound;
+    else env_.erase(id);
   }
-  return true;
+  // All values: kept as `elements`, as lists of values are.
+  if (std::all_of(result.nested.begin(), result.nested.end(), [](const Bound& b) { return b.is_value(); })) {
+    for (const Bound& b : result.nested) result.elements.push_back(b.value);
+    result.nested.clear();
+  }
+  return result;
 }
 
 // `l.append(x)`: x joins the list's elements, when the list was made in
@@ -266,7 +355,7 @@ Bound Lowering::lower_list_tuples(NodeId call) {
 // in order, in the elements' type (sema's check_graph_builtin).
 Bound Lowering::lower_list_reduction(NodeId call, sema::BuiltinId builtin) {
   NodeId list_node = call_argument(call, 0);
-  Bound list = lower(list_node);
+  Bound list = ast_.kind(list_node) == NodeKind::GeneratorExp ? lower_comprehension(list_node) : lower(list_node);
   if (list.size() == 0) {
     if (builtin != sema::BuiltinId::Sum) unsupported(call, "max() or min() of an empty list (Python raises ValueError)");
     return Bound{builder_.constant_int(0, context_.i32_type()), {}, {}};  // Python: sum([]) is 0

@@ -110,6 +110,11 @@ class Lowering {
   struct Segment {
     NodeId node;  // a Suite, or a single statement (an `elif`)
     size_t next = 0;
+    // An iteration of a loop unrolled in the continuation (a `return` in
+    // graph code's loop over a list or a constant range): the loop's target
+    // is bound to `item` when the segment starts.
+    NodeId target = {};
+    std::optional<Bound> item = {};
   };
   void lower_function(uint32_t function_index, Operation* func);
   // How each path of a loop body ends: the values the loop carries, in order
@@ -127,6 +132,15 @@ class Lowering {
   void lower_suite(NodeId suite);
   void lower_statement(NodeId statement);
   void lower_if(NodeId statement);
+  // The branch an `if` takes when its condition is known when compiling
+  // (constants; in graph code also what the IR folds, as an unrolled loop's
+  // variable): the suite or `elif`, or an invalid node for a missing else.
+  // Otherwise nullopt, and `*condition` the lowered condition.
+  std::optional<NodeId> known_branch(NodeId statement, Value** condition);
+  // Graph code: a loop with a `return` in its body over a list or a
+  // constant range, unrolled into the continuation; false otherwise.
+  bool unroll_returning_loop(NodeId statement, std::vector<Segment>& continuation);
+  void lower_assert(NodeId statement);
   void lower_for(NodeId statement);
   // Graph-code lists (lower_lists.cpp): loops unrolled so that appends and
   // indices are known when compiling, `l.append(x)`, `l[i]`, `len(l)`.
@@ -137,9 +151,11 @@ class Lowering {
   Bound lower_list_subscript(NodeId node);
   Bound lower_list_tuples(NodeId call);
   Bound lower_list_reduction(NodeId call, sema::BuiltinId builtin);
+  Bound lower_comprehension(NodeId node);
+  std::optional<std::vector<int64_t>> unrolled_range(NodeId iterable, NodeId where, std::string_view what);
   std::optional<int64_t> folded_int(Value* v) const;
   void lower_while(NodeId statement);
-  void lower_exiting_if(NodeId statement, const std::vector<Segment>& continuation, bool in_branch,
+  void lower_exiting_if(NodeId statement, Value* condition, const std::vector<Segment>& continuation, bool in_branch,
                         const LoopExit* loop);
   void emit_return(NodeId value, NodeId where, bool in_branch);
   void assign(NodeId target, Bound value, NodeId where);

@@ -115,7 +115,8 @@ Value Checker::check_call(NodeId node) {
         {"transpose", BuiltinId::Transpose}, {"argmax", BuiltinId::Argmax}, {"argmin", BuiltinId::Argmin},
         {"var", BuiltinId::Var},   {"std", BuiltinId::Std},         {"flatten", BuiltinId::Flatten},
         {"ravel", BuiltinId::Flatten},   {"clip", BuiltinId::Clip}, {"copy", BuiltinId::Copy},
-        {"cumsum", BuiltinId::Cumsum}, {"cumprod", BuiltinId::Cumprod}};
+        {"cumsum", BuiltinId::Cumsum}, {"cumprod", BuiltinId::Cumprod}, {"any", BuiltinId::AnyOf},
+        {"all", BuiltinId::AllOf}};
     const std::string member = name_of(ast_.node(callee).payload);  // owned: name_of returns a temporary
     for (auto [method, builtin] : methods) {
       if (member != method) continue;

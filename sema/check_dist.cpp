@@ -984,6 +984,8 @@ std::optional<uint32_t> Checker::reduction_sharding(BuiltinCall& bc, TypeId x, s
                  : bc.id == BuiltinId::Mean ? PartialOp::Avg
                                             : PartialOp::Sum;
   if (bc.id == BuiltinId::Prod) op = PartialOp::Prod;
+  if (bc.id == BuiltinId::AnyOf) op = PartialOp::Max;  // of bools
+  if (bc.id == BuiltinId::AllOf) op = PartialOp::Min;
   ShardingInfo out;
   out.mesh = s->mesh;
   out.partial_axes = s->partial_axes;

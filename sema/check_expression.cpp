@@ -422,6 +422,11 @@ Value Checker::check_expression(NodeId node) {
       break;
     case NodeKind::ListComp:
     case NodeKind::GeneratorExp:
+      if (!in_device()) {
+        value = Value{check_comprehension(node)};
+        break;
+      }
+      [[fallthrough]];
     case NodeKind::Lambda:
       if (in_device()) {
         diags_.emit<diag::SemaUnsupportedInKernel>(

@@ -232,8 +232,11 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
                                             types_.to_string(v.type));
         return Value{error};
       }
-      // A number reduces to itself (NumPy: a 0-d array), in its compute type.
+      bool logical = bc.id == BuiltinId::AnyOf || bc.id == BuiltinId::AllOf;
+      // A number reduces to itself (NumPy: a 0-d array), in its compute type
+      // (any and all: whether it is non-zero).
       if (Value v = bc.value_of(bound[0]); types_.is_numeric_scalar(v.type) && !bound[1].valid()) {
+        if (logical) return Value{types_.scalar(ScalarType::Bool)};
         if (bound[2].valid()) constant_bool(bc, bound[2], "keepdims");
         TypeId t = default_type(v.type);
         if (bc.id == BuiltinId::Mean && !is_float(types_.info(t).scalar)) return Value{types_.scalar(ScalarType::F32)};
@@ -259,9 +262,11 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
         else if (keepdims) result.push_back(types_.constant_dim(1));
       }
       std::optional<ScalarType> element = graph_element(*x);
+      // NumPy's any and all: a bool, of any numbers or bools.
+      if (logical && element) return Value{graph_tensor(ScalarType::Bool, result)};
       // NumPy counts a bool tensor: its sum and product are i64 (NumPy's
       // default integer), its mean f32 as for integers; max and min of
-      // bools (NumPy's any/all) are not reductions here.
+      // bools (NumPy's any/all: ts.any, ts.all) are not reductions here.
       bool counts = element && *element == ScalarType::Bool &&
                     (bc.id == BuiltinId::Sum || bc.id == BuiltinId::Prod || bc.id == BuiltinId::Mean);
       if (!element || (*element == ScalarType::Bool && !counts)) {

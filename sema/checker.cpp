@@ -1038,19 +1038,7 @@ void Checker::check_statement(NodeId statement) {
       return;
     }
     case NodeKind::For: {
-      Value iterable = check_expression(children[1]);
-      Value element{types_.dynamic()};
-      TypeKind kind = types_.kind(iterable.type);
-      if (kind == TypeKind::Range) {
-        element.type = types_.scalar(range_element_type(children[1]));
-      } else if (kind == TypeKind::List) {
-        element.type = TypeId{types_.info(iterable.type).payload};
-      } else if (kind == TypeKind::Error) {
-        element.type = types_.error();
-      } else if (in_device()) {
-        diags_.emit<diag::SemaNotIterable>(ast_.range(children[1]), types_.to_string(iterable.type));
-        element.type = types_.error();
-      }
+      Value element = iteration_element(children[1]);
       ++control_depth_;
       assign_to(children[0], element, children[1]);
       ++loop_depth_;
@@ -1095,7 +1083,7 @@ void Checker::check_statement(NodeId statement) {
       }
       return;
     case NodeKind::Assert:
-      check_expression(children[0]);
+      check_condition(children[0], check_expression(children[0]));
       if (children[1].valid()) check_expression(children[1]);
       return;
     case NodeKind::FunctionDef:
@@ -1117,6 +1105,58 @@ void Checker::check_statement(NodeId statement) {
     default:
       internal_error("sema", "unexpected statement kind " + std::string(node_kind_name(n.kind)));
   }
+}
+
+Value Checker::iteration_element(NodeId iterable_node) {
+  Value iterable = check_expression(iterable_node);
+  TypeKind kind = types_.kind(iterable.type);
+  if (kind == TypeKind::Range) return Value{types_.scalar(range_element_type(iterable_node))};
+  if (kind == TypeKind::List) return Value{TypeId{types_.info(iterable.type).payload}};
+  if (kind == TypeKind::Error) return Value{types_.error()};
+  if (in_device()) {
+    diags_.emit<diag::SemaNotIterable>(ast_.range(iterable_node), types_.to_string(iterable.type));
+    return Value{types_.error()};
+  }
+  return Value{types_.dynamic()};
+}
+
+// A comprehension's targets are names of its own scope, as in Python 3:
+// bound while it is checked (each generator's iterable sees the targets of
+// the generators before it), then the names outside it are back. Its
+// conditions are conditions (a 0-d tensor is one; lowering wants them known
+// when compiling, docs/language/graph.md, "Lists").
+TypeId Checker::check_comprehension(NodeId node) {
+  auto children = ast_.children(node);
+  std::vector<std::pair<uint32_t, std::optional<Local>>> outside;
+  std::function<void(NodeId)> hide = [&](NodeId target) {
+    NodeKind kind = ast_.kind(target);
+    if (kind == NodeKind::Tuple || kind == NodeKind::List) {
+      for (NodeId element : ast_.children(target)) hide(element);
+      return;
+    }
+    if (kind != NodeKind::Name) return;
+    uint32_t id = ast_.node(target).payload;
+    if (std::any_of(outside.begin(), outside.end(), [&](const auto& o) { return o.first == id; })) return;
+    auto it = locals_.find(id);
+    outside.emplace_back(id, it == locals_.end() ? std::nullopt : std::optional<Local>(it->second));
+    if (it != locals_.end()) locals_.erase(it);
+  };
+  ++control_depth_;
+  for (NodeId generator : children.subspan(1)) {
+    auto parts = ast_.children(generator);
+    Value element = iteration_element(parts[1]);
+    hide(parts[0]);
+    assign_to(parts[0], element, parts[1]);
+    for (NodeId condition : parts.subspan(2)) check_condition(condition, check_expression(condition));
+  }
+  Value element = check_expression(children[0]);
+  --control_depth_;
+  for (auto& [id, local] : outside) {
+    if (local) locals_[id] = *local;
+    else locals_.erase(id);
+  }
+  if (types_.is_error(element.type)) return types_.error();
+  return types_.list(default_type(element.type));
 }
 
 void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {

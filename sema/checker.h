@@ -355,6 +355,12 @@ class Checker {
   void check_statements(NodeId suite);
   void check_statement(NodeId statement);
   void assign_to(NodeId target, const Value& value, NodeId value_node);
+  // What `for TARGET in ITERABLE` binds: the element of a range or a list
+  // (graph code), dynamic for what lowering iterates over no other way.
+  Value iteration_element(NodeId iterable);
+  // `[e for x in l if c]`, `(e for ...)` in graph code: a list of e's type
+  // (checker.cpp).
+  TypeId check_comprehension(NodeId node);
   // A local bound again to a value of another layout (check_dist.cpp).
   void rebind_layout(Local& local, IdentifierId name, TypeId value, NodeId value_node);
   void write_tensor_element(NodeId target, TypeId tensor, NodeId root_name);

@@ -387,7 +387,9 @@ class Derivation : GraphBuilding {
       case ElementwiseOp::And:
       case ElementwiseOp::Or:
       case ElementwiseOp::Xor:
-      case ElementwiseOp::Not: return;
+      case ElementwiseOp::Not:
+      case ElementwiseOp::Shl:
+      case ElementwiseOp::Shr: return;
     }
   }
 

@@ -322,7 +322,9 @@ class Linearization : GraphBuilding {
       case ElementwiseOp::And:
       case ElementwiseOp::Or:
       case ElementwiseOp::Xor:
-      case ElementwiseOp::Not: return;
+      case ElementwiseOp::Not:
+      case ElementwiseOp::Shl:
+      case ElementwiseOp::Shr: return;
     }
   }
 

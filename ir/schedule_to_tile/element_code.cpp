@@ -344,6 +344,23 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
       if (t.is_bool()) return kb.op(OpKind::XOrI, {a, kb.builder().constant_bool(true)}, t);
       return kb.op(OpKind::XOrI, {a, kb.builder().constant_int(-1, t)}, t);
     case ElementwiseOp::Select: return kb.select(a, b, operands[2]);
+    case ElementwiseOp::Shl:
+    case ElementwiseOp::Shr: {
+      // NumPy's shifts: a count in [0, bits) shifts; any other (negative
+      // ones compare as large unsigned numbers) gives 0, or for a right
+      // shift of a negative signed value -1 (its sign bit shifted all the
+      // way), as Lowering::shift does for numbers, never the hardware's
+      // count modulo the width.
+      bool left = fn == ElementwiseOp::Shl;
+      OpKind kind = left ? OpKind::ShLI : u ? OpKind::ShRUI : OpKind::ShRSI;
+      auto width = static_cast<int64_t>(scalar_info(t.scalar()).bits);
+      Value* in_range = kb.op(OpKind::CmpI, {b, kb.builder().constant_int(width, t)}, context.bool_type(),
+                              {{"predicate", context.string_attr("ult")}});
+      Value* shifted = kb.op(kind, {a, kb.select(in_range, b, kb.builder().constant_int(0, t))}, t);
+      Value* out = kind == OpKind::ShRSI ? kb.op(OpKind::ShRSI, {a, kb.builder().constant_int(width - 1, t)}, t)
+                                         : kb.builder().constant_int(0, t);
+      return kb.select(in_range, shifted, out);
+    }
   }
   internal_error("generate-kernels", "an elementwise op without element code");
 }
