@@ -616,11 +616,14 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     }
     case sema::Signature::FillArgs: {
       bool like = builtin == BuiltinId::ZerosLike || builtin == BuiltinId::OnesLike || builtin == BuiltinId::FullLike;
-      double v = builtin == BuiltinId::Ones || builtin == BuiltinId::OnesLike ? 1.0 : 0.0;
-      if (builtin == BuiltinId::Full || builtin == BuiltinId::FullLike) v = number_argument(arg(1), 0.0);
-      Attribute constant = is_float(element) ? context_.float_attr(v)
-                           : element == ScalarType::Bool ? context_.bool_attr(v != 0.0)
-                                                         : context_.int_attr(static_cast<int64_t>(v));
+      bool full = builtin == BuiltinId::Full || builtin == BuiltinId::FullLike;
+      std::optional<sema::Constant> fill;
+      if (!full) {
+        fill = sema::Constant{};
+        fill->integer = builtin == BuiltinId::Ones || builtin == BuiltinId::OnesLike ? 1 : 0;
+      } else if (auto it = typed_.constants.find(arg(1).index); it != typed_.constants.end()) {
+        fill = it->second;
+      }
       std::vector<Value*> sizes;
       if (like) {  // x's sizes
         Value* x = tensor(0);
@@ -631,6 +634,22 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       } else {
         sizes = shape_operands(arg(0), result);
       }
+      if (!fill) {  // a value known only at run time: select(true, v, v) over the shape, exact
+        Value* yes = graph_op(OpKind::GraphConstant, sizes, context_.tensor_type(result.shape(), ScalarType::Bool),
+                              {{"value", context_.bool_attr(true)}}, call);
+        Value* number = as_element(1);
+        return Bound{round_by_dtype(graph_elementwise("select", {yes, number, number}, call)), {}};
+      }
+      // An integer constant is stored as its low 64 bits (NumPy's cast of a
+      // Python int: 2**64 - 1 into u64, 2**53 + 1 into i64 exactly), never
+      // through a double; a float into an integer truncates toward zero (NaN
+      // and values outside i64: INT64_MIN, x86's answer to the same cast).
+      Attribute constant =
+          is_float(element)             ? context_.float_attr(fill->as_double())
+          : element == ScalarType::Bool ? context_.bool_attr(fill->is_float ? fill->real != 0.0 : fill->integer != 0)
+          : fill->is_float              ? context_.int_attr(std::fabs(fill->real) < 0x1p63 ? static_cast<int64_t>(fill->real)
+                                                                                            : INT64_MIN)
+                                        : context_.int_attr(static_cast<int64_t>(static_cast<uint64_t>(fill->integer)));
       return Bound{round_by_dtype(graph_op(OpKind::GraphConstant, sizes, result, {{"value", constant}}, call)), {}};
     }
     case sema::Signature::ArangeArgs: {

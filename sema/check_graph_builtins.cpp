@@ -668,9 +668,12 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
         }
       }
       if (full) {
+        // A number, or a 0-d tensor (NumPy's fill value may be a 0-d array:
+        // ts.full(shape, ts.sum(x))).
         Value value = bc.value_of(bound[1]);
-        if (!types_.is_error(value.type) && !types_.is_numeric_scalar(value.type)) {
-          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "value", bc.name, "a number",
+        bool zero_d = types_.kind(value.type) == TypeKind::Tensor && types_.dims(value.type).empty();
+        if (!types_.is_error(value.type) && !types_.is_numeric_scalar(value.type) && !zero_d) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "value", bc.name, "a number or a 0-d tensor",
                                               types_.to_string(value.type));
           return Value{error};
         }
