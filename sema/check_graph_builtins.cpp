@@ -685,11 +685,14 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       // arange(stop), arange(start, stop[, step]), dtype=: NumPy's. Start
       // and stop may be integers known only at run time; the step is a
       // constant other than 0; float bounds are constants. The dtype is f32
-      // when a bound is a float, else i32, unless dtype= says.
+      // when a bound is a float, else i32, or i64 when a bound is i64, u32,
+      // u64 or a constant outside i32 (as range() counts), unless dtype=
+      // says.
       auto bound = bc.bind({"start", "stop", "step", "dtype"}, 1);
       if (bound.empty()) return Value{error};
-      bool any_float = false, all_constant = true;
+      bool any_float = false, all_constant = true, wide = false;
       double values[3] = {0.0, 0.0, 1.0};
+      ConstantInt integers[3] = {0, 0, 1};  // exact, for the length of integer bounds
       const char* names[] = {"start", "stop", "step"};
       for (size_t i = 0; i < 3; ++i) {
         if (!bound[i].valid()) continue;
@@ -702,10 +705,14 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
                                               types_.to_string(v.type));
           return Value{error};
         }
-        bool is_float_value = is_float(types_.info(t).scalar);
+        ScalarType scalar = types_.info(t).scalar;
+        bool is_float_value = is_float(scalar);
         any_float = any_float || is_float_value;
+        wide = wide || scalar == ScalarType::I64 || scalar == ScalarType::U32 || scalar == ScalarType::U64;
         if (v.constant) {
           values[i] = v.constant->as_double();
+          integers[i] = v.constant->integer;
+          wide = wide || (!v.constant->is_float && !integer_range(ScalarType::I32).contains(v.constant->integer));
         } else if (i == 2 || is_float_value) {
           diags_.emit<diag::SemaNotConstant>(ast_.range(bound[i]),
                                              "argument '" + std::string(names[i]) + "' of '" + std::string(bc.name) +
@@ -718,19 +725,25 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       if (!bound[1].valid()) {  // arange(stop)
         values[1] = values[0];
         values[0] = 0.0;
+        integers[1] = integers[0];
+        integers[0] = 0;
       }
       if (values[2] == 0.0) {
         diags_.emit<diag::SemaRangeStepZero>(ast_.range(bound[2]), std::string(bc.name));
         return Value{error};
       }
-      ScalarType element = any_float ? ScalarType::F32 : ScalarType::I32;
+      ScalarType element = any_float ? ScalarType::F32 : wide ? ScalarType::I64 : ScalarType::I32;
       if (bound[3].valid()) {
         std::optional<ScalarType> dtype = bc.require_dtype(bound[3], "dtype");
         if (!dtype) return Value{error};
         element = *dtype;
       }
       DimId length = types_.dynamic_dim();
-      if (all_constant) {
+      if (all_constant && !any_float) {  // ceil((stop - start) / step) in exact integers
+        ConstantInt span = integers[1] - integers[0], step = integers[2];
+        ConstantInt n = span / step + (span % step != 0 && (span > 0) == (step > 0) ? 1 : 0);
+        length = types_.constant_dim(n > 0 ? static_cast<int64_t>(n) : 0);
+      } else if (all_constant) {
         double n = std::ceil((values[1] - values[0]) / values[2]);
         length = types_.constant_dim(n > 0 ? static_cast<int64_t>(n) : 0);
       }
