@@ -170,6 +170,23 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     }
     return axes;
   };
+  // max/min/argmax/argmin have no identity: reducing axes without elements
+  // fails when it runs, with NumPy's message (its ValueError), instead of
+  // giving -inf or an index past the end. Checked only where a reduced
+  // extent may be 0.
+  auto require_elements = [&](Value* x, const std::vector<int64_t>& axes, std::string_view message) {
+    std::vector<int64_t> normal = normalized_axes(axes, x->type().rank());
+    if (std::ranges::none_of(normal, [&](int64_t a) { return x->type().shape()[a] == kDynamic || x->type().shape()[a] == 0; }))
+      return;
+    Value* count = builder_.constant_index(1);
+    for (int64_t a : normal)
+      count = emit(OpKind::MulI, {count, x->type().shape()[a] == kDynamic ? graph_dim(x, a) : builder_.constant_index(x->type().shape()[a])},
+                   context_.index_type());
+    Value* any = emit(OpKind::CmpI, {count, builder_.constant_index(0)}, context_.bool_type(),
+                      {{"predicate", context_.string_attr("ne")}});
+    builder_.create(OpKind::HostCheck, std::span<Value* const>(&any, 1), std::span<const Type>{},
+                    {{"message", context_.string_attr(source_position(call) + ": " + std::string(message))}});
+  };
   auto bool_argument = [&](NodeId node) {
     if (!node.valid()) return false;
     auto it = typed_.constants.find(node.index);
@@ -249,7 +266,11 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
                               : builtin == BuiltinId::Prod ? "prod"
                               : is_max                     ? "max"
                                                            : "min";
-      return Bound{reduce(x, kind, axes_argument(arg(1), x), bool_argument(arg(2))), {}};
+      std::vector<int64_t> axes = axes_argument(arg(1), x);
+      if (kind == "max" || kind == "min")
+        require_elements(x, axes, is_max ? "zero-size array to reduction operation maximum which has no identity"
+                                         : "zero-size array to reduction operation minimum which has no identity");
+      return Bound{reduce(x, kind, axes, bool_argument(arg(2))), {}};
     }
     case sema::Signature::MatmulArgs: return Bound{lower_matmul(tensor(0), tensor(1), result, call), {}};
     case sema::Signature::SoftmaxArgs: {
@@ -448,6 +469,8 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
         axis = *constant_of(arg(1));
         if (axis < 0) axis += static_cast<int64_t>(x->type().rank());
       }
+      require_elements(x, {axis}, is_max ? "attempt to get argmax of an empty sequence"
+                                         : "attempt to get argmin of an empty sequence");
       Value* extreme = reduce(x, is_max ? "max" : "min", {axis}, true);
       Value* hit = graph_elementwise("eq", {x, extreme}, call);
       // A NaN is the extreme (max and min propagate it) and equals nothing:
