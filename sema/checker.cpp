@@ -1045,6 +1045,13 @@ void Checker::check_statement(NodeId statement) {
         element.type = types_.scalar(range_element_type(children[1]));
       } else if (kind == TypeKind::List) {
         element.type = TypeId{types_.info(iterable.type).payload};
+      } else if (kind == TypeKind::Tuple && !in_device()) {
+        // `for t in (a, b)`: unrolled as a list is (lower_lists.cpp), so the
+        // elements must be of one type (else the target stays untyped and
+        // lowering names the loop).
+        std::span<const TypeId> elements = types_.tuple_elements(iterable.type);
+        if (!elements.empty() && std::ranges::all_of(elements, [&](TypeId t) { return t == elements.front(); }))
+          element.type = elements.front();
       } else if (kind == TypeKind::Error) {
         element.type = types_.error();
       } else if (in_device()) {
