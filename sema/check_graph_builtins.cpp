@@ -928,6 +928,11 @@ TypeId Checker::matmul_result(NodeId call, NodeId a_node, NodeId b_node, TypeId 
   // The accumulation type: the operands' @accum (a's first), else their
   // compute types promoted as by `*`.
   Policy pa = types_.policy(types_.info(a).policy), pb = types_.policy(types_.info(b).policy);
+  // bool operands are refused as matmul's (not as the '*' it is typed by).
+  if (types_.info(a).scalar == ScalarType::Bool || types_.info(b).scalar == ScalarType::Bool) {
+    diags_.emit<diag::SemaInvalidOperands>(ast_.range(call), "matmul", types_.to_string(a), types_.to_string(b));
+    return types_.error();
+  }
   ScalarType element;
   if (pa.accum || pb.accum) {
     element = pa.accum.value_or(*pb.accum);
@@ -936,10 +941,6 @@ TypeId Checker::matmul_result(NodeId call, NodeId a_node, NodeId b_node, TypeId 
                              compute_type(types_.element_type(b)));
     if (types_.is_error(e)) return e;
     element = types_.info(e).scalar;
-  }
-  if (element == ScalarType::Bool) {
-    diags_.emit<diag::SemaInvalidOperands>(ast_.range(call), "matmul", types_.to_string(a), types_.to_string(b));
-    return types_.error();
   }
   return graph_tensor(element, dims);
 }
