@@ -1020,6 +1020,14 @@ Value* Lowering::reshape_as(Value* v, Type want, Value* dims_of) {
   return builder_.create(OpKind::GraphReshape, std::span<Value* const>(reshape), std::span<const Type>(&want, 1))->result();
 }
 
+// The arguments of a call of a @jit or plain function or of a kernel launch
+// in parameter order: as sema bound them (keywords, defaults), else as
+// written.
+std::span<const NodeId> Lowering::call_arguments_in_order(NodeId call) const {
+  if (auto it = typed_.call_arguments.find(call.index); it != typed_.call_arguments.end()) return it->second;
+  return ast_.children(call).subspan(1);
+}
+
 std::vector<Value*> Lowering::jit_call_operands(NodeId call, Type fn, size_t first_argument) {
   return jit_call_operands(ast_.children(call).subspan(first_argument), fn);
 }
@@ -1044,7 +1052,7 @@ Bound Lowering::lower_jit_call(NodeId call) {
   uint32_t instance = call_instances_->at(call.index);
   Operation* callee = jit_function_op(instance);
   Type fn = callee->attr("function_type").type();
-  std::vector<Value*> operands = jit_call_operands(call, fn);
+  std::vector<Value*> operands = jit_call_operands(call_arguments_in_order(call), fn);
   std::vector<Type> results;
   for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
   Operation* op = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
@@ -1169,7 +1177,7 @@ Bound Lowering::lower_kernel_launch(NodeId call) {
     for (int64_t p : tuned_points) lower_grid(&kernel.autotune_points[static_cast<size_t>(p)].values);
   }
   Type fn = callee->attr("function_type").type();
-  auto arguments = ast_.children(call).subspan(1);
+  std::span<const NodeId> arguments = call_arguments_in_order(call);
   std::vector<int64_t> mut;
   std::vector<Type> results;
   std::vector<NodeId> mut_nodes;
