@@ -527,11 +527,24 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       int64_t axis = arg(2).valid() ? *constant_of(arg(2)) : 0;
       if (axis < 0) axis += static_cast<int64_t>(t.rank());
       sema::TypeId parts_type = node_type(call);
+      // Each part's start: NumPy's indices (sema::split_bounds), or equal
+      // parts one after the other.
+      std::vector<int64_t> starts_of_parts;
+      if (ast_.kind(arg(1)) == NodeKind::Tuple || ast_.kind(arg(1)) == NodeKind::List) {
+        std::vector<int64_t> indices;
+        for (NodeId index : ast_.children(arg(1))) indices.push_back(*constant_of(index));
+        sema::TypeId x_type = node_type(arg(0));  // sema checked the axis's size is a constant
+        int64_t extent = *typed_.types.constant_value(typed_.types.dims(x_type)[static_cast<size_t>(axis)]);
+        for (auto [first, last] : sema::split_bounds(indices, extent))
+          starts_of_parts.push_back(first);
+      }
       Bound out;
       int64_t start = 0;
+      size_t part_index = 0;
       for (sema::TypeId part : std::vector<sema::TypeId>(typed_.types.tuple_elements(parts_type).begin(),
                                                           typed_.types.tuple_elements(parts_type).end())) {
         int64_t size = *typed_.types.constant_value(typed_.types.dims(part)[static_cast<size_t>(axis)]);
+        if (!starts_of_parts.empty()) start = starts_of_parts[part_index++];
         std::vector<int64_t> starts(t.rank(), 0), limits, steps(t.rank(), 1);
         for (size_t d = 0; d < t.rank(); ++d) limits.push_back(t.shape()[d] == kDynamic ? -1 : t.shape()[d]);
         starts[static_cast<size_t>(axis)] = start;

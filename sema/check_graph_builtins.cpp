@@ -1143,6 +1143,18 @@ TypeId Checker::stack_result(BuiltinCall& bc, const std::vector<NodeId>& bound) 
   return graph_tensor(*result, dims);
 }
 
+std::vector<std::pair<int64_t, int64_t>> split_bounds(const std::vector<int64_t>& indices, int64_t extent) {
+  auto clamp = [&](int64_t i) { return std::clamp(i < 0 ? i + extent : i, int64_t{0}, extent); };
+  std::vector<std::pair<int64_t, int64_t>> bounds;
+  int64_t start = 0;
+  for (size_t k = 0; k <= indices.size(); ++k) {
+    int64_t stop = k < indices.size() ? clamp(indices[k]) : extent;
+    bounds.emplace_back(start, std::max(start, stop));
+    start = stop;
+  }
+  return bounds;
+}
+
 TypeId Checker::split_result(BuiltinCall& bc, const std::vector<NodeId>& bound, TypeId x) {
   std::vector<DimId> dims(types_.dims(x).begin(), types_.dims(x).end());
   int64_t axis_value = 0;
@@ -1157,24 +1169,23 @@ TypeId Checker::split_result(BuiltinCall& bc, const std::vector<NodeId>& bound, 
   std::vector<int64_t> sizes;
   NodeId sections = bound[1];
   if (ast_.kind(sections) == NodeKind::Tuple || ast_.kind(sections) == NodeKind::List) {
+    // NumPy's indices: the parts are x[0:i0], x[i0:i1], ..., x[ik:], each a
+    // Python slice of the axis (negative indices count from the end, bounds
+    // clamp, a part whose stop is before its start is empty).
     set_type(sections, types_.dynamic());
-    int64_t sum = 0;
+    std::vector<int64_t> indices;
     for (NodeId s : ast_.children(sections)) {
-      std::optional<int64_t> size = bc.require_constant_integer(s, "sections");
-      if (!size) return types_.error();
-      if (*size < 0) {
-        diags_.emit<diag::SemaNegativeExtent>(ast_.range(s), *size);
-        return types_.error();
-      }
-      sizes.push_back(*size);
-      sum += *size;
+      std::optional<int64_t> index = bc.require_constant_integer(s, "sections");
+      if (!index) return types_.error();
+      indices.push_back(*index);
     }
-    if (!extent || sum != *extent) {
+    if (!extent) {
       diags_.emit<diag::SemaSplitUneven>(ast_.range(sections), types_.to_string(x),
-                                         "parts of " + source_text(sections) + " along axis " +
-                                             std::to_string(*axis) + (extent ? "" : " (its size is not constant)"));
+                                         "parts at the indices " + source_text(sections) + " along axis " +
+                                             std::to_string(*axis) + " (its size is not constant)");
       return types_.error();
     }
+    for (auto [start, stop] : split_bounds(indices, *extent)) sizes.push_back(stop - start);
   } else {
     std::optional<int64_t> count = bc.require_constant_integer(sections, "sections");
     if (!count) return types_.error();
