@@ -210,10 +210,19 @@ Bound Lowering::lower(NodeId e, Type want) {
       result = lower_comprehension(e);
       break;
     case NodeKind::Tuple:
-    case NodeKind::List:
-      for (NodeId element : ast_.children(e)) result.elements.push_back(value(element));
+    case NodeKind::List: {
+      // Values in `elements`; with a tuple or list inside (`((x, y), (z,
+      // w))`), every element in `nested`.
+      std::vector<Bound> parts;
+      for (NodeId element : ast_.children(e)) parts.push_back(lower(element));
+      if (std::ranges::all_of(parts, [](const Bound& b) { return b.is_value(); })) {
+        for (const Bound& b : parts) result.elements.push_back(b.value);
+      } else {
+        result.nested = std::move(parts);
+      }
       if (is_list_node(e)) result.list_block = builder_.insertion_block();
       break;
+    }
     default:
       unsupported(e, expression_phrase(e));
   }

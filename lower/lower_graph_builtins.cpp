@@ -170,6 +170,23 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     }
     return axes;
   };
+  // max/min/argmax/argmin have no identity: reducing axes without elements
+  // fails when it runs, with NumPy's message (its ValueError), instead of
+  // giving -inf or an index past the end. Checked only where a reduced
+  // extent may be 0.
+  auto require_elements = [&](Value* x, const std::vector<int64_t>& axes, std::string_view message) {
+    std::vector<int64_t> normal = normalized_axes(axes, x->type().rank());
+    if (std::ranges::none_of(normal, [&](int64_t a) { return x->type().shape()[a] == kDynamic || x->type().shape()[a] == 0; }))
+      return;
+    Value* count = builder_.constant_index(1);
+    for (int64_t a : normal)
+      count = emit(OpKind::MulI, {count, x->type().shape()[a] == kDynamic ? graph_dim(x, a) : builder_.constant_index(x->type().shape()[a])},
+                   context_.index_type());
+    Value* any = emit(OpKind::CmpI, {count, builder_.constant_index(0)}, context_.bool_type(),
+                      {{"predicate", context_.string_attr("ne")}});
+    builder_.create(OpKind::HostCheck, std::span<Value* const>(&any, 1), std::span<const Type>{},
+                    {{"message", context_.string_attr(source_position(call) + ": " + std::string(message))}});
+  };
   auto bool_argument = [&](NodeId node) {
     if (!node.valid()) return false;
     auto it = typed_.constants.find(node.index);
@@ -270,7 +287,11 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
                               : builtin == BuiltinId::Prod ? "prod"
                               : is_max                     ? "max"
                                                            : "min";
-      return Bound{reduce(x, kind, axes_argument(arg(1), x), bool_argument(arg(2))), {}};
+      std::vector<int64_t> axes = axes_argument(arg(1), x);
+      if (kind == "max" || kind == "min")
+        require_elements(x, axes, is_max ? "zero-size array to reduction operation maximum which has no identity"
+                                         : "zero-size array to reduction operation minimum which has no identity");
+      return Bound{reduce(x, kind, axes, bool_argument(arg(2))), {}};
     }
     case sema::Signature::MatmulArgs: return Bound{lower_matmul(tensor(0), tensor(1), result, call), {}};
     case sema::Signature::SoftmaxArgs: {
@@ -482,6 +503,8 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
         axis = *constant_of(arg(1));
         if (axis < 0) axis += static_cast<int64_t>(x->type().rank());
       }
+      require_elements(x, {axis}, is_max ? "attempt to get argmax of an empty sequence"
+                                         : "attempt to get argmin of an empty sequence");
       Value* extreme = reduce(x, is_max ? "max" : "min", {axis}, true);
       Value* hit = graph_elementwise("eq", {x, extreme}, call);
       // A NaN is the extreme (max and min propagate it) and equals nothing:
@@ -538,11 +561,24 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       int64_t axis = arg(2).valid() ? *constant_of(arg(2)) : 0;
       if (axis < 0) axis += static_cast<int64_t>(t.rank());
       sema::TypeId parts_type = node_type(call);
+      // Each part's start: NumPy's indices (sema::split_bounds), or equal
+      // parts one after the other.
+      std::vector<int64_t> starts_of_parts;
+      if (ast_.kind(arg(1)) == NodeKind::Tuple || ast_.kind(arg(1)) == NodeKind::List) {
+        std::vector<int64_t> indices;
+        for (NodeId index : ast_.children(arg(1))) indices.push_back(*constant_of(index));
+        sema::TypeId x_type = node_type(arg(0));  // sema checked the axis's size is a constant
+        int64_t extent = *typed_.types.constant_value(typed_.types.dims(x_type)[static_cast<size_t>(axis)]);
+        for (auto [first, last] : sema::split_bounds(indices, extent))
+          starts_of_parts.push_back(first);
+      }
       Bound out;
       int64_t start = 0;
+      size_t part_index = 0;
       for (sema::TypeId part : std::vector<sema::TypeId>(typed_.types.tuple_elements(parts_type).begin(),
                                                           typed_.types.tuple_elements(parts_type).end())) {
         int64_t size = *typed_.types.constant_value(typed_.types.dims(part)[static_cast<size_t>(axis)]);
+        if (!starts_of_parts.empty()) start = starts_of_parts[part_index++];
         std::vector<int64_t> starts(t.rank(), 0), limits, steps(t.rank(), 1);
         for (size_t d = 0; d < t.rank(); ++d) limits.push_back(t.shape()[d] == kDynamic ? -1 : t.shape()[d]);
         starts[static_cast<size_t>(axis)] = start;
@@ -650,11 +686,14 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     }
     case sema::Signature::FillArgs: {
       bool like = builtin == BuiltinId::ZerosLike || builtin == BuiltinId::OnesLike || builtin == BuiltinId::FullLike;
-      double v = builtin == BuiltinId::Ones || builtin == BuiltinId::OnesLike ? 1.0 : 0.0;
-      if (builtin == BuiltinId::Full || builtin == BuiltinId::FullLike) v = number_argument(arg(1), 0.0);
-      Attribute constant = is_float(element) ? context_.float_attr(v)
-                           : element == ScalarType::Bool ? context_.bool_attr(v != 0.0)
-                                                         : context_.int_attr(static_cast<int64_t>(v));
+      bool full = builtin == BuiltinId::Full || builtin == BuiltinId::FullLike;
+      std::optional<sema::Constant> fill;
+      if (!full) {
+        fill = sema::Constant{};
+        fill->integer = builtin == BuiltinId::Ones || builtin == BuiltinId::OnesLike ? 1 : 0;
+      } else if (auto it = typed_.constants.find(arg(1).index); it != typed_.constants.end()) {
+        fill = it->second;
+      }
       std::vector<Value*> sizes;
       if (like) {  // x's sizes
         Value* x = tensor(0);
@@ -665,6 +704,22 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       } else {
         sizes = shape_operands(arg(0), result);
       }
+      if (!fill) {  // a value known only at run time: select(true, v, v) over the shape, exact
+        Value* yes = graph_op(OpKind::GraphConstant, sizes, context_.tensor_type(result.shape(), ScalarType::Bool),
+                              {{"value", context_.bool_attr(true)}}, call);
+        Value* number = as_element(1);
+        return Bound{round_by_dtype(graph_elementwise("select", {yes, number, number}, call)), {}};
+      }
+      // An integer constant is stored as its low 64 bits (NumPy's cast of a
+      // Python int: 2**64 - 1 into u64, 2**53 + 1 into i64 exactly), never
+      // through a double; a float into an integer truncates toward zero (NaN
+      // and values outside i64: INT64_MIN, x86's answer to the same cast).
+      Attribute constant =
+          is_float(element)             ? context_.float_attr(fill->as_double())
+          : element == ScalarType::Bool ? context_.bool_attr(fill->is_float ? fill->real != 0.0 : fill->integer != 0)
+          : fill->is_float              ? context_.int_attr(std::fabs(fill->real) < 0x1p63 ? static_cast<int64_t>(fill->real)
+                                                                                            : INT64_MIN)
+                                        : context_.int_attr(static_cast<int64_t>(static_cast<uint64_t>(fill->integer)));
       return Bound{round_by_dtype(graph_op(OpKind::GraphConstant, sizes, result, {{"value", constant}}, call)), {}};
     }
     case sema::Signature::ArangeArgs: {
@@ -882,6 +937,14 @@ Value* Lowering::reshape_as(Value* v, Type want, Value* dims_of) {
   return builder_.create(OpKind::GraphReshape, std::span<Value* const>(reshape), std::span<const Type>(&want, 1))->result();
 }
 
+// The arguments of a call of a @jit or plain function or of a kernel launch
+// in parameter order: as sema bound them (keywords, defaults), else as
+// written.
+std::span<const NodeId> Lowering::call_arguments_in_order(NodeId call) const {
+  if (auto it = typed_.call_arguments.find(call.index); it != typed_.call_arguments.end()) return it->second;
+  return ast_.children(call).subspan(1);
+}
+
 std::vector<Value*> Lowering::jit_call_operands(NodeId call, Type fn, size_t first_argument) {
   return jit_call_operands(ast_.children(call).subspan(first_argument), fn);
 }
@@ -906,7 +969,7 @@ Bound Lowering::lower_jit_call(NodeId call) {
   uint32_t instance = call_instances_->at(call.index);
   Operation* callee = jit_function_op(instance);
   Type fn = callee->attr("function_type").type();
-  std::vector<Value*> operands = jit_call_operands(call, fn);
+  std::vector<Value*> operands = jit_call_operands(call_arguments_in_order(call), fn);
   std::vector<Type> results;
   for (size_t i = 0; i < fn.num_results(); ++i) results.push_back(fn.result(i));
   Operation* op = builder_.create(OpKind::Call, std::span<Value* const>(operands), std::span<const Type>(results),
@@ -1031,7 +1094,7 @@ Bound Lowering::lower_kernel_launch(NodeId call) {
     for (int64_t p : tuned_points) lower_grid(&kernel.autotune_points[static_cast<size_t>(p)].values);
   }
   Type fn = callee->attr("function_type").type();
-  auto arguments = ast_.children(call).subspan(1);
+  std::span<const NodeId> arguments = call_arguments_in_order(call);
   std::vector<int64_t> mut;
   std::vector<Type> results;
   std::vector<NodeId> mut_nodes;

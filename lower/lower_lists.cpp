@@ -83,7 +83,17 @@ std::optional<int64_t> Lowering::folded_int(Value* v) const {
 // block. False when the loop is not one of these (lowered as a loop).
 bool Lowering::lower_list_loop(NodeId statement) {
   NodeId target = ast_.child(statement, 0), iterable = ast_.child(statement, 1), body = ast_.child(statement, 2);
-  bool over_list = is_list_node(iterable);
+  // A tuple (`for t in (a, b)`, a tuple a function returned) is unrolled
+  // the same way when its elements have one type (sema types the target).
+  sema::TypeId iterable_type = node_type(iterable);
+  bool over_tuple = graph_ && iterable_type.valid() && typed_.types.kind(iterable_type) == SemaKind::Tuple;
+  if (over_tuple) {
+    std::span<const sema::TypeId> elements = typed_.types.tuple_elements(iterable_type);
+    if (!std::ranges::all_of(elements, [&](sema::TypeId t) { return t == elements.front(); }))
+      unsupported(iterable, "iterating over a tuple whose elements differ in type (the loop is unrolled with one type "
+                            "for its target)");
+  }
+  bool over_list = is_list_node(iterable) || over_tuple;
   if (!over_list && !mentions_list(body)) return false;
   auto refuse_jumps = [&] {
     if (contains_break(ast_, body) || contains_kind(ast_, body, NodeKind::Continue))

@@ -352,6 +352,7 @@ class Lowering {
   static std::string_view collective_op_name(sema::PartialOp op);
   Value* global_view(Value* v, NodeId node);
   Bound lower_jit_call(NodeId call);
+  std::span<const NodeId> call_arguments_in_order(NodeId call) const;
   std::vector<Value*> jit_call_operands(NodeId call, Type function_type, size_t first_argument = 1);
   std::vector<Value*> jit_call_operands(std::span<const NodeId> arguments, Type function_type);
   // Autodiff (lower_autodiff.cpp): grad(f)(args) is graph.grad; a call of a

@@ -376,7 +376,7 @@ Value Checker::check_call(NodeId node) {
       check_function(index);  // for its effect and result type (no-op when done or in progress)
       const FunctionInfo& callee_info = out_.functions[index];
       if (in_device() && callee_info.kind == FunctionKind::Helper) return check_helper_call(node, index);
-      if (callee_info.kind == FunctionKind::Jit && !in_device()) return check_jit_call(node, index, children.subspan(1));
+      if (callee_info.kind == FunctionKind::Jit && !in_device()) return check_jit_call(node, index, children.subspan(1), true);
       // `saxpy(x, y, a)` in graph code: a kernel runs on a grid, which the
       // launch names (device code calling a kernel is reported below).
       if (callee_info.kind == FunctionKind::Kernel && !in_device()) {
@@ -389,7 +389,7 @@ Value Checker::check_call(NodeId node) {
       // inlined when compiled.
       if (callee_info.kind == FunctionKind::Helper && !in_device() && !callee_info.uses_kernel_builtins &&
           function_ && function_->kind == FunctionKind::Jit)
-        return check_jit_call(node, index, children.subspan(1));
+        return check_jit_call(node, index, children.subspan(1), true);
       for (NodeId argument : children.subspan(1)) check_expression(argument);
       if (in_device()) {
         diags_.emit<diag::SemaCallUnknownFunction>(ast_.range(callee), name_of(callee_info.name));
@@ -469,101 +469,115 @@ std::optional<Constant> Checker::float_constant(NodeId argument) {
   return std::nullopt;
 }
 
-// A call of a helper from device code: its arguments bound to the
-// parameters (by position, then keyword, then the parameters' constant
-// defaults), recorded for lowering in TypedModule::call_arguments, and each
-// checked against its parameter as a store into it would be: no silent
-// narrowing, constants that fit, tensors of the parameter's element type and
-// rank (of any memory: global, shared or local), and a `mut` parameter only
-// given a writable tensor.
-Value Checker::check_helper_call(NodeId node, uint32_t index) {
-  auto children = ast_.children(node);
-  const FunctionInfo& callee = out_.functions[index];
-  std::string callee_name = name_of(callee.name);
+std::optional<Checker::BoundArguments> Checker::bind_arguments(NodeId call, std::span<const NodeId> arguments,
+                                                               const FunctionInfo& callee,
+                                                               const std::string& callee_name) {
   auto parameters = ast_.children(ast_.child(callee.def, 1)).subspan(callee.first_parameter);
+  auto check_all = [&] {
+    for (NodeId argument : arguments)
+      check_expression(ast_.kind(argument) == NodeKind::KeywordArgument ? ast_.child(argument, 0) : argument);
+  };
   for (NodeId parameter : parameters) {
     auto kind = static_cast<ParameterKind>(ast_.node(parameter).op);
     if (kind != ParameterKind::Normal && kind != ParameterKind::KeywordOnly) {
-      // Reported at the parameter (check_function).
-      for (NodeId argument : children.subspan(1)) check_expression(argument);
-      return Value{types_.error()};
+      check_all();  // reported at the parameter (check_function)
+      return std::nullopt;
     }
   }
-  std::vector<NodeId> bound(parameters.size());
-  std::vector<Value> values(parameters.size());
-  std::vector<bool> given(parameters.size());
+  BoundArguments bound{std::vector<NodeId>(parameters.size()), std::vector<bool>(parameters.size())};
   bool ok = true;
-  bool miscounted = false;  // too many positional arguments, or a parameter without a value
+  bool miscounted = false;  // too many positional arguments
   size_t next = 0;
-  for (NodeId argument : children.subspan(1)) {
+  for (NodeId argument : arguments) {
     NodeKind kind = ast_.kind(argument);
     if (kind == NodeKind::StarArgument || kind == NodeKind::DoubleStarArgument) {
       check_expression(argument);
-      diags_.emit<diag::SemaUnsupportedInKernel>(ast_.range(argument), std::string("unpacking arguments with * or **"));
+      if (in_device())
+        diags_.emit<diag::SemaUnsupportedInKernel>(ast_.range(argument), std::string("unpacking arguments with * or **"));
+      else
+        diags_.emit<diag::SemaUnsupportedCall>(ast_.range(argument), "unpacking arguments with * or **");
       ok = false;
       continue;
     }
-    size_t slot = parameters.size();
     if (kind == NodeKind::KeywordArgument) {
+      size_t slot = parameters.size();
       for (size_t i = 0; i < parameters.size(); ++i)
         if (ast_.node(parameters[i]).payload == ast_.node(argument).payload) slot = i;
-      Value v = check_expression(ast_.child(argument, 0));
       if (slot == parameters.size()) {
+        check_expression(ast_.child(argument, 0));
         diags_.emit<diag::SemaUnknownKeyword>(ast_.range(argument), callee_name, name_of(ast_.node(argument).payload));
         ok = false;
-        continue;
-      }
-      if (given[slot]) {
+      } else if (bound.given[slot]) {
+        check_expression(ast_.child(argument, 0));
         diags_.emit<diag::SemaDuplicateArgument>(ast_.range(argument), callee_name, name_of(ast_.node(argument).payload));
         ok = false;
-        continue;
+      } else {
+        bound.nodes[slot] = ast_.child(argument, 0);
+        bound.given[slot] = true;
       }
-      bound[slot] = ast_.child(argument, 0);
-      values[slot] = v;
-      given[slot] = true;
       continue;
     }
-    Value v = check_expression(argument);
-    while (next < parameters.size() &&
-           static_cast<ParameterKind>(ast_.node(parameters[next]).op) != ParameterKind::Normal)
+    while (next < parameters.size() && static_cast<ParameterKind>(ast_.node(parameters[next]).op) != ParameterKind::Normal)
       ++next;
     if (next >= parameters.size()) {
+      check_expression(argument);
       ok = false;
       miscounted = true;
       continue;
     }
-    bound[next] = argument;
-    values[next] = v;
-    given[next] = true;
+    bound.nodes[next] = argument;
+    bound.given[next] = true;
     ++next;
   }
   size_t required = 0;
   for (NodeId parameter : parameters) required += ast_.child(parameter, 1).valid() ? 0 : 1;
   std::vector<std::string> missing;
   for (size_t i = 0; i < parameters.size(); ++i) {
-    if (given[i]) continue;
+    if (bound.given[i]) continue;
     NodeId default_value = ast_.child(parameters[i], 1);
     if (!default_value.valid()) {
       ok = false;
       missing.push_back(name_of(ast_.node(parameters[i]).payload));
       continue;
     }
-    bound[i] = default_value;  // a constant (check_function requires it): typed in the callee
-    values[i] = Value{out_.node_types[default_value.index]};
-    if (auto c = constants_.find(default_value.index); c != constants_.end()) values[i].constant = c->second;
+    bound.nodes[i] = default_value;
   }
-  if (!ok) {
-    // Too many arguments: the count; else the required parameters left out.
-    if (!miscounted && !missing.empty()) report_missing_arguments(ast_.range(node), callee_name, missing);
-    if (miscounted) {
-      std::string expected = required == parameters.size()
-                                 ? std::to_string(required)
-                                 : std::to_string(required) + " to " + std::to_string(parameters.size());
-      expected += parameters.size() == 1 && required == 1 ? " argument" : " arguments";
-      diags_.emit<diag::SemaArgumentCount>(ast_.range(node), callee_name, expected,
-                                           static_cast<unsigned>(children.size() - 1));
+  if (ok) return bound;
+  // Too many arguments: the count; else the required parameters left out.
+  if (!miscounted && !missing.empty()) report_missing_arguments(ast_.range(call), callee_name, missing);
+  if (miscounted) {
+    std::string expected = required == parameters.size()
+                               ? std::to_string(required)
+                               : std::to_string(required) + " to " + std::to_string(parameters.size());
+    expected += parameters.size() == 1 && required == 1 ? " argument" : " arguments";
+    diags_.emit<diag::SemaArgumentCount>(ast_.range(call), callee_name, expected, static_cast<unsigned>(arguments.size()));
+  }
+  return std::nullopt;
+}
+
+// A call of a helper from device code: its arguments bound to the
+// parameters (bind_arguments; the defaults are constants, check_function),
+// recorded for lowering in TypedModule::call_arguments, and each checked
+// against its parameter as a store into it would be: no silent narrowing,
+// constants that fit, tensors of the parameter's element type and rank (of
+// any memory: global, shared or local), and a `mut` parameter only given a
+// writable tensor.
+Value Checker::check_helper_call(NodeId node, uint32_t index) {
+  const FunctionInfo& callee = out_.functions[index];
+  std::string callee_name = name_of(callee.name);
+  auto parameters = ast_.children(ast_.child(callee.def, 1)).subspan(callee.first_parameter);
+  std::optional<BoundArguments> arguments = bind_arguments(node, ast_.children(node).subspan(1), callee, callee_name);
+  if (!arguments) return Value{types_.error()};
+  std::vector<NodeId>& bound = arguments->nodes;
+  std::vector<bool>& given = arguments->given;
+  std::vector<Value> values(parameters.size());
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (given[i]) {
+      values[i] = check_expression(bound[i]);
+      continue;
     }
-    return Value{types_.error()};
+    values[i] = Value{out_.node_types[bound[i].index]};  // a default: typed in the callee
+    if (auto c = constants_.find(bound[i].index); c != constants_.end()) values[i].constant = c->second;
   }
   for (size_t i = 0; i < parameters.size() && i < callee.parameter_types.size(); ++i) {
     if (!given[i]) continue;

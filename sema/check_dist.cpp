@@ -904,8 +904,18 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
       }
       s = elementwise_sharding(bc.call, bc.name, {tensors[0]}, rank, false);
       if (s && *s && bc.info.signature == Signature::SoftmaxArgs) {
+        // Along a whole axis each rank's rows are the global rows: the
+        // layout is kept (softmax of row-split scores). Along a split axis
+        // each rank normalizes its block alone: a value no layout describes.
         ShardingInfo u = types_.sharding_info(*s);
-        if (!u.unknown) u.unknown = true, u.dim_axes.clear(), u.partial_axes = 0;
+        std::optional<int64_t> axis = -1;
+        if (auto it = out_.call_arguments.find(bc.call.index);
+            it != out_.call_arguments.end() && it->second.size() >= 2 && it->second[1].valid())
+          axis = constant_int_of(it->second[1]);
+        if (axis && *axis < 0) *axis += static_cast<int64_t>(rank);
+        bool whole = axis && *axis >= 0 && static_cast<size_t>(*axis) < u.dim_axes.size() &&
+                     u.dim_axes[static_cast<size_t>(*axis)] < 0;
+        if (!u.unknown && (!whole || u.partial_axes)) u.unknown = true, u.dim_axes.clear(), u.partial_axes = 0;
         s = types_.intern_sharding(u);
       }
       break;

@@ -698,9 +698,12 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
         }
       }
       if (full) {
+        // A number, or a 0-d tensor (NumPy's fill value may be a 0-d array:
+        // ts.full(shape, ts.sum(x))).
         Value value = bc.value_of(bound[1]);
-        if (!types_.is_error(value.type) && !types_.is_numeric_scalar(value.type)) {
-          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "value", bc.name, "a number",
+        bool zero_d = types_.kind(value.type) == TypeKind::Tensor && types_.dims(value.type).empty();
+        if (!types_.is_error(value.type) && !types_.is_numeric_scalar(value.type) && !zero_d) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[1]), "value", bc.name, "a number or a 0-d tensor",
                                               types_.to_string(value.type));
           return Value{error};
         }
@@ -712,11 +715,14 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       // arange(stop), arange(start, stop[, step]), dtype=: NumPy's. Start
       // and stop may be integers known only at run time; the step is a
       // constant other than 0; float bounds are constants. The dtype is f32
-      // when a bound is a float, else i32, unless dtype= says.
+      // when a bound is a float, else i32, or i64 when a bound is i64, u32,
+      // u64 or a constant outside i32 (as range() counts), unless dtype=
+      // says.
       auto bound = bc.bind({"start", "stop", "step", "dtype"}, 1);
       if (bound.empty()) return Value{error};
-      bool any_float = false, all_constant = true;
+      bool any_float = false, all_constant = true, wide = false;
       double values[3] = {0.0, 0.0, 1.0};
+      ConstantInt integers[3] = {0, 0, 1};  // exact, for the length of integer bounds
       const char* names[] = {"start", "stop", "step"};
       for (size_t i = 0; i < 3; ++i) {
         if (!bound[i].valid()) continue;
@@ -729,10 +735,14 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
                                               types_.to_string(v.type));
           return Value{error};
         }
-        bool is_float_value = is_float(types_.info(t).scalar);
+        ScalarType scalar = types_.info(t).scalar;
+        bool is_float_value = is_float(scalar);
         any_float = any_float || is_float_value;
+        wide = wide || scalar == ScalarType::I64 || scalar == ScalarType::U32 || scalar == ScalarType::U64;
         if (v.constant) {
           values[i] = v.constant->as_double();
+          integers[i] = v.constant->integer;
+          wide = wide || (!v.constant->is_float && !integer_range(ScalarType::I32).contains(v.constant->integer));
         } else if (i == 2 || is_float_value) {
           diags_.emit<diag::SemaNotConstant>(ast_.range(bound[i]),
                                              "argument '" + std::string(names[i]) + "' of '" + std::string(bc.name) +
@@ -745,19 +755,25 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       if (!bound[1].valid()) {  // arange(stop)
         values[1] = values[0];
         values[0] = 0.0;
+        integers[1] = integers[0];
+        integers[0] = 0;
       }
       if (values[2] == 0.0) {
         diags_.emit<diag::SemaRangeStepZero>(ast_.range(bound[2]), std::string(bc.name));
         return Value{error};
       }
-      ScalarType element = any_float ? ScalarType::F32 : ScalarType::I32;
+      ScalarType element = any_float ? ScalarType::F32 : wide ? ScalarType::I64 : ScalarType::I32;
       if (bound[3].valid()) {
         std::optional<ScalarType> dtype = bc.require_dtype(bound[3], "dtype");
         if (!dtype) return Value{error};
         element = *dtype;
       }
       DimId length = types_.dynamic_dim();
-      if (all_constant) {
+      if (all_constant && !any_float) {  // ceil((stop - start) / step) in exact integers
+        ConstantInt span = integers[1] - integers[0], step = integers[2];
+        ConstantInt n = span / step + (span % step != 0 && (span > 0) == (step > 0) ? 1 : 0);
+        length = types_.constant_dim(n > 0 ? static_cast<int64_t>(n) : 0);
+      } else if (all_constant) {
         double n = std::ceil((values[1] - values[0]) / values[2]);
         length = types_.constant_dim(n > 0 ? static_cast<int64_t>(n) : 0);
       }
@@ -942,6 +958,11 @@ TypeId Checker::matmul_result(NodeId call, NodeId a_node, NodeId b_node, TypeId 
   // The accumulation type: the operands' @accum (a's first), else their
   // compute types promoted as by `*`.
   Policy pa = types_.policy(types_.info(a).policy), pb = types_.policy(types_.info(b).policy);
+  // bool operands are refused as matmul's (not as the '*' it is typed by).
+  if (types_.info(a).scalar == ScalarType::Bool || types_.info(b).scalar == ScalarType::Bool) {
+    diags_.emit<diag::SemaInvalidOperands>(ast_.range(call), "matmul", types_.to_string(a), types_.to_string(b));
+    return types_.error();
+  }
   ScalarType element;
   if (pa.accum || pb.accum) {
     element = pa.accum.value_or(*pb.accum);
@@ -950,10 +971,6 @@ TypeId Checker::matmul_result(NodeId call, NodeId a_node, NodeId b_node, TypeId 
                              compute_type(types_.element_type(b)));
     if (types_.is_error(e)) return e;
     element = types_.info(e).scalar;
-  }
-  if (element == ScalarType::Bool) {
-    diags_.emit<diag::SemaInvalidOperands>(ast_.range(call), "matmul", types_.to_string(a), types_.to_string(b));
-    return types_.error();
   }
   return graph_tensor(element, dims);
 }
@@ -1156,6 +1173,18 @@ TypeId Checker::stack_result(BuiltinCall& bc, const std::vector<NodeId>& bound) 
   return graph_tensor(*result, dims);
 }
 
+std::vector<std::pair<int64_t, int64_t>> split_bounds(const std::vector<int64_t>& indices, int64_t extent) {
+  auto clamp = [&](int64_t i) { return std::clamp(i < 0 ? i + extent : i, int64_t{0}, extent); };
+  std::vector<std::pair<int64_t, int64_t>> bounds;
+  int64_t start = 0;
+  for (size_t k = 0; k <= indices.size(); ++k) {
+    int64_t stop = k < indices.size() ? clamp(indices[k]) : extent;
+    bounds.emplace_back(start, std::max(start, stop));
+    start = stop;
+  }
+  return bounds;
+}
+
 TypeId Checker::split_result(BuiltinCall& bc, const std::vector<NodeId>& bound, TypeId x) {
   std::vector<DimId> dims(types_.dims(x).begin(), types_.dims(x).end());
   int64_t axis_value = 0;
@@ -1170,24 +1199,23 @@ TypeId Checker::split_result(BuiltinCall& bc, const std::vector<NodeId>& bound, 
   std::vector<int64_t> sizes;
   NodeId sections = bound[1];
   if (ast_.kind(sections) == NodeKind::Tuple || ast_.kind(sections) == NodeKind::List) {
+    // NumPy's indices: the parts are x[0:i0], x[i0:i1], ..., x[ik:], each a
+    // Python slice of the axis (negative indices count from the end, bounds
+    // clamp, a part whose stop is before its start is empty).
     set_type(sections, types_.dynamic());
-    int64_t sum = 0;
+    std::vector<int64_t> indices;
     for (NodeId s : ast_.children(sections)) {
-      std::optional<int64_t> size = bc.require_constant_integer(s, "sections");
-      if (!size) return types_.error();
-      if (*size < 0) {
-        diags_.emit<diag::SemaNegativeExtent>(ast_.range(s), *size);
-        return types_.error();
-      }
-      sizes.push_back(*size);
-      sum += *size;
+      std::optional<int64_t> index = bc.require_constant_integer(s, "sections");
+      if (!index) return types_.error();
+      indices.push_back(*index);
     }
-    if (!extent || sum != *extent) {
+    if (!extent) {
       diags_.emit<diag::SemaSplitUneven>(ast_.range(sections), types_.to_string(x),
-                                         "parts of " + source_text(sections) + " along axis " +
-                                             std::to_string(*axis) + (extent ? "" : " (its size is not constant)"));
+                                         "parts at the indices " + source_text(sections) + " along axis " +
+                                             std::to_string(*axis) + " (its size is not constant)");
       return types_.error();
     }
+    for (auto [start, stop] : split_bounds(indices, *extent)) sizes.push_back(stop - start);
   } else {
     std::optional<int64_t> count = bc.require_constant_integer(sections, "sections");
     if (!count) return types_.error();

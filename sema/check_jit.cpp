@@ -38,18 +38,32 @@ TypeId Checker::substitute_dims(TypeId type, const std::unordered_map<uint32_t, 
   return types_.tensor(info.scalar, info.policy, dims, info.space, false, info.seed_style);
 }
 
-Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeId> arguments) {
+Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeId> arguments, bool direct) {
   const FunctionInfo& generic = out_.functions[index];
   std::string name = name_of(generic.name);
+  if (!direct) {
+    for (NodeId argument : arguments) {
+      if (ast_.kind(argument) != NodeKind::KeywordArgument) continue;
+      for (NodeId a : arguments) check_expression(ast_.kind(a) == NodeKind::KeywordArgument ? ast_.child(a, 0) : a);
+      diags_.emit<diag::SemaUnsupportedCall>(ast_.range(argument), "keyword arguments to a transformed function");
+      return Value{types_.error()};
+    }
+  }
+  // Python's binding: by position, keyword and default (a default is
+  // evaluated at the call, in the caller's scope).
+  std::optional<BoundArguments> bound_arguments = bind_arguments(call, arguments, generic, name);
+  if (!bound_arguments) return Value{types_.error()};
+  if (!direct && !std::ranges::all_of(bound_arguments->given, [](bool g) { return g; })) {
+    size_t expected = generic.parameter_types.size();
+    diags_.emit<diag::SemaArgumentCount>(ast_.range(call), name,
+                                         std::to_string(expected) + " argument" + (expected == 1 ? "" : "s"),
+                                         static_cast<unsigned>(arguments.size()));
+    return Value{types_.error()};
+  }
   std::vector<NodeId> positional;
   std::vector<TypeId> argument_types;
   bool unknown = false;
-  for (NodeId argument : arguments) {
-    if (ast_.kind(argument) == NodeKind::KeywordArgument) {
-      for (NodeId a : arguments) check_expression(ast_.kind(a) == NodeKind::KeywordArgument ? ast_.child(a, 0) : a);
-      diags_.emit<diag::SemaUnsupportedCall>(ast_.range(argument), "keyword arguments to a @jit function");
-      return Value{types_.error()};
-    }
+  for (NodeId argument : bound_arguments->nodes) {
     Value v = check_expression(argument);
     positional.push_back(argument);
     TypeId t = default_type(v.type);
@@ -65,13 +79,8 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
     TypeKind kind = types_.kind(t);
     if (kind == TypeKind::Dynamic || kind == TypeKind::Error) unknown = true;
   }
+  if (direct) out_.call_arguments[call.index] = positional;
   size_t expected = generic.parameter_types.size();
-  if (positional.size() != expected) {
-    diags_.emit<diag::SemaArgumentCount>(ast_.range(call), name,
-                                         std::to_string(expected) + " argument" + (expected == 1 ? "" : "s"),
-                                         static_cast<unsigned>(positional.size()));
-    return Value{types_.error()};
-  }
   // Every sharded argument lies on one mesh: the function's.
   TypeId meshed{};
   for (size_t i = 0; i < expected; ++i) {
@@ -411,24 +420,11 @@ Value Checker::check_kernel_launch(NodeId call, NodeId subscript, uint32_t index
   }
   // Arguments: each as the kernel's parameter wants it; a `mut` tensor must
   // be a variable, which the launch updates in place.
-  std::vector<NodeId> positional;
-  for (NodeId argument : arguments) {
-    if (ast_.kind(argument) == NodeKind::KeywordArgument) {
-      check_expression(ast_.child(argument, 0));
-      diags_.emit<diag::SemaUnsupportedCall>(ast_.range(argument), "keyword arguments to a kernel launch");
-      ok = false;
-      continue;
-    }
-    positional.push_back(argument);
-  }
+  // By position or keyword (a kernel parameter has no default).
+  std::optional<BoundArguments> bound_arguments = bind_arguments(call, arguments, kernel, name);
+  if (!bound_arguments) return Value{types_.error()};
+  std::vector<NodeId> positional = bound_arguments->nodes;
   size_t expected = kernel.parameter_types.size();
-  if (positional.size() != expected) {
-    for (NodeId argument : positional) check_expression(argument);
-    diags_.emit<diag::SemaArgumentCount>(ast_.range(call), name,
-                                         std::to_string(expected) + " argument" + (expected == 1 ? "" : "s"),
-                                         static_cast<unsigned>(positional.size()));
-    return Value{types_.error()};
-  }
   for (size_t i = 0; i < expected; ++i) {
     Value v = check_expression(positional[i]);
     TypeId parameter = kernel.parameter_types[i];

@@ -1112,6 +1112,15 @@ Value Checker::iteration_element(NodeId iterable_node) {
   TypeKind kind = types_.kind(iterable.type);
   if (kind == TypeKind::Range) return Value{types_.scalar(range_element_type(iterable_node))};
   if (kind == TypeKind::List) return Value{TypeId{types_.info(iterable.type).payload}};
+  // `for t in (a, b)`: unrolled as a list is (lower_lists.cpp), so the
+  // elements must be of one type (else the target stays untyped and
+  // lowering names the loop).
+  if (kind == TypeKind::Tuple && !in_device()) {
+    std::span<const TypeId> elements = types_.tuple_elements(iterable.type);
+    if (!elements.empty() && std::ranges::all_of(elements, [&](TypeId t) { return t == elements.front(); }))
+      return Value{elements.front()};
+    return Value{types_.dynamic()};
+  }
   if (kind == TypeKind::Error) return Value{types_.error()};
   if (in_device()) {
     diags_.emit<diag::SemaNotIterable>(ast_.range(iterable_node), types_.to_string(iterable.type));

@@ -196,6 +196,17 @@ class Checker {
   std::optional<uint32_t> reduction_sharding(BuiltinCall& call, TypeId x, size_t rank);
   TypeId propagate_builtin_sharding(BuiltinCall& call, TypeId result);
   Value check_helper_call(NodeId call, uint32_t function_index);
+  // A call's arguments bound to the parameters of `callee` by Python's
+  // rules: by position, then by keyword, then the parameters' defaults (the
+  // default's node where none was given). Reports unknown and repeated
+  // keywords, too many arguments and missing ones, and returns nullopt
+  // then (every argument checked). `given` says which were passed.
+  struct BoundArguments {
+    std::vector<NodeId> nodes;
+    std::vector<bool> given;
+  };
+  std::optional<BoundArguments> bind_arguments(NodeId call, std::span<const NodeId> arguments,
+                                               const FunctionInfo& callee, const std::string& callee_name);
   // The value of `float(argument)` when it is a constant (a string Python's
   // float() reads, a number).
   std::optional<Constant> float_constant(NodeId argument);
@@ -289,7 +300,10 @@ class Checker {
   void check_function_body(FunctionInfo& info, const std::vector<TypeId>* given, uint32_t function_index);
 
   // --- @jit functions and kernel launches (check_jit.cpp) ---
-  Value check_jit_call(NodeId call, uint32_t function_index, std::span<const NodeId> arguments);
+  // `direct`: `f(...)` itself, whose arguments may be passed by keyword or
+  // left to defaults (recorded in call_arguments for lowering); the calls
+  // that transformations make (grad(f)(...), vjp, jvp) pass them by position.
+  Value check_jit_call(NodeId call, uint32_t function_index, std::span<const NodeId> arguments, bool direct = false);
   // --- schedule directives (check_schedule.cpp) ---
   Value check_schedule_directive(BuiltinCall& call);
   // --- autodiff (check_autodiff.cpp) ---

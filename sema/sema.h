@@ -215,4 +215,10 @@ std::unique_ptr<TypedModule> check_module(const Ast& ast, ValueStores& values, D
 std::string dump_typed_ast(const TypedModule& module, const Ast& ast, const SourceManager& sources,
                            const ValueStores& values);
 
+// ts.split(x, [i0, i1, ...]) along an axis of `extent` (NumPy's indices):
+// [start, stop) of each part, x[0:i0], x[i0:i1], ..., x[ik:] as Python
+// slices (negative indices from the end, clamped; a part that would end
+// before its start is empty). Sema types the parts, lowering slices them.
+std::vector<std::pair<int64_t, int64_t>> split_bounds(const std::vector<int64_t>& indices, int64_t extent);
+
 }  // namespace tessera::sema
