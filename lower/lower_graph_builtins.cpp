@@ -201,6 +201,17 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
   };
   auto shape_operands = [&](NodeId shape, Type t) {
     std::vector<Value*> extents;
+    // A tuple value (`x.shape`, `s = x.shape`): its elements are the sizes.
+    if (sema::TypeId st = node_type(shape); ast_.kind(shape) != NodeKind::Tuple && ast_.kind(shape) != NodeKind::List &&
+                                            st.valid() && typed_.types.kind(st) == SemaKind::Tuple) {
+      bool dynamic = std::find(t.shape().begin(), t.shape().end(), kDynamic) != t.shape().end();
+      Bound sizes = dynamic ? lower(shape) : Bound{};
+      for (size_t d = 0; d < t.rank(); ++d) {
+        Value* size = dynamic && t.shape()[d] == kDynamic && d < sizes.size() ? sizes.element(d).value : nullptr;
+        extents.push_back(size ? convert(size, context_.i64_type()) : nullptr);
+      }
+      return dynamic_dims(t, extents);
+    }
     std::vector<NodeId> nodes;
     if (ast_.kind(shape) == NodeKind::Tuple || ast_.kind(shape) == NodeKind::List)
       nodes.assign(ast_.children(shape).begin(), ast_.children(shape).end());

@@ -134,6 +134,28 @@ DimId Checker::dim_of_expression(NodeId node) {
 
 std::optional<std::vector<DimId>> Checker::shape_argument(BuiltinCall& bc, NodeId shape) {
   std::vector<DimId> dims;
+  // A shape given as a value (NumPy's `np.zeros(x.shape)`): `x.shape` has
+  // x's sizes; any other tuple of integers (`s = x.shape`, a module
+  // constant `SHAPE = (2, 3)`) its values, known when compiling or not.
+  if (NodeKind k = ast_.kind(shape); k != NodeKind::Tuple && k != NodeKind::List) {
+    Value v = bc.value_of(shape);
+    if (types_.kind(v.type) == TypeKind::Tuple) {
+      if (k == NodeKind::Attribute && name_of(ast_.node(shape).payload) == "shape") {
+        TypeId of = out_.node_types[ast_.child(shape, 0).index];
+        if (of.valid() && types_.kind(of) == TypeKind::Tensor) return std::vector<DimId>(types_.dims(of).begin(), types_.dims(of).end());
+      }
+      for (TypeId element : types_.tuple_elements(v.type)) {
+        const TypeInfo& t = types_.info(element);
+        if (!(t.kind == TypeKind::UntypedInt || (t.kind == TypeKind::Scalar && !is_float(t.scalar) && t.scalar != ScalarType::Bool))) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(shape), "shape", bc.name, "a tuple of integers",
+                                              types_.to_string(v.type));
+          return std::nullopt;
+        }
+        dims.push_back(types_.dynamic_dim());
+      }
+      return dims;
+    }
+  }
   bool ok = true;
   for (NodeId extent : bc.shape_extents(shape)) {
     Value v = bc.require_integer(extent, "shape");
