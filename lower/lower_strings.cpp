@@ -110,13 +110,7 @@ Text Lowering::lower_text(NodeId e) {
           }
           Bound element = i < values.size() ? values.element(i) : Bound{};
           if (!element.is_value()) unsupported(rhs, "this value of a '%' format");
-          Value* v = element.value;
-          if (!(c.conversion == 's' && c.spec.empty())) {
-            if (v->type().is(TypeKind::Tensor)) v = convert(v, context_.scalar_type(v->type().scalar()));
-            if (c.conversion == 'd' && v->type().is_scalar() && is_float(v->type().scalar()))
-              v = convert(v, context_.scalar_type(ScalarType::I64));
-          }
-          text.put(v, c.spec);
+          text.put(c.spec.empty() ? element.value : formatted_number(element.value, c.conversion), c.spec);
         }
         text.append(format->text.back());
         return text;
@@ -146,6 +140,16 @@ Text Lowering::lower_text(NodeId e) {
     default: break;
   }
   unsupported(e, "this string");
+}
+
+// A number (or a 0-d tensor, read back to the host; sema checked it is one)
+// that a format spec formats; `%d` (conversion 'd') of a float truncates it
+// toward zero first, as Python's int() does.
+Value* Lowering::formatted_number(Value* v, char conversion) {
+  if (v->type().is(TypeKind::Tensor)) v = convert(v, context_.scalar_type(v->type().scalar()));
+  if (conversion == 'd' && v->type().is_scalar() && is_float(v->type().scalar()))
+    v = convert(v, context_.scalar_type(ScalarType::I64));
+  return v;
 }
 
 void Lowering::append_shown(Text& text, NodeId a, std::string_view spec, char conversion, bool repr) {
@@ -201,15 +205,8 @@ void Lowering::append_shown(Text& text, NodeId a, std::string_view spec, char co
   };
   Bound b = lower(a);
   if (!spec.empty()) {
-    // A number (or a 0-d tensor, read back to the host; sema checked it is
-    // one) formatted by `spec`; `%d` (conversion 'd') of a float truncates
-    // it toward zero first, as Python's int() does.
-    Value* v = b.value;
-    if (!v) unsupported(a, "formatting this value");
-    if (v->type().is(TypeKind::Tensor)) v = convert(v, context_.scalar_type(v->type().scalar()));
-    if (conversion == 'd' && v->type().is_scalar() && is_float(v->type().scalar()))
-      v = convert(v, context_.scalar_type(ScalarType::I64));
-    return put(v, spec, a);
+    if (!b.value) unsupported(a, "formatting this value");
+    return put(formatted_number(b.value, conversion), spec, a);
   }
   if (b.is_value()) return put(global_view(b.value, a), "", a);
   put_bound(b, node_type(a), a);

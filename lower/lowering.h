@@ -380,6 +380,7 @@ class Lowering {
   // spec or a '%' conversion's; `conversion` the '%' conversion ('s' for %s
   // and %r, `repr` for %r) or 0.
   void append_shown(Text& text, NodeId a, std::string_view spec = {}, char conversion = 0, bool repr = false);
+  Value* formatted_number(Value* v, char conversion);
   // The text, where its values are integers the IR computes from constants
   // (an unrolled loop's variable): `f"step_{i}.npy"` in such a loop.
   std::optional<std::string> folded_text(const Text& text) const;
