@@ -314,6 +314,24 @@ int unsupported_dtype(const char* collective, int dtype) {
               std::string(collective) + " cannot reduce elements of tessDtype " + std::to_string(dtype) + " with MPI");
 }
 
+// The arguments of reduce_scatter and all_gather that MPI cannot take (its
+// counts are ints), checked alike by the blocking and the started forms:
+// 0, or the failure.
+int check_reduce_scatter(uint64_t count, int dtype) {
+  if (element_type(dtype) == MPI_DATATYPE_NULL) return unsupported_dtype("reduce_scatter", dtype);
+  if (count > INT_MAX)
+    return fail(TESS_ERROR_UNSUPPORTED, "reduce_scatter of " + std::to_string(count) +
+                                            " elements per rank: MPI's limit is 2147483647 (INT_MAX)");
+  return 0;
+}
+
+int check_all_gather(uint64_t bytes) {
+  if (bytes > INT_MAX)
+    return fail(TESS_ERROR_UNSUPPORTED,
+                "all_gather of " + std::to_string(bytes) + " bytes per rank: MPI's limit is 2147483647 (INT_MAX)");
+  return 0;
+}
+
 // Follows every MPI call that waits for other ranks and ends the job when one
 // outlives its deadline. One thread, started with the first watched call,
 // never stopped. A watch lives on the caller's stack and is linked into the
@@ -525,11 +543,8 @@ int all_reduce(tessMpiComm comm, const void* send, void* recv, uint64_t count, i
 
 int reduce_scatter(tessMpiComm comm, const void* send, void* recv, uint64_t count, int dtype, int op,
                    const tessMpiCall* call) {
+  if (int s = check_reduce_scatter(count, dtype)) return s;
   const MPI_Datatype type = element_type(dtype);
-  if (type == MPI_DATATYPE_NULL) return unsupported_dtype("reduce_scatter", dtype);
-  if (count > INT_MAX)
-    return fail(TESS_ERROR_UNSUPPORTED, "reduce_scatter of " + std::to_string(count) +
-                                            " elements per rank: MPI's limit is 2147483647 (INT_MAX)");
   const MPI_Op mpi_op = reduce_operation(dtype, op);
   const size_t bytes = count * element_bytes(dtype);
   // In place (recv is this rank's block of send): MPI_IN_PLACE would put the
@@ -548,9 +563,7 @@ int reduce_scatter(tessMpiComm comm, const void* send, void* recv, uint64_t coun
 }
 
 int all_gather(tessMpiComm comm, const void* send, void* recv, uint64_t bytes, const tessMpiCall* call) {
-  if (bytes > INT_MAX)
-    return fail(TESS_ERROR_UNSUPPORTED,
-                "all_gather of " + std::to_string(bytes) + " bytes per rank: MPI's limit is 2147483647 (INT_MAX)");
+  if (int s = check_all_gather(bytes)) return s;
   const bool in_place = static_cast<const char*>(recv) + static_cast<size_t>(comm->rank) * bytes == send;
   const int n = static_cast<int>(bytes);
   return guarded("MPI_Allgather", call, [&] {
@@ -708,11 +721,8 @@ int start_all_reduce(tessMpiComm comm, const void* send, void* recv, uint64_t co
 
 int start_reduce_scatter(tessMpiComm comm, const void* send, void* recv, uint64_t count, int dtype, int op,
                          tessMpiRequest* request) {
+  if (int s = check_reduce_scatter(count, dtype)) return s;
   const MPI_Datatype type = element_type(dtype);
-  if (type == MPI_DATATYPE_NULL) return unsupported_dtype("reduce_scatter", dtype);
-  if (count > INT_MAX)
-    return fail(TESS_ERROR_UNSUPPORTED, "reduce_scatter of " + std::to_string(count) +
-                                            " elements per rank: MPI's limit is 2147483647 (INT_MAX)");
   const MPI_Op mpi_op = reduce_operation(dtype, op);
   const size_t bytes = count * element_bytes(dtype);
   auto* r = new tessMpiRequest_st;
@@ -729,9 +739,7 @@ int start_reduce_scatter(tessMpiComm comm, const void* send, void* recv, uint64_
 }
 
 int start_all_gather(tessMpiComm comm, const void* send, void* recv, uint64_t bytes, tessMpiRequest* request) {
-  if (bytes > INT_MAX)
-    return fail(TESS_ERROR_UNSUPPORTED,
-                "all_gather of " + std::to_string(bytes) + " bytes per rank: MPI's limit is 2147483647 (INT_MAX)");
+  if (int s = check_all_gather(bytes)) return s;
   const bool in_place = static_cast<const char*>(recv) + static_cast<size_t>(comm->rank) * bytes == send;
   const int n = static_cast<int>(bytes);
   auto* r = new tessMpiRequest_st;
