@@ -132,6 +132,17 @@ DimId Checker::dim_of_expression(NodeId node) {
   return types_.dynamic_dim();
 }
 
+// `axis=` of x (one axis; the last when absent) as softmax and sort take
+// it: a constant in range for x's rank, and x not 0-d. Reports.
+bool Checker::axis_argument(BuiltinCall& bc, NodeId x, NodeId axis, size_t rank) {
+  if (!axis.valid()) {
+    if (rank == 0) tensor_axis(x, -1, 0);
+    return rank != 0;
+  }
+  std::optional<int64_t> value = bc.require_constant_integer(axis, "axis");
+  return value && tensor_axis(axis, *value, rank);
+}
+
 std::optional<std::vector<DimId>> Checker::shape_argument(BuiltinCall& bc, NodeId shape) {
   std::vector<DimId> dims;
   // A shape given as a value (NumPy's `np.zeros(x.shape)`): `x.shape` has
@@ -319,13 +330,7 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
       if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
       std::vector<DimId> dims = dims_of(*x);
-      if (bound[1].valid()) {
-        std::optional<int64_t> axis = bc.require_constant_integer(bound[1], "axis");
-        if (!axis || !tensor_axis(bound[1], *axis, dims.size())) return Value{error};
-      } else if (dims.empty()) {
-        tensor_axis(bound[0], -1, 0);
-        return Value{error};
-      }
+      if (!axis_argument(bc, bound[0], bound[1], dims.size())) return Value{error};
       std::optional<ScalarType> element = float_element(bc, bound[0], *x, "x");
       if (!element) return Value{error};
       return Value{graph_tensor(*element, dims)};
@@ -528,13 +533,7 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
       if (!x) return Value{types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic ? types_.dynamic() : error};
       std::vector<DimId> dims = dims_of(*x);
-      if (bound[1].valid()) {
-        std::optional<int64_t> axis = bc.require_constant_integer(bound[1], "axis");
-        if (!axis || !tensor_axis(bound[1], *axis, dims.size())) return Value{error};
-      } else if (dims.empty()) {
-        tensor_axis(bound[0], -1, 0);
-        return Value{error};
-      }
+      if (!axis_argument(bc, bound[0], bound[1], dims.size())) return Value{error};
       ScalarType element = types_.info(*x).scalar;
       if (element == ScalarType::Bool || scalar_info(element).bits < 8) {
         diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name,

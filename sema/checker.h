@@ -232,6 +232,7 @@ class Checker {
   std::optional<std::vector<size_t>> tensor_axes(BuiltinCall& call, NodeId axes, size_t rank);
   DimId dim_of_expression(NodeId node);
   std::optional<std::vector<DimId>> shape_argument(BuiltinCall& call, NodeId shape);
+  bool axis_argument(BuiltinCall& call, NodeId x, NodeId axis, size_t rank);
   std::optional<TypeId> graph_tensor_argument(BuiltinCall& call, NodeId argument, const char* parameter);
   std::optional<ScalarType> float_element(BuiltinCall& call, NodeId argument, TypeId type, const char* parameter);
   std::optional<bool> constant_bool(BuiltinCall& call, NodeId argument, const char* parameter);
