@@ -76,6 +76,10 @@ ir::Operation* Compilation::lower(int opt_level, bool run_passes, ir::PipelineSt
                     variants_ok;
   if (!variants_ok) return nullptr;
   bind_tuned_launches(module_.get(), context_, autotuned_);
+  if (!entry_function_.empty() && ir::lookup_function(module_.get(), entry_function_))
+    ir::erase_unreachable_functions(module_.get(), [&](ir::Operation* func) {
+      return func->symbol_name() == entry_function_ || func->region(0).empty();
+    });
   return run_passes ? run_pipeline(opt_level, stage) : module_.get();
 }
 

@@ -81,6 +81,11 @@ class Compilation {
   // Whether the pipeline overlaps collectives with independent work (the
   // pass overlap-collectives; --no-overlap-collectives turns it off); before lower().
   void set_overlap_collectives(bool overlap) { overlap_collectives_ = overlap; }
+  // The module will run this @jit function alone (`tesserac run --func`):
+  // lower() keeps of the lowered module only what it reaches (the kernels
+  // it launches, the functions it calls, their rules and variants), so the
+  // rest of the file is not compiled; before lower().
+  void set_entry_function(std::string name) { entry_function_ = std::move(name); }
 
   // The autotuned kernels: their points, kept or pruned (after check(); the
   // lowering prunes more), for --emit=tuning and the tuner.
@@ -130,6 +135,7 @@ class Compilation {
   std::unique_ptr<ir::KernelLibrary> library_;
   bool cpu_only_ = false;
   bool overlap_collectives_ = true;
+  std::string entry_function_;
 };
 
 }  // namespace tessera::driver

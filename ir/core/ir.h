@@ -363,6 +363,11 @@ OwningModule create_module(Location loc = {});
 // The functions of a module in order.
 std::vector<Operation*> module_functions(Operation* module);
 Operation* lookup_function(Operation* module, std::string_view name);
+// Erases the functions of `module` that no root reaches through the symbols
+// the bodies name (calls, launches and their variants, graph.grad, autodiff
+// rules): the inline pass's cleanup, and `tesserac run --func`, which
+// compiles only what the function it runs needs.
+void erase_unreachable_functions(Operation* module, const std::function<bool(Operation*)>& is_root);
 // A function of the graph level or host code (`jit`, `program` or `host`):
 // it runs once on the host, not per lane, so the lane analyses skip it.
 bool is_host_level_function(const Operation* func);

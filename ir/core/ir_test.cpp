@@ -140,6 +140,31 @@ TEST_CASE("cloning a region remaps values inside it and keeps outer ones") {
   CHECK(verify(p->module.get()).empty());
 }
 
+TEST_CASE("erasing the functions no root reaches follows calls and symbol arrays") {
+  Context ctx;
+  auto p = parse_text(ctx,
+                      "func.func @root() {\n"
+                      "  func.call {callee = @helper}\n"
+                      "  func.return\n"
+                      "}\n"
+                      "func.func @helper() {\n"
+                      "  func.call {rules = [@rule, @missing]}\n"
+                      "  func.return\n"
+                      "}\n"
+                      "func.func @rule() {\n"
+                      "  func.return\n"
+                      "}\n"
+                      "func.func @unused() {\n"
+                      "  func.call {callee = @rule}\n"
+                      "  func.return\n"
+                      "}\n");
+  REQUIRE(p->module);
+  erase_unreachable_functions(p->module.get(), [](Operation* f) { return f->symbol_name() == "root"; });
+  std::vector<std::string> kept;
+  for (Operation* f : module_functions(p->module.get())) kept.emplace_back(f->symbol_name());
+  CHECK(kept == std::vector<std::string>{"root", "helper", "rule"});
+}
+
 TEST_CASE("the textual form round-trips, locations included") {
   Context ctx;
   std::string text =

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <set>
 
 #include "support/diagnostics/internal_error.h"
 #include "ir/core/ir.h"
@@ -400,6 +401,40 @@ Operation* lookup_function(Operation* module, std::string_view name) {
   for (Operation* op : module->region(0).front())
     if (op->is(OpKind::Func) && op->symbol_name() == name) return op;
   return nullptr;
+}
+
+namespace {
+
+// Symbols named by attributes inside `op`.
+void collect_symbols(Attribute a, std::set<std::string>& names) {
+  if (a.is(AttributeKind::Symbol)) names.insert(std::string(a.string_value()));
+  if (a.is(AttributeKind::Array))
+    for (size_t i = 0; i < a.size(); ++i) collect_symbols(a[i], names);
+}
+
+}  // namespace
+
+void erase_unreachable_functions(Operation* module, const std::function<bool(Operation*)>& is_root) {
+  std::set<std::string> reached;
+  std::vector<Operation*> work;
+  for (Operation* func : module_functions(module))
+    if (is_root(func)) {
+      reached.insert(std::string(func->symbol_name()));
+      work.push_back(func);
+    }
+  while (!work.empty()) {
+    Operation* func = work.back();
+    work.pop_back();
+    std::set<std::string> names;
+    func->walk([&](Operation* nested) {
+      for (const NamedAttribute& a : nested->attributes()) collect_symbols(a.value, names);
+    });
+    for (const std::string& name : names)
+      if (Operation* target = lookup_function(module, name); target && reached.insert(name).second)
+        work.push_back(target);
+  }
+  for (Operation* func : module_functions(module))
+    if (!reached.count(std::string(func->symbol_name()))) func->erase();
 }
 
 }  // namespace tessera::ir

@@ -87,46 +87,12 @@ void inline_call(Operation* call, Operation* callee) {
   call->erase();
 }
 
-// Symbols named by attributes inside `op` (calls, graph.grad).
-std::set<std::string> referenced_symbols(Operation* op) {
-  std::set<std::string> names;
-  std::function<void(Attribute)> collect = [&](Attribute a) {
-    if (a.is(AttributeKind::Symbol)) names.insert(std::string(a.string_value()));
-    if (a.is(AttributeKind::Array))
-      for (size_t i = 0; i < a.size(); ++i) collect(a[i]);
-  };
-  op->walk([&](Operation* nested) {
-    for (const NamedAttribute& a : nested->attributes()) collect(a.value);
-  });
-  return names;
-}
-
 // Entry points: kernels, @jit functions (host entries of their own, for
 // AOT objects and `tesserac run --func`), the program, public functions and
 // declarations.
 bool is_root(Operation* func) {
   return func->has_attr("kernel") || func->has_attr("jit") || func->has_attr("program") || func->has_attr("public") ||
          func->region(0).empty();
-}
-
-// Removes functions that no root reaches.
-void remove_unreachable_helpers(Operation* module) {
-  std::set<std::string> reached;
-  std::vector<Operation*> work;
-  for (Operation* func : module_functions(module))
-    if (is_root(func)) {
-      reached.insert(std::string(func->symbol_name()));
-      work.push_back(func);
-    }
-  while (!work.empty()) {
-    Operation* func = work.back();
-    work.pop_back();
-    for (const std::string& name : referenced_symbols(func))
-      if (Operation* target = lookup_function(module, name); target && reached.insert(name).second)
-        work.push_back(target);
-  }
-  for (Operation* func : module_functions(module))
-    if (!reached.count(std::string(func->symbol_name()))) func->erase();
 }
 
 }  // namespace
@@ -163,7 +129,7 @@ void run_inline_pass(Operation* module, PassContext& context) {
     if (same_cycle(graph, std::string(caller->symbol_name()), callee)) return;
     report_at<diag::IrInlineRecursive>(context, op, callee);
   });
-  remove_unreachable_helpers(module);
+  erase_unreachable_functions(module, is_root);
 }
 
 }  // namespace tessera::ir

@@ -344,6 +344,7 @@ class Runner {
     // Graph code that runs on the CPU device takes the stdlib's CPU forms.
     if (!kernel_mode) compilation.set_cpu_only(!options_.no_cpu_forms && runs_on_cpu());
     compilation.set_overlap_collectives(!options_.no_overlap_collectives);
+    if (!options_.func.empty()) compilation.set_entry_function(options_.func);
     ir::Operation* module = compilation.lower(options_.opt_level, true, ir::PipelineStage::Tile, options_.kernel);
     // On a GPU, variants whose registers spill are pruned (docs/autotuning.md, "Spills").
     if (module && !runs_on_cpu())
