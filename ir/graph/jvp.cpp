@@ -23,7 +23,8 @@
 // results, each branch computing its own (never a select of the two); an
 // scf.for carries the tangents of its float loop-carried values as extra
 // loop-carried values, so nothing is unrolled and the trip count may be a
-// run-time value. A while loop is an error (ir.autodiff-unsupported).
+// run-time value; an scf.while likewise, its condition region linearized
+// too.
 //
 // The graph-building helpers are GraphBuilding's (graph_building.h), shared
 // with autodiff.cpp, as is the product-of-the-others rule of a product
@@ -214,9 +215,7 @@ class Linearization : GraphBuilding {
         fail(op, "'" + std::string(op->name()) + "'", "a derivative inside a forward-mode derivative (higher order) is not supported yet");
       case OpKind::If: return branch(op);
       case OpKind::For: return loop(op);
-      case OpKind::While:
-        fail(op, "the 'while' loop",
-             "forward mode carries tangents through 'for' loops and 'if', not through 'while' loops yet");
+      case OpKind::While: return while_loop(op);
       default: break;
     }
     fail(op, "'" + std::string(op->name()) + "'", "it has no tangent rule");
@@ -428,6 +427,70 @@ class Linearization : GraphBuilding {
       tangent_[body.argument(1 + i)] = body.add_argument(op->result(i)->type());
     }
     linearize_block(body);
+    builder_.set_insertion_point(yield);
+    builder_.set_location(yield->loc());
+    for (unsigned i : with_tangent) yield->append_operand(tangent_or_zero(yield->operand(i)));
+    for (unsigned i : with_tangent) tangent_[op->result(i)] = op->append_result(op->result(i)->type());
+  }
+
+  // An scf.while carries tangents as an scf.for does: each float carried
+  // value that depends on a value with a tangent gets one, appended to the
+  // operands, to both regions' arguments, to the values scf.condition
+  // forwards, to the body's yield and to the results. Both regions are
+  // linearized (the condition region may compute the forwarded values); the
+  // condition itself, a bool, has no tangent, so the tangent loop runs
+  // exactly the primal loop's iterations.
+  void while_loop(Operation* op) {
+    Block& before = op->region(0).front();
+    Block& after = op->region(1).front();
+    Operation* condition = before.terminator();
+    Operation* yield = after.terminator();
+    unsigned n = op->num_operands();
+    bool same = n == op->num_results();
+    for (unsigned i = 0; same && i < n; ++i) same = op->operand(i)->type() == op->result(i)->type();
+    if (!same)
+      fail(op, "the 'while' loop", "its condition forwards values other than the ones it carries");
+    std::vector<bool> carried(n);
+    for (unsigned i = 0; i < n; ++i) carried[i] = is_float_tensor(op->result(i)) && tangent_.count(op->operand(i));
+    for (bool changed = true; changed;) {
+      std::unordered_set<Value*> inside;
+      auto has = [&](Value* v) { return tangent_.count(v) || inside.count(v); };
+      for (unsigned i = 0; i < n; ++i)
+        if (carried[i]) {
+          inside.insert(before.argument(i));
+          inside.insert(after.argument(i));
+        }
+      for (Block* block : {&before, &after})
+        for (Operation* nested : *block) {
+          bool reads = false;
+          for (Value* v : inputs_of(nested)) reads = reads || has(v);
+          if (reads)
+            for (Value* r : nested->results())
+              if (is_float_tensor(r)) inside.insert(r);
+        }
+      changed = false;
+      for (unsigned i = 0; i < n; ++i) {
+        if (carried[i] || !is_float_tensor(op->result(i))) continue;
+        if (!has(condition->operand(1 + i)) && !has(yield->operand(i))) continue;
+        carried[i] = true;
+        changed = true;
+      }
+    }
+    std::vector<unsigned> with_tangent;
+    for (unsigned i = 0; i < n; ++i)
+      if (carried[i]) with_tangent.push_back(i);
+    if (with_tangent.empty()) return;  // no tangent leaves the loop
+    builder_.set_insertion_point(op);
+    for (unsigned i : with_tangent) {
+      op->append_operand(tangent_or_zero(op->operand(i)));
+      tangent_[before.argument(i)] = before.add_argument(op->result(i)->type());
+    }
+    linearize_block(before);
+    builder_.set_insertion_point(condition);
+    builder_.set_location(condition->loc());
+    for (unsigned i : with_tangent) condition->append_operand(tangent_or_zero(condition->operand(1 + i)));
+    for (unsigned i : with_tangent) tangent_[after.argument(i)] = after.add_argument(op->result(i)->type());
+    linearize_block(after);
     builder_.set_insertion_point(yield);
     builder_.set_location(yield->loc());
     for (unsigned i : with_tangent) yield->append_operand(tangent_or_zero(yield->operand(i)));
