@@ -19,6 +19,11 @@
 // callee's own derived function. Afterwards the `custom_jvp` attributes are
 // dropped so that the inline pass that follows inlines the calls.
 //
+// Collectives: a linear one's tangent is the same collective of the
+// tangent; a send or recv of a float tensor gets a companion moving the
+// tangent, always, so that tangent transfers pair across ranks as the
+// primal ones do.
+//
 // Control flow: an scf.if yields the tangents of its results as extra
 // results, each branch computing its own (never a select of the two); an
 // scf.for carries the tangents of its float loop-carried values as extra
@@ -149,6 +154,21 @@ class Linearization : GraphBuilding {
     return false;
   }
 
+  // A send or recv of a float tensor: it gets a companion carrying the
+  // tangent whether or not its own operand has one, so that the k-th
+  // tangent send pairs with the k-th tangent recv on the other rank as the
+  // primal ones pair (a rank cannot see whether its peer's value has one).
+  static bool is_float_transfer(Operation* op) {
+    return (op->is(OpKind::GraphSend) || op->is(OpKind::GraphRecv)) && is_float_tensor(op->operand(0));
+  }
+  // `op` is one, or holds one in its regions (a loop or a branch around a
+  // send must be linearized even when nothing in it has a tangent).
+  static bool has_float_transfer(Operation* op) {
+    bool found = false;
+    op->walk([&](Operation* nested) { found = found || is_float_transfer(nested); });
+    return found;
+  }
+
   // Adds, after each operation of `block` (but its terminator) that reads a
   // value with a tangent, the operations computing the tangents of its
   // results; nested regions (an scf.for's body, an scf.if's branches) are
@@ -161,7 +181,7 @@ class Linearization : GraphBuilding {
     for (Operation* op : ops) {
       bool float_result = false;
       for (Value* r : op->results()) float_result = float_result || is_float_tensor(r);
-      if (!float_result || !reads_tangent(op)) continue;
+      if (!has_float_transfer(op) && (!float_result || !reads_tangent(op))) continue;
       builder_.set_insertion_point_after(op);
       builder_.set_location(op->loc());
       linearize(op);
@@ -206,6 +226,13 @@ class Linearization : GraphBuilding {
         for (Value* part : op->operands()) parts.push_back({part, tangent_or_zero(part)});
         return set(op->result(), clone_with(op, parts));
       }
+      case OpKind::GraphAllReduce:
+      case OpKind::GraphAllGather:
+      case OpKind::GraphReduceScatter:
+      case OpKind::GraphBroadcast:
+      case OpKind::GraphSendRecv: return collective(op);
+      case OpKind::GraphSend:
+      case OpKind::GraphRecv: return transfer(op);
       case OpKind::Call: return call(op);
       case OpKind::GraphLaunch:
         report_at<DiagnosticKind::IrAutodiffKernel>(pass_, op, std::string(op->attr("kernel").string_value()));
@@ -359,6 +386,28 @@ class Linearization : GraphBuilding {
     }
   }
 
+  // --- collectives (docs/language/autodiff.md, "Collectives") -----------------------
+  // The linear ones: the tangent is the same collective applied to the
+  // tangent, on every rank (the SPMD program runs it everywhere, in the
+  // same order as the primal ones). Reductions by max, min or prod have no
+  // rule yet, as in reverse mode.
+  void collective(Operation* op) {
+    std::string reduction = op->attr("op") ? std::string(op->attr("op").string_value()) : "sum";
+    if (reduction != "sum" && reduction != "mean")
+      fail(op, "'" + std::string(op->name()) + "' with op '" + reduction + "'",
+           "only sum and mean (avg) reductions have a tangent rule");
+    set(op->result(), clone_with(op, {{op->operand(0), tangent_or_zero(op->operand(0))}}));
+  }
+  // send / recv: a companion of the same attributes right after the primal
+  // one moves the tangent (zero when the value has none) the same way.
+  void transfer(Operation* op) {
+    IRMapping mapping;
+    mapping.map(op->operand(0), tangent_or_zero(op->operand(0)));
+    Operation* copy = op->clone(mapping);
+    op->block()->insert_before(builder_.insertion_point(), copy);
+    if (op->is(OpKind::GraphRecv)) set(op->result(), copy->result());
+  }
+
   // --- control flow (docs/language/autodiff.md, "Control flow") --------------------
   // An scf.if keeps its condition; each branch computes its primal values
   // and, after them, their tangents, which the if yields as extra results
@@ -404,7 +453,7 @@ class Linearization : GraphBuilding {
       for (unsigned i = 0; i < n; ++i)
         if (carried[i]) inside.insert(body.argument(1 + i));
       for (Operation* nested : body) {
-        bool reads = false;
+        bool reads = has_float_transfer(nested);
         for (Value* v : inputs_of(nested)) reads = reads || has(v);
         if (reads)
           for (Value* r : nested->results())
@@ -420,7 +469,10 @@ class Linearization : GraphBuilding {
     std::vector<unsigned> with_tangent;
     for (unsigned i = 0; i < n; ++i)
       if (carried[i]) with_tangent.push_back(i);
-    if (with_tangent.empty()) return;  // no tangent leaves the loop
+    if (with_tangent.empty()) {  // no tangent leaves the loop; sends and recvs in it still get theirs
+      if (has_float_transfer(op)) linearize_block(body);
+      return;
+    }
     builder_.set_insertion_point(op);
     for (unsigned i : with_tangent) {
       op->append_operand(tangent_or_zero(op->operand(3 + i)));
@@ -462,7 +514,7 @@ class Linearization : GraphBuilding {
         }
       for (Block* block : {&before, &after})
         for (Operation* nested : *block) {
-          bool reads = false;
+          bool reads = has_float_transfer(nested);
           for (Value* v : inputs_of(nested)) reads = reads || has(v);
           if (reads)
             for (Value* r : nested->results())
@@ -479,7 +531,13 @@ class Linearization : GraphBuilding {
     std::vector<unsigned> with_tangent;
     for (unsigned i = 0; i < n; ++i)
       if (carried[i]) with_tangent.push_back(i);
-    if (with_tangent.empty()) return;  // no tangent leaves the loop
+    if (with_tangent.empty()) {  // no tangent leaves the loop; sends and recvs in it still get theirs
+      if (has_float_transfer(op)) {
+        linearize_block(before);
+        linearize_block(after);
+      }
+      return;
+    }
     builder_.set_insertion_point(op);
     for (unsigned i : with_tangent) {
       op->append_operand(tangent_or_zero(op->operand(i)));
