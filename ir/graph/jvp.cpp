@@ -34,6 +34,7 @@
 // The graph-building helpers are GraphBuilding's (graph_building.h), shared
 // with autodiff.cpp, as is the product-of-the-others rule of a product
 // reduction.
+#include <functional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -433,6 +434,49 @@ class Linearization : GraphBuilding {
     for (unsigned i : with_tangent) tangent_[op->result(i)] = op->append_result(op->result(i)->type());
   }
 
+  // Which of a loop's carried values (its results) get a tangent: those
+  // whose initial value (operand `first_initial + i`) has one, then, until
+  // nothing changes, those whose value leaving an iteration (`exits(i)`)
+  // depends on a value with a tangent: from outside, from a carried value
+  // that has one (`arguments(i)`: the block arguments standing for it), or
+  // from a recv. Float tensors only; in order.
+  std::vector<unsigned> carried_tangents(Operation* op, unsigned first_initial, std::initializer_list<Block*> blocks,
+                                         const std::function<std::vector<Value*>(unsigned)>& arguments,
+                                         const std::function<std::vector<Value*>(unsigned)>& exits) {
+    unsigned n = op->num_results();
+    std::vector<bool> carried(n);
+    for (unsigned i = 0; i < n; ++i)
+      carried[i] = is_float_tensor(op->result(i)) && tangent_.count(op->operand(first_initial + i));
+    for (bool changed = true; changed;) {
+      std::unordered_set<Value*> inside;
+      auto has = [&](Value* v) { return tangent_.count(v) || inside.count(v); };
+      for (unsigned i = 0; i < n; ++i)
+        if (carried[i])
+          for (Value* a : arguments(i)) inside.insert(a);
+      for (Block* block : blocks)
+        for (Operation* nested : *block) {
+          bool reads = has_float_transfer(nested);
+          for (Value* v : inputs_of(nested)) reads = reads || has(v);
+          if (reads)
+            for (Value* r : nested->results())
+              if (is_float_tensor(r)) inside.insert(r);
+        }
+      changed = false;
+      for (unsigned i = 0; i < n; ++i) {
+        if (carried[i] || !is_float_tensor(op->result(i))) continue;
+        bool depends = false;
+        for (Value* v : exits(i)) depends = depends || has(v);
+        if (!depends) continue;
+        carried[i] = true;
+        changed = true;
+      }
+    }
+    std::vector<unsigned> with_tangent;
+    for (unsigned i = 0; i < n; ++i)
+      if (carried[i]) with_tangent.push_back(i);
+    return with_tangent;
+  }
+
   // An scf.for carries the tangents of its float loop-carried values that
   // depend on a value with a tangent as extra loop-carried values (their
   // initial values the tangents of the initial values, or zero), and its
@@ -441,34 +485,9 @@ class Linearization : GraphBuilding {
   void loop(Operation* op) {
     Block& body = op->region(0).front();
     Operation* yield = body.terminator();
-    unsigned n = op->num_results();
-    // Which carried values get a tangent: those whose initial value has one,
-    // then, until nothing changes, those whose yielded value depends on a
-    // value with a tangent (outside, or a carried one that has one).
-    std::vector<bool> carried(n);
-    for (unsigned i = 0; i < n; ++i) carried[i] = is_float_tensor(op->result(i)) && tangent_.count(op->operand(3 + i));
-    for (bool changed = true; changed;) {
-      std::unordered_set<Value*> inside;
-      auto has = [&](Value* v) { return tangent_.count(v) || inside.count(v); };
-      for (unsigned i = 0; i < n; ++i)
-        if (carried[i]) inside.insert(body.argument(1 + i));
-      for (Operation* nested : body) {
-        bool reads = has_float_transfer(nested);
-        for (Value* v : inputs_of(nested)) reads = reads || has(v);
-        if (reads)
-          for (Value* r : nested->results())
-            if (is_float_tensor(r)) inside.insert(r);
-      }
-      changed = false;
-      for (unsigned i = 0; i < n; ++i) {
-        if (carried[i] || !is_float_tensor(op->result(i)) || !has(yield->operand(i))) continue;
-        carried[i] = true;
-        changed = true;
-      }
-    }
-    std::vector<unsigned> with_tangent;
-    for (unsigned i = 0; i < n; ++i)
-      if (carried[i]) with_tangent.push_back(i);
+    std::vector<unsigned> with_tangent = carried_tangents(
+        op, 3, {&body}, [&](unsigned i) { return std::vector<Value*>{body.argument(1 + i)}; },
+        [&](unsigned i) { return std::vector<Value*>{yield->operand(i)}; });
     if (with_tangent.empty()) {  // no tangent leaves the loop; sends and recvs in it still get theirs
       if (has_float_transfer(op)) linearize_block(body);
       return;
@@ -502,35 +521,10 @@ class Linearization : GraphBuilding {
     for (unsigned i = 0; same && i < n; ++i) same = op->operand(i)->type() == op->result(i)->type();
     if (!same)
       fail(op, "the 'while' loop", "its condition forwards values other than the ones it carries");
-    std::vector<bool> carried(n);
-    for (unsigned i = 0; i < n; ++i) carried[i] = is_float_tensor(op->result(i)) && tangent_.count(op->operand(i));
-    for (bool changed = true; changed;) {
-      std::unordered_set<Value*> inside;
-      auto has = [&](Value* v) { return tangent_.count(v) || inside.count(v); };
-      for (unsigned i = 0; i < n; ++i)
-        if (carried[i]) {
-          inside.insert(before.argument(i));
-          inside.insert(after.argument(i));
-        }
-      for (Block* block : {&before, &after})
-        for (Operation* nested : *block) {
-          bool reads = has_float_transfer(nested);
-          for (Value* v : inputs_of(nested)) reads = reads || has(v);
-          if (reads)
-            for (Value* r : nested->results())
-              if (is_float_tensor(r)) inside.insert(r);
-        }
-      changed = false;
-      for (unsigned i = 0; i < n; ++i) {
-        if (carried[i] || !is_float_tensor(op->result(i))) continue;
-        if (!has(condition->operand(1 + i)) && !has(yield->operand(i))) continue;
-        carried[i] = true;
-        changed = true;
-      }
-    }
-    std::vector<unsigned> with_tangent;
-    for (unsigned i = 0; i < n; ++i)
-      if (carried[i]) with_tangent.push_back(i);
+    std::vector<unsigned> with_tangent = carried_tangents(
+        op, 0, {&before, &after},
+        [&](unsigned i) { return std::vector<Value*>{before.argument(i), after.argument(i)}; },
+        [&](unsigned i) { return std::vector<Value*>{condition->operand(1 + i), yield->operand(i)}; });
     if (with_tangent.empty()) {  // no tangent leaves the loop; sends and recvs in it still get theirs
       if (has_float_transfer(op)) {
         linearize_block(before);
