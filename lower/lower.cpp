@@ -563,6 +563,9 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
         for (size_t i = 0; i < targets.size(); ++i) assign(targets[i], bound.nested[i], where);
         return;
       }
+      // `a, b, c = x` of a tensor: its rows (sema checked their count).
+      if (bound.is_value() && graph_ && bound.value->type().is(TypeKind::Tensor) && bound.value->type().rank() > 0)
+        bound = tensor_rows(bound.value, where);
       if (bound.is_value() || bound.elements.size() != targets.size())
         unsupported(where, "unpacking a value that is not a tuple of the same length");
       for (size_t i = 0; i < targets.size(); ++i) assign(targets[i], Bound{bound.elements[i], {}}, where);
@@ -570,6 +573,7 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
     }
     case NodeKind::Subscript:
       if (!bound.is_value()) unsupported(where, "storing a list into a tensor");
+      if (is_graph_tensor_store(target)) return graph_store(target, bound.value, where);  // a functional update
       emit_store(target, bound.value);
       return;
     default: unsupported(target, "assigning to this expression");
@@ -594,7 +598,7 @@ void Lowering::lower_assign(NodeId statement) {
   }
   // `t[a:b] = tensor`: copied element by element (lower_slices.cpp); a
   // register tile is stored by tile.store_tile below.
-  if (children.size() == 2 && ast_.kind(children[0]) == NodeKind::Subscript) {
+  if (children.size() == 2 && ast_.kind(children[0]) == NodeKind::Subscript && !is_graph_tensor_store(children[0])) {
     sema::TypeId target_type = typed_.node_types[children[0].index];
     sema::TypeId source_type = typed_.node_types[value_node.index];
     if (target_type.valid() && typed_.types.kind(target_type) == SemaKind::Tensor && source_type.valid() &&
@@ -666,6 +670,16 @@ void Lowering::lower_aug_assign(NodeId statement) {
     env_[ast_.node(target).payload] = Bound{convert(result, t), {}};
     return;
   }
+  if (is_graph_tensor_store(target)) {
+    // x[i] += v in graph code: x[i] + v (in x's element type, as `x += v`)
+    // assigned into x[i].
+    Value* current = graph_subscript(target);
+    ScalarType element = current->type().scalar();
+    Value* v = to_element(value(value_node, is_tensor_node(value_node) ? Type{} : context_.scalar_type(element)),
+                          element, value_node);
+    graph_store(target, graph_elementwise(graph_binary_function(op, statement), {current, v}, statement), statement);
+    return;
+  }
   if (ast_.kind(target) == NodeKind::Subscript) {
     // t[i] += v: the place is evaluated once.
     Place place = place_of(target, true);
@@ -702,6 +716,23 @@ std::vector<uint32_t> Lowering::carried_names(std::span<const NodeId> bodies, st
                                               NodeId where) {
   std::vector<uint32_t> assigned, carried;
   for (NodeId body : bodies) assigned_names(ast_, body, assigned);
+  // Graph code: `x[i] = v` binds x to the updated tensor (lower_graph_update.cpp).
+  std::function<void(NodeId)> updated = [&](NodeId n) {
+    if (!n.valid() || ast_.kind(n) == NodeKind::FunctionDef || ast_.kind(n) == NodeKind::ClassDef) return;
+    if (ast_.kind(n) == NodeKind::Assign || ast_.kind(n) == NodeKind::AugAssign) {
+      auto children = ast_.children(n);
+      for (size_t i = 0; i < (ast_.kind(n) == NodeKind::Assign ? children.size() - 1 : 1); ++i) {
+        NodeId object = is_graph_tensor_store(children[i]) ? ast_.child(children[i], 0) : NodeId{};
+        if (object.valid() && ast_.kind(object) == NodeKind::Name &&
+            std::find(assigned.begin(), assigned.end(), ast_.node(object).payload) == assigned.end())
+          assigned.push_back(ast_.node(object).payload);
+      }
+      return;
+    }
+    for (NodeId child : ast_.children(n)) updated(child);
+  };
+  if (graph_)
+    for (NodeId body : bodies) updated(body);
   for (uint32_t name : assigned) {
     auto it = env_.find(name);
     if (it == env_.end()) continue;
@@ -847,10 +878,8 @@ bool Lowering::known_positive(Value* v) const {
 bool Lowering::unroll_returning_loop(NodeId statement, std::vector<Segment>& continuation) {
   NodeId target = ast_.child(statement, 0), iterable = ast_.child(statement, 1), body = ast_.child(statement, 2);
   std::vector<Bound> items;
-  if (is_list_node(iterable)) {
-    Bound list = lower(iterable);
-    if (list.is_value()) unsupported(iterable, "iterating over this list");
-    for (size_t i = 0; i < list.size(); ++i) items.push_back(list.element(i));
+  if (std::optional<Bound> sequence = unrolled_sequence(iterable)) {
+    for (size_t i = 0; i < sequence->size(); ++i) items.push_back(sequence->element(i));
   } else if (ast_.kind(target) != NodeKind::Name) {
     return false;
   } else if (auto range = unrolled_range(iterable, statement, "a loop with a 'return' in it")) {

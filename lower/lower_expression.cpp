@@ -184,6 +184,12 @@ Bound Lowering::lower(NodeId e, Type want) {
         builder_.set_location(saved);
         return it->second;
       }
+      // A module constant tuple of numbers (`SHAPE = (2, 3)`) in a @jit
+      // function: its literal, lowered here (the program binds it itself).
+      if (NodeId literal = module_constant_tuple(e); literal.valid()) {
+        builder_.set_location(saved);
+        return lower(literal);
+      }
       result.value = lower_name(e, want);
       break;
     case NodeKind::IntLiteral:
@@ -255,6 +261,27 @@ Value* Lowering::symbol_dim(uint32_t identifier) {
     builder_.set_insertion_point_to_end(saved_block);
   dim_values_[identifier] = as_i32;
   return as_i32;
+}
+
+// The tuple of constants a name not bound here stands for when the module
+// assigns it once at its top level (`SHAPE = (2, 3)`); invalid otherwise.
+NodeId Lowering::module_constant_tuple(NodeId name) const {
+  uint32_t id = ast_.node(name).payload;
+  if (!graph_ || env_.count(id) || !node_type(name).valid() || typed_.types.kind(node_type(name)) != SemaKind::Tuple)
+    return NodeId{};
+  NodeId found;
+  for (NodeId statement : ast_.children(ast_.root())) {
+    NodeKind kind = ast_.kind(statement);
+    if (kind != NodeKind::Assign && kind != NodeKind::AugAssign && kind != NodeKind::AnnAssign) continue;
+    NodeId target = ast_.child(statement, 0);
+    if (ast_.kind(target) != NodeKind::Name || ast_.node(target).payload != id) continue;
+    if (found.valid() || kind != NodeKind::Assign || ast_.children(statement).size() != 2) return NodeId{};
+    found = ast_.child(statement, 1);
+  }
+  if (!found.valid() || ast_.kind(found) != NodeKind::Tuple) return NodeId{};
+  for (NodeId element : ast_.children(found))
+    if (!typed_.constants.count(element.index)) return NodeId{};
+  return found;
 }
 
 Value* Lowering::lower_name(NodeId name, Type want) {

@@ -68,17 +68,18 @@ std::string Lowering::source_position(NodeId node) {
   return text;
 }
 
-// `assert cond[, "message"]` in graph code: a condition known when
-// compiling is checked then (false: lower.assertion-failed; true: no code);
-// any other (a number, a 0-d tensor read back to the host) is a host.check
-// that stops the call or the program with FILE:LINE:COL and the message.
+// `assert cond[, message]` in graph code: a condition known when compiling
+// is checked then (false: lower.assertion-failed; true: no code); any other
+// (a number, a 0-d tensor read back to the host) is a host.check that stops
+// the call or the program with FILE:LINE:COL and the message. The message
+// is any string (an f-string, '%' formatting, str(x)), built only when the
+// assertion fails, as Python evaluates it: text known when compiling is the
+// check's message; text with values formatted when it runs is printed
+// (graph.print, standard output) in the branch where the condition is
+// false, before the check stops the run.
 void Lowering::lower_assert(NodeId statement) {
   NodeId condition = ast_.child(statement, 0), message = ast_.child(statement, 1);
-  std::string text;
-  if (message.valid()) {
-    if (ast_.kind(message) != NodeKind::StringLiteral) unsupported(message, "an assert message other than a string literal");
-    text = values_.strings[ast_.node(message).payload];
-  }
+  if (message.valid() && !is_string_node(message)) unsupported(message, "an assert message that is not a string");
   std::optional<int64_t> known = constant_of(condition);
   if (!known) known = constant_condition(condition);
   Value* ok = nullptr;
@@ -86,14 +87,43 @@ void Lowering::lower_assert(NodeId statement) {
     ok = value(condition, context_.bool_type());
     known = folded_int(ok);
   }
+  std::string where = source_position(statement) + ": assertion failed";
   if (known) {
     if (*known) return;
-    diags_.emit<diag::LowerAssertionFailed>(ast_.range(statement), text.empty() ? std::string("the condition") : "'" + text + "'");
+    std::optional<std::string> text = message.valid() ? folded_text(lower_text(message)) : std::string();
+    if (!text) {  // its values are known only at run time: the message as written
+      SourceRange r = ast_.range(message);
+      text = std::string(diags_.sources().pointer(r.begin), r.end - r.begin);
+    }
+    diags_.emit<diag::LowerAssertionFailed>(ast_.range(statement), text->empty() ? std::string("the condition") : "'" + *text + "'");
     throw LoweringFailed{};
   }
+  std::string shown;
+  if (message.valid()) {
+    // if ok: nothing; else: the message, printed when it has run-time values.
+    Operation* branch = builder_.create(OpKind::If, {ok}, {}, {}, 2);
+    Block* saved = builder_.insertion_block();
+    builder_.set_insertion_point_to_end(branch->region(0).add_block());
+    builder_.create(OpKind::Yield, {}, {});
+    builder_.set_insertion_point_to_end(branch->region(1).add_block());
+    Text text;
+    text.append(where + ": ");
+    text.append(lower_text(message));
+    std::optional<std::string> folded = folded_text(text);
+    if (!folded)
+      builder_.create(OpKind::GraphPrint, std::span<Value* const>(text.values), std::span<const Type>{},
+                      text_attributes(text, "text"));
+    builder_.create(OpKind::Yield, {}, {});
+    builder_.set_insertion_point_to_end(saved);
+    if (folded) {
+      branch->erase();  // only the message's pure operations
+      shown = ": " + folded->substr(where.size() + 2);
+    } else {
+      shown = " (its message is printed above)";
+    }
+  }
   builder_.create(OpKind::HostCheck, std::span<Value* const>(&ok, 1), std::span<const Type>{},
-                  {{"message", context_.string_attr(source_position(statement) + ": assertion failed" +
-                                                    (text.empty() ? std::string() : ": " + text))}});
+                  {{"message", context_.string_attr(where + shown)}});
 }
 
 Type Lowering::graph_type(NodeId node) { return required_type(node_type(node), node, "a value"); }
@@ -840,18 +870,7 @@ Value* Lowering::graph_subscript(NodeId node) {
     }
     // Known at run time (the index or the size): checked, then a dynamic
     // start and limit; the reshape below drops the axis.
-    Value* size = extent == kDynamic ? graph_dim(x, static_cast<int64_t>(axis)) : builder_.constant_index(extent);
-    Value* v = at ? builder_.constant_index(*at) : to_index(value(i, context_.i64_type()));
-    Value* zero = builder_.constant_index(0);
-    Value* negative = emit(OpKind::CmpI, {v, zero}, context_.bool_type(), {{"predicate", context_.string_attr("slt")}});
-    Value* element = emit(OpKind::Select, {negative, emit(OpKind::AddI, {v, size}, context_.index_type()), v},
-                          context_.index_type());
-    Value* low_ok = emit(OpKind::CmpI, {element, zero}, context_.bool_type(), {{"predicate", context_.string_attr("sge")}});
-    Value* high_ok = emit(OpKind::CmpI, {element, size}, context_.bool_type(), {{"predicate", context_.string_attr("slt")}});
-    Value* in_range = emit(OpKind::AndI, {low_ok, high_ok}, context_.bool_type());
-    builder_.create(OpKind::HostCheck, std::span<Value* const>(&in_range, 1), std::span<const Type>{},
-                    {{"message", context_.string_attr(source_position(i) + ": index out of range for axis " +
-                                                      std::to_string(axis) + " of the tensor")}});
+    Value* element = checked_tensor_index(x, axis, i);
     starts.push_back(kDynamic);
     limits.push_back(kDynamic);
     steps.push_back(1);
@@ -914,6 +933,27 @@ Value* Lowering::graph_subscript(NodeId node) {
     result = graph_op(OpKind::GraphReshape, operands, want, {}, node);
   }
   return result;
+}
+
+// `x[i]`'s i along `axis` when the index or the axis' size is known only at
+// run time: NumPy's wrap once (i < 0: i + size), checked to be in range when
+// it runs (IndexError), as an index value.
+Value* Lowering::checked_tensor_index(Value* x, size_t axis, NodeId i) {
+  int64_t extent = x->type().shape()[axis];
+  std::optional<int64_t> at = constant_of(i);
+  Value* size = extent == kDynamic ? graph_dim(x, static_cast<int64_t>(axis)) : builder_.constant_index(extent);
+  Value* v = at ? builder_.constant_index(*at) : to_index(value(i, context_.i64_type()));
+  Value* zero = builder_.constant_index(0);
+  Value* negative = emit(OpKind::CmpI, {v, zero}, context_.bool_type(), {{"predicate", context_.string_attr("slt")}});
+  Value* element = emit(OpKind::Select, {negative, emit(OpKind::AddI, {v, size}, context_.index_type()), v},
+                        context_.index_type());
+  Value* low_ok = emit(OpKind::CmpI, {element, zero}, context_.bool_type(), {{"predicate", context_.string_attr("sge")}});
+  Value* high_ok = emit(OpKind::CmpI, {element, size}, context_.bool_type(), {{"predicate", context_.string_attr("slt")}});
+  Value* in_range = emit(OpKind::AndI, {low_ok, high_ok}, context_.bool_type());
+  builder_.create(OpKind::HostCheck, std::span<Value* const>(&in_range, 1), std::span<const Type>{},
+                  {{"message", context_.string_attr(source_position(i) + ": index out of range for axis " +
+                                                    std::to_string(axis) + " of the tensor")}});
+  return element;
 }
 
 // The index values of `result`'s `?` dimensions, in order, from `extents`

@@ -199,27 +199,34 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     if (it != typed_.constants.end()) return it->second.as_double();
     unsupported(node, "an argument that is not a compile-time constant");
   };
-  auto shape_operands = [&](NodeId shape, Type t) {
+  // The sizes a shape gives the result type t, one per axis, in i64 (null
+  // where t's size is static): `sizes` is one shape argument (a tuple
+  // written out, one extent, or a tuple value: `x.shape`, `s = x.shape`,
+  // whose elements are the sizes) or the sizes as separate arguments
+  // (`x.reshape(2, 6)`).
+  auto shape_extents = [&](std::span<const NodeId> sizes, Type t) {
     std::vector<Value*> extents;
-    // A tuple value (`x.shape`, `s = x.shape`): its elements are the sizes.
-    if (sema::TypeId st = node_type(shape); ast_.kind(shape) != NodeKind::Tuple && ast_.kind(shape) != NodeKind::List &&
-                                            st.valid() && typed_.types.kind(st) == SemaKind::Tuple) {
+    NodeId shape = sizes.front();
+    if (sema::TypeId st = node_type(shape); sizes.size() == 1 && ast_.kind(shape) != NodeKind::Tuple &&
+                                            ast_.kind(shape) != NodeKind::List && st.valid() &&
+                                            typed_.types.kind(st) == SemaKind::Tuple) {
       bool dynamic = std::find(t.shape().begin(), t.shape().end(), kDynamic) != t.shape().end();
-      Bound sizes = dynamic ? lower(shape) : Bound{};
+      Bound values = dynamic ? lower(shape) : Bound{};
       for (size_t d = 0; d < t.rank(); ++d) {
-        Value* size = dynamic && t.shape()[d] == kDynamic && d < sizes.size() ? sizes.element(d).value : nullptr;
+        Value* size = dynamic && t.shape()[d] == kDynamic && d < values.size() ? values.element(d).value : nullptr;
         extents.push_back(size ? convert(size, context_.i64_type()) : nullptr);
       }
-      return dynamic_dims(t, extents);
+      return extents;
     }
-    std::vector<NodeId> nodes;
-    if (ast_.kind(shape) == NodeKind::Tuple || ast_.kind(shape) == NodeKind::List)
+    std::vector<NodeId> nodes(sizes.begin(), sizes.end());
+    if (sizes.size() == 1 && (ast_.kind(shape) == NodeKind::Tuple || ast_.kind(shape) == NodeKind::List))
       nodes.assign(ast_.children(shape).begin(), ast_.children(shape).end());
-    else
-      nodes.push_back(shape);
     for (size_t d = 0; d < nodes.size(); ++d)
       extents.push_back(d < t.rank() && t.shape()[d] == kDynamic ? value(nodes[d], context_.i64_type()) : nullptr);
-    return dynamic_dims(t, extents);
+    return extents;
+  };
+  auto shape_operands = [&](NodeId shape, Type t) {
+    return dynamic_dims(t, shape_extents(std::span<const NodeId>(&shape, 1), t));
   };
 
   switch (info.signature) {
@@ -364,32 +371,24 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     }
     case sema::Signature::ReshapeArgs: {
       Value* x = tensor(0);
+      // The shape argument, or the sizes as separate arguments (sema bound
+      // them after x).
+      std::vector<Value*> extents = shape_extents(call_arguments_in_order(call).subspan(1), result);
       // A `-1` extent known only at run time: the element count over the others.
-      std::vector<NodeId> nodes;
-      NodeId shape = arg(1);
-      if (ast_.kind(shape) == NodeKind::Tuple || ast_.kind(shape) == NodeKind::List)
-        nodes.assign(ast_.children(shape).begin(), ast_.children(shape).end());
-      else
-        nodes.push_back(shape);
-      std::vector<Value*> extents;
-      for (size_t d = 0; d < nodes.size(); ++d) {
-        if (result.shape()[d] != kDynamic) {
-          extents.push_back(nullptr);
-          continue;
-        }
-        if (auto c = constant_of(nodes[d]); c && *c == -1) {
-          Value* total = builder_.constant_index(1);
-          for (size_t a = 0; a < x->type().rank(); ++a)
-            total = emit(OpKind::MulI, {total, x->type().shape()[a] == kDynamic ? graph_dim(x, static_cast<int64_t>(a))
-                                                                                 : builder_.constant_index(x->type().shape()[a])},
-                         context_.index_type());
-          Value* others = builder_.constant_index(1);
-          for (size_t o = 0; o < nodes.size(); ++o)
-            if (o != d) others = emit(OpKind::MulI, {others, to_index(value(nodes[o], context_.i64_type()))}, context_.index_type());
-          extents.push_back(emit(OpKind::DivSI, {total, others}, context_.index_type()));
-          continue;
-        }
-        extents.push_back(value(nodes[d], context_.i64_type()));
+      for (size_t d = 0; d < extents.size(); ++d) {
+        if (!extents[d] || folded_int(extents[d]) != -1) continue;
+        Value* total = builder_.constant_index(1);
+        for (size_t a = 0; a < x->type().rank(); ++a)
+          total = emit(OpKind::MulI, {total, x->type().shape()[a] == kDynamic ? graph_dim(x, static_cast<int64_t>(a))
+                                                                               : builder_.constant_index(x->type().shape()[a])},
+                       context_.index_type());
+        Value* others = builder_.constant_index(1);
+        for (size_t o = 0; o < extents.size(); ++o)
+          if (o != d)
+            others = emit(OpKind::MulI,
+                          {others, extents[o] ? to_index(extents[o]) : builder_.constant_index(result.shape()[o])},
+                          context_.index_type());
+        extents[d] = emit(OpKind::DivSI, {total, others}, context_.index_type());
       }
       // Sizes known only at run time: the element counts must agree
       // (NumPy's "cannot reshape"), checked before anything reads the view.

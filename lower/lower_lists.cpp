@@ -36,6 +36,63 @@ bool Lowering::mentions_list(NodeId node) const {
   return false;
 }
 
+// A tensor of rank 1 or more in graph code, which `for r in x`, a
+// comprehension and `a, b = x` take row by row (sema types the rows).
+bool Lowering::is_row_sequence_node(NodeId node) const {
+  return graph_ && is_tensor_node(node) && !typed_.types.dims(node_type(node)).empty();
+}
+
+// What a loop or a comprehension unrolls over: a list's elements or a
+// tensor's rows; nullopt for anything else (a range, a tuple).
+std::optional<Bound> Lowering::unrolled_sequence(NodeId iterable) {
+  if (is_row_sequence_node(iterable)) return tensor_rows(value(iterable), iterable);
+  if (!is_list_node(iterable)) return std::nullopt;
+  Bound list = lower(iterable);
+  if (list.is_value()) unsupported(iterable, "iterating over this list");
+  return list;
+}
+
+// x[0], x[1], ... along x's first axis (NumPy's iteration over an array):
+// a list of values, so that what iterates over them is unrolled as over a
+// list. The axis' size must be known when compiling.
+Bound Lowering::tensor_rows(Value* x, NodeId where) {
+  Type t = x->type();
+  if (!t.is(TypeKind::Tensor) || t.rank() == 0) internal_error("lower", "rows of a value that is no tensor of rank 1 or more");
+  int64_t count = t.shape()[0];
+  if (count == kDynamic)
+    unsupported(where, "iterating over or unpacking a tensor whose first axis' size is known only at run time (it is "
+                       "unrolled, one row at a time)");
+  if (count > kMaxUnrolledIterations)
+    unsupported(where, "iterating over a tensor of " + std::to_string(count) + " rows (it is unrolled, at most " +
+                           std::to_string(kMaxUnrolledIterations) + ")");
+  std::vector<int64_t> row_dims(t.shape().begin() + 1, t.shape().end());
+  std::vector<int64_t> slice_dims{1};
+  std::vector<Value*> row_extents;  // the sizes of the row's `?` axes
+  std::vector<int64_t> limits_rest;
+  for (size_t a = 1; a < t.rank(); ++a) {
+    slice_dims.push_back(t.shape()[a]);
+    limits_rest.push_back(t.shape()[a] == kDynamic ? int64_t{-1} : t.shape()[a]);  // -1: the whole axis
+    row_extents.push_back(t.shape()[a] == kDynamic ? graph_dim(x, static_cast<int64_t>(a)) : nullptr);
+  }
+  Type row_type = context_.tensor_type(row_dims, t.scalar());
+  Bound rows;
+  rows.list_block = builder_.insertion_block();
+  for (int64_t i = 0; i < count; ++i) {
+    std::vector<int64_t> starts(t.rank(), 0), limits{i + 1}, steps(t.rank(), 1);
+    starts[0] = i;
+    limits.insert(limits.end(), limits_rest.begin(), limits_rest.end());
+    Value* slice = graph_op(OpKind::GraphSlice, {x}, context_.tensor_type(slice_dims, t.scalar()),
+                            {{"starts", context_.int_array_attr(starts)},
+                             {"limits", context_.int_array_attr(limits)},
+                             {"steps", context_.int_array_attr(steps)}},
+                            where);
+    std::vector<Value*> operands{slice};
+    for (Value* d : dynamic_dims(row_type, row_extents)) operands.push_back(d);
+    rows.elements.push_back(graph_op(OpKind::GraphReshape, operands, row_type, {}, where));
+  }
+  return rows;
+}
+
 // An integer (or bool) the IR computes from constants only (an unrolled
 // loop's variable, `i - 1`, `i % 2 == 0` of it): its value.
 std::optional<int64_t> Lowering::folded_int(Value* v) const {
@@ -93,7 +150,7 @@ bool Lowering::lower_list_loop(NodeId statement) {
       unsupported(iterable, "iterating over a tuple whose elements differ in type (the loop is unrolled with one type "
                             "for its target)");
   }
-  bool over_list = is_list_node(iterable) || over_tuple;
+  bool over_list = is_list_node(iterable) || over_tuple || is_row_sequence_node(iterable);
   if (!over_list && !mentions_list(body)) return false;
   auto refuse_jumps = [&] {
     if (contains_break(ast_, body) || contains_kind(ast_, body, NodeKind::Continue))
@@ -101,7 +158,7 @@ bool Lowering::lower_list_loop(NodeId statement) {
   };
   if (over_list) {
     refuse_jumps();
-    Bound list = lower(iterable);
+    Bound list = over_tuple ? lower(iterable) : *unrolled_sequence(iterable);
     if (list.is_value()) unsupported(iterable, "iterating over this list");
     for (size_t i = 0; i < list.size(); ++i) {
       // `for x in l` binds x to each element; `for i, x in enumerate(l)`
@@ -216,10 +273,8 @@ Bound Lowering::lower_comprehension(NodeId node) {
     auto parts = ast_.children(children[g]);
     NodeId target = parts[0], iterable = parts[1];
     std::vector<Bound> items;
-    if (is_list_node(iterable)) {
-      Bound list = lower(iterable);
-      if (list.is_value()) unsupported(iterable, "iterating over this list");
-      for (size_t i = 0; i < list.size(); ++i) items.push_back(list.element(i));
+    if (std::optional<Bound> sequence = unrolled_sequence(iterable)) {
+      for (size_t i = 0; i < sequence->size(); ++i) items.push_back(sequence->element(i));
     } else if (auto range = unrolled_range(iterable, node, "a comprehension")) {
       Type iv_type = ast_.kind(target) == NodeKind::Name ? typed_type(target).value_or(context_.i32_type())
                                                           : context_.i32_type();
@@ -229,7 +284,7 @@ Bound Lowering::lower_comprehension(NodeId node) {
       unsupported(iterable, is_builtin_call(iterable, sema::BuiltinId::Range)
                                 ? "a comprehension over a range whose bounds are known only at run time (the list's "
                                   "length must be known when compiling)"
-                                : "a comprehension over something other than a list or range()");
+                                : "a comprehension over something other than a list, a tensor or range()");
     }
     for (const Bound& item : items) {
       if (ast_.kind(target) == NodeKind::Name) env_[ast_.node(target).payload] = item;

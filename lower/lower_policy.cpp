@@ -66,9 +66,13 @@ void Lowering::require_policy(NodeId where, PolicyUse use) {
     // changes what an element reads as: such a tensor holds its decoded
     // values (ir_type), decoded where a @jit entry receives it and where a
     // cast makes it (lower_jit_instance, graph_cast_to_loss_scale). A
-    // @precision_policy class is not compiled in @jit functions yet.
+    // @precision_policy class's tensor is codes with a per-tensor scale:
+    // only a parameter receives a scale (its hidden `NAME.scale`), so a
+    // local of a class has none to read its codes with.
     if (policy->custom.valid())
-      reject("'@" + name_of(policy->custom.index) + "' (a @precision_policy class) in a @jit function");
+      reject("'@" + name_of(policy->custom.index) +
+             "' (a @precision_policy class) in a @jit function: its codes need a per-tensor scale, which only a "
+             "parameter receives; declare the local as its values' type");
     return;
   }
   if (use == PolicyUse::Other) {

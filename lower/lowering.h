@@ -152,6 +152,9 @@ class Lowering {
   Bound lower_list_tuples(NodeId call);
   Bound lower_list_reduction(NodeId call, sema::BuiltinId builtin);
   Bound lower_comprehension(NodeId node);
+  bool is_row_sequence_node(NodeId node) const;
+  std::optional<Bound> unrolled_sequence(NodeId iterable);
+  Bound tensor_rows(Value* x, NodeId where);
   std::optional<std::vector<int64_t>> unrolled_range(NodeId iterable, NodeId where, std::string_view what);
   std::optional<int64_t> folded_int(Value* v) const;
   void lower_while(NodeId statement);
@@ -333,6 +336,12 @@ class Lowering {
   Value* graph_compare(NodeId node);
   Value* graph_unary(NodeId node);
   Value* graph_subscript(NodeId node);
+  Value* checked_tensor_index(Value* x, size_t axis, NodeId i);
+  NodeId module_constant_tuple(NodeId name) const;
+  // `x[...] = v` in graph code (lower_graph_update.cpp): x bound to the
+  // updated tensor.
+  bool is_graph_tensor_store(NodeId target) const;
+  void graph_store(NodeId target, Value* v, NodeId where);
   Value* graph_dim(Value* tensor, int64_t axis);
   Value* tensor_size(Value* x, int64_t axis);  // the size of an axis as i32 (a constant where static)
   Bound lower_tensor_attribute(NodeId node);

@@ -126,13 +126,13 @@ Value Checker::check_call(NodeId node) {
         if (types_.kind(x.type) == TypeKind::Error) return Value{types_.error()};
         break;  // reported as an unknown member below
       }
-      if ((builtin == BuiltinId::Reshape || builtin == BuiltinId::Transpose) && args.positional.size() > 1) {
-        // NumPy's x.reshape(4, 3): here the sizes (or axes) are one tuple.
+      if (builtin == BuiltinId::Transpose && args.positional.size() > 1) {
+        // NumPy's x.transpose(1, 0): here the axes are one tuple (the sizes
+        // of x.reshape(4, 3) are taken as NumPy takes them, ReshapeArgs).
         SourceRange sizes{ast_.range(args.positional.front()).begin, ast_.range(args.positional.back()).end};
         std::string listed(diags_.sources().pointer(sizes.begin), sizes.end - sizes.begin);
         std::string fixed = source_text(callee) + "((" + listed + "))";
-        diags_.emit<diag::SemaMethodSizesAsArguments>(ast_.range(node), source_text(callee),
-                                                      builtin == BuiltinId::Reshape ? "shape" : "axes", fixed)
+        diags_.emit<diag::SemaMethodSizesAsArguments>(ast_.range(node), source_text(callee), "axes", fixed)
             .fix_it_replace(sizes, "(" + listed + ")");
         return Value{types_.error()};
       }

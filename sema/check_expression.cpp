@@ -749,6 +749,31 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
   // Tensors: elementwise with broadcasting, graph-level code only.
   if (a.kind == TypeKind::Tensor || b.kind == TypeKind::Tensor) {
     if (in_device() && !(a.kind == TypeKind::Tensor && a.space == AddressSpace::Register)) return invalid();
+    // `<<` and `>>` with a bool tensor (NumPy has no bool shift: it
+    // promotes): a bool operand takes the other's integer type, int8 when
+    // both are bools, NumPy's default integer (i64) beside a Python int.
+    if (use.is(BinaryOperator::LShift) || use.is(BinaryOperator::RShift)) {
+      auto element = [&](TypeId t) { return types_.kind(t) == TypeKind::Tensor ? types_.scalar(types_.info(t).scalar) : t; };
+      auto is_bool_element = [&](TypeId t) {
+        TypeId e = element(t);
+        return types_.kind(e) == TypeKind::Scalar && types_.info(e).scalar == ScalarType::Bool;
+      };
+      if (is_bool_element(lhs) || is_bool_element(rhs)) {
+        auto as_integer = [&](TypeId t, TypeId other) {
+          if (!is_bool_element(t)) return t;
+          const TypeInfo& o = types_.info(element(other));
+          ScalarType s = is_bool_element(other)              ? ScalarType::I8
+                         : o.kind == TypeKind::UntypedInt     ? ScalarType::I64
+                         : o.kind == TypeKind::Scalar && is_integer(o.scalar) ? o.scalar
+                                                                              : ScalarType::Bool;  // refused below
+          if (types_.kind(t) != TypeKind::Tensor) return types_.scalar(s);
+          const TypeInfo& ti = types_.info(t);
+          return types_.tensor(s, {}, types_.dims(t), ti.space, false, false);
+        };
+        TypeId l = as_integer(lhs, rhs), r = as_integer(rhs, lhs);
+        if (!is_bool_element(l) && !is_bool_element(r)) return binary_result(node, use, l, r);
+      }
+    }
     // A comparison of bools with numbers compares the bools as 0 and 1, as
     // NumPy does (`mask == 1`, `m != 0`): a bool tensor.
     auto is_bool = [&](TypeId t) { return types_.kind(t) == TypeKind::Scalar && types_.info(t).scalar == ScalarType::Bool; };

@@ -433,11 +433,20 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       return Value{chosen};
     }
     case Signature::ReshapeArgs: {
+      // NumPy's x.reshape(2, 6): the sizes as separate arguments, bound
+      // (for lowering) after x in order.
+      if (bc.method && bc.args.positional.size() > 2 && bc.args.keywords.empty()) {
+        std::vector<NodeId> bound(bc.args.positional.begin(), bc.args.positional.end());
+        out_.call_arguments[bc.call.index] = bound;
+        std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
+        if (!x) return Value{error};
+        return Value{reshape_result(bc, std::span<const NodeId>(bound).subspan(1), *x)};
+      }
       auto bound = bc.bind({"x", "shape"}, 2);
       if (bound.empty()) return Value{error};
       std::optional<TypeId> x = graph_tensor_argument(bc, bound[0], "x");
       if (!x) return Value{error};
-      return Value{reshape_result(bc, bound[1], *x)};
+      return Value{reshape_result(bc, std::span<const NodeId>(&bound[1], 1), *x)};
     }
     case Signature::TransposeArgs: {
       bool permute = bc.id == BuiltinId::Permute;
@@ -1037,18 +1046,35 @@ TypeId Checker::attention_result(BuiltinCall& bc, const std::vector<NodeId>& bou
   return graph_tensor(*float_element(bc, bound[0], q, "q"), dims);
 }
 
-TypeId Checker::reshape_result(BuiltinCall& bc, NodeId shape, TypeId x) {
-  std::vector<NodeId> extents = bc.shape_extents(shape);
+// The type of x reshaped to `sizes`: one shape argument (a tuple written
+// out, one extent, or a tuple value as ts.zeros takes it: shape_argument),
+// or the sizes as separate arguments (`x.reshape(2, 6)`).
+TypeId Checker::reshape_result(BuiltinCall& bc, std::span<const NodeId> sizes, TypeId x) {
+  NodeId shape = sizes.front();
+  std::string shape_text = source_text(shape);
+  std::vector<NodeId> extents;
+  if (sizes.size() > 1) {
+    SourceRange all{ast_.range(sizes.front()).begin, ast_.range(sizes.back()).end};
+    shape_text = "(" + std::string(diags_.sources().pointer(all.begin), all.end - all.begin) + ")";
+    extents.assign(sizes.begin(), sizes.end());
+  } else if (NodeKind k = ast_.kind(shape);
+             k != NodeKind::Tuple && k != NodeKind::List && types_.kind(bc.value_of(shape).type) == TypeKind::Tuple) {
+    // A tuple value (`y.shape`, `s = (2, 6)`): its sizes as ts.zeros reads
+    // them (a `-1` among values known only at run time is not inferred).
+    std::optional<std::vector<DimId>> dims = shape_argument(bc, shape);
+    if (!dims) return types_.error();
+    return checked_reshape(x, shape, shape_text, *dims, std::nullopt);
+  } else {
+    extents = bc.shape_extents(shape);
+  }
   std::vector<DimId> dims;
   std::optional<size_t> inferred;
-  int64_t known = 1;
-  bool all_known = true;
   for (size_t i = 0; i < extents.size(); ++i) {
     Value v = bc.require_integer(extents[i], "shape");
     if (types_.is_error(v.type)) return types_.error();
     if (v.constant && !v.constant->is_float && v.constant->integer == -1) {
       if (inferred) {
-        diags_.emit<diag::SemaReshape>(ast_.range(extents[i]), types_.to_string(x), source_text(shape),
+        diags_.emit<diag::SemaReshape>(ast_.range(extents[i]), types_.to_string(x), shape_text,
                                        "only one extent may be -1");
         return types_.error();
       }
@@ -1060,12 +1086,22 @@ TypeId Checker::reshape_result(BuiltinCall& bc, NodeId shape, TypeId x) {
       diags_.emit<diag::SemaNegativeExtent>(ast_.range(extents[i]), v.constant->integer);
       return types_.error();
     }
-    DimId d = dim_of_expression(extents[i]);
-    if (auto c = types_.constant_value(d)) known *= *c;
-    else all_known = false;
-    dims.push_back(d);
+    dims.push_back(dim_of_expression(extents[i]));
   }
-  // Element counts must agree where they are known.
+  return checked_reshape(x, shape, shape_text, dims, inferred);
+}
+
+// x reshaped to `dims` (the `-1` one at `inferred`, if any): element counts
+// must agree where they are known, and the `-1` one is computed when it can be.
+TypeId Checker::checked_reshape(TypeId x, NodeId shape, const std::string& shape_text, std::vector<DimId> dims,
+                                std::optional<size_t> inferred) {
+  int64_t known = 1;
+  bool all_known = true;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (inferred && i == *inferred) continue;
+    if (auto c = types_.constant_value(dims[i])) known *= *c;
+    else all_known = false;
+  }
   std::optional<int64_t> total = 1;
   for (DimId d : types_.dims(x)) {
     auto c = types_.constant_value(d);
@@ -1077,13 +1113,13 @@ TypeId Checker::reshape_result(BuiltinCall& bc, NodeId shape, TypeId x) {
   }
   if (total && inferred && all_known) {
     if (known == 0 || *total % known != 0) {
-      diags_.emit<diag::SemaReshape>(ast_.range(shape), types_.to_string(x), source_text(shape),
+      diags_.emit<diag::SemaReshape>(ast_.range(shape), types_.to_string(x), shape_text,
                                      std::to_string(*total) + " elements do not divide into it");
       return types_.error();
     }
     dims[*inferred] = types_.constant_dim(*total / known);
   } else if (total && !inferred && all_known && known != *total) {
-    diags_.emit<diag::SemaReshape>(ast_.range(shape), types_.to_string(x), source_text(shape),
+    diags_.emit<diag::SemaReshape>(ast_.range(shape), types_.to_string(x), shape_text,
                                    std::to_string(*total) + " elements cannot become " + std::to_string(known));
     return types_.error();
   }

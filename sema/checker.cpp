@@ -1007,7 +1007,7 @@ void Checker::check_statement(NodeId statement) {
             diags_.emit<diag::SemaWriteRegisterValue>(ast_.range(target), source_text(ast_.child(target, 0)));
             return;
           }
-          write_tensor_element(target, object, root);
+          if (in_device()) write_tensor_element(target, object, root);  // graph code: a functional update
         }
       }
       return;
@@ -1107,67 +1107,6 @@ void Checker::check_statement(NodeId statement) {
   }
 }
 
-Value Checker::iteration_element(NodeId iterable_node) {
-  Value iterable = check_expression(iterable_node);
-  TypeKind kind = types_.kind(iterable.type);
-  if (kind == TypeKind::Range) return Value{types_.scalar(range_element_type(iterable_node))};
-  if (kind == TypeKind::List) return Value{TypeId{types_.info(iterable.type).payload}};
-  // `for t in (a, b)`: unrolled as a list is (lower_lists.cpp), so the
-  // elements must be of one type (else the target stays untyped and
-  // lowering names the loop).
-  if (kind == TypeKind::Tuple && !in_device()) {
-    std::span<const TypeId> elements = types_.tuple_elements(iterable.type);
-    if (!elements.empty() && std::ranges::all_of(elements, [&](TypeId t) { return t == elements.front(); }))
-      return Value{elements.front()};
-    return Value{types_.dynamic()};
-  }
-  if (kind == TypeKind::Error) return Value{types_.error()};
-  if (in_device()) {
-    diags_.emit<diag::SemaNotIterable>(ast_.range(iterable_node), types_.to_string(iterable.type));
-    return Value{types_.error()};
-  }
-  return Value{types_.dynamic()};
-}
-
-// A comprehension's targets are names of its own scope, as in Python 3:
-// bound while it is checked (each generator's iterable sees the targets of
-// the generators before it), then the names outside it are back. Its
-// conditions are conditions (a 0-d tensor is one; lowering wants them known
-// when compiling, docs/language/graph.md, "Lists").
-TypeId Checker::check_comprehension(NodeId node) {
-  auto children = ast_.children(node);
-  std::vector<std::pair<uint32_t, std::optional<Local>>> outside;
-  std::function<void(NodeId)> hide = [&](NodeId target) {
-    NodeKind kind = ast_.kind(target);
-    if (kind == NodeKind::Tuple || kind == NodeKind::List) {
-      for (NodeId element : ast_.children(target)) hide(element);
-      return;
-    }
-    if (kind != NodeKind::Name) return;
-    uint32_t id = ast_.node(target).payload;
-    if (std::any_of(outside.begin(), outside.end(), [&](const auto& o) { return o.first == id; })) return;
-    auto it = locals_.find(id);
-    outside.emplace_back(id, it == locals_.end() ? std::nullopt : std::optional<Local>(it->second));
-    if (it != locals_.end()) locals_.erase(it);
-  };
-  ++control_depth_;
-  for (NodeId generator : children.subspan(1)) {
-    auto parts = ast_.children(generator);
-    Value element = iteration_element(parts[1]);
-    hide(parts[0]);
-    assign_to(parts[0], element, parts[1]);
-    for (NodeId condition : parts.subspan(2)) check_condition(condition, check_expression(condition));
-  }
-  Value element = check_expression(children[0]);
-  --control_depth_;
-  for (auto& [id, local] : outside) {
-    if (local) locals_[id] = *local;
-    else locals_.erase(id);
-  }
-  if (types_.is_error(element.type)) return types_.error();
-  return types_.list(default_type(element.type));
-}
-
 void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
   const Node& n = ast_.node(target);
   switch (n.kind) {
@@ -1239,10 +1178,26 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
         }
         return;
       }
+      // `a, b, c = x` of a tensor in graph code: its rows along the first
+      // axis, whose size must be known when compiling (NumPy checks it when
+      // it runs; here the count of names is the count of values).
+      if (types_.kind(value.type) == TypeKind::Tensor && !in_device() && !types_.dims(value.type).empty()) {
+        std::optional<int64_t> rows = types_.constant_value(types_.dims(value.type).front());
+        if (!rows)
+          diags_.emit<diag::SemaUnpackTensorSize>(ast_.range(value_node), types_.to_string(value.type),
+                                                  static_cast<unsigned>(targets.size()));
+        else if (*rows != static_cast<int64_t>(targets.size()))
+          diags_.emit<diag::SemaTupleArity>(ast_.range(value_node), static_cast<unsigned>(*rows),
+                                            static_cast<unsigned>(targets.size()));
+        Value row{rows && *rows == static_cast<int64_t>(targets.size()) ? first_axis_element(value.type) : types_.error()};
+        for (NodeId t : targets) assign_to(t, row, value_node);
+        return;
+      }
       // A number (or None) is no sequence: Python's "cannot unpack non-iterable".
       TypeKind value_kind = types_.kind(value.type);
       bool scalar = value_kind == TypeKind::Scalar || value_kind == TypeKind::None || value_kind == TypeKind::UntypedInt ||
-                    value_kind == TypeKind::UntypedFloat;
+                    value_kind == TypeKind::UntypedFloat ||
+                    (value_kind == TypeKind::Tensor && !in_device() && types_.dims(value.type).empty());
       if (scalar)
         diags_.emit<diag::SemaUnpackNotTuple>(ast_.range(value_node), types_.to_string(value.type),
                                               static_cast<unsigned>(targets.size()));
@@ -1282,7 +1237,9 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
                                                 std::string("storing a register tile (a tile.mma result)"));
           return;
         }
-        write_tensor_element(target, object_type, root);
+        // Graph code updates a value (x is bound to the new tensor; a
+        // caller's is unchanged): no effect, no write privilege.
+        if (in_device()) write_tensor_element(target, object_type, root);
       }
       check_store(target, slot.type, value, value_node);
       return;
@@ -1323,6 +1280,27 @@ void Checker::check_store(NodeId target, TypeId slot, const Value& value, NodeId
       return;
     }
     check_store(target, element_value_type(slot), value, value_node);
+    return;
+  }
+  if (to.kind == TypeKind::Tensor) {
+    // Graph code, `x[a:b] = v` (docs/language/graph.md, "Assigning into a
+    // tensor"): NumPy's rule, v a number or a tensor that broadcasts to the
+    // selection's shape, converted to x's element type.
+    if (from.kind == TypeKind::Tensor) {
+      std::span<const DimId> want = types_.dims(slot), have = types_.dims(value.type);
+      bool mismatch = have.size() > want.size();
+      for (size_t d = 0; !mismatch && d < have.size(); ++d) {
+        auto a = types_.constant_value(want[want.size() - have.size() + d]), b = types_.constant_value(have[d]);
+        mismatch = a && b && *a != *b && *b != 1;
+      }
+      if (mismatch)
+        diags_.emit<diag::SemaShapeMismatch>(ast_.range(value_node), "assignment into a tensor", types_.to_string(slot),
+                                             types_.to_string(value.type));
+    } else if (from.kind != TypeKind::Scalar && from.kind != TypeKind::UntypedInt &&
+               from.kind != TypeKind::UntypedFloat && from.kind != TypeKind::Dynamic) {
+      diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(value_node), types_.to_string(value.type),
+                                                source_text(target), types_.to_string(slot));
+    }
     return;
   }
   if (to.kind != TypeKind::Scalar) return;

@@ -239,7 +239,9 @@ class Checker {
   std::optional<double> constant_number(BuiltinCall& call, NodeId argument, const char* parameter);
   TypeId matmul_result(NodeId call, NodeId a_node, NodeId b_node, TypeId a, TypeId b);
   TypeId attention_result(BuiltinCall& call, const std::vector<NodeId>& bound, TypeId q, TypeId k, TypeId v);
-  TypeId reshape_result(BuiltinCall& call, NodeId shape, TypeId x);
+  TypeId reshape_result(BuiltinCall& call, std::span<const NodeId> sizes, TypeId x);
+  TypeId checked_reshape(TypeId x, NodeId shape, const std::string& shape_text, std::vector<DimId> dims,
+                         std::optional<size_t> inferred);
   TypeId concat_result(BuiltinCall& call, const std::vector<NodeId>& bound);
   std::optional<std::vector<TypeId>> tensor_list_argument(BuiltinCall& call, NodeId list);
   std::optional<ScalarType> joined_element(BuiltinCall& call, NodeId list, const std::vector<TypeId>& parts,
@@ -373,6 +375,7 @@ class Checker {
   // What `for TARGET in ITERABLE` binds: the element of a range or a list
   // (graph code), dynamic for what lowering iterates over no other way.
   Value iteration_element(NodeId iterable);
+  TypeId first_axis_element(TypeId tensor);
   // `[e for x in l if c]`, `(e for ...)` in graph code: a list of e's type
   // (checker.cpp).
   TypeId check_comprehension(NodeId node);
