@@ -472,6 +472,11 @@ class Checker {
   // Where calls of @jit functions record their instance: the module's map,
   // or the map of the instance being checked.
   std::unordered_map<uint32_t, uint32_t>* call_instances_ = nullptr;
+  // Where the module's node types are while a @jit instance or a generic
+  // body is being checked with its own table swapped into out_.node_types
+  // (null when out_.node_types is the module's): a function first reached
+  // from such a check is checked in the module's tables (check_function).
+  std::vector<TypeId>* module_node_types_ = nullptr;
   std::unordered_map<uint32_t, DimId> call_bindings_;  // out_.constants: NodeId -> value of constant expressions
 };
 
