@@ -29,6 +29,17 @@ bool Checker::reject_policy_gradient(NodeId where, const std::string& function, 
   return true;
 }
 
+void Checker::report_non_float_gradient(NodeId where, const std::string& function, const std::string& parameter,
+                                        TypeId type) {
+  // A tuple of tensors (JAX's pytree of parameters) is not differentiated
+  // as one: its elements are.
+  std::string why = types_.kind(type) == TypeKind::Tuple
+                        ? "a tuple has no gradient here; pass its tensors as separate parameters and differentiate "
+                          "with respect to each (argnums=(0, 1, ...))"
+                        : "only float tensors have gradients";
+  diags_.emit<diag::SemaGradNonFloat>(ast_.range(where), function, parameter, types_.to_string(type), why);
+}
+
 std::string dotted_path_of(const Ast& ast, const ValueStores& values, NodeId node);
 
 namespace {
@@ -237,9 +248,7 @@ Value Checker::check_vjp(BuiltinCall& bc) {
                                info.parameter_types[i])) {
       ok = false;
     } else if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
-      diags_.emit<diag::SemaGradNonFloat>(ast_.range(primals[i]), function_name,
-                                          name_of(ast_.node(parameters[i]).payload),
-                                          types_.to_string(info.parameter_types[i]));
+      report_non_float_gradient(primals[i], function_name, name_of(ast_.node(parameters[i]).payload), info.parameter_types[i]);
       ok = false;
     }
   }
@@ -349,9 +358,7 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
                                info.parameter_types[i]))
       return Value{types_.error()};
     if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
-      diags_.emit<diag::SemaGradNonFloat>(ast_.range(arguments[i]), function_name,
-                                          name_of(ast_.node(parameters[i]).payload),
-                                          types_.to_string(info.parameter_types[i]));
+      report_non_float_gradient(arguments[i], function_name, name_of(ast_.node(parameters[i]).payload), info.parameter_types[i]);
       return Value{types_.error()};
     }
     value.type = types_.with_mut(info.parameter_types[i], false);
@@ -372,8 +379,7 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
       continue;
     }
     if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
-      diags_.emit<diag::SemaGradNonFloat>(ast_.range(arguments[i]), function_name,
-                                          name_of(ast_.node(parameters[i]).payload), types_.to_string(parameter));
+      report_non_float_gradient(arguments[i], function_name, name_of(ast_.node(parameters[i]).payload), parameter);
       ok = false;
       continue;
     }

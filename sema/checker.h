@@ -272,6 +272,9 @@ class Checker {
   // elements are codes (ir.autodiff-unsupported at `where`); true when
   // reported.
   bool reject_policy_gradient(NodeId where, const std::string& function, const std::string& parameter, TypeId type);
+  // sema.grad-non-float at `where`: `type` (an integer, bool or scalar
+  // parameter, or a tuple) has no gradient, and why.
+  void report_non_float_gradient(NodeId where, const std::string& function, const std::string& parameter, TypeId type);
   bool is_assignable(TypeId from, TypeId to) const;
   bool constant_sizes_differ(TypeId a, TypeId b) const;
   // In device code a local names one memory of one shape and layout (the
