@@ -248,7 +248,8 @@ Value Checker::check_vjp(BuiltinCall& bc) {
                                info.parameter_types[i])) {
       ok = false;
     } else if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
-      report_non_float_gradient(primals[i], function_name, name_of(ast_.node(parameters[i]).payload), info.parameter_types[i]);
+      report_non_float_gradient(primals[i], function_name, name_of(ast_.node(parameters[i]).payload),
+                                info.parameter_types[i]);
       ok = false;
     }
   }
@@ -345,12 +346,22 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
   if (instance == call_instances_->end()) return Value{types_.error()};
   const FunctionInfo& info = out_.instances[instance->second].info;
   auto parameters = ast_.children(ast_.child(generic.def, 1)).subspan(generic.first_parameter);
+  // A result that is not one float value: reduce a tensor of more elements;
+  // one integer or bool value has no gradient at all.
+  auto report_non_scalar = [&](TypeId result) {
+    bool one_value = (types_.kind(result) == TypeKind::Scalar ||
+                      (types_.kind(result) == TypeKind::Tensor && types_.dims(result).empty())) &&
+                     !is_float(types_.info(result).scalar);
+    diags_.emit<diag::SemaGradNonScalar>(ast_.range(call), function_name, types_.to_string(result),
+                                         one_value ? "an integer or bool result has no gradient: compute it in floats"
+                                                   : "reduce it first (ts.sum, ts.mean)");
+  };
   // grad(grad(f)): each inner gradient's result is the type of the
   // parameter it differentiates (f's result must be a 0-d float first).
   for (uint32_t i : transform.inner_argnums) {
     TypeInfo inner = types_.info(value.type);
     if (inner.kind != TypeKind::Tensor || types_.dims(value.type).size() != 0 || !is_float(inner.scalar)) {
-      diags_.emit<diag::SemaGradNonScalar>(ast_.range(call), function_name, types_.to_string(value.type));
+      report_non_scalar(value.type);
       return Value{types_.error()};
     }
     TypeInfo p = types_.info(info.parameter_types[i]);
@@ -358,7 +369,8 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
                                info.parameter_types[i]))
       return Value{types_.error()};
     if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
-      report_non_float_gradient(arguments[i], function_name, name_of(ast_.node(parameters[i]).payload), info.parameter_types[i]);
+      report_non_float_gradient(arguments[i], function_name, name_of(ast_.node(parameters[i]).payload),
+                                info.parameter_types[i]);
       return Value{types_.error()};
     }
     value.type = types_.with_mut(info.parameter_types[i], false);
@@ -366,7 +378,7 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
   }
   TypeInfo r = types_.info(value.type);
   if (r.kind != TypeKind::Tensor || types_.dims(value.type).size() != 0 || !is_float(r.scalar)) {
-    diags_.emit<diag::SemaGradNonScalar>(ast_.range(call), function_name, types_.to_string(value.type));
+    report_non_scalar(value.type);
     return Value{types_.error()};
   }
   std::vector<TypeId> gradients;
