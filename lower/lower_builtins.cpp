@@ -147,7 +147,10 @@ Bound Lowering::lower_math_builtin(NodeId call, BuiltinId builtin) {
       OpKind kind = float_element(t) ? (is_min ? OpKind::MinF : OpKind::MaxF)
                     : is_unsigned(t) ? (is_min ? OpKind::MinUI : OpKind::MaxUI)
                                      : (is_min ? OpKind::MinSI : OpKind::MaxSI);
-      return Bound{emit(kind, {value(arg(0), t), value(arg(1), t)}, t), {}};
+      // Python's min(a, b, c, ...) of numbers: folded left.
+      Value* folded = emit(kind, {value(arg(0), t), value(arg(1), t)}, t);
+      for (size_t i = 2; arg(i).valid(); ++i) folded = emit(kind, {folded, value(arg(i), t)}, t);
+      return Bound{folded, {}};
     }
     case BuiltinId::Pow: {
       Type t = result.value_or(context_.f32_type());

@@ -296,8 +296,11 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       if (builtin == BuiltinId::Maximum || builtin == BuiltinId::Minimum ||
           ((builtin == BuiltinId::Max || builtin == BuiltinId::Min) && arg(1).valid() &&
            !is_builtin_keyword_axis(call) && !typed_.method_calls.count(call.index))) {
-        // max(a, b): elementwise.
-        return Bound{graph_elementwise(is_max ? "max" : "min", {as_element(0), as_element(1)}, call), {}};
+        // max(a, b): elementwise; max(a, b, c, ...) folded left.
+        Value* folded = graph_elementwise(is_max ? "max" : "min", {as_element(0), as_element(1)}, call);
+        for (size_t i = 2; arg(i).valid(); ++i)
+          folded = graph_elementwise(is_max ? "max" : "min", {folded, as_element(i)}, call);
+        return Bound{folded, {}};
       }
       Value* x = to_element(tensor(0), element, arg(0));
       std::string_view kind = builtin == BuiltinId::Sum    ? "sum"

@@ -29,6 +29,17 @@ bool Checker::reject_policy_gradient(NodeId where, const std::string& function, 
   return true;
 }
 
+void Checker::report_non_float_gradient(NodeId where, const std::string& function, const std::string& parameter,
+                                        TypeId type) {
+  // A tuple of tensors (JAX's pytree of parameters) is not differentiated
+  // as one: its elements are.
+  std::string why = types_.kind(type) == TypeKind::Tuple
+                        ? "a tuple has no gradient here; pass its tensors as separate parameters and differentiate "
+                          "with respect to each (argnums=(0, 1, ...))"
+                        : "only float tensors have gradients";
+  diags_.emit<diag::SemaGradNonFloat>(ast_.range(where), function, parameter, types_.to_string(type), why);
+}
+
 std::string dotted_path_of(const Ast& ast, const ValueStores& values, NodeId node);
 
 namespace {
@@ -237,9 +248,8 @@ Value Checker::check_vjp(BuiltinCall& bc) {
                                info.parameter_types[i])) {
       ok = false;
     } else if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
-      diags_.emit<diag::SemaGradNonFloat>(ast_.range(primals[i]), function_name,
-                                          name_of(ast_.node(parameters[i]).payload),
-                                          types_.to_string(info.parameter_types[i]));
+      report_non_float_gradient(primals[i], function_name, name_of(ast_.node(parameters[i]).payload),
+                                info.parameter_types[i]);
       ok = false;
     }
   }
@@ -336,12 +346,22 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
   if (instance == call_instances_->end()) return Value{types_.error()};
   const FunctionInfo& info = out_.instances[instance->second].info;
   auto parameters = ast_.children(ast_.child(generic.def, 1)).subspan(generic.first_parameter);
+  // A result that is not one float value: reduce a tensor of more elements;
+  // one integer or bool value has no gradient at all.
+  auto report_non_scalar = [&](TypeId result) {
+    bool one_value = (types_.kind(result) == TypeKind::Scalar ||
+                      (types_.kind(result) == TypeKind::Tensor && types_.dims(result).empty())) &&
+                     !is_float(types_.info(result).scalar);
+    diags_.emit<diag::SemaGradNonScalar>(ast_.range(call), function_name, types_.to_string(result),
+                                         one_value ? "an integer or bool result has no gradient: compute it in floats"
+                                                   : "reduce it first (ts.sum, ts.mean)");
+  };
   // grad(grad(f)): each inner gradient's result is the type of the
   // parameter it differentiates (f's result must be a 0-d float first).
   for (uint32_t i : transform.inner_argnums) {
     TypeInfo inner = types_.info(value.type);
     if (inner.kind != TypeKind::Tensor || types_.dims(value.type).size() != 0 || !is_float(inner.scalar)) {
-      diags_.emit<diag::SemaGradNonScalar>(ast_.range(call), function_name, types_.to_string(value.type));
+      report_non_scalar(value.type);
       return Value{types_.error()};
     }
     TypeInfo p = types_.info(info.parameter_types[i]);
@@ -349,9 +369,8 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
                                info.parameter_types[i]))
       return Value{types_.error()};
     if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
-      diags_.emit<diag::SemaGradNonFloat>(ast_.range(arguments[i]), function_name,
-                                          name_of(ast_.node(parameters[i]).payload),
-                                          types_.to_string(info.parameter_types[i]));
+      report_non_float_gradient(arguments[i], function_name, name_of(ast_.node(parameters[i]).payload),
+                                info.parameter_types[i]);
       return Value{types_.error()};
     }
     value.type = types_.with_mut(info.parameter_types[i], false);
@@ -359,7 +378,7 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
   }
   TypeInfo r = types_.info(value.type);
   if (r.kind != TypeKind::Tensor || types_.dims(value.type).size() != 0 || !is_float(r.scalar)) {
-    diags_.emit<diag::SemaGradNonScalar>(ast_.range(call), function_name, types_.to_string(value.type));
+    report_non_scalar(value.type);
     return Value{types_.error()};
   }
   std::vector<TypeId> gradients;
@@ -372,8 +391,7 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
       continue;
     }
     if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
-      diags_.emit<diag::SemaGradNonFloat>(ast_.range(arguments[i]), function_name,
-                                          name_of(ast_.node(parameters[i]).payload), types_.to_string(parameter));
+      report_non_float_gradient(arguments[i], function_name, name_of(ast_.node(parameters[i]).payload), parameter);
       ok = false;
       continue;
     }

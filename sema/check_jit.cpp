@@ -182,11 +182,14 @@ void Checker::check_generic(uint32_t index) {
   // instance or the lowering reads.
   std::vector<TypeId> scratch(out_.node_types.size());
   std::swap(out_.node_types, scratch);
+  std::vector<TypeId>* saved_module = module_node_types_;
+  if (!saved_module) module_node_types_ = &scratch;
   std::unordered_map<uint32_t, uint32_t>* saved_calls = call_instances_;
   std::unordered_map<uint32_t, uint32_t> ignored_calls;
   call_instances_ = &ignored_calls;
   check_function_body(copy, nullptr, index);
   call_instances_ = saved_calls;
+  module_node_types_ = saved_module;
   std::swap(out_.node_types, scratch);
   check_generic_bodies_ = saved;
   out_.functions[index].effect = copy.effect;
@@ -220,6 +223,8 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   // Check the body with these types, in the instance's tables. The
   // diagnostics of an instance name it in a note at the call that made it.
   std::swap(out_.node_types, out_.instances[id].node_types);
+  std::vector<TypeId>* saved_module = module_node_types_;
+  if (!saved_module) module_node_types_ = &out_.instances[id].node_types;
   std::unordered_map<uint32_t, uint32_t>* saved_calls = call_instances_;
   call_instances_ = &out_.instances[id].call_instances;
   instantiating_.push_back(index);
@@ -236,6 +241,7 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   current_mesh_ = saved_mesh;
   instantiating_.pop_back();
   call_instances_ = saved_calls;
+  module_node_types_ = saved_module;
   std::swap(out_.node_types, out_.instances[id].node_types);
   if (diags_.error_count() > errors_before) {
     std::string signature;

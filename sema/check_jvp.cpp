@@ -87,9 +87,8 @@ Value Checker::check_jvp(BuiltinCall& bc) {
                                info.parameter_types[i])) {
       ok = false;
     } else if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
-      diags_.emit<diag::SemaGradNonFloat>(ast_.range(primals[i]), function_name,
-                                          name_of(ast_.node(parameters[i]).payload),
-                                          types_.to_string(info.parameter_types[i]));
+      report_non_float_gradient(primals[i], function_name, name_of(ast_.node(parameters[i]).payload),
+                                info.parameter_types[i]);
       ok = false;
     }
   }

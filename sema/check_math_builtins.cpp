@@ -44,6 +44,18 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
       bool numpy_pair = bc.id == BuiltinId::Maximum || bc.id == BuiltinId::Minimum;
       // max(x) / min(x) of one tensor (with axis= and keepdims=): a reduction.
       if (!numpy_pair && (bc.args.positional.size() == 1 || bc.method) && !in_device()) return check_graph_builtin(bc);
+      // min(a, b, c, ...), three or more arguments (Python's builtin of
+      // numbers): min(min(a, b), c)..., elementwise as min(a, b) is.
+      if (!numpy_pair && !bc.method && bc.args.positional.size() > 2 && bc.args.keywords.empty()) {
+        TypeId result{};
+        for (NodeId argument : bc.args.positional) {
+          TypeId t = bc.value_of(argument).type;
+          result = result.valid() ? binary_result(bc.call, BinaryUse::builtin(bc.name), result, t) : t;
+          if (types_.kind(result) == TypeKind::Error) return Value{result};
+        }
+        out_.call_arguments[bc.call.index] = bc.args.positional;
+        return Value{result};
+      }
       auto bound = numpy_pair ? bc.bind({"x1", "x2"}, 2) : bc.bind({"a", "b"}, 2);
       if (bound.empty()) return Value{types_.error()};
       Value a = bc.value_of(bound[0]), c = bc.value_of(bound[1]);

@@ -725,7 +725,29 @@ void Checker::read_jit_mesh(FunctionInfo& info, NodeId expression) {
 void Checker::check_function(uint32_t index) {
   if (checked_[index] != 0) return;
   checked_[index] = 1;
+  // A function's own check types its body in the module's tables, which the
+  // lowering reads for kernels, helpers and annotated @jit functions, even
+  // when the first call that reaches it is checked in a @jit instance's
+  // tables (the program calling a generic function that calls it): the
+  // program is checked before the functions.
+  std::vector<TypeId>* saved_module = module_node_types_;
+  if (saved_module) std::swap(out_.node_types, *saved_module);
+  module_node_types_ = nullptr;
+  std::unordered_map<uint32_t, uint32_t>* saved_calls = call_instances_;
+  call_instances_ = &out_.call_instances;
+  bool saved_generic = check_generic_bodies_;
+  check_generic_bodies_ = false;
+  uint32_t saved_mesh = current_mesh_;
+  current_mesh_ = UINT32_MAX;
+  std::vector<Transfer> saved_transfers;
+  std::swap(saved_transfers, open_transfers_);
   check_function_body(out_.functions[index], nullptr, index);
+  std::swap(saved_transfers, open_transfers_);
+  current_mesh_ = saved_mesh;
+  check_generic_bodies_ = saved_generic;
+  call_instances_ = saved_calls;
+  module_node_types_ = saved_module;
+  if (saved_module) std::swap(out_.node_types, *saved_module);
   checked_[index] = 2;
 }
 

@@ -274,6 +274,9 @@ class Checker {
   // elements are codes (ir.autodiff-unsupported at `where`); true when
   // reported.
   bool reject_policy_gradient(NodeId where, const std::string& function, const std::string& parameter, TypeId type);
+  // sema.grad-non-float at `where`: `type` (an integer, bool or scalar
+  // parameter, or a tuple) has no gradient, and why.
+  void report_non_float_gradient(NodeId where, const std::string& function, const std::string& parameter, TypeId type);
   bool is_assignable(TypeId from, TypeId to) const;
   bool constant_sizes_differ(TypeId a, TypeId b) const;
   // In device code a local names one memory of one shape and layout (the
@@ -475,6 +478,11 @@ class Checker {
   // Where calls of @jit functions record their instance: the module's map,
   // or the map of the instance being checked.
   std::unordered_map<uint32_t, uint32_t>* call_instances_ = nullptr;
+  // Where the module's node types are while a @jit instance or a generic
+  // body is being checked with its own table swapped into out_.node_types
+  // (null when out_.node_types is the module's): a function first reached
+  // from such a check is checked in the module's tables (check_function).
+  std::vector<TypeId>* module_node_types_ = nullptr;
   std::unordered_map<uint32_t, DimId> call_bindings_;  // out_.constants: NodeId -> value of constant expressions
 };
 
