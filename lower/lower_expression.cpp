@@ -763,11 +763,7 @@ Place Lowering::place_of(NodeId subscript, bool element_access) {
                                  "ts.concat or a @kernel launch)");
     unsupported(subscript, "indexing a value of type '" + typed_.types.to_string(object_type) + "'");
   }
-  std::vector<NodeId> indices;
-  if (ast_.kind(index) == NodeKind::Tuple && !(ast_.node(index).flags & 1))
-    indices.assign(ast_.children(index).begin(), ast_.children(index).end());
-  else
-    indices.push_back(index);
+  std::vector<NodeId> indices = subscript_indices(index);
   if (indices.size() > m.rank()) unsupported(subscript, "more indices than dimensions");
   // Slice lengths: from sema's type of the subscript (its dims are the
   // sliced dimensions, in order).

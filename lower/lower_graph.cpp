@@ -683,6 +683,19 @@ Value* Lowering::graph_unary(NodeId node) {
   unsupported(node, "this unary operator on tensors");
 }
 
+std::vector<NodeId> Lowering::subscript_indices(NodeId index) const {
+  if (ast_.kind(index) == NodeKind::Tuple && !(ast_.node(index).flags & 1))
+    return {ast_.children(index).begin(), ast_.children(index).end()};
+  return {index};
+}
+
+size_t Lowering::axis_consuming_indices(const std::vector<NodeId>& indices) const {
+  size_t consuming = 0;
+  for (NodeId i : indices)
+    if (ast_.kind(i) != NodeKind::NoneLiteral && ast_.kind(i) != NodeKind::EllipsisLiteral) ++consuming;
+  return consuming;
+}
+
 // `x[...]` of a tensor: integers, slices with constant bounds, None and
 // `...`; a graph.slice of the sliced and indexed dimensions, then a reshape
 // that drops the indexed ones and inserts the new axes.
@@ -690,14 +703,8 @@ Value* Lowering::graph_subscript(NodeId node) {
   NodeId object = ast_.child(node, 0), index = ast_.child(node, 1);
   Value* x = value(object);
   Type t = x->type();
-  std::vector<NodeId> indices;
-  if (ast_.kind(index) == NodeKind::Tuple && !(ast_.node(index).flags & 1))
-    indices.assign(ast_.children(index).begin(), ast_.children(index).end());
-  else
-    indices.push_back(index);
-  size_t consuming = 0;
-  for (NodeId i : indices)
-    if (ast_.kind(i) != NodeKind::NoneLiteral && ast_.kind(i) != NodeKind::EllipsisLiteral) ++consuming;
+  std::vector<NodeId> indices = subscript_indices(index);
+  size_t consuming = axis_consuming_indices(indices);
   std::vector<int64_t> starts, limits, steps;
   std::vector<Value*> dynamic_bounds;  // graph.slice's operands after x
   std::vector<size_t> dynamic_window_axis;  // per out_dims entry: the axis of x it slices with dynamic bounds, or -1

@@ -36,14 +36,8 @@ void Lowering::graph_store(NodeId target, Value* v, NodeId where) {
                         "'x[i][j] = v')");
   Value* x = value(object);
   Type t = x->type();
-  std::vector<NodeId> indices;
-  if (ast_.kind(index) == NodeKind::Tuple && !(ast_.node(index).flags & 1))
-    indices.assign(ast_.children(index).begin(), ast_.children(index).end());
-  else
-    indices.push_back(index);
-  size_t consuming = 0;
-  for (NodeId i : indices)
-    if (ast_.kind(i) != NodeKind::NoneLiteral && ast_.kind(i) != NodeKind::EllipsisLiteral) ++consuming;
+  std::vector<NodeId> indices = subscript_indices(index);
+  size_t consuming = axis_consuming_indices(indices);
   std::vector<AxisSelection> axes(t.rank());
   // An integer index drops its axis from the selection (x[i] of a matrix
   // is a row; a constant one becomes a Range of one element below); a

@@ -336,6 +336,11 @@ class Lowering {
   Value* graph_compare(NodeId node);
   Value* graph_unary(NodeId node);
   Value* graph_subscript(NodeId node);
+  // The indices of `x[index]`: the elements of an unparenthesised tuple
+  // (`x[i, j]`), else the index alone; and how many of them consume an
+  // axis (all but `None` and `...`).
+  std::vector<NodeId> subscript_indices(NodeId index) const;
+  size_t axis_consuming_indices(const std::vector<NodeId>& indices) const;
   Value* checked_tensor_index(Value* x, size_t axis, NodeId i);
   NodeId module_constant_tuple(NodeId name) const;
   // `x[...] = v` in graph code (lower_graph_update.cpp): x bound to the
