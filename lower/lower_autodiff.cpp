@@ -19,6 +19,22 @@ bool Lowering::is_transform_node(NodeId node) const {
   return t.valid() && typed_.types.kind(t) == SemaKind::Transform;
 }
 
+// argnums count parameters, and the instance's function takes a tuple
+// parameter as its elements: the input of parameter `parameter`. A gradient
+// for a tuple parameter would be a tuple of gradients (JAX's pytrees), not
+// compiled yet; other parameters of such a function differentiate.
+unsigned Lowering::differentiated_input(NodeId call, uint32_t instance, uint32_t parameter) {
+  const std::vector<sema::TypeId>& parameters = typed_.instances[instance].info.parameter_types;
+  unsigned input = 0;
+  for (uint32_t i = 0; i < parameter && i < parameters.size(); ++i)
+    input += typed_.types.kind(parameters[i]) == SemaKind::Tuple
+                 ? static_cast<unsigned>(typed_.types.tuple_elements(parameters[i]).size())
+                 : 1;
+  if (parameter < parameters.size() && typed_.types.kind(parameters[parameter]) == SemaKind::Tuple)
+    unsupported(call, "a gradient with respect to a tuple parameter");
+  return input;
+}
+
 // `vjp(f, *primals)`: a call of f's instance for the primals, and the vjp
 // function, a compile-time value bound to the primals (their IR values; its
 // sema type names the instance). (out, f_vjp).
@@ -95,8 +111,9 @@ Bound Lowering::lower_vjp_call(NodeId call, const sema::TransformInfo& transform
   std::vector<Type> results;
   std::vector<int64_t> argnums;
   for (uint32_t i : transform.argnums) {
-    results.push_back(fn.input(i));
-    argnums.push_back(i);
+    unsigned input = differentiated_input(call, transform.instance, i);
+    results.push_back(fn.input(input));
+    argnums.push_back(input);
   }
   std::vector<NamedAttribute> attributes{{"of", context_.symbol_attr(callee->symbol_name())},
                                          {"argnums", context_.int_array_attr(argnums)},
@@ -121,11 +138,14 @@ Bound Lowering::lower_transform_call(NodeId call) {
   // grad(grad(f)): the differentiated value is the last inner gradient, of
   // its parameter's type.
   if (with_value)
-    results.push_back(transform.inner_argnums.empty() ? fn.result(0) : fn.input(transform.inner_argnums.back()));
+    results.push_back(transform.inner_argnums.empty()
+                          ? fn.result(0)
+                          : fn.input(differentiated_input(call, instance, transform.inner_argnums.back())));
   std::vector<int64_t> argnums;
   for (uint32_t i : transform.argnums) {
-    results.push_back(fn.input(i));
-    argnums.push_back(i);
+    unsigned input = differentiated_input(call, instance, i);
+    results.push_back(fn.input(input));
+    argnums.push_back(input);
   }
   size_t first_aux = results.size();
   if (transform.has_aux)
@@ -135,7 +155,8 @@ Bound Lowering::lower_transform_call(NodeId call) {
   if (with_value) attributes.push_back({"value", context_.unit_attr()});
   if (transform.has_aux) attributes.push_back({"aux", context_.unit_attr()});
   if (!transform.inner_argnums.empty()) {
-    std::vector<int64_t> inner(transform.inner_argnums.begin(), transform.inner_argnums.end());
+    std::vector<int64_t> inner;
+    for (uint32_t i : transform.inner_argnums) inner.push_back(differentiated_input(call, instance, i));
     attributes.push_back({"inner_argnums", context_.int_array_attr(inner)});
   }
   Operation* op = builder_.create(OpKind::GraphGrad, std::span<Value* const>(operands), std::span<const Type>(results),
@@ -145,7 +166,7 @@ Bound Lowering::lower_transform_call(NodeId call) {
   auto arguments = ast_.children(call).subspan(1);
   for (size_t g = 0; g < transform.argnums.size(); ++g) {
     Value*& v = values[g + (with_value ? 1 : 0)];
-    Value* argument = operands[transform.argnums[g]];
+    Value* argument = operands[differentiated_input(call, instance, transform.argnums[g])];
     NodeId node = arguments[transform.argnums[g]];
     std::optional<Type> want = typed_type(node);
     if (!want || *want == v->type() || !want->is(TypeKind::Tensor)) continue;

@@ -964,17 +964,32 @@ std::vector<Value*> Lowering::jit_call_operands(NodeId call, Type fn, size_t fir
 
 std::vector<Value*> Lowering::jit_call_operands(std::span<const NodeId> arguments, Type fn) {
   std::vector<Value*> operands;
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    Type want = fn.input(i);
-    Value* v = value(arguments[i], want.is_scalar() ? want : Type{});
+  auto pass = [&](NodeId argument, Value* v) {
+    if (operands.size() >= fn.num_inputs()) unsupported(argument, "an argument of another structure than the parameter");
+    Type want = fn.input(operands.size());
     if (v->type() != want && want.is(TypeKind::Tensor)) {
-      if (v->type().scalar() != want.scalar()) unsupported(arguments[i], "an argument of another element type");
+      if (v->type().scalar() != want.scalar()) unsupported(argument, "an argument of another element type");
       // Static dims where the callee has `?`: pass as they are (the verifier
       // of func.call compares types exactly, so reshape to the callee's view).
       v = reshape_as(v, want, v);
     }
     operands.push_back(convert(v, want));
+  };
+  for (NodeId argument : arguments) {
+    Type want = operands.size() < fn.num_inputs() ? fn.input(operands.size()) : Type{};
+    Bound b = lower(argument, want && want.is_scalar() ? want : Type{});
+    if (b.is_value()) {
+      pass(argument, b.value);
+      continue;
+    }
+    // A tuple argument (`f(p, x)` with `p = (2.0, 1.0)`): the callee takes
+    // a tuple parameter as its elements (jit_function_op).
+    if (!b.nested.empty() || b.list_block || b.text)
+      unsupported(argument, "a nested tuple, a list or a string passed to a @jit function");
+    for (Value* element : b.elements) pass(argument, element);
   }
+  if (operands.size() != fn.num_inputs() && !arguments.empty())
+    unsupported(arguments.back(), "arguments of another structure than the parameters");
   return operands;
 }
 

@@ -389,12 +389,13 @@ Bound Lowering::lower_list_subscript(NodeId node) {
 }
 
 // enumerate(l): (i, l[i]) for each element; zip(a, b, ...): (a[i], b[i],
-// ...) for i below the shortest length, as Python's.
+// ...) for i below the shortest length, as Python's. Of lists, tuples of one
+// element type and tensors (their rows).
 Bound Lowering::lower_list_tuples(NodeId call) {
   bool enumerate = name_of(ast_.node(ast_.child(call, 0)).payload) == "enumerate";
   std::vector<Bound> lists;
   for (NodeId a : ast_.children(call).subspan(1)) {
-    lists.push_back(lower(a));
+    lists.push_back(is_row_sequence_node(a) ? tensor_rows(value(a), a) : lower(a));
     if (lists.back().is_value()) unsupported(a, "iterating over this list");
   }
   size_t n = lists[0].size();

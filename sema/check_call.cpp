@@ -281,14 +281,26 @@ Value Checker::check_call(NodeId node) {
     }
     std::vector<TypeId> parts;
     if (enumerate) parts.push_back(types_.scalar(ScalarType::I32));
+    // Each a list, a tuple whose elements have one type, or a tensor (its
+    // rows): what `for` unrolls (check_iteration.cpp).
     for (NodeId a : args.positional) {
       Value l = check_expression(a);
       if (types_.is_error(l.type)) return Value{types_.error()};
-      if (types_.kind(l.type) != TypeKind::List) {
-        diags_.emit<diag::SemaArgumentType>(ast_.range(a), "iterable", name, "a list", types_.to_string(l.type));
+      TypeKind kind = types_.kind(l.type);
+      std::span<const TypeId> elements = kind == TypeKind::Tuple ? types_.tuple_elements(l.type) : std::span<const TypeId>{};
+      bool one_type = std::ranges::all_of(elements, [&](TypeId t) { return t == elements.front(); });
+      if (kind == TypeKind::List) {
+        parts.push_back(TypeId{types_.info(l.type).payload});
+      } else if (kind == TypeKind::Tuple && !elements.empty() && one_type) {
+        parts.push_back(elements.front());
+      } else if (kind == TypeKind::Tensor && !types_.dims(l.type).empty()) {
+        parts.push_back(first_axis_element(l.type));
+      } else {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(a), "iterable", name,
+                                            "a list, a tuple whose elements have one type, or a tensor of rank 1 or more",
+                                            types_.to_string(l.type));
         return Value{types_.error()};
       }
-      parts.push_back(TypeId{types_.info(l.type).payload});
     }
     return Value{types_.list(types_.tuple(parts))};
   }

@@ -103,6 +103,7 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   for (size_t i = 0; i < expected; ++i) {
     TypeId declared = generic.parameter_types[i];
     if (types_.kind(declared) == TypeKind::Dynamic || unknown) continue;
+    if (types_.is_error(declared)) return Value{types_.error()};  // its annotation's error was reported
     // A 0-d tensor where the function takes a number (`b = b - lr * gb`
     // carried through a training loop, NumPy's and JAX's 0-d arrays): its
     // value, read back to the host at the call, as a kernel launch reads it.
