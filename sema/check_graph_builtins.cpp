@@ -14,6 +14,7 @@
 #include <cmath>
 #include <functional>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "sema/builtin_call.h"
@@ -1318,6 +1319,11 @@ TypeId Checker::npy_load_result(BuiltinCall& bc, const std::vector<NodeId>& boun
   std::string why;
   std::optional<NpyHeader> header = read_npy_header(file, why);
   if (!header) {
+    // Only a file that is not there is helped by dtype= and shape=: one
+    // that is there but unreadable would fail when the program runs too.
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec))
+      why += "; a program's types are fixed when it is compiled, so the file must exist then, or give dtype= and shape=";
     diags_.emit<diag::SemaNpyHeader>(ast_.range(bound[0]), file, why);
     return types_.error();
   }
