@@ -222,7 +222,11 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   out_.instances.push_back(std::move(instance));
 
   // Check the body with these types, in the instance's tables. The
-  // diagnostics of an instance name it in a note at the call that made it.
+  // diagnostics of an instance name it in a note at the call that made it
+  // (each of them, with the instances around it).
+  std::string signature;
+  for (TypeId t : parameter_types) signature += (signature.empty() ? "" : ", ") + types_.to_string(t);
+  diags_.push_context<diag::NoteJitInstance>(ast_.range(call), name, signature);
   std::swap(out_.node_types, out_.instances[id].node_types);
   std::vector<TypeId>* saved_module = module_node_types_;
   if (!saved_module) module_node_types_ = &out_.instances[id].node_types;
@@ -235,20 +239,15 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
     if (const ShardingInfo* s = types_.sharding(t)) current_mesh_ = s->mesh;
   std::vector<Transfer> saved_transfers;
   std::swap(saved_transfers, open_transfers_);
-  size_t errors_before = diags_.error_count();
   check_function_body(out_.instances[id].info, &parameter_types, index);
   check_unmatched_transfers();
+  diags_.pop_context();
   std::swap(saved_transfers, open_transfers_);
   current_mesh_ = saved_mesh;
   instantiating_.pop_back();
   call_instances_ = saved_calls;
   module_node_types_ = saved_module;
   std::swap(out_.node_types, out_.instances[id].node_types);
-  if (diags_.error_count() > errors_before) {
-    std::string signature;
-    for (TypeId t : parameter_types) signature += (signature.empty() ? "" : ", ") + types_.to_string(t);
-    diags_.emit<diag::NoteJitInstance>(ast_.range(call), name, signature);
-  }
   out_.instances[id].info.parameter_types = parameter_types;
   return id;
 }

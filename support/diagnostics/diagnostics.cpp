@@ -45,12 +45,15 @@ DiagnosticBuilder::~DiagnosticBuilder() {
 }
 
 void DiagnosticEngine::commit(Diagnostic diagnostic) {
+  if (diagnostic.severity != Severity::Note)
+    for (auto note = context_.rbegin(); note != context_.rend(); ++note) diagnostic.notes.push_back(*note);
   // The same diagnostic twice (one construct checked or lowered twice, as a
-  // @jit function is for its entry and for each call of it) is shown once.
+  // @jit function is for its entry and for each call of it) is shown once,
+  // as first reported (the context notes of a later check may differ).
   for (const Diagnostic& seen : pending_)
     if (seen.kind == diagnostic.kind && seen.has_location == diagnostic.has_location &&
         seen.range.begin == diagnostic.range.begin && seen.range.end == diagnostic.range.end &&
-        seen.message == diagnostic.message && seen.notes.size() == diagnostic.notes.size())
+        seen.message == diagnostic.message)
       return;
   if (diagnostic.severity == Severity::Warning) {
     if (options_.suppress_warnings) return;

@@ -162,6 +162,17 @@ class DiagnosticEngine {
   // engine), applying this engine's options.
   void report(Diagnostic diagnostic) { commit(std::move(diagnostic)); }
 
+  // A note attached to every error and warning reported until it is popped,
+  // innermost first (clang's "in instantiation of ... requested here"): the
+  // diagnostics are sorted by location when flushed, so a note reported on
+  // its own could land after another statement's error.
+  template <DiagnosticKind K, typename... Args>
+  void push_context(SourceRange range, Args&&... args) {
+    context_.push_back(
+        Diagnostic{K, Severity::Note, false, true, range, format_diagnostic_message<K>(std::forward<Args>(args)...), {}, {}});
+  }
+  void pop_context() { context_.pop_back(); }
+
   // Sends the buffered diagnostics, sorted by location, to the consumer.
   void flush();
 
@@ -184,6 +195,7 @@ class DiagnosticEngine {
   DiagnosticConsumer* consumer_;
   DiagnosticOptions options_;
   std::vector<Diagnostic> pending_;
+  std::vector<Diagnostic> context_;
   uint32_t error_count_ = 0;
   uint32_t warning_count_ = 0;
   bool limit_reached_ = false;

@@ -50,6 +50,30 @@ TEST_CASE("the same diagnostic twice is shown and counted once") {
   CHECK(f.diags.error_count() == 2);
 }
 
+TEST_CASE("context notes follow each error and warning reported while pushed, innermost first") {
+  Fixture f;
+  f.diags.push_context<diag::NoteJitInstance>(SourceRange::at(f.at(9)), std::string("outer"), std::string("f32"));
+  f.diags.push_context<diag::NoteJitInstance>(SourceRange::at(f.at(2)), std::string("inner"), std::string("f32"));
+  f.diags.emit<diag::LexStrayBackslash>(SourceRange::at(f.at(1)));
+  f.diags.pop_context();
+  f.diags.emit<diag::LexUnknownEscape>(SourceRange::at(f.at(3)), std::string("q"));
+  f.diags.pop_context();
+  f.diags.emit<diag::LexStrayBackslash>(SourceRange::at(f.at(5)));
+  // The same error again under another context: shown once, as first seen.
+  f.diags.push_context<diag::NoteJitInstance>(SourceRange::at(f.at(9)), std::string("again"), std::string("i32"));
+  f.diags.emit<diag::LexStrayBackslash>(SourceRange::at(f.at(1)));
+  f.diags.pop_context();
+  f.diags.flush();
+  REQUIRE(f.consumer.diagnostics.size() == 3);
+  const Diagnostic& inner = f.consumer.diagnostics[0];
+  REQUIRE(inner.notes.size() == 2);
+  CHECK(inner.notes[0].message == "in 'inner' instantiated for (f32) here");
+  CHECK(inner.notes[1].message == "in 'outer' instantiated for (f32) here");
+  REQUIRE(f.consumer.diagnostics[1].notes.size() == 1);  // the warning, under 'outer' alone
+  CHECK(f.consumer.diagnostics[1].notes[0].message == "in 'outer' instantiated for (f32) here");
+  CHECK(f.consumer.diagnostics[2].notes.empty());
+}
+
 TEST_CASE("-Werror promotes and -w suppresses warnings") {
   Fixture f;
   f.diags.options().warnings_as_errors = true;
