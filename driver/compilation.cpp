@@ -158,7 +158,7 @@ ir::Operation* Compilation::prune_spilling_points(int opt_level, ir::PipelineSta
   for (const ir::GeneratedTuning& g : generated_tuning_) {
     size_t kept = 0;
     for (const std::string& reason : g.pruned) kept += reason.empty() ? 1 : 0;
-    tuned = tuned || (kept > 1 && g.strategy != "matmul");
+    tuned = tuned || kept > 1;
   }
   if (!tuned) return module_.get();
   std::optional<std::vector<ArchSpillStores>> spills = kernel_spill_stores(module_.get(), options, diags_);
@@ -198,7 +198,6 @@ ir::Operation* Compilation::prune_spilling_points(int opt_level, ir::PipelineSta
                                                       worst[*least].bytes);
   }
   for (const ir::GeneratedTuning& g : generated_tuning_) {
-    if (g.strategy == "matmul") continue;  // the stdlib GEMM's points: tests/check_ptxas.py keeps them spill-free
     std::vector<size_t> kept;
     std::vector<WorstSpill> worst;
     for (size_t p = 0; p < g.points.size(); ++p)

@@ -677,6 +677,39 @@ class Generator {
     report_at<DiagnosticKind::IrScheduleIgnored>(pass_, kernel_, directive, why);
   }
 
+  // Each point of a stdlib kernel's space as --emit=tuning names it
+  // ("BM=64, BN=64, BK=16").
+  static std::vector<std::string> point_texts(const std::vector<std::string>& knob_names,
+                                              const std::vector<std::vector<int64_t>>& points) {
+    std::vector<std::string> texts;
+    for (const std::vector<int64_t>& point : points) {
+      std::string text;
+      for (size_t i = 0; i < point.size(); ++i)
+        text += fmt::format("{}{}={}", i ? ", " : "", i < knob_names.size() ? knob_names[i] : "K" + std::to_string(i),
+                            point[i]);
+      texts.push_back(text);
+    }
+    return texts;
+  }
+
+  // Per point, why the driver pruned it (its registers spill:
+  // PassContext::pruned_points); empty for a point kept.
+  std::vector<std::string> pruned_point_reasons(const std::string& tune_of, const std::vector<std::string>& texts) {
+    std::vector<std::string> pruned(texts.size());
+    if (pass_.pruned_points)
+      if (auto it = pass_.pruned_points->find(tune_of); it != pass_.pruned_points->end())
+        for (size_t p = 0; p < texts.size(); ++p)
+          if (auto reason = it->second.find(texts[p]); reason != it->second.end()) pruned[p] = reason->second;
+    return pruned;
+  }
+
+  // The default point, or the first kept one when the default was pruned.
+  static size_t kept_default_point(const std::vector<std::string>& pruned, size_t default_point) {
+    if (pruned[default_point].empty()) return default_point;
+    auto first = static_cast<size_t>(std::find(pruned.begin(), pruned.end(), "") - pruned.begin());
+    return first < pruned.size() ? first : default_point;
+  }
+
   // A stdlib kernel launched through the tuner (docs/autotuning.md, "Stdlib
   // kernels"): every point of its space but those the driver found spilling
   // (PassContext::pruned_points; when the default point is one, the first
@@ -691,20 +724,9 @@ class Generator {
                                    const std::function<std::array<Value*, 3>(const std::vector<int64_t>&)>& grid_of,
                                    std::vector<Value*>& operands, std::vector<NamedAttribute>& attributes) {
     std::string tune_of = instance.symbol();
-    std::vector<std::string> texts, pruned(points.size());
-    for (const std::vector<int64_t>& point : points) {
-      std::string text;
-      for (size_t i = 0; i < point.size(); ++i)
-        text += fmt::format("{}{}={}", i ? ", " : "", i < knob_names.size() ? knob_names[i] : "K" + std::to_string(i),
-                            point[i]);
-      texts.push_back(text);
-    }
-    if (pass_.pruned_points)
-      if (auto it = pass_.pruned_points->find(tune_of); it != pass_.pruned_points->end())
-        for (size_t p = 0; p < points.size(); ++p)
-          if (auto reason = it->second.find(texts[p]); reason != it->second.end()) pruned[p] = reason->second;
-    if (!pruned[default_point].empty())
-      default_point = static_cast<size_t>(std::find(pruned.begin(), pruned.end(), "") - pruned.begin());
+    std::vector<std::string> texts = point_texts(knob_names, points);
+    std::vector<std::string> pruned = pruned_point_reasons(tune_of, texts);
+    default_point = kept_default_point(pruned, default_point);
     Operation* default_kernel = nullptr;
     std::vector<Value*> grids;
     std::vector<Attribute> variants, point_texts;
@@ -997,7 +1019,12 @@ class Generator {
     std::vector<std::vector<int64_t>> points;
     if (pass_.tune_stdlib && !tensor_cores && !cpu_form && tile.empty())
       points = pass_.library->autotune_points(context_, instance, knob_names, default_point);
-    if (points.size() > 1) instance.knobs = points[default_point];
+    // (The default's kernel gives the tile of C; a point the driver pruned
+    // must not be in the module at all.)
+    if (points.size() > 1)
+      instance.knobs =
+          points[kept_default_point(pruned_point_reasons(instance.symbol(), point_texts(knob_names, points)),
+                                    default_point)];
     std::string error;
     Operation* gemm = pass_.library->instantiate(context_, module_, instance, error);
     if (!gemm && !instance.knobs.empty()) {
