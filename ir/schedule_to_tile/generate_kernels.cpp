@@ -1157,9 +1157,8 @@ class Generator {
       return f;
     };
     Operation* prep_kernel = grad ? instance("flash_attention_bwd_prep") : nullptr;
-    Operation* backward_kernel = grad ? instance("flash_attention_bwd") : nullptr;
     Operation* dq_kernel = grad ? instance("flash_attention_bwd_dq") : nullptr;
-    if (grad && (!prep_kernel || !backward_kernel || !dq_kernel)) return false;
+    if (grad && (!prep_kernel || !dq_kernel)) return false;
 
     int64_t bh = 1;
     for (size_t a = 0; a + 2 < rank; ++a) bh *= qt.shape()[a];
@@ -1178,17 +1177,48 @@ class Generator {
       Type type = context_.tensor_type(dims, t);
       return host_.create(OpKind::GraphEmpty, std::span<Value* const>(sizes), std::span<const Type>(&type, 1))->result();
     };
-    auto launch = [&](Operation* kernel, Value* groups, std::vector<Value*> args, std::vector<int64_t> mut) {
-      std::vector<Value*> operands{groups, host_index(bh), host_index(1)};
+    // A launch on the grid (groups, BH); `grids` and `attributes` are a
+    // tuned launch's (tuned_stdlib_variants: a grid per variant), else the
+    // one grid.
+    auto launch = [&](Operation* kernel, Value* groups, std::vector<Value*> args, std::vector<int64_t> mut,
+                      std::vector<Value*> grids = {}, std::vector<NamedAttribute> attributes = {}) {
+      std::vector<Value*> operands = grids.empty() ? std::vector<Value*>{groups, host_index(bh), host_index(1)} : grids;
+      auto first_arg = static_cast<int64_t>(operands.size());
       operands.insert(operands.end(), args.begin(), args.end());
       std::vector<Type> types;
       for (int64_t& m : mut) {
-        m += 3;
+        m += first_arg;
         types.push_back(operands[static_cast<size_t>(m)]->type());
       }
+      attributes.push_back({"kernel", context_.symbol_attr(kernel->symbol_name())});
+      attributes.push_back({"mut_operands", context_.int_array_attr(mut)});
       return host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands), std::span<const Type>(types),
-                          {{"kernel", context_.symbol_attr(kernel->symbol_name())},
-                           {"mut_operands", context_.int_array_attr(mut)}});
+                          std::move(attributes));
+    };
+    // flash_attention_bwd: its knob BQ_KV (queries per block) leaves the
+    // grid (SPLIT, BH) as it is, so every point launches on it; through the
+    // tuner unless tuning is off (its default point alone).
+    auto launch_backward = [&](Value* split, std::vector<Value*> args, std::vector<int64_t> mut) -> Operation* {
+      KernelInstance backward{"attention", "flash_attention_bwd", params};
+      std::vector<std::string> knob_names;
+      size_t default_point = 0;
+      std::vector<std::vector<int64_t>> points;
+      if (pass_.tune_stdlib) points = pass_.library->autotune_points(context_, backward, knob_names, default_point);
+      std::vector<Value*> grids;
+      std::vector<NamedAttribute> attributes;
+      Operation* kernel = nullptr;
+      if (points.size() > 1)
+        kernel = tuned_stdlib_variants(
+            backward, "attention", knob_names, points, default_point,
+            [&](const std::vector<int64_t>&) { return std::array<Value*, 3>{split, host_index(bh), host_index(1)}; },
+            grids, attributes);
+      if (!kernel) {
+        grids.clear();
+        attributes.clear();
+        kernel = instance("flash_attention_bwd");
+        if (!kernel) return nullptr;
+      }
+      return launch(kernel, split, std::move(args), std::move(mut), std::move(grids), std::move(attributes));
     };
     Value* q_outer = outer(op->operand(0));
     Value* k_outer = outer(op->operand(1));
@@ -1309,9 +1339,9 @@ class Generator {
       Operation* prep = launch(prep_kernel, host_ceil_div(sq, rows), {o, d_out, delta, dq_acc}, {2, 3});
       Value* dk = empty({bh, sk_s, head}, sk, element);
       Value* dv = empty({bh, sk_s, head}, sk, element);
-      Operation* backward = launch(backward_kernel, split,
-                                   {q, k, v, d_out, lse, prep->result(0), dk, dv, prep->result(1), scale, causal},
-                                   {6, 7, 8});
+      Operation* backward =
+          launch_backward(split, {q, k, v, d_out, lse, prep->result(0), dk, dv, prep->result(1), scale, causal}, {6, 7, 8});
+      if (!backward) return false;
       Value* dq = empty({bh, sq_s, head}, sq, element);
       Operation* sum = launch(dq_kernel, host_ceil_div(sq, rows), {backward->result(2), dq}, {1});
       results.push_back(as_type_of(sum->result(0), op->result(0), sq));
