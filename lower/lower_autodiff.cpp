@@ -6,6 +6,7 @@
 // `custom_vjp` attribute, so that autodiff uses them instead of
 // differentiating the body.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "lower/lowering.h"
@@ -85,6 +86,19 @@ Bound Lowering::lower_vjp_call(NodeId call, const sema::TransformInfo& transform
                         ->result());
   }
   if (seeds.size() != fn.num_results()) unsupported(call, "a cotangent of another structure than the function's result");
+  // Made by the program on a mesh: each cotangent scaled as grad's seed is
+  // (lower_transform_call), so that the ranks' gradients sum to the global ones.
+  auto scales = typed_.program_cotangent_scales.find(call.index);
+  for (size_t i = 0; scales != typed_.program_cotangent_scales.end() && i < scales->second.size(); ++i) {
+    double scale = scales->second[i];
+    if (std::isnan(scale))
+      unsupported(call, "the vjp, in the program, of a function whose result is no sum, mean or copy of the ranks' "
+                        "values (a partial max or min, or a layout the compiler does not know)");
+    if (scale != 1.0)
+      seeds[i] = graph_elementwise("mul", {seeds[i], builder_.constant_float(scale, context_.scalar_type(
+                                                                                      seeds[i]->type().scalar()))},
+                                   call);
+  }
   for (size_t i = 0; i < seeds.size(); ++i) {
     Type want = fn.result(i);
     Value*& v = seeds[i];
@@ -141,12 +155,26 @@ Bound Lowering::lower_transform_call(NodeId call) {
   Operation* op = builder_.create(OpKind::GraphGrad, std::span<Value* const>(operands), std::span<const Type>(results),
                                   std::move(attributes));
   std::vector<Value*> values = op->results();
+  // The program differentiating a function run on a mesh: each rank's
+  // gradients scaled so that their sum is the global result's gradient
+  // (sema's global_gradient_scale).
+  auto scale = typed_.program_gradient_scales.find(call.index);
+  bool on_mesh = scale != typed_.program_gradient_scales.end();
+  if (on_mesh && std::isnan(scale->second))
+    unsupported(call, "the gradient, in the program, of a function whose result is no sum, mean or copy of the "
+                      "ranks' values (a partial max or min, or a layout the compiler does not know); reduce it with "
+                      "all_reduce in the function");
   // A gradient of the caller's static shape where the callee has `?`.
   auto arguments = ast_.children(call).subspan(1);
   for (size_t g = 0; g < transform.argnums.size(); ++g) {
     Value*& v = values[g + (with_value ? 1 : 0)];
     Value* argument = operands[transform.argnums[g]];
     NodeId node = arguments[transform.argnums[g]];
+    if (on_mesh && scale->second != 1.0)
+      v = graph_elementwise("mul", {v, builder_.constant_float(scale->second, context_.scalar_type(v->type().scalar()))},
+                            call);
+    // A sharded argument of the program is its rank's block already.
+    if (program_ && typed_.types.sharding(node_type(node))) continue;
     std::optional<Type> want = typed_type(node);
     if (!want || *want == v->type() || !want->is(TypeKind::Tensor)) continue;
     v = reshape_as(v, *want, argument);

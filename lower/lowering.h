@@ -431,6 +431,9 @@ class Lowering {
   // Lowering a @jit instance or the program: tensors are values (Graph IR),
   // not memrefs; calls of @jit functions reach the instance sema chose.
   bool graph_ = false;
+  // Lowering the program: a sharded value's sema type has its global dims,
+  // its IR value this rank's block.
+  bool program_ = false;
   // ir_type of a @loss_scale tensor in graph code: its storage type (a @jit
   // entry's signature) rather than the f32 of its decoded values.
   bool storage_types_ = false;
