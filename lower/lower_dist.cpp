@@ -106,9 +106,10 @@ Bound Lowering::lower_dist_builtin(NodeId call, BuiltinId builtin) {
       if (data.valid()) {
         Value* whole = value(data);
         if (!s) return Bound{whole, {}};
-        std::vector<NamedAttribute> attributes{{"mesh", mesh_attribute(s->mesh)}, {"spec", spec_attribute(*s)}};
+        // A partial layout (reduce=): the partial axes and operation, so
+        // that the ranks' terms reduce to `whole` (host_collectives.cpp).
         return Bound{graph_op(OpKind::GraphShard, {whole}, context_.tensor_type(local, whole->type().scalar()),
-                              std::move(attributes), call),
+                              sharding_attributes(*s), call),
                      {}};
       }
       for (int64_t d : local)
