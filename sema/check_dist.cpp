@@ -34,6 +34,8 @@ std::optional<PartialOp> partial_op_by_name(std::string_view name) {
   return std::nullopt;
 }
 
+}  // namespace
+
 // Whether a value laid out so is something other than one whole value on
 // every rank: split, partial, varying or of unknown layout.
 bool distributed_layout(const ShardingInfo* sharding) {
@@ -41,8 +43,6 @@ bool distributed_layout(const ShardingInfo* sharding) {
   return sharding->partial_axes || sharding->varying_axes || sharding->unknown ||
          std::ranges::any_of(sharding->dim_axes, [](int32_t axis) { return axis >= 0; });
 }
-
-}  // namespace
 
 // `l = dist.all_reduce(l, ...)`, `x = dist.tensor(data=x, ...)`: the layout
 // is the value's, not the name's, so a straight-line rebinding gives the

@@ -71,6 +71,10 @@ struct NpyHeader {
 };
 std::optional<NpyHeader> read_npy_header(const std::string& path, std::string& why);
 
+// Whether a value laid out so is something other than one whole value on
+// every rank (check_dist.cpp).
+bool distributed_layout(const ShardingInfo* sharding);
+
 // What binary_result types: an operator (`a + b`, or augmented `a += b`), a
 // comparison, the branches of `a if c else b`, or a builtin of two numbers
 // (`min`, `pow`). The spelling is for messages only; the rules look at the
