@@ -361,6 +361,7 @@ class Lowering {
   // --- distribution (lower_dist.cpp) ---
   Bound lower_dist_builtin(NodeId call, sema::BuiltinId builtin);
   Attribute mesh_attribute(uint32_t mesh);
+  Value* sum_gradient_terms(Value* gradient, uint32_t mesh, sema::TypeId argument, NodeId where);
   Attribute spec_attribute(const sema::ShardingInfo& sharding);
   std::vector<NamedAttribute> sharding_attributes(const sema::ShardingInfo& sharding);
   static std::string_view collective_op_name(sema::PartialOp op);

@@ -335,10 +335,10 @@ Value Checker::check_vjp_call(NodeId call, const TransformInfo& transform, std::
   }
   std::vector<TypeId> gradients;
   if (global) {
-    std::vector<double>& scales = out_.program_cotangent_scales[call.index];
-    for (TypeId w : want) scales.push_back(global_gradient_scale(program->second.mesh, w));
-    for (uint32_t i : transform.argnums)
-      gradients.push_back(global_gradient_type(program->second.mesh, program->second.primals[i]));
+    TypedModule::ProgramGradient& scaled = out_.program_gradients[call.index];
+    scaled.mesh = program->second.mesh;
+    for (TypeId w : want) scaled.scales.push_back(global_gradient_scale(program->second.mesh, w));
+    for (uint32_t i : transform.argnums) gradients.push_back(program->second.primals[i]);
     return Value{types_.tuple(gradients)};
   }
   for (uint32_t i : transform.argnums) gradients.push_back(types_.with_mut(info.parameter_types[i], false));
@@ -383,28 +383,10 @@ double Checker::global_gradient_scale(uint32_t mesh, TypeId result) {
   return scale;
 }
 
-// The program's type of a gradient of an argument of type `argument` (global
-// dims) when the function ran on `mesh`: each rank holds its own term of the
-// gradient of the argument's block, so the gradient is a partial sum over
-// every axis that does not split the argument (ts.save and print add the
-// terms).
-TypeId Checker::global_gradient_type(uint32_t mesh, TypeId argument) {
-  const MeshInfo& m = types_.mesh_info(mesh);
-  ShardingInfo g;
-  if (const ShardingInfo* s = types_.sharding(argument)) g = *s;
-  g.mesh = mesh;
-  g.dim_axes.resize(types_.dims(argument).size(), -1);
-  g.partial_axes = 0;
-  g.partial_op = PartialOp::Sum;
-  for (size_t a = 0; a < m.axes.size(); ++a)
-    if (m.shape[a] > 1 && std::find(g.dim_axes.begin(), g.dim_axes.end(), static_cast<int32_t>(a)) == g.dim_axes.end())
-      g.partial_axes |= 1u << a;
-  return types_.with_sharding(argument, types_.intern_sharding(g));
-}
-
 // grad(f, ...)(args): f instantiated for the arguments; the gradients have
 // the types of the differentiated arguments (in the program, with sharded
-// arguments, global gradients: global_gradient_scale, global_gradient_type).
+// arguments, the global gradients: global_gradient_scale, and the lowering
+// adds the ranks' terms).
 Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::span<const NodeId> arguments) {
   TransformInfo transform = types_.transform_info(transform_type);
   if (transform.kind == TransformKind::Vjp) return check_vjp_call(call, transform, arguments);
@@ -464,7 +446,8 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
     return Value{types_.error()};
   }
   std::optional<uint32_t> program_mesh = program_call_mesh(arguments);
-  if (program_mesh) out_.program_gradient_scales[call.index] = global_gradient_scale(*program_mesh, value.type);
+  if (program_mesh)
+    out_.program_gradients[call.index] = {*program_mesh, {global_gradient_scale(*program_mesh, value.type)}};
   std::vector<TypeId> gradients;
   bool ok = true;
   for (uint32_t i : transform.argnums) {
@@ -482,7 +465,6 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
     // The argument's own type: the caller's dimensions.
     TypeId argument = default_type(out_.node_types[arguments[i].index]);
     if (types_.kind(argument) != TypeKind::Tensor) argument = parameter;
-    if (program_mesh) argument = global_gradient_type(*program_mesh, argument);
     gradients.push_back(types_.with_mut(argument, false));
   }
   if (!ok) return Value{types_.error()};

@@ -327,7 +327,6 @@ class Checker {
   Value check_transform_call(NodeId call, TypeId transform, std::span<const NodeId> arguments);
   std::optional<uint32_t> program_call_mesh(std::span<const NodeId> arguments);
   double global_gradient_scale(uint32_t mesh, TypeId result);
-  TypeId global_gradient_type(uint32_t mesh, TypeId argument);
   void collect_custom_vjps(NodeId module);
   std::optional<uint32_t> defvjp_function(NodeId call);
   std::optional<uint32_t> method_call_function(NodeId call, std::string_view method);
