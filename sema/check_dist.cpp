@@ -962,6 +962,22 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
     }
   }
   if (!s) return types_.error();
+  // A function of a partial value's terms is not the function of their sum
+  // (exp(a) + exp(b) is not exp(a + b), nor where(c, a, 1) + where(c, b, 1)
+  // where(c, a + b, 1)): the value must be reduced first. (A cast keeps it
+  // partial.)
+  bool nonlinear = bc.info.signature != Signature::CastArgs && bc.info.signature != Signature::Reduction &&
+                   bc.info.signature != Signature::MatmulArgs &&
+                   !(bc.info.signature == Signature::MinMax && tensors.size() != 2);
+  if (*s && nonlinear && types_.sharding_info(*s).partial_axes) {
+    for (TypeId t : tensors) {
+      const ShardingInfo* x = types_.sharding(t);
+      if (!x || !x->partial_axes) continue;
+      diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(t),
+                                                "an operation that needs the reduced value (all_reduce it first)");
+      return types_.error();
+    }
+  }
   return types_.with_sharding(result, *s);
 }
 
