@@ -6,6 +6,7 @@
 // `custom_vjp` attribute, so that autodiff uses them instead of
 // differentiating the body.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "lower/lowering.h"
@@ -101,6 +102,20 @@ Bound Lowering::lower_vjp_call(NodeId call, const sema::TransformInfo& transform
                         ->result());
   }
   if (seeds.size() != fn.num_results()) unsupported(call, "a cotangent of another structure than the function's result");
+  // Made by the program on a mesh: each cotangent scaled as grad's seed is
+  // (lower_transform_call), so that the ranks' gradients sum to the global ones.
+  auto global = typed_.program_gradients.find(call.index);
+  const bool on_mesh = global != typed_.program_gradients.end();
+  for (size_t i = 0; on_mesh && i < global->second.scales.size(); ++i) {
+    double scale = global->second.scales[i];
+    if (std::isnan(scale))
+      unsupported(call, "the vjp, in the program, of a function whose result is no sum, mean or copy of the ranks' "
+                        "values (a partial max or min, or a layout the compiler does not know)");
+    if (scale != 1.0)
+      seeds[i] = graph_elementwise("mul", {seeds[i], builder_.constant_float(scale, context_.scalar_type(
+                                                                                      seeds[i]->type().scalar()))},
+                                   call);
+  }
   for (size_t i = 0; i < seeds.size(); ++i) {
     Type want = fn.result(i);
     Value*& v = seeds[i];
@@ -120,7 +135,13 @@ Bound Lowering::lower_vjp_call(NodeId call, const sema::TransformInfo& transform
                                          {"cotangents", context_.unit_attr()}};
   Operation* op = builder_.create(OpKind::GraphGrad, std::span<Value* const>(operands), std::span<const Type>(results),
                                   std::move(attributes));
-  return Bound{nullptr, op->results()};
+  std::vector<Value*> gradients = op->results();
+  if (on_mesh) {
+    const std::vector<sema::TypeId>& primals = typed_.program_vjps.at(transform.instance).primals;
+    for (size_t g = 0; g < gradients.size(); ++g)
+      gradients[g] = sum_gradient_terms(gradients[g], global->second.mesh, primals[transform.argnums[g]], call);
+  }
+  return Bound{nullptr, gradients};
 }
 
 Bound Lowering::lower_transform_call(NodeId call) {
@@ -162,12 +183,27 @@ Bound Lowering::lower_transform_call(NodeId call) {
   Operation* op = builder_.create(OpKind::GraphGrad, std::span<Value* const>(operands), std::span<const Type>(results),
                                   std::move(attributes));
   std::vector<Value*> values = op->results();
+  // The program differentiating a function run on a mesh: each rank's
+  // gradients scaled so that their sum is the global result's gradient
+  // (sema's global_gradient_scale), then summed.
+  auto global = typed_.program_gradients.find(call.index);
+  const bool on_mesh = global != typed_.program_gradients.end();
+  const double scale = on_mesh ? global->second.scales.at(0) : 1.0;
+  if (std::isnan(scale))
+    unsupported(call, "the gradient, in the program, of a function whose result is no sum, mean or copy of the "
+                      "ranks' values (a partial max or min, or a layout the compiler does not know); reduce it with "
+                      "all_reduce in the function");
   // A gradient of the caller's static shape where the callee has `?`.
   auto arguments = ast_.children(call).subspan(1);
   for (size_t g = 0; g < transform.argnums.size(); ++g) {
     Value*& v = values[g + (with_value ? 1 : 0)];
     Value* argument = operands[differentiated_input(call, instance, transform.argnums[g])];
     NodeId node = arguments[transform.argnums[g]];
+    if (scale != 1.0)
+      v = graph_elementwise("mul", {v, builder_.constant_float(scale, context_.scalar_type(v->type().scalar()))}, call);
+    if (on_mesh) v = sum_gradient_terms(v, global->second.mesh, node_type(node), call);
+    // A sharded argument of the program is its rank's block already.
+    if (program_ && typed_.types.sharding(node_type(node))) continue;
     std::optional<Type> want = typed_type(node);
     if (!want || *want == v->type() || !want->is(TypeKind::Tensor)) continue;
     v = reshape_as(v, *want, argument);

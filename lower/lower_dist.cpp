@@ -56,6 +56,25 @@ std::string_view Lowering::collective_op_name(sema::PartialOp op) {
   return "sum";
 }
 
+// A gradient the program asked for of an argument laid out as `argument`,
+// the function run on `mesh`: each rank holds its own term (of the gradient
+// of its block), so the sum over every axis that does not split the
+// argument is the global gradient, laid out as the argument.
+Value* Lowering::sum_gradient_terms(Value* gradient, uint32_t mesh, sema::TypeId argument, NodeId where) {
+  const sema::MeshInfo& m = typed_.types.mesh_info(mesh);
+  const sema::ShardingInfo* s = typed_.types.sharding(argument);
+  for (size_t a = 0; a < m.axes.size(); ++a) {
+    if (m.shape[a] == 1) continue;
+    if (s && std::find(s->dim_axes.begin(), s->dim_axes.end(), static_cast<int32_t>(a)) != s->dim_axes.end()) continue;
+    gradient = graph_op(OpKind::GraphAllReduce, {gradient}, gradient->type(),
+                        {{"axis", context_.string_attr(m.axes[a])},
+                         {"mesh", mesh_attribute(mesh)},
+                         {"op", context_.string_attr("sum")}},
+                        where);
+  }
+  return gradient;
+}
+
 // A program value of a sharded type, made whole on every rank (ts.save and
 // print write the global array).
 Value* Lowering::global_view(Value* v, NodeId node) {
@@ -106,9 +125,10 @@ Bound Lowering::lower_dist_builtin(NodeId call, BuiltinId builtin) {
       if (data.valid()) {
         Value* whole = value(data);
         if (!s) return Bound{whole, {}};
-        std::vector<NamedAttribute> attributes{{"mesh", mesh_attribute(s->mesh)}, {"spec", spec_attribute(*s)}};
+        // A partial layout (reduce=): the partial axes and operation, so
+        // that the ranks' terms reduce to `whole` (host_collectives.cpp).
         return Bound{graph_op(OpKind::GraphShard, {whole}, context_.tensor_type(local, whole->type().scalar()),
-                              std::move(attributes), call),
+                              sharding_attributes(*s), call),
                      {}};
       }
       for (int64_t d : local)

@@ -539,6 +539,7 @@ void Lowering::lower_program() {
   call_instances_ = &typed_.call_instances;
   static const sema::FunctionInfo program_info{};
   begin_body(program_info, func);
+  program_ = true;
   for (NodeId statement : statements) assigned_names(ast_, statement, locals_);
   result_types_.clear();
   builder_.set_insertion_point_to_end(entry_);
@@ -550,6 +551,7 @@ void Lowering::lower_program() {
   builder_.create(OpKind::Return, {}, {});
   function_ = nullptr;
   graph_ = false;
+  program_ = false;
   call_instances_ = nullptr;
 }
 

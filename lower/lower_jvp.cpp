@@ -84,6 +84,7 @@ Bound Lowering::lower_jvp(NodeId call) {
   collect(node_type(call));
   for (size_t i = 0; i < values.size() && leaves.size() == values.size(); ++i) {
     if (typed_.types.kind(leaves[i]) != SemaKind::Tensor) continue;
+    if (program_ && typed_.types.sharding(leaves[i])) continue;  // the rank's block
     std::optional<Type> want = ir_type(leaves[i]);
     if (want && *want != values[i]->type() && want->is(TypeKind::Tensor))
       values[i] = reshape_as(values[i], *want, values[i]);

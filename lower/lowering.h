@@ -361,6 +361,7 @@ class Lowering {
   // --- distribution (lower_dist.cpp) ---
   Bound lower_dist_builtin(NodeId call, sema::BuiltinId builtin);
   Attribute mesh_attribute(uint32_t mesh);
+  Value* sum_gradient_terms(Value* gradient, uint32_t mesh, sema::TypeId argument, NodeId where);
   Attribute spec_attribute(const sema::ShardingInfo& sharding);
   std::vector<NamedAttribute> sharding_attributes(const sema::ShardingInfo& sharding);
   static std::string_view collective_op_name(sema::PartialOp op);
@@ -432,6 +433,9 @@ class Lowering {
   // Lowering a @jit instance or the program: tensors are values (Graph IR),
   // not memrefs; calls of @jit functions reach the instance sema chose.
   bool graph_ = false;
+  // Lowering the program: a sharded value's sema type has its global dims,
+  // its IR value this rank's block.
+  bool program_ = false;
   // ir_type of a @loss_scale tensor in graph code: its storage type (a @jit
   // entry's signature) rather than the f32 of its decoded values.
   bool storage_types_ = false;

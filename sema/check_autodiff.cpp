@@ -7,6 +7,7 @@
 // @custom_vjp function; each instance of it instantiates `fwd` with its
 // parameter types and `bwd` with (what fwd saves, the output's gradient).
 #include <algorithm>
+#include <limits>
 
 #include "sema/builtin_call.h"
 #include "sema/checker.h"
@@ -275,6 +276,13 @@ Value Checker::check_vjp(BuiltinCall& bc) {
   transform.tuple = true;
   transform.has_aux = has_aux;
   for (uint32_t i = 0; i < primals.size(); ++i) transform.argnums.push_back(i);
+  if (std::optional<uint32_t> mesh = program_call_mesh(primals)) {
+    TypedModule::ProgramVjp& global = out_.program_vjps[instance->second];
+    global.mesh = *mesh;
+    global.out = out.type;
+    global.primals.clear();
+    for (NodeId p : primals) global.primals.push_back(types_.with_mut(default_type(out_.node_types[p.index]), false));
+  }
   std::vector<TypeId> parts{out.type, types_.transform(transform)};
   if (has_aux) parts.push_back(aux);
   return Value{types_.tuple(parts)};
@@ -287,6 +295,11 @@ Value Checker::check_vjp_call(NodeId call, const TransformInfo& transform, std::
   std::string function_name = name_of(out_.functions[transform.function].name);
   TypeId out = info.return_type;
   if (transform.has_aux) out = types_.tuple_elements(out)[0];  // (out, aux): aux gets no cotangent
+  // Made by the program with sharded primals: global cotangents laid out
+  // as the result is, global gradients (check_transform_call).
+  auto program = function_ ? out_.program_vjps.end() : out_.program_vjps.find(transform.instance);
+  const bool global = program != out_.program_vjps.end();
+  if (global) out = program->second.out;
   if (arguments.size() != 1) {
     diags_.emit<diag::SemaArgumentCount>(ast_.range(call), "the vjp function of '" + function_name + "'", "1 argument (the cotangent)",
                                          static_cast<unsigned>(arguments.size()));
@@ -310,6 +323,10 @@ Value Checker::check_vjp_call(NodeId call, const TransformInfo& transform, std::
       auto a = types_.constant_value(types_.dims(want[i])[d]), b = types_.constant_value(types_.dims(have[i])[d]);
       match = !(a && b && *a != *b);
     }
+    if (match && global) {
+      const ShardingInfo *a = types_.sharding(want[i]), *b = types_.sharding(have[i]);
+      match = a && b ? *a == *b : a == b;
+    }
   }
   if (!match) {
     diags_.emit<diag::SemaVjpCotangent>(ast_.range(arguments[0]), function_name, types_.to_string(out),
@@ -317,12 +334,59 @@ Value Checker::check_vjp_call(NodeId call, const TransformInfo& transform, std::
     return Value{types_.error()};
   }
   std::vector<TypeId> gradients;
+  if (global) {
+    TypedModule::ProgramGradient& scaled = out_.program_gradients[call.index];
+    scaled.mesh = program->second.mesh;
+    for (TypeId w : want) scaled.scales.push_back(global_gradient_scale(program->second.mesh, w));
+    for (uint32_t i : transform.argnums) gradients.push_back(program->second.primals[i]);
+    return Value{types_.tuple(gradients)};
+  }
   for (uint32_t i : transform.argnums) gradients.push_back(types_.with_mut(info.parameter_types[i], false));
   return Value{types_.tuple(gradients)};
 }
 
+// The mesh of a call the program makes with sharded arguments (the function
+// runs on it); none inside a @jit function, whose values are already a
+// rank's, or without sharded arguments.
+std::optional<uint32_t> Checker::program_call_mesh(std::span<const NodeId> arguments) {
+  if (function_) return std::nullopt;
+  for (NodeId argument : arguments) {
+    TypeId t = out_.node_types[argument.index];
+    if (!t.valid()) continue;
+    if (const ShardingInfo* s = types_.sharding(default_type(t))) return s->mesh;
+  }
+  return std::nullopt;
+}
+
+// Each rank differentiates its own copy of the function, seeded with 1: the
+// sum over the ranks of their results is what that differentiates
+// (docs/language/autodiff.md, "Collectives"). The program's value of the
+// result is its global one: the sum of the terms along the axes it is a
+// partial sum over, the mean along those it is a partial mean over, the
+// ranks' blocks along those that split it, and one rank's copy along those
+// it is whole on (the same on each). So each rank's seed is 1 over the
+// sizes of the axes it is a partial mean over or whole on. A
+// result whose global value is no reduction of the ranks' (a partial max,
+// an unknown or varying layout) has no gradient here: NaN.
+double Checker::global_gradient_scale(uint32_t mesh, TypeId result) {
+  const MeshInfo& m = types_.mesh_info(mesh);
+  const ShardingInfo* s = types_.sharding(result);
+  if (s && (s->unknown || s->varying_axes ||
+            (s->partial_axes && s->partial_op != PartialOp::Sum && s->partial_op != PartialOp::Avg)))
+    return std::numeric_limits<double>::quiet_NaN();
+  double scale = 1.0;
+  for (size_t a = 0; a < m.axes.size(); ++a) {
+    bool summed = s && (s->partial_axes & (1u << a)) && s->partial_op == PartialOp::Sum;
+    bool splits = s && std::find(s->dim_axes.begin(), s->dim_axes.end(), static_cast<int32_t>(a)) != s->dim_axes.end();
+    if (!summed && !splits) scale /= static_cast<double>(m.shape[a]);
+  }
+  return scale;
+}
+
 // grad(f, ...)(args): f instantiated for the arguments; the gradients have
-// the types of the differentiated arguments.
+// the types of the differentiated arguments (in the program, with sharded
+// arguments, the global gradients: global_gradient_scale, and the lowering
+// adds the ranks' terms).
 Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::span<const NodeId> arguments) {
   TransformInfo transform = types_.transform_info(transform_type);
   if (transform.kind == TransformKind::Vjp) return check_vjp_call(call, transform, arguments);
@@ -381,6 +445,9 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
     report_non_scalar(value.type);
     return Value{types_.error()};
   }
+  std::optional<uint32_t> program_mesh = program_call_mesh(arguments);
+  if (program_mesh)
+    out_.program_gradients[call.index] = {*program_mesh, {global_gradient_scale(*program_mesh, value.type)}};
   std::vector<TypeId> gradients;
   bool ok = true;
   for (uint32_t i : transform.argnums) {

@@ -34,6 +34,8 @@ std::optional<PartialOp> partial_op_by_name(std::string_view name) {
   return std::nullopt;
 }
 
+}  // namespace
+
 // Whether a value laid out so is something other than one whole value on
 // every rank: split, partial, varying or of unknown layout.
 bool distributed_layout(const ShardingInfo* sharding) {
@@ -41,8 +43,6 @@ bool distributed_layout(const ShardingInfo* sharding) {
   return sharding->partial_axes || sharding->varying_axes || sharding->unknown ||
          std::ranges::any_of(sharding->dim_axes, [](int32_t axis) { return axis >= 0; });
 }
-
-}  // namespace
 
 // `l = dist.all_reduce(l, ...)`, `x = dist.tensor(data=x, ...)`: the layout
 // is the value's, not the name's, so a straight-line rebinding gives the
@@ -962,6 +962,22 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
     }
   }
   if (!s) return types_.error();
+  // A function of a partial value's terms is not the function of their sum
+  // (exp(a) + exp(b) is not exp(a + b), nor where(c, a, 1) + where(c, b, 1)
+  // where(c, a + b, 1)): the value must be reduced first. (A cast keeps it
+  // partial.)
+  bool nonlinear = bc.info.signature != Signature::CastArgs && bc.info.signature != Signature::Reduction &&
+                   bc.info.signature != Signature::MatmulArgs &&
+                   !(bc.info.signature == Signature::MinMax && tensors.size() != 2);
+  if (*s && nonlinear && types_.sharding_info(*s).partial_axes) {
+    for (TypeId t : tensors) {
+      const ShardingInfo* x = types_.sharding(t);
+      if (!x || !x->partial_axes) continue;
+      diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(t),
+                                                "an operation that needs the reduced value (all_reduce it first)");
+      return types_.error();
+    }
+  }
   return types_.with_sharding(result, *s);
 }
 

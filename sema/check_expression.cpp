@@ -373,6 +373,21 @@ Value Checker::check_expression(NodeId node) {
           const TypeInfo& info = types_.info(common);
           std::vector<DimId> dims(types_.dims(common).begin(), types_.dims(common).end());
           value = Value{types_.tensor(ScalarType::Bool, PolicyId{}, dims, info.space, false, info.seed_style)};
+          // Laid out as its operands (a mask of a split tensor is split
+          // alike); a partial value's terms compare to nothing global.
+          std::vector<TypeId> operands;
+          for (TypeId t : {left_type, rhs.type})
+            if (types_.kind(t) == TypeKind::Tensor && types_.sharding(t)) operands.push_back(t);
+          if (!operands.empty()) {
+            std::optional<uint32_t> sharding =
+                elementwise_sharding(node, "a comparison", operands, dims.size(), false);
+            if (sharding && *sharding && types_.sharding_info(*sharding).partial_axes) {
+              diags_.emit<diag::SemaDistLayoutMismatch>(n.range, "a comparison", types_.to_string(operands[0]),
+                                                        "an operation that needs the reduced value (all_reduce it first)");
+              sharding.reset();
+            }
+            value = sharding ? Value{types_.with_sharding(value.type, *sharding)} : Value{types_.error()};
+          }
         }
       } else {
         value = Value{tensor && !in_device() ? types_.dynamic() : types_.scalar(ScalarType::Bool)};
@@ -905,7 +920,9 @@ Value Checker::check_binary(NodeId node) {
   Value result{binary_result(node, BinaryUse::of(op), lhs.type, rhs.type)};
   if (!in_device() && !types_.is_error(result.type) && types_.kind(result.type) == TypeKind::Tensor &&
       (types_.sharding(lhs.type) || types_.sharding(rhs.type))) {
-    bool linear = op == BinaryOperator::Add || op == BinaryOperator::Sub;
+    // (A number added to a partial sum would be added once per rank.)
+    bool linear = (op == BinaryOperator::Add || op == BinaryOperator::Sub) &&
+                  types_.kind(lhs.type) == TypeKind::Tensor && types_.kind(rhs.type) == TypeKind::Tensor;
     bool scaling = op == BinaryOperator::Mul || op == BinaryOperator::Div;
     std::vector<TypeId> operands;
     for (TypeId t : {lhs.type, rhs.type})

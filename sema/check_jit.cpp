@@ -102,6 +102,8 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   // Annotated parameters take what their annotation says.
   for (size_t i = 0; i < expected; ++i) {
     TypeId declared = generic.parameter_types[i];
+    // An annotation that names no type was reported where it is written.
+    if (types_.is_error(declared)) return Value{types_.error()};
     if (types_.kind(declared) == TypeKind::Dynamic || unknown) continue;
     if (types_.is_error(declared)) return Value{types_.error()};  // its annotation's error was reported
     // A 0-d tensor where the function takes a number (`b = b - lr * gb`

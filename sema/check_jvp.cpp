@@ -135,10 +135,18 @@ Value Checker::check_jvp(BuiltinCall& bc) {
     return Value{error};
   }
   bool literal = ast_.kind(tangents_node) == NodeKind::Tuple || ast_.kind(tangents_node) == NodeKind::List;
+  const bool on_mesh = program_call_mesh(primals).has_value();
   for (size_t i = 0; i < have.size(); ++i) {
     TypeId want = info.parameter_types[i];
+    // The program's sharded primal: its tangent is a global value laid out
+    // as the primal is (each rank passes its block of both).
+    if (on_mesh) want = types_.with_mut(default_type(out_.node_types[primals[i].index]), false);
     TypeInfo w = types_.info(want), h = types_.info(have[i]);
     bool match = h.kind == TypeKind::Tensor && h.scalar == w.scalar && types_.dims(want).size() == types_.dims(have[i]).size();
+    if (match && on_mesh) {
+      const ShardingInfo *a = types_.sharding(want), *b = types_.sharding(have[i]);
+      match = a && b ? *a == *b : a == b;
+    }
     for (size_t d = 0; match && d < types_.dims(want).size(); ++d) {
       auto a = types_.constant_value(types_.dims(want)[d]), b = types_.constant_value(types_.dims(have[i])[d]);
       match = !(a && b && *a != *b);

@@ -1436,7 +1436,9 @@ bool Checker::promote_local_to_tensor(Local& local, TypeId value) {
       ast_.kind(local.def) != NodeKind::Name)
     return false;
   TypeInfo held = types_.info(local.type), given = types_.info(value);
-  if (given.kind != TypeKind::Tensor || !types_.dims(value).empty() || types_.sharding(value) ||
+  // (A value whole on every rank of a mesh, an all_reduced loss, is one
+  // number as well.)
+  if (given.kind != TypeKind::Tensor || !types_.dims(value).empty() || distributed_layout(types_.sharding(value)) ||
       given.policy.index != 0)
     return false;
   // A number, or a 0-d tensor this rule made of one (a later value of a

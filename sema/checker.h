@@ -71,6 +71,10 @@ struct NpyHeader {
 };
 std::optional<NpyHeader> read_npy_header(const std::string& path, std::string& why);
 
+// Whether a value laid out so is something other than one whole value on
+// every rank (check_dist.cpp).
+bool distributed_layout(const ShardingInfo* sharding);
+
 // What binary_result types: an operator (`a + b`, or augmented `a += b`), a
 // comparison, the branches of `a if c else b`, or a builtin of two numbers
 // (`min`, `pow`). The spelling is for messages only; the rules look at the
@@ -321,6 +325,8 @@ class Checker {
                                                std::vector<uint32_t>* inner_argnums = nullptr);
   Value check_vjp_call(NodeId call, const TransformInfo& transform, std::span<const NodeId> arguments);
   Value check_transform_call(NodeId call, TypeId transform, std::span<const NodeId> arguments);
+  std::optional<uint32_t> program_call_mesh(std::span<const NodeId> arguments);
+  double global_gradient_scale(uint32_t mesh, TypeId result);
   void collect_custom_vjps(NodeId module);
   std::optional<uint32_t> defvjp_function(NodeId call);
   std::optional<uint32_t> method_call_function(NodeId call, std::string_view method);

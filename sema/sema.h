@@ -188,6 +188,27 @@ struct TypedModule {
   std::unordered_map<uint32_t, uint32_t> custom_jvps;
   std::unordered_set<uint32_t> defjvp_calls;
   std::unordered_map<uint32_t, uint32_t> custom_jvp_instances;
+  // grad / value_and_grad called by the program with sharded arguments (the
+  // function runs on their mesh, each rank differentiating its copy), by
+  // Call NodeId index: the mesh, and the factor of each rank's seed so that
+  // the ranks' gradients, summed over the axes that do not split their
+  // argument, are the gradients of the result's global value (NaN: a
+  // result whose global value no layout describes). For a call of a vjp
+  // function, one factor per cotangent.
+  struct ProgramGradient {
+    uint32_t mesh = 0;
+    std::vector<double> scales;
+  };
+  std::unordered_map<uint32_t, ProgramGradient> program_gradients;
+  // vjp(f, ...) made by the program with sharded primals, by f's instance:
+  // the mesh, the program's (global) types of f's result and of the
+  // primals.
+  struct ProgramVjp {
+    uint32_t mesh = 0;
+    TypeId out;
+    std::vector<TypeId> primals;
+  };
+  std::unordered_map<uint32_t, ProgramVjp> program_vjps;
   // @precision_policy classes, by the index of the class's name.
   std::unordered_map<uint32_t, PolicyClass> policy_classes;
   const PolicyClass* policy_class(IdentifierId name) const {

@@ -186,6 +186,21 @@ void copy_block(unsigned char* whole, unsigned char* block, const std::vector<in
   }
 }
 
+// The bytes of 1 in `dtype` (the dtypes a reduction takes), for the
+// product's identity.
+std::vector<unsigned char> one_bytes(tessDtype dtype, size_t element) {
+  std::vector<unsigned char> one(element, 0);
+  auto put = [&](auto value) { std::memcpy(one.data(), &value, sizeof value); };
+  switch (dtype) {
+    case TESS_F16: put(uint16_t{0x3C00}); break;
+    case TESS_BF16: put(uint16_t{0x3F80}); break;
+    case TESS_F32: put(1.0f); break;
+    case TESS_F64: put(1.0); break;
+    default: one[0] = 1;  // bool and the integers (little-endian)
+  }
+  return one;
+}
+
 }  // namespace
 
 namespace tessera::rt {
@@ -358,7 +373,23 @@ tessStatus tessHostCollective(tessHostContext context, const char* mesh_text, co
     std::vector<int> coords(m.axes.size(), 0);
     if (o.kind == "shard") {
       tessMeshGetCoords(mesh, rank, coords.data(), static_cast<int>(coords.size()));
-      copy_block(host(source->data), host(target->data), global, local, offsets_for(coords), element, true);
+      // A partial sum (product) of a whole tensor: index 0 of the partial
+      // axes holds the block and the others the identity, so that the
+      // reduction the layout promises gives the tensor back (a mean, max or
+      // min of equal blocks is the block: every rank holds it).
+      bool identity = false;
+      if (o.op == "sum" || o.op == "prod")
+        for (const std::string& p : o.partial)
+          for (size_t a = 0; a < m.axes.size(); ++a)
+            if (!p.empty() && m.axes[a] == p && coords[a] != 0) identity = true;
+      if (!identity) {
+        copy_block(host(source->data), host(target->data), global, local, offsets_for(coords), element, true);
+        return ok();
+      }
+      size_t block_bytes = static_cast<size_t>(elements(block)) * element;
+      if (o.op == "sum") return tessMemset(context->device, target->data, 0, block_bytes);
+      std::vector<unsigned char> one = one_bytes(dtype, element);
+      for (size_t at = 0; at < block_bytes; at += element) std::memcpy(host(target->data) + at, one.data(), element);
       return ok();
     }
     // Unshard: reduce the partial axes, gather every rank's block, place each.
