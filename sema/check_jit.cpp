@@ -105,7 +105,6 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
     // An annotation that names no type was reported where it is written.
     if (types_.is_error(declared)) return Value{types_.error()};
     if (types_.kind(declared) == TypeKind::Dynamic || unknown) continue;
-    if (types_.is_error(declared)) return Value{types_.error()};  // its annotation's error was reported
     // A 0-d tensor where the function takes a number (`b = b - lr * gb`
     // carried through a training loop, NumPy's and JAX's 0-d arrays): its
     // value, read back to the host at the call, as a kernel launch reads it.
