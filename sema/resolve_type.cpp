@@ -281,7 +281,14 @@ TypeId Checker::resolve_type(NodeId node) {
           return set_type(node, types_.scalar(storage, types_.intern_policy(policy)));
         }
       }
-      diags_.emit<diag::SemaNotAType>(n.range, source_text(node));
+      {
+        // Python's number types have no width in Tessera: offer the
+        // default one NumPy and JAX would give.
+        std::string written = source_text(node);
+        auto diagnostic = diags_.emit<diag::SemaNotAType>(n.range, written);
+        if (written == "float") diagnostic.fix_it_replace(n.range, "f32");
+        if (written == "int") diagnostic.fix_it_replace(n.range, "i32");
+      }
       return set_type(node, types_.error());
     }
     case NodeKind::Subscript: {
