@@ -388,7 +388,7 @@ Value Checker::check_call(NodeId node) {
       // program) is generic graph code too: instantiated per signature,
       // inlined when compiled.
       if (callee_info.kind == FunctionKind::Helper && !in_device() && !callee_info.uses_kernel_builtins &&
-          function_ && function_->kind == FunctionKind::Jit)
+          (!function_ || function_->kind == FunctionKind::Jit))
         return check_jit_call(node, index, children.subspan(1), true);
       for (NodeId argument : children.subspan(1)) check_expression(argument);
       if (in_device()) {
