@@ -147,6 +147,19 @@ bool Checker::constant_sizes_differ(TypeId a, TypeId b) const {
   return false;
 }
 
+TypeId Checker::read_back_numbers(TypeId value, TypeId declared) {
+  if (types_.kind(value) == TypeKind::Tuple && types_.kind(declared) == TypeKind::Tuple) {
+    auto vs = types_.tuple_elements(value), ds = types_.tuple_elements(declared);
+    if (vs.size() != ds.size()) return value;
+    std::vector<TypeId> elements;
+    for (size_t i = 0; i < vs.size(); ++i) elements.push_back(read_back_numbers(vs[i], ds[i]));
+    return types_.tuple(elements);
+  }
+  if (types_.kind(declared) == TypeKind::Scalar && types_.kind(value) == TypeKind::Tensor && types_.dims(value).empty())
+    return types_.scalar(types_.info(value).scalar);
+  return value;
+}
+
 TypeId Checker::default_type(const Value& value) {
   // An integer constant without context is i32, or i64 when its exact value
   // does not fit i32 (an error later if it fits neither: check_constant_fits).

@@ -1087,9 +1087,10 @@ void Checker::check_statement(NodeId statement) {
         diags_.emit<diag::SemaKernelReturnsValue>(ast_.range(children[0]), name_of(function_->name));
       } else if (types_.kind(function_->return_type) == TypeKind::None && !ast_.child(function_->def, 2).valid()) {
         function_->return_type = value.type;  // inferred from the first return
-      } else if (!types_.is_error(value.type) && !types_.is_error(function_->return_type) &&
-                 (!is_assignable(value.type, function_->return_type) ||
-                  constant_sizes_differ(value.type, function_->return_type))) {
+      } else if (TypeId given = in_device() ? value.type : read_back_numbers(value.type, function_->return_type);
+                 !types_.is_error(value.type) && !types_.is_error(function_->return_type) &&
+                 (!is_assignable(given, function_->return_type) ||
+                  constant_sizes_differ(given, function_->return_type))) {
         diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(children[0]), types_.to_string(value.type), "the result",
                                                   types_.to_string(function_->return_type));
       } else {

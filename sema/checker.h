@@ -279,6 +279,10 @@ class Checker {
   void report_non_float_gradient(NodeId where, const std::string& function, const std::string& parameter, TypeId type);
   bool is_assignable(TypeId from, TypeId to) const;
   bool constant_sizes_differ(TypeId a, TypeId b) const;
+  // Graph code: the type `value` has where `declared` is wanted, a 0-d
+  // tensor where a number is declared (element by element in tuples) being
+  // the number read back to the host (the lowering's graph.item).
+  TypeId read_back_numbers(TypeId value, TypeId declared);
   // In device code a local names one memory of one shape and layout (the
   // IR has no tensor of several): a tensor local keeps its exact type,
   // writability aside. True for anything that is not two tensors.
