@@ -958,6 +958,22 @@ Value Checker::check_binary(NodeId node) {
         .fix_it_replace(ast_.range(lhs_node), fixed);
     return Value{types_.error()};
   }
+  // A literal count or divisor says what it does whatever the other
+  // operand: a negative shift count raises in Python, and an integer `//` or
+  // `%` by zero has no value in a kernel (graph code follows NumPy: 0).
+  if (!exact(lhs) && exact(rhs) && !rhs.constant->is_float && integral(rhs.type)) {
+    bool shift = op == BinaryOperator::LShift || op == BinaryOperator::RShift;
+    if (shift && rhs.constant->integer < 0) {
+      diags_.emit<diag::SemaNegativeShift>(n.range, to_string(rhs.constant->integer));
+      return Value{types_.error()};
+    }
+    if ((op == BinaryOperator::FloorDiv || op == BinaryOperator::Mod) && rhs.constant->integer == 0 && in_device() &&
+        integral(lhs.type)) {
+      diags_.emit<diag::SemaDivisionByZero>(n.range, std::string(operator_spelling(op)),
+                                            "in a kernel, where an integer division by zero has no defined value");
+      return Value{types_.error()};
+    }
+  }
   // Untyped constants take the type of the other operand: their exact value
   // must fit it (`x + 3000000000` with x: i32).
   check_operand_constants(lhs, lhs_node, rhs, rhs_node, result.type);
@@ -974,7 +990,7 @@ Value Checker::check_binary(NodeId node) {
     if (divides && y == 0) {
       // Python raises ZeroDivisionError; a kernel would compute inf or NaN.
       if (both_exact) {
-        diags_.emit<diag::SemaDivisionByZero>(n.range, std::string(operator_spelling(op)));
+        diags_.emit<diag::SemaDivisionByZero>(n.range, std::string(operator_spelling(op)), "in a constant expression");
         return Value{types_.error()};
       }
       return result;
@@ -1003,7 +1019,7 @@ Value Checker::check_binary(NodeId node) {
       break;
     case FoldError::DivisionByZero:
       if (both_exact) {
-        diags_.emit<diag::SemaDivisionByZero>(n.range, std::string(operator_spelling(op)));
+        diags_.emit<diag::SemaDivisionByZero>(n.range, std::string(operator_spelling(op)), "in a constant expression");
         return Value{types_.error()};
       }
       break;
