@@ -166,6 +166,7 @@ class Checker {
   // One checker per family of builtins (builtin_call.h).
   Value check_kernel_builtin(BuiltinCall& call);
   Value check_memory_builtin(BuiltinCall& call);
+  std::optional<int64_t> positive_extent(BuiltinCall& call, NodeId extent);
   Value check_math_builtin(BuiltinCall& call);
   Value check_graph_builtin(BuiltinCall& call);
   // --- distribution (check_dist.cpp) ---
