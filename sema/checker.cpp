@@ -597,9 +597,22 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
       if (!parameter.candidates.empty()) info.autotune.push_back(parameter);
     }
   };
+  // One option given twice (`@kernel(tile=(128,)) tile[(64,)]`, or
+  // `tile=` and `group=`): the second silently replaced the first.
+  std::vector<std::string> given;
+  auto once = [&](std::string option, SourceRange where) {
+    std::string canonical = option == "group" ? "tile" : option;
+    if (std::find(given.begin(), given.end(), canonical) != given.end()) {
+      diags_.emit<diag::SemaDuplicateArgument>(where, "@kernel", canonical);
+      return false;
+    }
+    given.push_back(canonical);
+    return true;
+  };
   auto keyword = [&](NodeId argument, std::string_view context) {
     std::string name = name_of(ast_.node(argument).payload);
     NodeId value = ast_.child(argument, 0);
+    if (!once(name, ast_.node(argument).range)) return;
     if (name == "tile" || name == "group") {
       group_shape(value);
     } else if (name == "shared") {
@@ -637,9 +650,9 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
     NodeId callee = kind == NodeKind::Subscript || kind == NodeKind::Call ? ast_.child(clause, 0) : clause;
     std::string name = dotted_path_of(ast_, values_, callee);
     if (name == "tile" && kind == NodeKind::Subscript) {
-      group_shape(ast_.child(clause, 1));
+      if (once(name, ast_.range(clause))) group_shape(ast_.child(clause, 1));
     } else if (name == "shared" && kind == NodeKind::Call && ast_.children(clause).size() == 2) {
-      shared_budget(ast_.child(clause, 1));
+      if (once(name, ast_.range(clause))) shared_budget(ast_.child(clause, 1));
     } else {
       diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(clause), source_text(clause));
     }
