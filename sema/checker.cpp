@@ -874,6 +874,28 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
     }
   }
 
+  // A parameter named as a symbolic dimension of an annotated parameter
+  // (`x: f32[n], n: i32`, the CUDA habit of passing the size): the name
+  // would denote both, and nothing makes the two values agree.
+  auto all_parameters = ast_.children(parameters).subspan(info.first_parameter);
+  for (size_t i = 0; i < all_parameters.size(); ++i) {
+    uint32_t name = ast_.node(all_parameters[i]).payload;
+    if (name == UINT32_MAX) continue;
+    for (size_t j = 0; j < all_parameters.size() && j < info.parameter_types.size(); ++j) {
+      TypeId type = info.parameter_types[j];
+      if (j == i || !ast_.child(all_parameters[j], 0).valid() || types_.kind(type) != TypeKind::Tensor) continue;
+      auto dims = types_.dims(type);
+      if (std::none_of(dims.begin(), dims.end(), [&](DimId dim) {
+            const Dim& d = types_.dim(dim);
+            return d.kind == DimKind::Symbol && d.symbol.index == name;
+          }))
+        continue;
+      diags_.emit<diag::SemaRedefinition>(ast_.range(all_parameters[i]), name_of(name))
+          .note<diag::NotePreviousDefinition>(ast_.range(ast_.child(all_parameters[j], 0)), name_of(name));
+      break;
+    }
+  }
+
   // key=(...) names symbolic dimensions of the parameters.
   for (const std::string& key : info.autotune_key) {
     auto it = locals_.find(values_.identifiers.intern(key).index);
