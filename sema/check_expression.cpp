@@ -1,6 +1,8 @@
 // Sema: expressions, names, promotion rules and builtin calls.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 
 #include "support/diagnostics/internal_error.h"
 #include "sema/checker.h"
@@ -170,7 +172,8 @@ TypeId Checker::default_type(const Value& value) {
 }
 
 bool Checker::check_constant_fits(NodeId where, const Value& value, TypeId target) {
-  if (!value.constant || value.constant->from_local || value.constant->is_float) return true;
+  if (!value.constant || value.constant->from_local) return true;
+  if (value.constant->is_float) return check_float_constant_fits(where, value, target);
   // Typed constants (a bool) have their type already; untyped ones take it here.
   if (types_.kind(value.type) != TypeKind::UntypedInt || !target.valid()) return true;
   TypeInfo t = types_.info(target);
@@ -181,6 +184,27 @@ bool Checker::check_constant_fits(NodeId where, const Value& value, TypeId targe
   diags_.emit<diag::SemaConstantOutOfRange>(ast_.range(where), to_string(value.constant->integer),
                                             std::string(scalar_info(t.scalar).name), to_string(range.min),
                                             to_string(range.max));
+  return false;
+}
+
+// An untyped float constant in an f32 context is rounded to f32: a finite
+// one past its range (`x * 1e50`, `y[i] = 1e39`) would silently be an
+// infinity. (Narrower floats round by their policies, which define
+// overflow; f64 holds every finite literal; @saturate clamps.)
+bool Checker::check_float_constant_fits(NodeId where, const Value& value, TypeId target) {
+  if (types_.kind(value.type) != TypeKind::UntypedFloat || !target.valid()) return true;
+  TypeInfo t = types_.info(target);
+  if (t.kind == TypeKind::Tensor) t = types_.info(types_.element_type(target));
+  if (t.kind != TypeKind::Scalar || t.scalar != ScalarType::F32 || types_.policy(t.policy).saturate) return true;
+  double v = value.constant->real;
+  if (!std::isfinite(v) || std::isfinite(static_cast<float>(v))) return true;
+  auto text = [](double x) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.9g", x);
+    return std::string(buffer);
+  };
+  double largest = std::numeric_limits<float>::max();
+  diags_.emit<diag::SemaConstantOutOfRange>(ast_.range(where), text(v), "f32", text(-largest), text(largest));
   return false;
 }
 

@@ -295,6 +295,9 @@ class Checker {
   // exact value is not one of the target's. Values read from locals are not
   // checked (constant.h). False after a report.
   bool check_constant_fits(NodeId where, const Value& value, TypeId target);
+  // The same for an untyped float constant rounded to f32: a finite one past
+  // its range.
+  bool check_float_constant_fits(NodeId where, const Value& value, TypeId target);
   // Both operands of an operation typed `result`.
   void check_operand_constants(const Value& lhs, NodeId lhs_node, const Value& rhs, NodeId rhs_node, TypeId result);
   void finalize_bare_shared(IdentifierId name, TypeId element);
