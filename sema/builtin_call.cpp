@@ -105,6 +105,14 @@ Value BuiltinCall::require_integer(NodeId argument, const char* parameter) {
   return v;
 }
 
+bool BuiltinCall::require_scalar(const Value& v, NodeId argument, const char* parameter, const char* what) {
+  TypeStore& types = checker.types_;
+  const TypeInfo& ti = types.info(checker.default_type(v.type));
+  if (ti.kind == TypeKind::Scalar || ti.kind == TypeKind::Error || ti.kind == TypeKind::Dynamic) return true;
+  checker.diags_.emit<diag::SemaArgumentType>(checker.ast_.range(argument), parameter, name, what, types.to_string(v.type));
+  return false;
+}
+
 std::optional<int64_t> BuiltinCall::require_constant_integer(NodeId argument, const char* parameter) {
   Value v = require_integer(argument, parameter);
   if (checker.types_.is_error(v.type)) return std::nullopt;  // already reported

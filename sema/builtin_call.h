@@ -43,6 +43,9 @@ class BuiltinCall {
 
   // Argument rules: each reports a mismatch at the argument.
   Value require_integer(NodeId argument, const char* parameter);
+  // One value per lane (a warp operation's operand): not a vector or tensor.
+  // Reports `what` as the expected kind; returns whether it is a scalar.
+  bool require_scalar(const Value& v, NodeId argument, const char* parameter, const char* what);
   std::optional<int64_t> require_constant_integer(NodeId argument, const char* parameter);
   std::optional<ScalarType> require_dtype(NodeId argument, const char* parameter);
   std::optional<TypeId> require_tensor(NodeId argument, const char* parameter, bool shared);

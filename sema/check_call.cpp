@@ -20,13 +20,23 @@ Value Checker::check_call(NodeId node) {
   Arguments args = split_arguments(ast_, values_, children.subspan(1));
 
   // `kernel[grid](args)` / `kernel[grid, group](args)`: a launch from graph-level code.
-  if (ast_.kind(callee) == NodeKind::Subscript && ast_.kind(ast_.child(callee, 0)) == NodeKind::Name && !in_device()) {
-    auto symbol = module_symbols_.find(ast_.node(ast_.child(callee, 0)).payload);
+  // Device code cannot launch one (there is no dynamic parallelism): say
+  // so at the kernel's name, as for a call of it, rather than that a
+  // function cannot be indexed.
+  if (ast_.kind(callee) == NodeKind::Subscript && ast_.kind(ast_.child(callee, 0)) == NodeKind::Name) {
+    NodeId kernel_name = ast_.child(callee, 0);
+    auto symbol = module_symbols_.find(ast_.node(kernel_name).payload);
     if (symbol != module_symbols_.end() && symbol->second.kind == ModuleSymbol::Kind::Function &&
-        !locals_.count(ast_.node(ast_.child(callee, 0)).payload)) {
+        !locals_.count(ast_.node(kernel_name).payload)) {
       check_function(symbol->second.function_index);
-      if (out_.functions[symbol->second.function_index].kind == FunctionKind::Kernel)
+      const FunctionInfo& target = out_.functions[symbol->second.function_index];
+      if (target.kind == FunctionKind::Kernel && !in_device())
         return check_kernel_launch(node, callee, symbol->second.function_index, children.subspan(1));
+      if (target.kind == FunctionKind::Kernel) {
+        for (NodeId argument : children.subspan(1)) check_expression(argument);
+        diags_.emit<diag::SemaCallUnknownFunction>(ast_.range(kernel_name), name_of(target.name));
+        return Value{types_.error()};
+      }
     }
   }
 
@@ -400,7 +410,7 @@ Value Checker::check_call(NodeId node) {
       // program) is generic graph code too: instantiated per signature,
       // inlined when compiled.
       if (callee_info.kind == FunctionKind::Helper && !in_device() && !callee_info.uses_kernel_builtins &&
-          function_ && function_->kind == FunctionKind::Jit)
+          (!function_ || function_->kind == FunctionKind::Jit))
         return check_jit_call(node, index, children.subspan(1), true);
       for (NodeId argument : children.subspan(1)) check_expression(argument);
       if (in_device()) {

@@ -1,6 +1,8 @@
 // Sema: expressions, names, promotion rules and builtin calls.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 
 #include "support/diagnostics/internal_error.h"
 #include "sema/checker.h"
@@ -147,6 +149,19 @@ bool Checker::constant_sizes_differ(TypeId a, TypeId b) const {
   return false;
 }
 
+TypeId Checker::read_back_numbers(TypeId value, TypeId declared) {
+  if (types_.kind(value) == TypeKind::Tuple && types_.kind(declared) == TypeKind::Tuple) {
+    auto vs = types_.tuple_elements(value), ds = types_.tuple_elements(declared);
+    if (vs.size() != ds.size()) return value;
+    std::vector<TypeId> elements;
+    for (size_t i = 0; i < vs.size(); ++i) elements.push_back(read_back_numbers(vs[i], ds[i]));
+    return types_.tuple(elements);
+  }
+  if (types_.kind(declared) == TypeKind::Scalar && types_.kind(value) == TypeKind::Tensor && types_.dims(value).empty())
+    return types_.scalar(types_.info(value).scalar);
+  return value;
+}
+
 TypeId Checker::default_type(const Value& value) {
   // An integer constant without context is i32, or i64 when its exact value
   // does not fit i32 (an error later if it fits neither: check_constant_fits).
@@ -157,7 +172,8 @@ TypeId Checker::default_type(const Value& value) {
 }
 
 bool Checker::check_constant_fits(NodeId where, const Value& value, TypeId target) {
-  if (!value.constant || value.constant->from_local || value.constant->is_float) return true;
+  if (!value.constant || value.constant->from_local) return true;
+  if (value.constant->is_float) return check_float_constant_fits(where, value, target);
   // Typed constants (a bool) have their type already; untyped ones take it here.
   if (types_.kind(value.type) != TypeKind::UntypedInt || !target.valid()) return true;
   TypeInfo t = types_.info(target);
@@ -168,6 +184,27 @@ bool Checker::check_constant_fits(NodeId where, const Value& value, TypeId targe
   diags_.emit<diag::SemaConstantOutOfRange>(ast_.range(where), to_string(value.constant->integer),
                                             std::string(scalar_info(t.scalar).name), to_string(range.min),
                                             to_string(range.max));
+  return false;
+}
+
+// An untyped float constant in an f32 context is rounded to f32: a finite
+// one past its range (`x * 1e50`, `y[i] = 1e39`) would silently be an
+// infinity. (Narrower floats round by their policies, which define
+// overflow; f64 holds every finite literal; @saturate clamps.)
+bool Checker::check_float_constant_fits(NodeId where, const Value& value, TypeId target) {
+  if (types_.kind(value.type) != TypeKind::UntypedFloat || !target.valid()) return true;
+  TypeInfo t = types_.info(target);
+  if (t.kind == TypeKind::Tensor) t = types_.info(types_.element_type(target));
+  if (t.kind != TypeKind::Scalar || t.scalar != ScalarType::F32 || types_.policy(t.policy).saturate) return true;
+  double v = value.constant->real;
+  if (!std::isfinite(v) || std::isfinite(static_cast<float>(v))) return true;
+  auto text = [](double x) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.9g", x);
+    return std::string(buffer);
+  };
+  double largest = std::numeric_limits<float>::max();
+  diags_.emit<diag::SemaConstantOutOfRange>(ast_.range(where), text(v), "f32", text(-largest), text(largest));
   return false;
 }
 
@@ -962,6 +999,22 @@ Value Checker::check_binary(NodeId node) {
         .fix_it_replace(ast_.range(lhs_node), fixed);
     return Value{types_.error()};
   }
+  // A literal count or divisor says what it does whatever the other
+  // operand: a negative shift count raises in Python, and an integer `//` or
+  // `%` by zero has no value in a kernel (graph code follows NumPy: 0).
+  if (!exact(lhs) && exact(rhs) && !rhs.constant->is_float && integral(rhs.type)) {
+    bool shift = op == BinaryOperator::LShift || op == BinaryOperator::RShift;
+    if (shift && rhs.constant->integer < 0) {
+      diags_.emit<diag::SemaNegativeShift>(n.range, to_string(rhs.constant->integer));
+      return Value{types_.error()};
+    }
+    if ((op == BinaryOperator::FloorDiv || op == BinaryOperator::Mod) && rhs.constant->integer == 0 && in_device() &&
+        integral(lhs.type)) {
+      diags_.emit<diag::SemaDivisionByZero>(n.range, std::string(operator_spelling(op)),
+                                            "in a kernel, where an integer division by zero has no defined value");
+      return Value{types_.error()};
+    }
+  }
   // Untyped constants take the type of the other operand: their exact value
   // must fit it (`x + 3000000000` with x: i32).
   check_operand_constants(lhs, lhs_node, rhs, rhs_node, result.type);
@@ -978,7 +1031,7 @@ Value Checker::check_binary(NodeId node) {
     if (divides && y == 0) {
       // Python raises ZeroDivisionError; a kernel would compute inf or NaN.
       if (both_exact) {
-        diags_.emit<diag::SemaDivisionByZero>(n.range, std::string(operator_spelling(op)));
+        diags_.emit<diag::SemaDivisionByZero>(n.range, std::string(operator_spelling(op)), "in a constant expression");
         return Value{types_.error()};
       }
       return result;
@@ -1007,7 +1060,7 @@ Value Checker::check_binary(NodeId node) {
       break;
     case FoldError::DivisionByZero:
       if (both_exact) {
-        diags_.emit<diag::SemaDivisionByZero>(n.range, std::string(operator_spelling(op)));
+        diags_.emit<diag::SemaDivisionByZero>(n.range, std::string(operator_spelling(op)), "in a constant expression");
         return Value{types_.error()};
       }
       break;

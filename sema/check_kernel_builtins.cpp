@@ -90,15 +90,22 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
       bool idx = bc.info.signature == Signature::ShuffleIdxArgs;
       auto bound = bc.bind({"value", idx ? "lane" : "offset"}, 2);
       if (bound.empty()) return Value{types_.error()};
+      // The warp exchanges one register per lane: a vector (a
+      // tile.load_vector result) is shuffled element by element.
       Value v = bc.value_of(bound[0]);
+      bool scalar = bc.require_scalar(v, bound[0], "value", "a scalar (shuffle a vector's elements one by one: v[0], v[1], ...)");
       bc.require_integer(bound[1], idx ? "lane" : "offset");
+      if (!scalar) return Value{types_.error()};
       return Value{default_type(v)};
     }
     case Signature::WarpReduceArgs: {
       auto bound = bc.bind({"value"}, 1);
       if (bound.empty()) return Value{types_.error()};
+      Value v = bc.value_of(bound[0]);
+      if (!bc.require_scalar(v, bound[0], "value", "a scalar (reduce a vector's elements one by one: v[0], v[1], ...)"))
+        return Value{types_.error()};
       // A storage float reduces in its accumulation type (default f32).
-      return Value{compute_type(default_type(bc.value_of(bound[0])))};
+      return Value{compute_type(default_type(v))};
     }
     case Signature::MmaArgs: {
       auto bound = bc.bind({"a", "b", "accum"}, 2);

@@ -18,6 +18,18 @@ void Checker::check_vector_span(NodeId slice, TypeId type, int64_t width, std::s
                                       types_.to_string(type));
 }
 
+// An extent of an allocation's shape: a constant, and positive (a zero or
+// negative one was reported as a size not known at compile time).
+std::optional<int64_t> Checker::positive_extent(BuiltinCall& bc, NodeId extent) {
+  std::optional<int64_t> value = bc.require_constant_integer(extent, "shape");
+  if (value && *value <= 0) {
+    diags_.emit<diag::SemaArgumentType>(ast_.range(extent), "shape", std::string(bc.name), "positive sizes",
+                                        std::to_string(*value));
+    return std::nullopt;
+  }
+  return value;
+}
+
 Value Checker::check_memory_builtin(BuiltinCall& bc) {
   switch (bc.info.signature) {
     case Signature::AllocShared: {
@@ -63,8 +75,8 @@ Value Checker::check_memory_builtin(BuiltinCall& bc) {
       uint64_t count = 1;
       bool constant = true;
       for (NodeId d : dim_nodes) {
-        auto extent = bc.require_constant_integer(d, "shape");
-        if (!extent || *extent <= 0) {
+        auto extent = positive_extent(bc, d);
+        if (!extent) {
           constant = false;
           dims.push_back(types_.dynamic_dim());
           continue;
@@ -72,9 +84,26 @@ Value Checker::check_memory_builtin(BuiltinCall& bc) {
         dims.push_back(types_.constant_dim(*extent));
         count *= static_cast<uint64_t>(*extent);
       }
+      // A negative padding would overlap the rows; the IR takes only
+      // alignments that are powers of two (anything else reached its
+      // verifier as an internal error).
       int64_t padding = 0, alignment = 16;
-      if (NodeId p = option("padding"); p.valid()) padding = bc.require_constant_integer(p, "padding").value_or(0);
-      if (NodeId a = option("alignment"); a.valid()) alignment = bc.require_constant_integer(a, "alignment").value_or(16);
+      if (NodeId p = option("padding"); p.valid()) {
+        padding = bc.require_constant_integer(p, "padding").value_or(0);
+        if (padding < 0) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(p), "padding", std::string(bc.name), "0 or more elements",
+                                              std::to_string(padding));
+          padding = 0;
+        }
+      }
+      if (NodeId a = option("alignment"); a.valid()) {
+        alignment = bc.require_constant_integer(a, "alignment").value_or(16);
+        if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(a), "alignment", std::string(bc.name),
+                                              "a positive power of two (bytes)", std::to_string(alignment));
+          alignment = 16;
+        }
+      }
       if (NodeId s = option("swizzle"); s.valid()) bc.value_of(s);
       if (!element) return Value{types_.error()};
       if (constant && !dims.empty() && padding > 0) {
@@ -97,8 +126,8 @@ Value Checker::check_memory_builtin(BuiltinCall& bc) {
       auto element = bc.require_dtype(bound[1], "dtype");
       std::vector<DimId> dims;
       for (NodeId d : bc.shape_extents(bound[0])) {
-        auto extent = bc.require_constant_integer(d, "shape");
-        dims.push_back(extent && *extent > 0 ? types_.constant_dim(*extent) : types_.dynamic_dim());
+        auto extent = positive_extent(bc, d);
+        dims.push_back(extent ? types_.constant_dim(*extent) : types_.dynamic_dim());
       }
       if (!element) return Value{types_.error()};
       return Value{types_.tensor(*element, {}, dims, AddressSpace::Local, true, false)};

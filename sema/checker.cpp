@@ -597,9 +597,22 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
       if (!parameter.candidates.empty()) info.autotune.push_back(parameter);
     }
   };
+  // One option given twice (`@kernel(tile=(128,)) tile[(64,)]`, or
+  // `tile=` and `group=`): the second silently replaced the first.
+  std::vector<std::string> given;
+  auto once = [&](std::string option, SourceRange where) {
+    std::string canonical = option == "group" ? "tile" : option;
+    if (std::find(given.begin(), given.end(), canonical) != given.end()) {
+      diags_.emit<diag::SemaDuplicateArgument>(where, "@kernel", canonical);
+      return false;
+    }
+    given.push_back(canonical);
+    return true;
+  };
   auto keyword = [&](NodeId argument, std::string_view context) {
     std::string name = name_of(ast_.node(argument).payload);
     NodeId value = ast_.child(argument, 0);
+    if (!once(name, ast_.node(argument).range)) return;
     if (name == "tile" || name == "group") {
       group_shape(value);
     } else if (name == "shared") {
@@ -637,9 +650,9 @@ void Checker::read_kernel_decorator(FunctionInfo& info, NodeId decorator) {
     NodeId callee = kind == NodeKind::Subscript || kind == NodeKind::Call ? ast_.child(clause, 0) : clause;
     std::string name = dotted_path_of(ast_, values_, callee);
     if (name == "tile" && kind == NodeKind::Subscript) {
-      group_shape(ast_.child(clause, 1));
+      if (once(name, ast_.range(clause))) group_shape(ast_.child(clause, 1));
     } else if (name == "shared" && kind == NodeKind::Call && ast_.children(clause).size() == 2) {
-      shared_budget(ast_.child(clause, 1));
+      if (once(name, ast_.range(clause))) shared_budget(ast_.child(clause, 1));
     } else {
       diags_.emit<diag::SemaUnknownKernelClause>(ast_.range(clause), source_text(clause));
     }
@@ -858,6 +871,28 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
           locals_[d.symbol.index] = symbol;
         }
       }
+    }
+  }
+
+  // A parameter named as a symbolic dimension of an annotated parameter
+  // (`x: f32[n], n: i32`, the CUDA habit of passing the size): the name
+  // would denote both, and nothing makes the two values agree.
+  auto all_parameters = ast_.children(parameters).subspan(info.first_parameter);
+  for (size_t i = 0; i < all_parameters.size(); ++i) {
+    uint32_t name = ast_.node(all_parameters[i]).payload;
+    if (name == UINT32_MAX) continue;
+    for (size_t j = 0; j < all_parameters.size() && j < info.parameter_types.size(); ++j) {
+      TypeId type = info.parameter_types[j];
+      if (j == i || !ast_.child(all_parameters[j], 0).valid() || types_.kind(type) != TypeKind::Tensor) continue;
+      auto dims = types_.dims(type);
+      if (std::none_of(dims.begin(), dims.end(), [&](DimId dim) {
+            const Dim& d = types_.dim(dim);
+            return d.kind == DimKind::Symbol && d.symbol.index == name;
+          }))
+        continue;
+      diags_.emit<diag::SemaRedefinition>(ast_.range(all_parameters[i]), name_of(name))
+          .note<diag::NotePreviousDefinition>(ast_.range(ast_.child(all_parameters[j], 0)), name_of(name));
+      break;
     }
   }
 
@@ -1087,9 +1122,10 @@ void Checker::check_statement(NodeId statement) {
         diags_.emit<diag::SemaKernelReturnsValue>(ast_.range(children[0]), name_of(function_->name));
       } else if (types_.kind(function_->return_type) == TypeKind::None && !ast_.child(function_->def, 2).valid()) {
         function_->return_type = value.type;  // inferred from the first return
-      } else if (!types_.is_error(value.type) && !types_.is_error(function_->return_type) &&
-                 (!is_assignable(value.type, function_->return_type) ||
-                  constant_sizes_differ(value.type, function_->return_type))) {
+      } else if (TypeId given = in_device() ? value.type : read_back_numbers(value.type, function_->return_type);
+                 !types_.is_error(value.type) && !types_.is_error(function_->return_type) &&
+                 (!is_assignable(given, function_->return_type) ||
+                  constant_sizes_differ(given, function_->return_type))) {
         diags_.emit<diag::SemaAssignTypeMismatch>(ast_.range(children[0]), types_.to_string(value.type), "the result",
                                                   types_.to_string(function_->return_type));
       } else {

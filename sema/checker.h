@@ -170,6 +170,7 @@ class Checker {
   // One checker per family of builtins (builtin_call.h).
   Value check_kernel_builtin(BuiltinCall& call);
   Value check_memory_builtin(BuiltinCall& call);
+  std::optional<int64_t> positive_extent(BuiltinCall& call, NodeId extent);
   Value check_math_builtin(BuiltinCall& call);
   Value check_graph_builtin(BuiltinCall& call);
   // --- distribution (check_dist.cpp) ---
@@ -283,6 +284,10 @@ class Checker {
   void report_non_float_gradient(NodeId where, const std::string& function, const std::string& parameter, TypeId type);
   bool is_assignable(TypeId from, TypeId to) const;
   bool constant_sizes_differ(TypeId a, TypeId b) const;
+  // Graph code: the type `value` has where `declared` is wanted, a 0-d
+  // tensor where a number is declared (element by element in tuples) being
+  // the number read back to the host (the lowering's graph.item).
+  TypeId read_back_numbers(TypeId value, TypeId declared);
   // In device code a local names one memory of one shape and layout (the
   // IR has no tensor of several): a tensor local keeps its exact type,
   // writability aside. True for anything that is not two tensors.
@@ -294,6 +299,9 @@ class Checker {
   // exact value is not one of the target's. Values read from locals are not
   // checked (constant.h). False after a report.
   bool check_constant_fits(NodeId where, const Value& value, TypeId target);
+  // The same for an untyped float constant rounded to f32: a finite one past
+  // its range.
+  bool check_float_constant_fits(NodeId where, const Value& value, TypeId target);
   // Both operands of an operation typed `result`.
   void check_operand_constants(const Value& lhs, NodeId lhs_node, const Value& rhs, NodeId rhs_node, TypeId result);
   void finalize_bare_shared(IdentifierId name, TypeId element);

@@ -1,6 +1,8 @@
 // Type annotations -> types: dtypes and their aliases, tensor types with
 // symbolic shapes (`f32[n]`, `ts.Tensor["M", "N", bf16]`), `mut`, numeric
 // policies and `type` aliases.
+#include <algorithm>
+
 #include "frontend/parse/parse.h"
 #include "sema/checker.h"
 
@@ -107,6 +109,7 @@ std::optional<DimId> Checker::resolve_dim(NodeId node) {
 
 PolicyId Checker::resolve_policies(std::span<const NodeId> policies, ScalarType base, PolicyId start, bool bare) {
   Policy policy = types_.policy(start);
+  std::vector<std::string> seen;  // the policies written in this list
   for (NodeId policy_node : policies) {
     NodeId expression = bare ? policy_node : ast_.child(policy_node, 0);
     NodeId callee = ast_.kind(expression) == NodeKind::Call ? ast_.child(expression, 0) : expression;
@@ -125,6 +128,12 @@ PolicyId Checker::resolve_policies(std::span<const NodeId> policies, ScalarType 
     auto bad_argument = [&](const char* what) {
       diags_.emit<diag::SemaInvalidPolicyArgument>(where, name, std::string(what));
     };
+    // `@accum(f32) @accum(bf16)`: the second would silently replace the first.
+    if (!name.empty() && std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      bad_argument("is given twice; the second would replace the first: keep one");
+      continue;
+    }
+    if (!name.empty()) seen.push_back(name);
     if (name == "accum") {
       if (!require_float()) continue;
       std::optional<ScalarType> accum;

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <climits>
 #include <charconv>
 #include <cinttypes>
@@ -135,8 +136,15 @@ void parse_scalar(const Parameter& p, const std::string& text, unsigned char* ou
   }
   if (p.dtype == "f32" || p.dtype == "f64") {
     char* end = nullptr;
+    errno = 0;
     double v = std::strtod(text.c_str(), &end);
+    bool overflowed = errno == ERANGE;
     if (text.empty() || *end != '\0') bad("expected a number");
+    // A finite number past the type's range (`1e50` for an f32, `1e400`)
+    // would arrive as an infinity: out of range, as for integers ("inf"
+    // says what it means).
+    if ((std::isinf(v) && overflowed) || (p.dtype == "f32" && std::isfinite(v) && !std::isfinite(static_cast<float>(v))))
+      bad("out of range");
     if (p.dtype == "f32") {
       float f = static_cast<float>(v);
       std::memcpy(out, &f, sizeof f);
