@@ -1021,10 +1021,11 @@ class Generator {
       points = pass_.library->autotune_points(context_, instance, knob_names, default_point);
     // (The default's kernel gives the tile of C; a point the driver pruned
     // must not be in the module at all.)
-    if (points.size() > 1)
-      instance.knobs =
-          points[kept_default_point(pruned_point_reasons(instance.symbol(), point_texts(knob_names, points)),
-                                    default_point)];
+    if (points.size() > 1) {
+      default_point =
+          kept_default_point(pruned_point_reasons(instance.symbol(), point_texts(knob_names, points)), default_point);
+      instance.knobs = points[default_point];
+    }
     std::string error;
     Operation* gemm = pass_.library->instantiate(context_, module_, instance, error);
     if (!gemm && !instance.knobs.empty()) {
@@ -1212,9 +1213,7 @@ class Generator {
             backward, "attention", knob_names, points, default_point,
             [&](const std::vector<int64_t>&) { return std::array<Value*, 3>{split, host_index(bh), host_index(1)}; },
             grids, attributes);
-      if (!kernel) {
-        grids.clear();
-        attributes.clear();
+      if (!kernel) {  // (tuned_stdlib_variants appended nothing)
         kernel = instance("flash_attention_bwd");
         if (!kernel) return nullptr;
       }
