@@ -264,9 +264,10 @@ class Emitter {
   void emit_store(Operation* op);
   void emit_load_vector(Operation* op);
   llvm::Value* strided_last_axis(Operation* op, unsigned memref_operand);
-  std::pair<llvm::BasicBlock*, llvm::BasicBlock*> branch_on_unit_stride(llvm::Value* stride,
-                                                                        const std::function<void()>& unit,
-                                                                        const std::function<void()>& strided);
+  llvm::Value* whole_vector_condition(llvm::Value* address, llvm::Value* stride, llvm::Type* vector);
+  std::pair<llvm::BasicBlock*, llvm::BasicBlock*> branch_on_whole_vector(llvm::Value* condition,
+                                                                         const std::function<void()>& whole,
+                                                                         const std::function<void()>& elements);
   void emit_store_vector(Operation* op);
   void emit_cp_async(Operation* op);
   void emit_cp_commit_group(Operation* op);

@@ -311,9 +311,17 @@ void Emitter::emit_store(Operation* op) {
 // axis. They are adjacent in memory only when that axis's stride is 1: true
 // of shared and local buffers and of contiguous variants (a constant 1), and
 // of most views at run time. Otherwise (a transposed view, a step slice) the
-// elements are `stride` apart: when the stride is not the constant 1 the
-// access branches on it, one vector access when it is 1 at run time, else
-// one element at a time.
+// elements are `stride` apart. And where the target's vector access needs
+// more than its element's alignment (the GPU: ld.v4.f32 needs 16 bytes, and
+// a misaligned one faults), the address in a tensor must be aligned:
+// `x[6:10]` of a float tensor is not. So the access takes the whole vector
+// at once only where both hold, tested when it runs unless LLVM proves them
+// (a constant stride 1; an address whose known bits show the alignment),
+// and otherwise goes element by element: every target computes the same
+// for every view of a tensor. Shared and local buffers are the program's
+// own, laid out by it: their vector accesses must be aligned, as the
+// language says (docs/language/kernels.md, "Vectors"), and are not tested
+// (a test would keep a local array from living in registers).
 llvm::Value* Emitter::strided_last_axis(Operation* op, unsigned memref_operand) {
   MemRef& m = memref(op->operand(memref_operand));
   if (m.strides.empty()) return nullptr;
@@ -322,24 +330,43 @@ llvm::Value* Emitter::strided_last_axis(Operation* op, unsigned memref_operand) 
   return stride;
 }
 
-// Emits `unit` where `stride` is 1 at run time and `strided` where it is
-// not, both then joining; returns the blocks each ended in (for a phi).
-std::pair<llvm::BasicBlock*, llvm::BasicBlock*> Emitter::branch_on_unit_stride(
-    llvm::Value* stride, const std::function<void()>& unit, const std::function<void()>& strided) {
-  auto* unit_block = llvm::BasicBlock::Create(context_, "vector.unit", current_function_);
-  auto* strided_block = llvm::BasicBlock::Create(context_, "vector.strided", current_function_);
+// The condition for one whole-vector access of `vector` at `address` whose
+// last axis has run-time stride `stride` (nullptr: the constant 1); nullptr
+// when it always holds.
+llvm::Value* Emitter::whole_vector_condition(llvm::Value* address, llvm::Value* stride, llvm::Type* vector) {
+  llvm::Value* condition = stride ? builder_.CreateICmpEQ(stride, builder_.getInt64(1)) : nullptr;
+  uint64_t alignment = target_->vector_alignment(vector).value();
+  uint64_t element_alignment = module_->getDataLayout().getABITypeAlign(vector->getScalarType()).value();
+  unsigned space = address->getType()->getPointerAddressSpace();
+  bool program_buffer = space == target_->address_space(ir::MemorySpace::Shared) ||
+                        space == target_->address_space(ir::MemorySpace::Local);
+  if (alignment > element_alignment && !program_buffer) {
+    llvm::Value* low = builder_.CreateAnd(builder_.CreatePtrToInt(address, builder_.getInt64Ty()), alignment - 1);
+    llvm::Value* aligned = builder_.CreateICmpEQ(low, builder_.getInt64(0));
+    condition = condition ? builder_.CreateAnd(condition, aligned) : aligned;
+  }
+  if (auto* c = llvm::dyn_cast_or_null<llvm::ConstantInt>(condition); c && c->isOne()) return nullptr;
+  return condition;
+}
+
+// Emits `whole` where `condition` holds at run time and `elements` where it
+// does not, both then joining; returns the blocks each ended in (for a phi).
+std::pair<llvm::BasicBlock*, llvm::BasicBlock*> Emitter::branch_on_whole_vector(
+    llvm::Value* condition, const std::function<void()>& whole, const std::function<void()>& elements) {
+  auto* whole_block = llvm::BasicBlock::Create(context_, "vector.whole", current_function_);
+  auto* elements_block = llvm::BasicBlock::Create(context_, "vector.elements", current_function_);
   auto* join = llvm::BasicBlock::Create(context_, "vector.join", current_function_);
-  builder_.CreateCondBr(builder_.CreateICmpEQ(stride, builder_.getInt64(1)), unit_block, strided_block);
-  builder_.SetInsertPoint(unit_block);
-  unit();
-  llvm::BasicBlock* unit_end = builder_.GetInsertBlock();
+  builder_.CreateCondBr(condition, whole_block, elements_block);
+  builder_.SetInsertPoint(whole_block);
+  whole();
+  llvm::BasicBlock* whole_end = builder_.GetInsertBlock();
   builder_.CreateBr(join);
-  builder_.SetInsertPoint(strided_block);
-  strided();
-  llvm::BasicBlock* strided_end = builder_.GetInsertBlock();
+  builder_.SetInsertPoint(elements_block);
+  elements();
+  llvm::BasicBlock* elements_end = builder_.GetInsertBlock();
   builder_.CreateBr(join);
   builder_.SetInsertPoint(join);
-  return {unit_end, strided_end};
+  return {whole_end, elements_end};
 }
 
 void Emitter::emit_load_vector(Operation* op) {
@@ -353,20 +380,22 @@ void Emitter::emit_load_vector(Operation* op) {
     return load;
   };
   llvm::Value* stride = vector ? strided_last_axis(op, 0) : nullptr;
-  if (!stride) return set(op->result(), load_whole());
+  llvm::Value* condition = vector ? whole_vector_condition(address, stride, vt) : nullptr;
+  if (!condition) return set(op->result(), load_whole());
   llvm::Value *whole = nullptr, *gathered = llvm::PoisonValue::get(vt);
-  auto [from_unit, from_strided] = branch_on_unit_stride(
-      stride, [&] { whole = load_whole(); },
+  auto [from_whole, from_elements] = branch_on_whole_vector(
+      condition, [&] { whole = load_whole(); },
       [&] {
         llvm::Type* element = vector->getElementType();
         for (int64_t e = 0; e < span; ++e) {
-          llvm::Value* at = builder_.CreateGEP(element, address, builder_.CreateMul(builder_.getInt64(e), stride));
+          llvm::Value* at = builder_.CreateGEP(element, address,
+                                               stride ? builder_.CreateMul(builder_.getInt64(e), stride) : builder_.getInt64(e));
           gathered = builder_.CreateInsertElement(gathered, builder_.CreateLoad(element, at), builder_.getInt64(e));
         }
       });
   llvm::PHINode* v = builder_.CreatePHI(vt, 2);
-  v->addIncoming(whole, from_unit);
-  v->addIncoming(gathered, from_strided);
+  v->addIncoming(whole, from_whole);
+  v->addIncoming(gathered, from_elements);
   set(op->result(), v);
 }
 
@@ -379,11 +408,13 @@ void Emitter::emit_store_vector(Operation* op) {
     builder_.CreateStore(value, address)->setAlignment(target_->vector_alignment(value->getType()));
   };
   llvm::Value* stride = vector ? strided_last_axis(op, 1) : nullptr;
-  if (!stride) return store_whole();
-  branch_on_unit_stride(stride, store_whole, [&] {
+  llvm::Value* condition = vector ? whole_vector_condition(address, stride, value->getType()) : nullptr;
+  if (!condition) return store_whole();
+  branch_on_whole_vector(condition, store_whole, [&] {
     llvm::Type* element = vector->getElementType();
     for (int64_t e = 0; e < span; ++e) {
-      llvm::Value* at = builder_.CreateGEP(element, address, builder_.CreateMul(builder_.getInt64(e), stride));
+      llvm::Value* at = builder_.CreateGEP(element, address,
+                                           stride ? builder_.CreateMul(builder_.getInt64(e), stride) : builder_.getInt64(e));
       builder_.CreateStore(builder_.CreateExtractElement(value, builder_.getInt64(e)), at);
     }
   });

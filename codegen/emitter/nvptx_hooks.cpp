@@ -45,8 +45,10 @@ class NvptxHooks final : public TargetHooks {
   }
 
   unsigned address_space(ir::MemorySpace space) override;
+  // The vector's size up to 16 bytes: PTX's widest access on sm_80 and sm_90
+  // (ld.v4.f32, ld.v2.f64); a wider vector is several such accesses.
   llvm::Align vector_alignment(llvm::Type* vector) override {
-    return llvm::Align(e_.module_->getDataLayout().getTypeStoreSize(vector));
+    return llvm::Align(std::min<uint64_t>(e_.module_->getDataLayout().getTypeStoreSize(vector), 16));
   }
   uint64_t local_alignment(uint64_t requested) override { return requested; }
   llvm::Value* allocate_shared(Operation* op, Type m, llvm::ArrayType* array) override;

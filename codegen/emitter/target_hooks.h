@@ -118,7 +118,8 @@ class TargetHooks {
   // The LLVM address space of pointers into a memory space.
   virtual unsigned address_space(ir::MemorySpace space) = 0;
   // The alignment a vector load or store of `vector` claims. The GPU: the
-  // vector's size (ld.v2/v4; the program's contract). The host: its
+  // vector's size up to 16 bytes (ld.v2/v4; tested for tensors, the
+  // program's contract for shared and local buffers). The host: its
   // element's, since an unaligned wide access (a 64-byte vector in a shared
   // buffer aligned to 16) would fault as vmovaps, and unaligned vector moves
   // cost nothing when the address happens to be aligned.
