@@ -17,6 +17,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <mutex>
 
@@ -88,6 +89,18 @@ std::optional<std::string> optimize_with(llvm::Module& module, llvm::TargetMachi
                                   }))
       return "cannot link libdevice '" + path + "'";
   }
+  // PTX names are letters, digits, '_' and '$': a '.' in a symbol (a @jit
+  // instance `f.1`, a helper's specialisation `g.2`, a derived function
+  // `loss.grad.1.value`, and the kernels generated from them) is not
+  // assemblable, so every defined name spells it '$' (the runtime looks
+  // kernels up the same way: runtime/src/cuda_device.cpp, find_kernel;
+  // docs/abi.md). NVPTX's own renaming covers only internal symbols.
+  for (llvm::GlobalValue& value : module.global_values())
+    if (!value.isDeclaration() && !value.getName().starts_with("llvm.") && value.getName().contains('.')) {
+      std::string name = value.getName().str();
+      std::replace(name.begin(), name.end(), '.', '$');
+      value.setName(name);
+    }
   run_llvm_pipeline(module, &machine, options.opt_level);
   return std::nullopt;
 }

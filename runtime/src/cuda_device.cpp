@@ -324,7 +324,11 @@ class CudaDevice : public tessDevice_st {
     auto k = std::make_unique<CudaKernel>();
     k->module = module;
     k->name = name;
-    CUresult r = d_.cuModuleGetFunction(&k->function, m->handle, name);
+    // The module spells a '.' of a symbol '$' (PTX names have no '.':
+    // codegen/nvptx.cpp, optimize_with).
+    std::string ptx_name = name;
+    std::replace(ptx_name.begin(), ptx_name.end(), '.', '$');
+    CUresult r = d_.cuModuleGetFunction(&k->function, m->handle, ptx_name.c_str());
     if (r != CUDA_SUCCESS)
       return fail(r == 500 ? TESS_ERROR_NOT_FOUND : TESS_ERROR_DRIVER,
                   fmt::format("tessModuleGetKernel: no kernel named '{}' in the module: cuModuleGetFunction failed with {}",
