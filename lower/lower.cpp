@@ -612,8 +612,14 @@ void Lowering::lower_assign(NodeId statement) {
   // `grad_fn = ts.grad(f)`: a function made at compile time, only called.
   if (is_transform_node(value_node)) return;
   if (ast_.kind(value_node) == NodeKind::Tuple) {
-    // All values first: `a, b = b, a` swaps.
-    for (NodeId element : ast_.children(value_node)) bound.elements.push_back(value(element));
+    // All values first: `a, b = b, a` swaps. With a tuple inside (`q =
+    // ((3.0, 1.0), x)`), every element in `nested`, as lower() makes it.
+    std::vector<Bound> parts;
+    for (NodeId element : ast_.children(value_node)) parts.push_back(lower(element));
+    if (std::ranges::all_of(parts, [](const Bound& b) { return b.is_value(); }))
+      for (const Bound& b : parts) bound.elements.push_back(b.value);
+    else
+      bound.nested = std::move(parts);
   } else {
     std::optional<Type> want;
     if (children.size() == 2 && ast_.kind(children[0]) == NodeKind::Name)

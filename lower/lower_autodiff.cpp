@@ -28,9 +28,7 @@ unsigned Lowering::differentiated_input(NodeId call, uint32_t instance, uint32_t
   const std::vector<sema::TypeId>& parameters = typed_.instances[instance].info.parameter_types;
   unsigned input = 0;
   for (uint32_t i = 0; i < parameter && i < parameters.size(); ++i)
-    input += typed_.types.kind(parameters[i]) == SemaKind::Tuple
-                 ? static_cast<unsigned>(typed_.types.tuple_elements(parameters[i]).size())
-                 : 1;
+    input += static_cast<unsigned>(flat_types(parameters[i]).size());
   if (parameter < parameters.size() && typed_.types.kind(parameters[parameter]) == SemaKind::Tuple)
     unsupported(call, "a gradient with respect to a tuple parameter");
   return input;
@@ -234,6 +232,14 @@ Bound Lowering::lower_transform_call(NodeId call) {
 
 // The Bound of a value of sema type `type` whose IR values are the flat
 // `values` from `next` on (a tuple in a tuple was flattened).
+std::vector<sema::TypeId> Lowering::flat_types(sema::TypeId type) const {
+  if (typed_.types.kind(type) != SemaKind::Tuple) return {type};
+  std::vector<sema::TypeId> leaves;
+  for (sema::TypeId element : typed_.types.tuple_elements(type))
+    for (sema::TypeId leaf : flat_types(element)) leaves.push_back(leaf);
+  return leaves;
+}
+
 Bound Lowering::bound_from_flat(sema::TypeId type, const std::vector<Value*>& values, size_t& next) {
   if (typed_.types.kind(type) != SemaKind::Tuple) return Bound{values.at(next++), {}};
   std::vector<Bound> parts;

@@ -141,13 +141,8 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   for (size_t i = 0; i < info.parameter_types.size(); ++i) {
     NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
     std::string what = "parameter '" + name_of(ast_.node(parameter).payload) + "'";
-    if (typed_.types.kind(info.parameter_types[i]) == SemaKind::Tuple) {
-      std::vector<sema::TypeId> elements(typed_.types.tuple_elements(info.parameter_types[i]).begin(),
-                                         typed_.types.tuple_elements(info.parameter_types[i]).end());
-      for (sema::TypeId e : elements) inputs.push_back(required_type(e, parameter, what));
-      continue;
-    }
-    inputs.push_back(required_type(info.parameter_types[i], parameter, what));
+    // A tuple parameter, tuples in it included, is passed as its leaves.
+    for (sema::TypeId leaf : flat_types(info.parameter_types[i])) inputs.push_back(required_type(leaf, parameter, what));
   }
   std::vector<Type> results;
   std::function<void(sema::TypeId)> add_result = [&](sema::TypeId t) {
@@ -188,12 +183,8 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // ir_type); a @jit entry point passes their storage, through a wrapper
   // (below). Per flat argument and result: its type, for the policy.
   std::vector<sema::TypeId> flat_parameters, flat_results;
-  for (sema::TypeId t : info.parameter_types) {
-    if (typed_.types.kind(t) == SemaKind::Tuple)
-      for (sema::TypeId e : typed_.types.tuple_elements(t)) flat_parameters.push_back(e);
-    else
-      flat_parameters.push_back(t);
-  }
+  for (sema::TypeId t : info.parameter_types)
+    for (sema::TypeId leaf : flat_types(t)) flat_parameters.push_back(leaf);
   std::function<void(sema::TypeId)> flatten_result = [&](sema::TypeId t) {
     sema::TypeInfo r = typed_.types.info(t);
     if (r.kind == SemaKind::Tuple)
@@ -371,10 +362,11 @@ void Lowering::lower_jit_instance(uint32_t index) {
   for (size_t i = 0; i < info.parameter_types.size(); ++i) {
     NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
     if (typed_.types.kind(info.parameter_types[i]) == SemaKind::Tuple) {
-      Bound tuple;
-      for (size_t e = 0; e < typed_.types.tuple_elements(info.parameter_types[i]).size(); ++e)
-        tuple.elements.push_back(entry_->argument(next_argument++));
-      env_[ast_.node(parameter).payload] = tuple;
+      std::vector<Value*> leaves;
+      for (size_t e = 0; e < flat_types(info.parameter_types[i]).size(); ++e)
+        leaves.push_back(entry_->argument(next_argument++));
+      size_t next = 0;
+      env_[ast_.node(parameter).payload] = bound_from_flat(info.parameter_types[i], leaves, next);
       continue;
     }
     Value* arg = entry_->argument(next_argument++);

@@ -982,11 +982,15 @@ std::vector<Value*> Lowering::jit_call_operands(std::span<const NodeId> argument
       pass(argument, b.value);
       continue;
     }
-    // A tuple argument (`f(p, x)` with `p = (2.0, 1.0)`): the callee takes
-    // a tuple parameter as its elements (jit_function_op).
-    if (!b.nested.empty() || b.list_block || b.text)
-      unsupported(argument, "a nested tuple, a list or a string passed to a @jit function");
-    for (Value* element : b.elements) pass(argument, element);
+    // A tuple argument (`f(p, x)` with `p = (2.0, 1.0)`, tuples in it
+    // included): the callee takes a tuple parameter as its leaves, depth
+    // first (jit_function_op).
+    std::function<void(const Bound&)> pass_leaves = [&](const Bound& tuple) {
+      if (tuple.list_block || tuple.text) unsupported(argument, "a list or a string passed to a @jit function");
+      if (tuple.is_value()) return pass(argument, tuple.value);
+      for (size_t i = 0; i < tuple.size(); ++i) pass_leaves(tuple.element(i));
+    };
+    pass_leaves(b);
   }
   if (operands.size() != fn.num_inputs() && !arguments.empty())
     unsupported(arguments.back(), "arguments of another structure than the parameters");

@@ -377,6 +377,8 @@ class Lowering {
   Value* reshape_as(Value* v, Type want, Value* dims_of);
   static bool same_tensor_shape(Type a, Type b);
   Bound bound_from_flat(sema::TypeId type, const std::vector<Value*>& values, size_t& next);
+  // The leaves of a tuple type, depth first (a type that is no tuple: itself).
+  std::vector<sema::TypeId> flat_types(sema::TypeId type) const;
   Bound lower_transform_call(NodeId call);
   Bound lower_vjp(NodeId call);
   Bound lower_vjp_call(NodeId call, const sema::TransformInfo& transform);
