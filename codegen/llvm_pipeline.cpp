@@ -1,6 +1,8 @@
 #include "codegen/llvm_pipeline.h"
 
+#include <cstdlib>
 #include <memory>
+#include <string_view>
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/Module.h>
@@ -29,6 +31,14 @@ void run_llvm_pipeline(llvm::Module& module, llvm::TargetMachine* machine, int o
   // NVPTX, whose vectors are only the loads and stores its back end forms.
   llvm::PipelineTuningOptions tuning;
   tuning.SLPVectorization = opt_level >= 2 && machine && !machine->getTargetTriple().isNVPTX();
+  // A measurement knob, not an option (docs/codegen.md, "Where LLVM's part
+  // goes"): TESSERA_NVPTX_LOOP_UNROLL=0 leaves NVPTX loops to ptxas's own
+  // unrolling, a third of the -O3 pipeline's instructions on matmul, so that
+  // its effect on run time can be measured on a GPU.
+  if (machine && machine->getTargetTriple().isNVPTX()) {
+    const char* unroll = std::getenv("TESSERA_NVPTX_LOOP_UNROLL");
+    if (unroll && std::string_view(unroll) == "0") tuning.LoopUnrolling = false;
+  }
   llvm::PassBuilder builder(machine, tuning);
   // Loops the vectorizer widens call glibc's vector math library (libmvec:
   // _ZGVdN8v_expf for 8 expf at once) instead of the scalar function once
