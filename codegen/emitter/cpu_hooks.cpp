@@ -110,7 +110,16 @@ llvm::Value* CpuHooks::report_out_of_bounds(const OutOfBounds& failure) {
   const bool slice = !failure.slice_sizes.empty();
   std::string format = failure.where + ": out-of-bounds " + std::string(failure.op->name()) + ": ";
   std::vector<llvm::Value*> args;
-  if (slice) {
+  if (failure.misaligned_to) {
+    // Not out of bounds: a vector in a shared or local buffer at an address
+    // a GPU cannot read as one (Emitter::check_vector_alignment).
+    std::string bytes = std::to_string(failure.misaligned_to);
+    format = failure.where + ": misaligned " + std::string(failure.op->name()) + ": a " +
+             std::to_string(failure.span) + "-element vector %lld bytes past a " + bytes +
+             "-byte boundary in shared or local memory (a GPU reads it only at multiples of " + bytes + " bytes)";
+    args.push_back(builder_.CreateAnd(builder_.CreatePtrToInt(failure.address, builder_.getInt64Ty()),
+                                      builder_.getInt64(static_cast<int64_t>(failure.misaligned_to - 1))));
+  } else if (slice) {
     format += "slice [";
     for (size_t d = 0; d < failure.indices.size(); ++d) {
       format += d ? ", %lld:%lld" : "%lld:%lld";
@@ -127,16 +136,18 @@ llvm::Value* CpuHooks::report_out_of_bounds(const OutOfBounds& failure) {
     format += ")";
     if (failure.span > 1) format += " of a " + std::to_string(failure.span) + "-element vector";
   }
-  format += " in a view of shape (";
-  for (size_t d = 0; d < failure.indices.size(); ++d) {
-    format += d ? ", %lld" : "%lld";
-    args.push_back(failure.view.sizes[d]);
+  if (!failure.misaligned_to) {
+    format += " in a view of shape (";
+    for (size_t d = 0; d < failure.indices.size(); ++d) {
+      format += d ? ", %lld" : "%lld";
+      args.push_back(failure.view.sizes[d]);
+    }
+    format += ")";
   }
-  format += ")";
   // In the entry block: a check inside a loop must not grow the stack.
   llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
-  llvm::Value* buffer = entry.CreateAlloca(builder_.getInt8Ty(), builder_.getInt64(256));
-  std::vector<llvm::Value*> call_args{buffer, builder_.getInt64(256), builder_.CreateGlobalString(format, "", 0)};
+  llvm::Value* buffer = entry.CreateAlloca(builder_.getInt8Ty(), builder_.getInt64(512));
+  std::vector<llvm::Value*> call_args{buffer, builder_.getInt64(512), builder_.CreateGlobalString(format, "", 0)};
   call_args.insert(call_args.end(), args.begin(), args.end());
   llvm::FunctionCallee snprintf = e_.module_->getOrInsertFunction(
       "snprintf", llvm::FunctionType::get(builder_.getInt32Ty(), {ptr, builder_.getInt64Ty(), ptr}, true));

@@ -264,7 +264,10 @@ class Emitter {
   void emit_store(Operation* op);
   void emit_load_vector(Operation* op);
   llvm::Value* strided_last_axis(Operation* op, unsigned memref_operand);
-  llvm::Value* whole_vector_condition(llvm::Value* address, llvm::Value* stride, llvm::Type* vector);
+  llvm::Value* whole_vector_condition(ir::MemorySpace space, llvm::Value* address, llvm::Value* stride,
+                                      llvm::Type* vector);
+  llvm::Value* check_vector_alignment(Operation* op, unsigned memref_operand, llvm::Value* address, llvm::Type* vector,
+                                      int64_t span);
   std::pair<llvm::BasicBlock*, llvm::BasicBlock*> branch_on_whole_vector(llvm::Value* condition,
                                                                          const std::function<void()>& whole,
                                                                          const std::function<void()>& elements);

@@ -330,16 +330,15 @@ llvm::Value* Emitter::strided_last_axis(Operation* op, unsigned memref_operand) 
   return stride;
 }
 
-// The condition for one whole-vector access of `vector` at `address` whose
-// last axis has run-time stride `stride` (nullptr: the constant 1); nullptr
-// when it always holds.
-llvm::Value* Emitter::whole_vector_condition(llvm::Value* address, llvm::Value* stride, llvm::Type* vector) {
+// The condition for one whole-vector access of `vector` at `address` in
+// `space` whose last axis has run-time stride `stride` (nullptr: the
+// constant 1); nullptr when it always holds.
+llvm::Value* Emitter::whole_vector_condition(ir::MemorySpace space, llvm::Value* address, llvm::Value* stride,
+                                             llvm::Type* vector) {
   llvm::Value* condition = stride ? builder_.CreateICmpEQ(stride, builder_.getInt64(1)) : nullptr;
   uint64_t alignment = target_->vector_alignment(vector).value();
   uint64_t element_alignment = module_->getDataLayout().getABITypeAlign(vector->getScalarType()).value();
-  unsigned space = address->getType()->getPointerAddressSpace();
-  bool program_buffer = space == target_->address_space(ir::MemorySpace::Shared) ||
-                        space == target_->address_space(ir::MemorySpace::Local);
+  bool program_buffer = space == ir::MemorySpace::Shared || space == ir::MemorySpace::Local;
   if (alignment > element_alignment && !program_buffer) {
     llvm::Value* low = builder_.CreateAnd(builder_.CreatePtrToInt(address, builder_.getInt64Ty()), alignment - 1);
     llvm::Value* aligned = builder_.CreateICmpEQ(low, builder_.getInt64(0));
@@ -369,18 +368,37 @@ std::pair<llvm::BasicBlock*, llvm::BasicBlock*> Emitter::branch_on_whole_vector(
   return {whole_end, elements_end};
 }
 
+// --bounds-check: a vector access into a shared or local buffer must be
+// aligned as a GPU needs (gpu_vector_alignment), which no run-time test
+// makes up for (strided_last_axis). Checked on every target, so that a
+// kernel tested on the CPU does not fault on a GPU; reported like an index
+// out of bounds, with the location. Returns the address to use.
+llvm::Value* Emitter::check_vector_alignment(Operation* op, unsigned memref_operand, llvm::Value* address,
+                                             llvm::Type* vector, int64_t span) {
+  ir::MemorySpace space = op->operand(memref_operand)->type().space();
+  if (space != ir::MemorySpace::Shared && space != ir::MemorySpace::Local) return address;
+  MemRef& m = memref(op->operand(memref_operand));
+  uint64_t alignment = gpu_vector_alignment(module_->getDataLayout().getTypeStoreSize(vector));
+  if (alignment <= module_->getDataLayout().getABITypeAlign(vector->getScalarType()).value()) return address;
+  llvm::Value* low = builder_.CreateAnd(builder_.CreatePtrToInt(address, builder_.getInt64Ty()), alignment - 1);
+  OutOfBounds failure{op, m, {}, address, source_location(op), nullptr, nullptr, nullptr, span, {}};
+  failure.misaligned_to = alignment;
+  return report_if_outside(builder_.CreateICmpEQ(low, builder_.getInt64(0)), failure);
+}
+
 void Emitter::emit_load_vector(Operation* op) {
   llvm::Type* vt = value_type(op->result()->type(), op);
   auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(vt);
   int64_t span = vector ? static_cast<int64_t>(vector->getNumElements()) : 1;
   llvm::Value* address = address_of(op, 0, 1, nullptr, span);
+  if (bounds_check_ && vector) address = check_vector_alignment(op, 0, address, vt, span);
   auto load_whole = [&] {
     auto* load = builder_.CreateLoad(vt, address);
     load->setAlignment(target_->vector_alignment(vt));
     return load;
   };
   llvm::Value* stride = vector ? strided_last_axis(op, 0) : nullptr;
-  llvm::Value* condition = vector ? whole_vector_condition(address, stride, vt) : nullptr;
+  llvm::Value* condition = vector ? whole_vector_condition(op->operand(0)->type().space(), address, stride, vt) : nullptr;
   if (!condition) return set(op->result(), load_whole());
   llvm::Value *whole = nullptr, *gathered = llvm::PoisonValue::get(vt);
   auto [from_whole, from_elements] = branch_on_whole_vector(
@@ -404,11 +422,13 @@ void Emitter::emit_store_vector(Operation* op) {
   auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(value->getType());
   int64_t span = vector ? static_cast<int64_t>(vector->getNumElements()) : 1;
   llvm::Value* address = address_of(op, 1, 2, nullptr, span);
+  if (bounds_check_ && vector)
+    address = check_vector_alignment(op, 1, address, value->getType(), span);
   auto store_whole = [&] {
     builder_.CreateStore(value, address)->setAlignment(target_->vector_alignment(value->getType()));
   };
   llvm::Value* stride = vector ? strided_last_axis(op, 1) : nullptr;
-  llvm::Value* condition = vector ? whole_vector_condition(address, stride, value->getType()) : nullptr;
+  llvm::Value* condition = vector ? whole_vector_condition(op->operand(1)->type().space(), address, stride, value->getType()) : nullptr;
   if (!condition) return store_whole();
   branch_on_whole_vector(condition, store_whole, [&] {
     llvm::Type* element = vector->getElementType();

@@ -48,7 +48,7 @@ class NvptxHooks final : public TargetHooks {
   // The vector's size up to 16 bytes: PTX's widest access on sm_80 and sm_90
   // (ld.v4.f32, ld.v2.f64); a wider vector is several such accesses.
   llvm::Align vector_alignment(llvm::Type* vector) override {
-    return llvm::Align(std::min<uint64_t>(e_.module_->getDataLayout().getTypeStoreSize(vector), 16));
+    return llvm::Align(gpu_vector_alignment(e_.module_->getDataLayout().getTypeStoreSize(vector)));
   }
   uint64_t local_alignment(uint64_t requested) override { return requested; }
   llvm::Value* allocate_shared(Operation* op, Type m, llvm::ArrayType* array) override;
@@ -229,8 +229,11 @@ llvm::Value* NvptxHooks::report_out_of_bounds(const OutOfBounds& failure) {
   auto* assert_fail = llvm::FunctionType::get(builder_.getVoidTy(),
                                               {ptr, ptr, builder_.getInt32Ty(), ptr, builder_.getInt64Ty()}, false);
   llvm::FunctionCallee callee = e_.module_->getOrInsertFunction("__assertfail", assert_fail);
-  std::string message = std::string(failure.slice_sizes.empty() ? "index" : "slice") + " out of bounds (" +
-                        std::string(failure.op->name()) + " at " + failure.where + ")";
+  std::string message = failure.misaligned_to
+                            ? "vector access not aligned to " + std::to_string(failure.misaligned_to) + " bytes (" +
+                                  std::string(failure.op->name()) + " at " + failure.where + ")"
+                            : std::string(failure.slice_sizes.empty() ? "index" : "slice") + " out of bounds (" +
+                                  std::string(failure.op->name()) + " at " + failure.where + ")";
   builder_.CreateCall(callee, {builder_.CreateGlobalString(message, "", 0), builder_.CreateGlobalString(std::string(loc.known() ? loc.file() : ""), "", 0),
                                builder_.getInt32(loc.known() ? loc.line() : 0),
                                builder_.CreateGlobalString(std::string(e_.current_function_->getName()), "", 0),

@@ -64,7 +64,14 @@ struct OutOfBounds {
   llvm::BasicBlock *before, *fail, *next;
   int64_t span = 1;                      // elements a vector access reads or writes
   llvm::ArrayRef<int64_t> slice_sizes;  // a slice: its extents (else empty)
+  // A vector access into a shared or local buffer whose address is not a
+  // multiple of this many bytes (0: an index or slice out of bounds).
+  uint64_t misaligned_to = 0;
 };
+
+// The alignment a GPU's vector access of `bytes` needs: its size up to 16
+// bytes (ld.v4.f32, ld.v2.f64 on sm_80 and sm_90; a misaligned one faults).
+inline uint64_t gpu_vector_alignment(uint64_t bytes) { return bytes < 16 ? bytes : 16; }
 
 class TargetHooks {
  public:
