@@ -1157,9 +1157,6 @@ class Generator {
       if (!f) report_at<DiagnosticKind::IrStdlibUnavailable>(pass_, op, error);
       return f;
     };
-    Operation* prep_kernel = grad ? instance("flash_attention_bwd_prep") : nullptr;
-    Operation* dq_kernel = grad ? instance("flash_attention_bwd_dq") : nullptr;
-    if (grad && (!prep_kernel || !dq_kernel)) return false;
 
     int64_t bh = 1;
     for (size_t a = 0; a + 2 < rank; ++a) bh *= qt.shape()[a];
@@ -1196,28 +1193,44 @@ class Generator {
       return host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands), std::span<const Type>(types),
                           std::move(attributes));
     };
-    // flash_attention_bwd: its knob BQ_KV (queries per block) leaves the
-    // grid (SPLIT, BH) as it is, so every point launches on it; through the
-    // tuner unless tuning is off (its default point alone).
-    auto launch_backward = [&](Value* split, std::vector<Value*> args, std::vector<int64_t> mut) -> Operation* {
-      KernelInstance backward{"attention", "flash_attention_bwd", params};
+    // The backward's kernels have knobs: flash_attention_bwd's BQ_KV
+    // (queries per block) leaves its grid (SPLIT, BH) as it is;
+    // _bwd_prep's and _bwd_dq's ROWS (query rows per group) makes theirs
+    // (ceil(SQ / ROWS), BH). `grid_of` gives a point's grid from the knob
+    // names and its values. Every point is launched through the tuner unless
+    // tuning is off (the default point alone, on its grid).
+    using PointGrid =
+        std::function<std::array<Value*, 3>(const std::vector<std::string>&, const std::vector<int64_t>&)>;
+    auto launch_tuned = [&](const char* name, const PointGrid& grid_of, std::vector<Value*> args,
+                            std::vector<int64_t> mut) -> Operation* {
+      KernelInstance wanted{"attention", name, params};
       std::vector<std::string> knob_names;
       size_t default_point = 0;
-      std::vector<std::vector<int64_t>> points;
-      if (pass_.tune_stdlib) points = pass_.library->autotune_points(context_, backward, knob_names, default_point);
+      std::vector<std::vector<int64_t>> points =
+          pass_.library->autotune_points(context_, wanted, knob_names, default_point);
       std::vector<Value*> grids;
       std::vector<NamedAttribute> attributes;
       Operation* kernel = nullptr;
-      if (points.size() > 1)
+      if (pass_.tune_stdlib && points.size() > 1)
         kernel = tuned_stdlib_variants(
-            backward, "attention", knob_names, points, default_point,
-            [&](const std::vector<int64_t>&) { return std::array<Value*, 3>{split, host_index(bh), host_index(1)}; },
-            grids, attributes);
+            wanted, "attention", knob_names, points, default_point,
+            [&](const std::vector<int64_t>& point) { return grid_of(knob_names, point); }, grids, attributes);
       if (!kernel) {  // (tuned_stdlib_variants appended nothing)
-        kernel = instance("flash_attention_bwd");
+        kernel = instance(name);
         if (!kernel) return nullptr;
+        if (points.empty())
+          internal_error("generate-kernels", std::string("the stdlib kernel '") + name + "' has no autotune space");
+        std::vector<int64_t> point =
+            kernel->attr("stdlib_point") ? kernel->attr("stdlib_point").int_array() : points[default_point];
+        std::array<Value*, 3> grid = grid_of(knob_names, point);
+        grids.assign(grid.begin(), grid.end());
       }
-      return launch(kernel, split, std::move(args), std::move(mut), std::move(grids), std::move(attributes));
+      return launch(kernel, nullptr, std::move(args), std::move(mut), std::move(grids), std::move(attributes));
+    };
+    auto split_grid = [&](Value* split) -> PointGrid {
+      return [this, split, bh](const std::vector<std::string>&, const std::vector<int64_t>&) {
+        return std::array<Value*, 3>{split, host_index(bh), host_index(1)};
+      };
     };
     Value* q_outer = outer(op->operand(0));
     Value* k_outer = outer(op->operand(1));
@@ -1229,9 +1242,8 @@ class Generator {
     bool is_causal = op->has_attr("causal");
     Value* scale = host_.constant_float(scale_value, context_.f32_type());
     Value* causal = host_.constant_bool(is_causal);
-    // The backward kernels' rows per group (query rows of bwd_prep and
-    // bwd_dq, key rows of bwd): stdlib/attention.tsr's BQ_ROWS and KR.
-    int64_t rows = 128 / (head / 16);
+    // flash_attention_bwd's key rows per group: stdlib/attention.tsr's KR.
+    int64_t key_rows = 128 / (head / 16);
     // The forward: o and the rows' log-sum-exp, launched through the tuner
     // (every point, each on its grid (ceil(SQ / BQ), BH)) unless a tile
     // directive pins a point or tuning is off (the default point alone).
@@ -1324,10 +1336,10 @@ class Generator {
       Value* d_out = view(outer(op->operand(4)), sq, sq_s, element);
       // SPLIT groups per head, each with its partial sum of dq.
       int64_t split_wanted = std::max<int64_t>(1, (kAttentionGroups + bh - 1) / bh);
-      int64_t split_s = sk_s == kDynamic ? kDynamic : std::clamp<int64_t>((sk_s + rows - 1) / rows, 1, split_wanted);
+      int64_t split_s = sk_s == kDynamic ? kDynamic : std::clamp<int64_t>((sk_s + key_rows - 1) / key_rows, 1, split_wanted);
       Value* split = split_s != kDynamic
                          ? host_index(split_s)
-                         : host_max(host_min(host_ceil_div(sk, rows), host_index(split_wanted)), host_index(1));
+                         : host_max(host_min(host_ceil_div(sk, key_rows), host_index(split_wanted)), host_index(1));
       std::vector<Value*> acc_sizes;
       if (split_s == kDynamic) acc_sizes.push_back(split);
       if (sq_s == kDynamic) acc_sizes.push_back(sq);
@@ -1335,14 +1347,24 @@ class Generator {
       Value* dq_acc = host_.create(OpKind::GraphEmpty, std::span<Value* const>(acc_sizes),
                                    std::span<const Type>(&acc_type, 1))->result();
       Value* delta = empty({bh, sq_s}, sq, ScalarType::F32);
-      Operation* prep = launch(prep_kernel, host_ceil_div(sq, rows), {o, d_out, delta, dq_acc}, {2, 3});
+      // _bwd_prep and _bwd_dq: a group per ROWS query rows.
+      PointGrid rows_grid = [&](const std::vector<std::string>& knob_names, const std::vector<int64_t>& point) {
+        auto at = std::find(knob_names.begin(), knob_names.end(), "ROWS");
+        if (at == knob_names.end()) internal_error("generate-kernels", "a flash backward kernel without the knob ROWS");
+        return std::array<Value*, 3>{host_ceil_div(sq, point.at(static_cast<size_t>(at - knob_names.begin()))),
+                                     host_index(bh), host_index(1)};
+      };
+      Operation* prep = launch_tuned("flash_attention_bwd_prep", rows_grid, {o, d_out, delta, dq_acc}, {2, 3});
+      if (!prep) return false;
       Value* dk = empty({bh, sk_s, head}, sk, element);
       Value* dv = empty({bh, sk_s, head}, sk, element);
       Operation* backward =
-          launch_backward(split, {q, k, v, d_out, lse, prep->result(0), dk, dv, prep->result(1), scale, causal}, {6, 7, 8});
+          launch_tuned("flash_attention_bwd", split_grid(split),
+                       {q, k, v, d_out, lse, prep->result(0), dk, dv, prep->result(1), scale, causal}, {6, 7, 8});
       if (!backward) return false;
       Value* dq = empty({bh, sq_s, head}, sq, element);
-      Operation* sum = launch(dq_kernel, host_ceil_div(sq, rows), {backward->result(2), dq}, {1});
+      Operation* sum = launch_tuned("flash_attention_bwd_dq", rows_grid, {backward->result(2), dq}, {1});
+      if (!sum) return false;
       results.push_back(as_type_of(sum->result(0), op->result(0), sq));
       results.push_back(as_type_of(backward->result(0), op->result(1), sk));
       results.push_back(as_type_of(backward->result(1), op->result(2), sk));
