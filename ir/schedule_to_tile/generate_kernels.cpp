@@ -64,10 +64,9 @@ constexpr int64_t kMaxGroups = 65535;
 // group per 256 elements).
 constexpr int64_t kElementwiseGroups = 1024;
 // The stdlib GEMM's tile at its default point (stdlib/gemm.tsr's largest
-// knobs; gemm_cpu's too), and the tensor-core GEMM's (BM_TC = BN_TC, BK_TC).
+// knobs; gemm_cpu's too), and the tensor-core GEMM's (BM_TC = BN_TC).
 constexpr int64_t kGemmTile = 128;
 constexpr int64_t kGemmTcTile = 64;
-constexpr int64_t kGemmTcTileK = 32;
 // The flash backward's groups, at most: each of the SPLIT groups of a head
 // keeps its own partial sum of dq (stdlib/attention.tsr), so SPLIT is
 // ceil(kAttentionGroups / BH), at most one group per key block.
@@ -975,7 +974,8 @@ class Generator {
     }
     // Schedule hints (ir/core/schedule_hints.h): a pipelined product runs on
     // the tensor cores (gemm_tc: async copies into double-buffered shared
-    // tiles, f16/bf16 operands); a tile picks the SIMT GEMM's point.
+    // tiles, f16/bf16 operands); a tile picks the point of the GEMM that
+    // runs (BM, BN, BK of the SIMT one, BM_TC, BN_TC, BK_TC of gemm_tc).
     std::vector<int64_t> tile = kernel_->has_attr("tile") ? kernel_->attr("tile").int_array() : std::vector<int64_t>{};
     int64_t stages = kernel_->int_attr("stages", 0);
     bool pipelined = stages >= 2 || (kernel_->has_attr("async_copy") && kernel_->attr("async_copy").bool_value());
@@ -987,11 +987,6 @@ class Generator {
                       std::string(scalar_info(storage).name) + "; the SIMT GEMM runs");
     if (tensor_cores && stages > 2)
       ignore_hint("stages", "the stdlib's pipelined GEMM (gemm_tc) has 2 stages (double-buffered shared tiles)");
-    if (tensor_cores && !tile.empty() && (tile[0] != kGemmTcTile || tile[1] != kGemmTcTile ||
-                                          (tile.size() > 2 && tile[2] != kGemmTcTileK))) {
-      ignore_hint("tile", fmt::format("the stdlib's pipelined GEMM (gemm_tc) has the tile {0} x {0} x {1}",
-                                      kGemmTcTile, kGemmTcTileK));
-    }
     if (kernel_->has_attr("shared_memory") && !kernel_->attr("shared_memory").bool_value())
       ignore_hint("shared_memory", "the stdlib GEMM always stages its operand tiles in shared memory");
     if (kernel_->has_attr("shared_padding")) {
@@ -1009,15 +1004,15 @@ class Generator {
     std::string file = cpu_form ? "gemm_cpu" : "gemm";
     KernelInstance instance{file, tensor_cores ? "gemm_tc" : file,
                             {{"T", std::string(scalar_info(storage).name)}, {"ACC", std::string(scalar_info(acc).name)}}};
-    if (!tensor_cores) instance.knobs = tile;
-    // Without a schedule.tile, the SIMT GEMM is launched through the tuner:
+    instance.knobs = tile;
+    // Without a schedule.tile, the GEMM (SIMT or gemm_tc) is launched through the tuner:
     // every point of its space, each on its own grid (docs/autotuning.md,
     // "Stdlib kernels"); the default point's kernel is the launch's `kernel`.
     // The CPU form has no knobs: it is faster on the CPU than every point.
     std::vector<std::string> knob_names;
     size_t default_point = 0;
     std::vector<std::vector<int64_t>> points;
-    if (pass_.tune_stdlib && !tensor_cores && !cpu_form && tile.empty())
+    if (pass_.tune_stdlib && !cpu_form && tile.empty())
       points = pass_.library->autotune_points(context_, instance, knob_names, default_point);
     // (The default's kernel gives the tile of C; a point the driver pruned
     // must not be in the module at all.)
@@ -1091,15 +1086,17 @@ class Generator {
       auto it = std::find(knob_names.begin(), knob_names.end(), name);
       return it == knob_names.end() ? otherwise : static_cast<size_t>(it - knob_names.begin());
     };
-    size_t bm = knob("BM", 0), bn = knob("BN", 1);
+    size_t bm = knob(tensor_cores ? "BM_TC" : "BM", 0), bn = knob(tensor_cores ? "BN_TC" : "BN", 1);
     bool knobs_known = std::all_of(points.begin(), points.end(),
                                    [&](const std::vector<int64_t>& p) { return p.size() > std::max(bm, bn); });
     Operation* tuned = nullptr;
     if (points.size() > 1 && knobs_known)
       tuned = tuned_stdlib_variants(instance, "matmul", knob_names, points, default_point,
                                     [&](const std::vector<int64_t>& point) {
-                                      return std::array<Value*, 3>{host_ceil_div(n, point[bn]),
-                                                                   host_ceil_div(m, point[bm]), batch};
+                                      Value* m_groups = host_ceil_div(m, point[bm]);
+                                      Value* n_groups = host_ceil_div(n, point[bn]);
+                                      return tensor_cores ? std::array<Value*, 3>{m_groups, n_groups, batch}
+                                                          : std::array<Value*, 3>{n_groups, m_groups, batch};
                                     },
                                     operands, attributes);
     if (!tuned) {
