@@ -168,10 +168,24 @@ class Generator {
       // reductions are then warp reductions, no shared memory or barrier.
       Value* space_value = rows_space();
       int64_t columns = space_value->type().shape()[space_value->type().rank() - 1];
-      return {{"LANES", {32, 128, 256}, columns == kDynamic || columns <= 1024 ? 32 : kLanes, ""}};
+      return {pinned_lanes({"LANES", {32, 128, 256}, columns == kDynamic || columns <= 1024 ? 32 : kLanes, ""},
+                           "rows")};
     }
-    if (build == &Generator::reduce) return {{"LANES", {64, 128, kLanes}, kLanes, ""}};
+    if (build == &Generator::reduce) return {pinned_lanes({"LANES", {64, 128, kLanes}, kLanes, ""}, "reduce")};
     return {};
+  }
+
+  // A rows or reduce kernel's LANES as schedule.lanes(N) pins it: N when it
+  // is one of the knob's values, else the knob as it is, with a warning.
+  Knob pinned_lanes(Knob lanes, const char* strategy) {
+    int64_t pinned = kernel_->int_attr("lanes", 0);
+    if (pinned == 0) return lanes;
+    if (std::find(lanes.values.begin(), lanes.values.end(), pinned) == lanes.values.end()) {
+      ignore_hint("lanes", fmt::format("a generated {} kernel's groups have {} lanes", strategy,
+                                       fmt::join(lanes.values, ", ")));
+      return lanes;
+    }
+    return {lanes.name, {pinned}, pinned, fmt::format("schedule.lanes({})", pinned)};
   }
 
   int64_t knob(std::string_view name) const {
@@ -672,6 +686,7 @@ class Generator {
         directive = fmt::format("schedule.use_shared_memory(padding={})", kernel_->int_attr(name));
         break;
       case ScheduleHint::Vectorize: directive = fmt::format("schedule.vectorize({})", kernel_->int_attr(name)); break;
+      case ScheduleHint::Lanes: directive = fmt::format("schedule.lanes({})", kernel_->int_attr(name)); break;
     }
     report_at<DiagnosticKind::IrScheduleIgnored>(pass_, kernel_, directive, why);
   }
