@@ -91,6 +91,7 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     case BuiltinId::SendRecv: return lower_dist_builtin(call, builtin);
     case BuiltinId::ScheduleTile:
     case BuiltinId::ScheduleVectorize:
+    case BuiltinId::ScheduleLanes:
     case BuiltinId::SchedulePipelineStages:
     case BuiltinId::ScheduleAsyncCopy:
     case BuiltinId::ScheduleUseSharedMemory:

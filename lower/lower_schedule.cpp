@@ -84,6 +84,7 @@ void Lowering::apply_schedule_directives(Operation* func) {
         break;
       case ScheduleHint::Stages:
       case ScheduleHint::Vectorize:
+      case ScheduleHint::Lanes:
       case ScheduleHint::SharedPadding:  // set with shared_memory
         attributes.push_back({std::string(schedule_hint_name(hint)), context_.int_attr(v[0])});
         break;
@@ -100,7 +101,9 @@ void Lowering::apply_schedule_directives(Operation* func) {
       std::string text(diags_.sources().pointer(r.begin), r.end - r.begin);
       diags_.emit<diag::LowerScheduleUnused>(
           r, text, std::string(func->symbol_name()),
-          hint == ScheduleHint::Vectorize ? "elementwise operation" : "matrix product or attention");
+          hint == ScheduleHint::Vectorize ? "elementwise operation"
+          : hint == ScheduleHint::Lanes   ? "reduction, softmax or norm"
+                                          : "matrix product or attention");
     }
   }
   schedule_directives_.clear();

@@ -67,6 +67,19 @@ Value Checker::check_schedule_directive(BuiltinCall& bc) {
       directive = {ScheduleHint::Vectorize, {*v}};
       break;
     }
+    case BuiltinId::ScheduleLanes: {
+      // The lanes of a group: whole warps, at most a group's 1024.
+      auto bound = bc.bind({"lanes"}, 1);
+      if (bound.empty()) return Value{none};
+      std::optional<int64_t> v = bc.require_constant_integer(bound[0], "lanes");
+      if (!v) return Value{none};
+      if (*v < 32 || *v > 1024 || (*v & (*v - 1)) != 0) {
+        bad(bound[0], "a power of two from 32 to 1024 lanes", std::to_string(*v));
+        return Value{none};
+      }
+      directive = {ScheduleHint::Lanes, {*v}};
+      break;
+    }
     case BuiltinId::SchedulePipelineStages: {
       auto bound = bc.bind({"stages"}, 1);
       if (bound.empty()) return Value{none};

@@ -892,6 +892,9 @@ TEST_CASE("schedule hints: one table for sema's directives and the IR's attribut
   CHECK_FALSE(schedule_hint_by_name("prefetch").has_value());
   CHECK(schedule_hint_applies(ScheduleHint::Vectorize, OpKind::GraphCast));
   CHECK_FALSE(schedule_hint_applies(ScheduleHint::Vectorize, OpKind::GraphMatmul));
+  CHECK(schedule_hint_applies(ScheduleHint::Lanes, OpKind::GraphSoftmax));
+  CHECK(schedule_hint_applies(ScheduleHint::Lanes, OpKind::GraphReduce));
+  CHECK_FALSE(schedule_hint_applies(ScheduleHint::Lanes, OpKind::GraphElementwise));
   CHECK(schedule_hint_applies(ScheduleHint::Tile, OpKind::GraphAttention));
   CHECK_FALSE(schedule_hint_applies(ScheduleHint::Stages, OpKind::GraphElementwise));
 }

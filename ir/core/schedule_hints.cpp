@@ -7,6 +7,8 @@ std::span<const std::string_view> schedule_hint_names() { return kScheduleHintNa
 bool schedule_hint_applies(ScheduleHint hint, OpKind kind) {
   switch (hint) {
     case ScheduleHint::Vectorize: return kind == OpKind::GraphElementwise || kind == OpKind::GraphCast;
+    case ScheduleHint::Lanes:
+      return kind == OpKind::GraphReduce || kind == OpKind::GraphSoftmax || kind == OpKind::GraphNorm;
     case ScheduleHint::Tile:
     case ScheduleHint::Stages:
     case ScheduleHint::AsyncCopy:

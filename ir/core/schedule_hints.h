@@ -14,6 +14,7 @@
 //   stages = N, async_copy = bool     graph.matmul, graph.attention
 //   shared_memory = bool, shared_padding = N   graph.matmul, graph.attention
 //   vectorize = N                     graph.elementwise, graph.cast
+//   lanes = N                         graph.reduce, graph.softmax, graph.norm
 //
 // The list is support/schedule_hints.def (ScheduleHint), shared with sema.
 #pragma once

@@ -350,11 +350,12 @@ class Fusion {
                                           std::span<const Type>(result_types), {{"strategy", strategy}}, 1);
     // The schedule hints the strategy builds by (ir/core/schedule_hints.h):
     // a product's tile and pipelining, an elementwise chain's vectorisation
-    // (the first member's that has one).
+    // (the first member's that has one), a rows or reduce kernel's lanes.
     for (ScheduleHint hint : kScheduleHints) {
       std::string_view name = schedule_hint_name(hint);
-      bool wanted = hint == ScheduleHint::Vectorize
-                        ? group.strategy == KernelStrategy::Elementwise
+      bool wanted = hint == ScheduleHint::Vectorize ? group.strategy == KernelStrategy::Elementwise
+                    : hint == ScheduleHint::Lanes
+                        ? group.strategy == KernelStrategy::Rows || group.strategy == KernelStrategy::Reduce
                         : group.strategy == KernelStrategy::Matmul || group.strategy == KernelStrategy::Attention;
       for (Operation* op : group.ops)
         if (Attribute value = op->attr(name); wanted && value && !kernel->has_attr(name)) kernel->set_attr(name, value);

@@ -64,10 +64,9 @@ constexpr int64_t kMaxGroups = 65535;
 // group per 256 elements).
 constexpr int64_t kElementwiseGroups = 1024;
 // The stdlib GEMM's tile at its default point (stdlib/gemm.tsr's largest
-// knobs; gemm_cpu's too), and the tensor-core GEMM's (BM_TC = BN_TC, BK_TC).
+// knobs; gemm_cpu's too), and the tensor-core GEMM's (BM_TC = BN_TC).
 constexpr int64_t kGemmTile = 128;
 constexpr int64_t kGemmTcTile = 64;
-constexpr int64_t kGemmTcTileK = 32;
 // The flash backward's groups, at most: each of the SPLIT groups of a head
 // keeps its own partial sum of dq (stdlib/attention.tsr), so SPLIT is
 // ceil(kAttentionGroups / BH), at most one group per key block.
@@ -169,10 +168,24 @@ class Generator {
       // reductions are then warp reductions, no shared memory or barrier.
       Value* space_value = rows_space();
       int64_t columns = space_value->type().shape()[space_value->type().rank() - 1];
-      return {{"LANES", {32, 128, 256}, columns == kDynamic || columns <= 1024 ? 32 : kLanes, ""}};
+      return {pinned_lanes({"LANES", {32, 128, 256}, columns == kDynamic || columns <= 1024 ? 32 : kLanes, ""},
+                           "rows")};
     }
-    if (build == &Generator::reduce) return {{"LANES", {64, 128, kLanes}, kLanes, ""}};
+    if (build == &Generator::reduce) return {pinned_lanes({"LANES", {64, 128, kLanes}, kLanes, ""}, "reduce")};
     return {};
+  }
+
+  // A rows or reduce kernel's LANES as schedule.lanes(N) pins it: N when it
+  // is one of the knob's values, else the knob as it is, with a warning.
+  Knob pinned_lanes(Knob lanes, const char* strategy) {
+    int64_t pinned = kernel_->int_attr("lanes", 0);
+    if (pinned == 0) return lanes;
+    if (std::find(lanes.values.begin(), lanes.values.end(), pinned) == lanes.values.end()) {
+      ignore_hint("lanes", fmt::format("a generated {} kernel's groups have {} lanes", strategy,
+                                       fmt::join(lanes.values, ", ")));
+      return lanes;
+    }
+    return {lanes.name, {pinned}, pinned, fmt::format("schedule.lanes({})", pinned)};
   }
 
   int64_t knob(std::string_view name) const {
@@ -673,6 +686,7 @@ class Generator {
         directive = fmt::format("schedule.use_shared_memory(padding={})", kernel_->int_attr(name));
         break;
       case ScheduleHint::Vectorize: directive = fmt::format("schedule.vectorize({})", kernel_->int_attr(name)); break;
+      case ScheduleHint::Lanes: directive = fmt::format("schedule.lanes({})", kernel_->int_attr(name)); break;
     }
     report_at<DiagnosticKind::IrScheduleIgnored>(pass_, kernel_, directive, why);
   }
@@ -975,7 +989,8 @@ class Generator {
     }
     // Schedule hints (ir/core/schedule_hints.h): a pipelined product runs on
     // the tensor cores (gemm_tc: async copies into double-buffered shared
-    // tiles, f16/bf16 operands); a tile picks the SIMT GEMM's point.
+    // tiles, f16/bf16 operands); a tile picks the point of the GEMM that
+    // runs (BM, BN, BK of the SIMT one, BM_TC, BN_TC, BK_TC of gemm_tc).
     std::vector<int64_t> tile = kernel_->has_attr("tile") ? kernel_->attr("tile").int_array() : std::vector<int64_t>{};
     int64_t stages = kernel_->int_attr("stages", 0);
     bool pipelined = stages >= 2 || (kernel_->has_attr("async_copy") && kernel_->attr("async_copy").bool_value());
@@ -987,11 +1002,6 @@ class Generator {
                       std::string(scalar_info(storage).name) + "; the SIMT GEMM runs");
     if (tensor_cores && stages > 2)
       ignore_hint("stages", "the stdlib's pipelined GEMM (gemm_tc) has 2 stages (double-buffered shared tiles)");
-    if (tensor_cores && !tile.empty() && (tile[0] != kGemmTcTile || tile[1] != kGemmTcTile ||
-                                          (tile.size() > 2 && tile[2] != kGemmTcTileK))) {
-      ignore_hint("tile", fmt::format("the stdlib's pipelined GEMM (gemm_tc) has the tile {0} x {0} x {1}",
-                                      kGemmTcTile, kGemmTcTileK));
-    }
     if (kernel_->has_attr("shared_memory") && !kernel_->attr("shared_memory").bool_value())
       ignore_hint("shared_memory", "the stdlib GEMM always stages its operand tiles in shared memory");
     if (kernel_->has_attr("shared_padding")) {
@@ -1009,15 +1019,15 @@ class Generator {
     std::string file = cpu_form ? "gemm_cpu" : "gemm";
     KernelInstance instance{file, tensor_cores ? "gemm_tc" : file,
                             {{"T", std::string(scalar_info(storage).name)}, {"ACC", std::string(scalar_info(acc).name)}}};
-    if (!tensor_cores) instance.knobs = tile;
-    // Without a schedule.tile, the SIMT GEMM is launched through the tuner:
+    instance.knobs = tile;
+    // Without a schedule.tile, the GEMM (SIMT or gemm_tc) is launched through the tuner:
     // every point of its space, each on its own grid (docs/autotuning.md,
     // "Stdlib kernels"); the default point's kernel is the launch's `kernel`.
     // The CPU form has no knobs: it is faster on the CPU than every point.
     std::vector<std::string> knob_names;
     size_t default_point = 0;
     std::vector<std::vector<int64_t>> points;
-    if (pass_.tune_stdlib && !tensor_cores && !cpu_form && tile.empty())
+    if (pass_.tune_stdlib && !cpu_form && tile.empty())
       points = pass_.library->autotune_points(context_, instance, knob_names, default_point);
     // (The default's kernel gives the tile of C; a point the driver pruned
     // must not be in the module at all.)
@@ -1091,15 +1101,17 @@ class Generator {
       auto it = std::find(knob_names.begin(), knob_names.end(), name);
       return it == knob_names.end() ? otherwise : static_cast<size_t>(it - knob_names.begin());
     };
-    size_t bm = knob("BM", 0), bn = knob("BN", 1);
+    size_t bm = knob(tensor_cores ? "BM_TC" : "BM", 0), bn = knob(tensor_cores ? "BN_TC" : "BN", 1);
     bool knobs_known = std::all_of(points.begin(), points.end(),
                                    [&](const std::vector<int64_t>& p) { return p.size() > std::max(bm, bn); });
     Operation* tuned = nullptr;
     if (points.size() > 1 && knobs_known)
       tuned = tuned_stdlib_variants(instance, "matmul", knob_names, points, default_point,
                                     [&](const std::vector<int64_t>& point) {
-                                      return std::array<Value*, 3>{host_ceil_div(n, point[bn]),
-                                                                   host_ceil_div(m, point[bm]), batch};
+                                      Value* m_groups = host_ceil_div(m, point[bm]);
+                                      Value* n_groups = host_ceil_div(n, point[bn]);
+                                      return tensor_cores ? std::array<Value*, 3>{m_groups, n_groups, batch}
+                                                          : std::array<Value*, 3>{n_groups, m_groups, batch};
                                     },
                                     operands, attributes);
     if (!tuned) {
@@ -1157,9 +1169,6 @@ class Generator {
       if (!f) report_at<DiagnosticKind::IrStdlibUnavailable>(pass_, op, error);
       return f;
     };
-    Operation* prep_kernel = grad ? instance("flash_attention_bwd_prep") : nullptr;
-    Operation* dq_kernel = grad ? instance("flash_attention_bwd_dq") : nullptr;
-    if (grad && (!prep_kernel || !dq_kernel)) return false;
 
     int64_t bh = 1;
     for (size_t a = 0; a + 2 < rank; ++a) bh *= qt.shape()[a];
@@ -1196,28 +1205,44 @@ class Generator {
       return host_.create(OpKind::GraphLaunch, std::span<Value* const>(operands), std::span<const Type>(types),
                           std::move(attributes));
     };
-    // flash_attention_bwd: its knob BQ_KV (queries per block) leaves the
-    // grid (SPLIT, BH) as it is, so every point launches on it; through the
-    // tuner unless tuning is off (its default point alone).
-    auto launch_backward = [&](Value* split, std::vector<Value*> args, std::vector<int64_t> mut) -> Operation* {
-      KernelInstance backward{"attention", "flash_attention_bwd", params};
+    // The backward's kernels have knobs: flash_attention_bwd's BQ_KV
+    // (queries per block) leaves its grid (SPLIT, BH) as it is;
+    // _bwd_prep's and _bwd_dq's ROWS (query rows per group) makes theirs
+    // (ceil(SQ / ROWS), BH). `grid_of` gives a point's grid from the knob
+    // names and its values. Every point is launched through the tuner unless
+    // tuning is off (the default point alone, on its grid).
+    using PointGrid =
+        std::function<std::array<Value*, 3>(const std::vector<std::string>&, const std::vector<int64_t>&)>;
+    auto launch_tuned = [&](const char* name, const PointGrid& grid_of, std::vector<Value*> args,
+                            std::vector<int64_t> mut) -> Operation* {
+      KernelInstance wanted{"attention", name, params};
       std::vector<std::string> knob_names;
       size_t default_point = 0;
-      std::vector<std::vector<int64_t>> points;
-      if (pass_.tune_stdlib) points = pass_.library->autotune_points(context_, backward, knob_names, default_point);
+      std::vector<std::vector<int64_t>> points =
+          pass_.library->autotune_points(context_, wanted, knob_names, default_point);
       std::vector<Value*> grids;
       std::vector<NamedAttribute> attributes;
       Operation* kernel = nullptr;
-      if (points.size() > 1)
+      if (pass_.tune_stdlib && points.size() > 1)
         kernel = tuned_stdlib_variants(
-            backward, "attention", knob_names, points, default_point,
-            [&](const std::vector<int64_t>&) { return std::array<Value*, 3>{split, host_index(bh), host_index(1)}; },
-            grids, attributes);
+            wanted, "attention", knob_names, points, default_point,
+            [&](const std::vector<int64_t>& point) { return grid_of(knob_names, point); }, grids, attributes);
       if (!kernel) {  // (tuned_stdlib_variants appended nothing)
-        kernel = instance("flash_attention_bwd");
+        kernel = instance(name);
         if (!kernel) return nullptr;
+        if (points.empty())
+          internal_error("generate-kernels", std::string("the stdlib kernel '") + name + "' has no autotune space");
+        std::vector<int64_t> point =
+            kernel->attr("stdlib_point") ? kernel->attr("stdlib_point").int_array() : points[default_point];
+        std::array<Value*, 3> grid = grid_of(knob_names, point);
+        grids.assign(grid.begin(), grid.end());
       }
-      return launch(kernel, split, std::move(args), std::move(mut), std::move(grids), std::move(attributes));
+      return launch(kernel, nullptr, std::move(args), std::move(mut), std::move(grids), std::move(attributes));
+    };
+    auto split_grid = [&](Value* split) -> PointGrid {
+      return [this, split, bh](const std::vector<std::string>&, const std::vector<int64_t>&) {
+        return std::array<Value*, 3>{split, host_index(bh), host_index(1)};
+      };
     };
     Value* q_outer = outer(op->operand(0));
     Value* k_outer = outer(op->operand(1));
@@ -1229,9 +1254,8 @@ class Generator {
     bool is_causal = op->has_attr("causal");
     Value* scale = host_.constant_float(scale_value, context_.f32_type());
     Value* causal = host_.constant_bool(is_causal);
-    // The backward kernels' rows per group (query rows of bwd_prep and
-    // bwd_dq, key rows of bwd): stdlib/attention.tsr's BQ_ROWS and KR.
-    int64_t rows = 128 / (head / 16);
+    // flash_attention_bwd's key rows per group: stdlib/attention.tsr's KR.
+    int64_t key_rows = 128 / (head / 16);
     // The forward: o and the rows' log-sum-exp, launched through the tuner
     // (every point, each on its grid (ceil(SQ / BQ), BH)) unless a tile
     // directive pins a point or tuning is off (the default point alone).
@@ -1324,10 +1348,10 @@ class Generator {
       Value* d_out = view(outer(op->operand(4)), sq, sq_s, element);
       // SPLIT groups per head, each with its partial sum of dq.
       int64_t split_wanted = std::max<int64_t>(1, (kAttentionGroups + bh - 1) / bh);
-      int64_t split_s = sk_s == kDynamic ? kDynamic : std::clamp<int64_t>((sk_s + rows - 1) / rows, 1, split_wanted);
+      int64_t split_s = sk_s == kDynamic ? kDynamic : std::clamp<int64_t>((sk_s + key_rows - 1) / key_rows, 1, split_wanted);
       Value* split = split_s != kDynamic
                          ? host_index(split_s)
-                         : host_max(host_min(host_ceil_div(sk, rows), host_index(split_wanted)), host_index(1));
+                         : host_max(host_min(host_ceil_div(sk, key_rows), host_index(split_wanted)), host_index(1));
       std::vector<Value*> acc_sizes;
       if (split_s == kDynamic) acc_sizes.push_back(split);
       if (sq_s == kDynamic) acc_sizes.push_back(sq);
@@ -1335,14 +1359,24 @@ class Generator {
       Value* dq_acc = host_.create(OpKind::GraphEmpty, std::span<Value* const>(acc_sizes),
                                    std::span<const Type>(&acc_type, 1))->result();
       Value* delta = empty({bh, sq_s}, sq, ScalarType::F32);
-      Operation* prep = launch(prep_kernel, host_ceil_div(sq, rows), {o, d_out, delta, dq_acc}, {2, 3});
+      // _bwd_prep and _bwd_dq: a group per ROWS query rows.
+      PointGrid rows_grid = [&](const std::vector<std::string>& knob_names, const std::vector<int64_t>& point) {
+        auto at = std::find(knob_names.begin(), knob_names.end(), "ROWS");
+        if (at == knob_names.end()) internal_error("generate-kernels", "a flash backward kernel without the knob ROWS");
+        return std::array<Value*, 3>{host_ceil_div(sq, point.at(static_cast<size_t>(at - knob_names.begin()))),
+                                     host_index(bh), host_index(1)};
+      };
+      Operation* prep = launch_tuned("flash_attention_bwd_prep", rows_grid, {o, d_out, delta, dq_acc}, {2, 3});
+      if (!prep) return false;
       Value* dk = empty({bh, sk_s, head}, sk, element);
       Value* dv = empty({bh, sk_s, head}, sk, element);
       Operation* backward =
-          launch_backward(split, {q, k, v, d_out, lse, prep->result(0), dk, dv, prep->result(1), scale, causal}, {6, 7, 8});
+          launch_tuned("flash_attention_bwd", split_grid(split),
+                       {q, k, v, d_out, lse, prep->result(0), dk, dv, prep->result(1), scale, causal}, {6, 7, 8});
       if (!backward) return false;
       Value* dq = empty({bh, sq_s, head}, sq, element);
-      Operation* sum = launch(dq_kernel, host_ceil_div(sq, rows), {backward->result(2), dq}, {1});
+      Operation* sum = launch_tuned("flash_attention_bwd_dq", rows_grid, {backward->result(2), dq}, {1});
+      if (!sum) return false;
       results.push_back(as_type_of(sum->result(0), op->result(0), sq));
       results.push_back(as_type_of(backward->result(0), op->result(1), sk));
       results.push_back(as_type_of(backward->result(1), op->result(2), sk));

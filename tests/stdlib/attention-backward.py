@@ -29,7 +29,7 @@ LANES = 128
 
 def case(h, dtype, bh, sq, sk, d, causal, split=1):
     row_lanes = d // 16
-    bq, kr = LANES // row_lanes, LANES // row_lanes
+    bq, kr = LANES // row_lanes, LANES // row_lanes   # bq: prep's and dq's default ROWS (lit runs TESSERA_AUTOTUNE=0)
     q = random_narrow(rng, dtype, (bh, sq, d))
     k = random_narrow(rng, dtype, (bh, sk, d))
     v = random_narrow(rng, dtype, (bh, sk, d))
