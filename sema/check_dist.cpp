@@ -926,6 +926,21 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
     sharded = sharded || types_.sharding(t);
   }
   if (!sharded) return result;
+  // zeros_like(x), ones_like(x), full_like(x, number): every rank fills its
+  // block of x. Zeros are also a consistent term of every partial reduction
+  // (a sum, product, max, min or mean of zeros is zero), so zeros_like keeps
+  // x's whole layout, partial and varying included (an accumulator started
+  // as zeros_like(g) takes g's terms). Any other fill is one whole value on
+  // every rank: a partial sum of ones would be the axis size.
+  if ((bc.id == BuiltinId::ZerosLike || bc.id == BuiltinId::OnesLike || bc.id == BuiltinId::FullLike) &&
+      tensors.size() == 1) {
+    ShardingInfo u = *types_.sharding(tensors[0]);
+    if (bc.id != BuiltinId::ZerosLike && !u.unknown) {
+      u.partial_axes = u.varying_axes = 0;
+      u.partial_op = PartialOp::Sum;
+    }
+    return types_.with_sharding(result, types_.intern_sharding(u));
+  }
   size_t rank = types_.dims(result).size();
   std::optional<uint32_t> s;
   switch (bc.info.signature) {
