@@ -51,11 +51,11 @@ std::string Checker::reduce_first(const ShardingInfo& partial) {
   if (function_) return "an operation that needs the reduced value (all_reduce it first)";
   const MeshInfo& mesh = types_.mesh_info(partial.mesh);
   std::string call = "value";
-  std::string op = partial.partial_op == PartialOp::Sum
-                       ? ""
-                       : fmt::format(", op=\"{}\"", partial_op_name(partial.partial_op));
+  std::string op =
+      partial.partial_op == PartialOp::Sum ? "" : fmt::format(", op=\"{}\"", partial_op_name(partial.partial_op));
   for (size_t a = 0; a < mesh.axes.size(); ++a)
-    if (partial.partial_axes & (1u << a)) call = fmt::format("dist.all_reduce({}, axis=\"{}\"{})", call, mesh.axes[a], op);
+    if (partial.partial_axes & (1u << a))
+      call = fmt::format("dist.all_reduce({}, axis=\"{}\"{})", call, mesh.axes[a], op);
   return "an operation that needs the reduced value (write " + call + " first)";
 }
 

@@ -975,7 +975,8 @@ Value Checker::check_binary(NodeId node) {
       if (sharding && *sharding && types_.sharding_info(*sharding).partial_axes) {
         const ShardingInfo* left = types_.sharding(lhs.type);
         TypeId partial = left && left->partial_axes ? lhs.type : rhs.type;
-        diags_.emit<diag::SemaDistLayoutMismatch>(n.range, std::string(operator_spelling(op)), types_.to_string(partial),
+        diags_.emit<diag::SemaDistLayoutMismatch>(n.range, std::string(operator_spelling(op)),
+                                                  types_.to_string(partial),
                                                   reduce_first(types_.sharding_info(*sharding)));
         sharding.reset();
       }
