@@ -709,8 +709,9 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
         fill = it->second;
       }
       std::vector<Value*> sizes;
-      if (like) {  // x's sizes
+      if (like) {  // x's sizes (of a program's sharded x: this rank's block, as x holds it here)
         Value* x = tensor(0);
+        if (x->type().is(TypeKind::Tensor)) result = context_.tensor_type(x->type().shape(), result.scalar());
         std::vector<Value*> extents;
         for (size_t d = 0; d < result.rank(); ++d)
           extents.push_back(result.shape()[d] == kDynamic ? graph_dim(x, static_cast<int64_t>(d)) : nullptr);

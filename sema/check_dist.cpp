@@ -44,6 +44,21 @@ bool distributed_layout(const ShardingInfo* sharding) {
          std::ranges::any_of(sharding->dim_axes, [](int32_t axis) { return axis >= 0; });
 }
 
+// What a partial value must become before an operation that needs its
+// reduced value. In a @jit body that is an all_reduce; the program's
+// diagnostic spells out the call, one all_reduce per partial axis.
+std::string Checker::reduce_first(const ShardingInfo& partial) {
+  if (function_) return "an operation that needs the reduced value (all_reduce it first)";
+  const MeshInfo& mesh = types_.mesh_info(partial.mesh);
+  std::string call = "value";
+  std::string op =
+      partial.partial_op == PartialOp::Sum ? "" : fmt::format(", op=\"{}\"", partial_op_name(partial.partial_op));
+  for (size_t a = 0; a < mesh.axes.size(); ++a)
+    if (partial.partial_axes & (1u << a))
+      call = fmt::format("dist.all_reduce({}, axis=\"{}\"{})", call, mesh.axes[a], op);
+  return "an operation that needs the reduced value (write " + call + " first)";
+}
+
 // `l = dist.all_reduce(l, ...)`, `x = dist.tensor(data=x, ...)`: the layout
 // is the value's, not the name's, so a straight-line rebinding gives the
 // local the new value's layout (keeping the sizes it was first given; a
@@ -395,8 +410,8 @@ Value Checker::check_dist_tensor(BuiltinCall& bc) {
   return Value{global};
 }
 
-// all_reduce, all_gather, reduce_scatter, broadcast in a @jit body: on this
-// rank's shard, along an axis of the instance's mesh.
+// all_reduce, all_gather, reduce_scatter, broadcast: on this rank's shard,
+// along an axis of the instance's mesh (in the program, of the operand's).
 Value Checker::check_collective(BuiltinCall& bc) {
   TypeId error = types_.error();
   std::vector<NodeId> bound;
@@ -412,6 +427,40 @@ Value Checker::check_collective(BuiltinCall& bc) {
     if (bound[i].valid()) bc.value_of(bound[i]);
   if (!x) return Value{check_generic_bodies_ ? types_.dynamic() : error};
   if (check_generic_bodies_) return Value{types_.dynamic()};
+  return in_mesh_view(bc, bound[0], *x, [&](TypeId local) { return collective_on_mesh(bc, bound, local); });
+}
+
+// The program's collectives (docs/distributed.md, "Collectives in the
+// program") are the @jit ones applied to its operand's mesh and this rank's
+// shard of it: the program's sharded values are global in sema and this
+// rank's shards in the lowering, so `dist.all_reduce(v, axis="dp")` written
+// in the program is the call of a @jit function that returns it. Inside a
+// @jit body `check` runs as it is.
+Value Checker::in_mesh_view(BuiltinCall& bc, NodeId x_node, TypeId x, const std::function<Value(TypeId)>& check) {
+  if (function_ || current_mesh_ != UINT32_MAX) return check(x);
+  const ShardingInfo* s = types_.sharding(x);
+  if (!s) {
+    diags_.emit<diag::SemaDistCollectiveInProgram>(
+        ast_.range(x_node), std::string(bc.name),
+        fmt::format("its operand '{}' is not laid out on a mesh (a collective in the program runs on the mesh of a "
+                    "tensor made by dist.tensor or returned by a @jit function on a mesh)",
+                    types_.to_string(x)));
+    return Value{types_.error()};
+  }
+  const uint32_t mesh = s->mesh;
+  std::optional<TypeId> local = shard_view(x_node, x, true);
+  if (!local) return Value{types_.error()};
+  current_mesh_ = mesh;
+  Value result = check(*local);
+  current_mesh_ = UINT32_MAX;
+  if (types_.is_error(result.type) || types_.kind(result.type) != TypeKind::Tensor) return result;
+  std::optional<TypeId> global = shard_view(bc.call, result.type, false);
+  return global ? Value{*global} : Value{types_.error()};
+}
+
+Value Checker::collective_on_mesh(BuiltinCall& bc, std::vector<NodeId>& bound, TypeId x_type) {
+  TypeId error = types_.error();
+  std::optional<TypeId> x = x_type;
   std::optional<int32_t> found_axis = collective_axis(bc, bound[1]);
   if (!found_axis) return Value{error};
   const MeshInfo mesh = types_.mesh_info(current_mesh_);
@@ -551,11 +600,6 @@ Value Checker::check_collective(BuiltinCall& bc) {
 }
 
 std::optional<int32_t> Checker::collective_axis(BuiltinCall& bc, NodeId axis_node) {
-  if (current_mesh_ == UINT32_MAX && !function_) {
-    // In the program: the collectives are statements of @jit functions.
-    diags_.emit<diag::SemaDistCollectiveInProgram>(ast_.range(bc.children[0]), std::string(bc.name));
-    return std::nullopt;
-  }
   if (current_mesh_ == UINT32_MAX) {
     diags_.emit<diag::SemaDistNoMesh>(ast_.range(bc.children[0]), std::string(bc.name));
     return std::nullopt;
@@ -595,6 +639,20 @@ Value Checker::check_point_to_point(BuiltinCall& bc) {
     if (bound[i].valid()) bc.value_of(bound[i]);
   if (!x) return Value{check_generic_bodies_ ? types_.dynamic() : error};
   if (check_generic_bodies_) return Value{bc.id == BuiltinId::Send ? types_.none() : types_.dynamic()};
+  if (bc.id != BuiltinId::SendRecv && !function_) {
+    // A send and its recv are paired within one @jit instance.
+    diags_.emit<diag::SemaDistCollectiveInProgram>(
+        ast_.range(bc.children[0]), std::string(bc.name),
+        "send and recv are paired within a @jit function: call them in one (sendrecv, all_reduce, all_gather, "
+        "reduce_scatter and broadcast may be written in the program)");
+    return Value{error};
+  }
+  return in_mesh_view(bc, bound[0], *x, [&](TypeId local) { return point_to_point_on_mesh(bc, bound, local); });
+}
+
+Value Checker::point_to_point_on_mesh(BuiltinCall& bc, std::vector<NodeId>& bound, TypeId x_type) {
+  TypeId error = types_.error();
+  std::optional<TypeId> x = x_type;
   std::optional<int32_t> axis = collective_axis(bc, bound[1]);
   if (!axis) return Value{error};
   const MeshInfo mesh = types_.mesh_info(current_mesh_);
@@ -785,7 +843,7 @@ std::optional<uint32_t> Checker::elementwise_sharding(NodeId where, std::string_
                          : partial_count == 1 && out.partial_op == PartialOp::Sum;
     if (!ok) {
       diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(where), std::string(what), types_.to_string(first_type),
-                                                "an operation that needs the reduced value (all_reduce it first)");
+                                                reduce_first(out));
       return std::nullopt;
     }
   }
@@ -830,7 +888,7 @@ std::optional<uint32_t> Checker::matmul_sharding(NodeId where, TypeId a, TypeId 
   uint32_t pa = sa ? sa->partial_axes : 0, pb = sb ? sb->partial_axes : 0;
   if (pa && pb) return mismatch(types_.to_string(b));
   if ((pa && sa->partial_op != PartialOp::Sum) || (pb && sb->partial_op != PartialOp::Sum))
-    return mismatch("an operation that needs the reduced value (all_reduce it first)");
+    return mismatch(reduce_first(pa && sa->partial_op != PartialOp::Sum ? *sa : *sb));
   out.partial_axes = pa | pb;
   out.varying_axes = (sa ? sa->varying_axes : 0) | (sb ? sb->varying_axes : 0);
   if (ka >= 0) {
@@ -868,6 +926,21 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
     sharded = sharded || types_.sharding(t);
   }
   if (!sharded) return result;
+  // zeros_like(x), ones_like(x), full_like(x, number): every rank fills its
+  // block of x. Zeros are also a consistent term of every partial reduction
+  // (a sum, product, max, min or mean of zeros is zero), so zeros_like keeps
+  // x's whole layout, partial and varying included (an accumulator started
+  // as zeros_like(g) takes g's terms). Any other fill is one whole value on
+  // every rank: a partial sum of ones would be the axis size.
+  if ((bc.id == BuiltinId::ZerosLike || bc.id == BuiltinId::OnesLike || bc.id == BuiltinId::FullLike) &&
+      tensors.size() == 1) {
+    ShardingInfo u = *types_.sharding(tensors[0]);
+    if (bc.id != BuiltinId::ZerosLike && !u.unknown) {
+      u.partial_axes = u.varying_axes = 0;
+      u.partial_op = PartialOp::Sum;
+    }
+    return types_.with_sharding(result, types_.intern_sharding(u));
+  }
   size_t rank = types_.dims(result).size();
   std::optional<uint32_t> s;
   switch (bc.info.signature) {
@@ -974,7 +1047,7 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
       const ShardingInfo* x = types_.sharding(t);
       if (!x || !x->partial_axes) continue;
       diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(t),
-                                                "an operation that needs the reduced value (all_reduce it first)");
+                                                reduce_first(*x));
       return types_.error();
     }
   }

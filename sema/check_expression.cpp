@@ -420,7 +420,7 @@ Value Checker::check_expression(NodeId node) {
                 elementwise_sharding(node, "a comparison", operands, dims.size(), false);
             if (sharding && *sharding && types_.sharding_info(*sharding).partial_axes) {
               diags_.emit<diag::SemaDistLayoutMismatch>(n.range, "a comparison", types_.to_string(operands[0]),
-                                                        "an operation that needs the reduced value (all_reduce it first)");
+                                                        reduce_first(types_.sharding_info(*sharding)));
               sharding.reset();
             }
             value = sharding ? Value{types_.with_sharding(value.type, *sharding)} : Value{types_.error()};
@@ -973,8 +973,11 @@ Value Checker::check_binary(NodeId node) {
     } else {
       sharding = elementwise_sharding(node, operator_spelling(op), operands, types_.dims(result.type).size(), false);
       if (sharding && *sharding && types_.sharding_info(*sharding).partial_axes) {
-        diags_.emit<diag::SemaDistLayoutMismatch>(n.range, std::string(operator_spelling(op)), types_.to_string(lhs.type),
-                                                  types_.to_string(rhs.type));
+        const ShardingInfo* left = types_.sharding(lhs.type);
+        TypeId partial = left && left->partial_axes ? lhs.type : rhs.type;
+        diags_.emit<diag::SemaDistLayoutMismatch>(n.range, std::string(operator_spelling(op)),
+                                                  types_.to_string(partial),
+                                                  reduce_first(types_.sharding_info(*sharding)));
         sharding.reset();
       }
     }

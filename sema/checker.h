@@ -180,6 +180,10 @@ class Checker {
   Value check_dist_tensor(BuiltinCall& call);
   Value check_collective(BuiltinCall& call);
   Value check_point_to_point(BuiltinCall& call);
+  Value in_mesh_view(BuiltinCall& call, NodeId x_node, TypeId x, const std::function<Value(TypeId)>& check);
+  Value collective_on_mesh(BuiltinCall& call, std::vector<NodeId>& bound, TypeId x);
+  Value point_to_point_on_mesh(BuiltinCall& call, std::vector<NodeId>& bound, TypeId x);
+  std::string reduce_first(const ShardingInfo& partial);
   // The axis index of a collective's axis= in the instance's mesh, or an error.
   std::optional<int32_t> collective_axis(BuiltinCall& call, NodeId axis);
   // The end of an instance's body: sends and recvs left without their match.
