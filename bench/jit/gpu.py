@@ -19,13 +19,13 @@ run are in docs/stdlib.md ("Speed on a GPU").
 import argparse
 import datetime
 import os
-import re
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
+
+from run import tesserac_times  # bench/jit/run.py, beside this file
 
 here = os.path.dirname(os.path.abspath(__file__))
 source = os.path.join(here, "jit.tsr")
@@ -51,21 +51,7 @@ def main():
 
     def ours(function, inputs, results):
         with tempfile.TemporaryDirectory() as work:
-            names = ["result"] if results == 1 else [f"result.{i}" for i in range(results)]
-            command = [args.tesserac, "run", source, "--func", function, "--device", args.device, "--no-bounds-check",
-                       "-q", "--time", str(args.repeat)]
-            for name in names:
-                command += ["--out", f"{name}=" + os.path.join(work, f"{name}.npy")]
-            for name, array in inputs.items():
-                path = os.path.join(work, f"{name}.npy")
-                np.save(path, array)
-                command += ["--arg", f"{name}={path}"]
-            done = subprocess.run(command, capture_output=True, text=True)
-            if done.returncode != 0:
-                sys.exit(f"bench/jit/gpu.py: {function}: tesserac run failed:\n{done.stderr}")
-            times = re.search(r"min ([0-9.]+) ms, median ([0-9.]+) ms", done.stdout + done.stderr)
-            got = [np.load(os.path.join(work, f"{name}.npy")) for name in names]
-            return (float(times.group(1)), float(times.group(2))), got
+            return tesserac_times(args.tesserac, work, function, inputs, args.repeat, results, args.device)
 
     def theirs(function, tensors):
         function(*tensors)

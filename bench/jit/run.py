@@ -50,9 +50,11 @@ def numpy_median(function, repeat):
     return sorted(times)[len(times) // 2] * 1e3
 
 
-def tesserac_median(tesserac, work, function, inputs, repeat, results=1):
+def tesserac_times(tesserac, work, function, inputs, repeat, results=1, device="cpu"):
+    """`tesserac run --func function --time repeat` on `device`: ((min ms,
+    median ms), the results as NumPy arrays). Also used by gpu.py."""
     names = ["result"] if results == 1 else [f"result.{i}" for i in range(results)]
-    command = [tesserac, "run", source, "--func", function, "--device", "cpu", "--no-bounds-check", "-q", "--time", str(repeat)]
+    command = [tesserac, "run", source, "--func", function, "--device", device, "--no-bounds-check", "-q", "--time", str(repeat)]
     for name in names:
         command += ["--out", f"{name}=" + os.path.join(work, f"{name}.npy")]
     for name, array in inputs.items():
@@ -62,9 +64,14 @@ def tesserac_median(tesserac, work, function, inputs, repeat, results=1):
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"bench/jit: {function}: tesserac run failed:\n{done.stderr}")
-    ms = float(re.search(r"median ([0-9.]+) ms", done.stdout + done.stderr).group(1))
+    times = re.search(r"min ([0-9.]+) ms, median ([0-9.]+) ms", done.stdout + done.stderr)
     got = [np.load(os.path.join(work, f"{name}.npy")) for name in names]
-    return ms, got[0] if results == 1 else got
+    return (float(times.group(1)), float(times.group(2))), got
+
+
+def tesserac_median(tesserac, work, function, inputs, repeat, results=1):
+    (_, median), got = tesserac_times(tesserac, work, function, inputs, repeat, results)
+    return median, got[0] if results == 1 else got
 
 
 def softmax(x):
