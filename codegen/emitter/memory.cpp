@@ -330,6 +330,12 @@ llvm::Value* Emitter::strided_last_axis(Operation* op, unsigned memref_operand) 
   return stride;
 }
 
+// Whether `address` is a multiple of `alignment` (a power of two) bytes.
+static llvm::Value* address_is_aligned(llvm::IRBuilder<>& builder, llvm::Value* address, uint64_t alignment) {
+  llvm::Value* low = builder.CreateAnd(builder.CreatePtrToInt(address, builder.getInt64Ty()), alignment - 1);
+  return builder.CreateICmpEQ(low, builder.getInt64(0));
+}
+
 // The condition for one whole-vector access of `vector` at `address` in
 // `space` whose last axis has run-time stride `stride` (nullptr: the
 // constant 1); nullptr when it always holds.
@@ -340,8 +346,7 @@ llvm::Value* Emitter::whole_vector_condition(ir::MemorySpace space, llvm::Value*
   uint64_t element_alignment = module_->getDataLayout().getABITypeAlign(vector->getScalarType()).value();
   bool program_buffer = space == ir::MemorySpace::Shared || space == ir::MemorySpace::Local;
   if (alignment > element_alignment && !program_buffer) {
-    llvm::Value* low = builder_.CreateAnd(builder_.CreatePtrToInt(address, builder_.getInt64Ty()), alignment - 1);
-    llvm::Value* aligned = builder_.CreateICmpEQ(low, builder_.getInt64(0));
+    llvm::Value* aligned = address_is_aligned(builder_, address, alignment);
     condition = condition ? builder_.CreateAnd(condition, aligned) : aligned;
   }
   if (auto* c = llvm::dyn_cast_or_null<llvm::ConstantInt>(condition); c && c->isOne()) return nullptr;
@@ -380,10 +385,9 @@ llvm::Value* Emitter::check_vector_alignment(Operation* op, unsigned memref_oper
   MemRef& m = memref(op->operand(memref_operand));
   uint64_t alignment = gpu_vector_alignment(module_->getDataLayout().getTypeStoreSize(vector));
   if (alignment <= module_->getDataLayout().getABITypeAlign(vector->getScalarType()).value()) return address;
-  llvm::Value* low = builder_.CreateAnd(builder_.CreatePtrToInt(address, builder_.getInt64Ty()), alignment - 1);
   OutOfBounds failure{op, m, {}, address, source_location(op), nullptr, nullptr, nullptr, span, {}};
   failure.misaligned_to = alignment;
-  return report_if_outside(builder_.CreateICmpEQ(low, builder_.getInt64(0)), failure);
+  return report_if_outside(address_is_aligned(builder_, address, alignment), failure);
 }
 
 void Emitter::emit_load_vector(Operation* op) {
