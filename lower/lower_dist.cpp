@@ -75,6 +75,21 @@ Value* Lowering::sum_gradient_terms(Value* gradient, uint32_t mesh, sema::TypeId
   return gradient;
 }
 
+// A program value whose reduced value an operation needs (sema's
+// reduce_partial_in_program): one all_reduce per partial axis.
+Value* Lowering::reduce_partial(Value* v, uint32_t partial_sharding, NodeId node) {
+  const sema::ShardingInfo& s = typed_.types.sharding_info(partial_sharding);
+  const sema::MeshInfo& m = typed_.types.mesh_info(s.mesh);
+  for (size_t a = 0; a < m.axes.size(); ++a)
+    if (s.partial_axes & (1u << a))
+      v = graph_op(OpKind::GraphAllReduce, {v}, v->type(),
+                   {{"axis", context_.string_attr(m.axes[a])},
+                    {"mesh", mesh_attribute(s.mesh)},
+                    {"op", context_.string_attr(collective_op_name(s.partial_op))}},
+                   node);
+  return v;
+}
+
 // A program value of a sharded type, made whole on every rank (ts.save and
 // print write the global array).
 Value* Lowering::global_view(Value* v, NodeId node) {

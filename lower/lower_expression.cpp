@@ -237,6 +237,9 @@ Bound Lowering::lower(NodeId e, Type want) {
   bool element_read = (ast_.kind(e) == NodeKind::Subscript || is_builtin_call(e, BuiltinId::TileLoad)) &&
                       result.is_value() && result.value->type().is_scalar();
   if (!element_read) require_policy(e, PolicyUse::Other);
+  if (graph_ && result.is_value())
+    if (auto r = typed_.program_reductions.find(e.index); r != typed_.program_reductions.end())
+      result.value = reduce_partial(result.value, r->second, e);
   builder_.set_location(saved);
   return result;
 }

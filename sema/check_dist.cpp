@@ -34,6 +34,22 @@ std::optional<PartialOp> partial_op_by_name(std::string_view name) {
   return std::nullopt;
 }
 
+// Whether a reduction `builtin` of a value partial over `op` is partial over
+// it too: a sum or mean of partial sums (or means), a max of partial maxima,
+// and so on; the max of a partial sum is not the sum of the terms' maxima.
+bool reduction_keeps_partial(BuiltinId builtin, PartialOp op) {
+  switch (builtin) {
+    case BuiltinId::Sum:
+    case BuiltinId::Mean: return op == PartialOp::Sum || op == PartialOp::Avg;
+    case BuiltinId::Max:
+    case BuiltinId::AnyOf: return op == PartialOp::Max;
+    case BuiltinId::Min:
+    case BuiltinId::AllOf: return op == PartialOp::Min;
+    case BuiltinId::Prod: return op == PartialOp::Prod;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 // Whether a value laid out so is something other than one whole value on
@@ -57,6 +73,24 @@ std::string Checker::reduce_first(const ShardingInfo& partial) {
     if (partial.partial_axes & (1u << a))
       call = fmt::format("dist.all_reduce({}, axis=\"{}\"{})", call, mesh.axes[a], op);
   return "an operation that needs the reduced value (write " + call + " first)";
+}
+
+// The program sees global values: where an operation needs a partial
+// value's reduced value (`ts.sum(x) + 1.0`, `ts.exp(p)`, `p > 0` of a sharded
+// x or a partial p), the program reduces it first, one all_reduce per
+// partial axis that lowering puts right after the operand
+// (TypedModule::program_reductions), and the operation sees it whole on
+// those axes. A @jit body is written per rank and says where it reduces:
+// there this returns `type` unchanged and the caller reports reduce_first.
+TypeId Checker::reduce_partial_in_program(NodeId operand, TypeId type) {
+  if (function_ || !operand.valid() || types_.kind(type) != TypeKind::Tensor) return type;
+  const ShardingInfo* s = types_.sharding(type);
+  if (!s || !s->partial_axes) return type;
+  out_.program_reductions[operand.index] = types_.info(type).payload;
+  ShardingInfo whole = *s;
+  whole.partial_axes = 0;
+  whole.partial_op = PartialOp::Sum;
+  return types_.with_sharding(type, types_.intern_sharding(whole));
 }
 
 // `l = dist.all_reduce(l, ...)`, `x = dist.tensor(data=x, ...)`: the layout
@@ -839,7 +873,10 @@ std::optional<uint32_t> Checker::elementwise_sharding(NodeId where, std::string_
   // A partial value is a sum still to be done: adding partial values of the
   // same kind, or scaling one by a value that is not partial, keeps it so.
   if (out.partial_axes) {
-    bool ok = linear_sum ? partial_count == static_cast<int>(operands.size())
+    // (The terms of a max, min or product do not add up to anything.)
+    bool ok = linear_sum ? partial_count == static_cast<int>(operands.size()) &&
+                               (operands.size() == 1 || out.partial_op == PartialOp::Sum ||
+                                out.partial_op == PartialOp::Avg)
                          : partial_count == 1 && out.partial_op == PartialOp::Sum;
     if (!ok) {
       diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(where), std::string(what), types_.to_string(first_type),
@@ -916,6 +953,7 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
   if (auto it = out_.call_arguments.find(bc.call.index); it != out_.call_arguments.end()) nodes = it->second;
   else nodes = bc.args.positional;
   std::vector<TypeId> tensors;
+  std::vector<NodeId> tensor_nodes;
   bool sharded = false;
   for (NodeId n : nodes) {
     if (!n.valid() || n.index >= out_.node_types.size() || !out_.node_types[n.index].valid()) continue;
@@ -923,6 +961,7 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
     if (types_.kind(t) == TypeKind::Tuple || types_.kind(t) == TypeKind::List) continue;
     if (types_.kind(t) != TypeKind::Tensor) continue;
     tensors.push_back(t);
+    tensor_nodes.push_back(n);
     sharded = sharded || types_.sharding(t);
   }
   if (!sharded) return result;
@@ -940,6 +979,27 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
       u.partial_op = PartialOp::Sum;
     }
     return types_.with_sharding(result, types_.intern_sharding(u));
+  }
+  // A function of a partial value's terms is not the function of their sum
+  // (exp(a) + exp(b) is not exp(a + b), nor where(c, a, 1) + where(c, b, 1)
+  // where(c, a + b, 1)), nor is a reduction of another kind (the max of a
+  // partial sum): the value must be reduced first. (A cast keeps it partial;
+  // the program reduces it itself, reduce_partial_in_program.)
+  bool reduction = bc.info.signature == Signature::Reduction ||
+                   (bc.info.signature == Signature::MinMax && tensors.size() == 1);
+  bool nonlinear = bc.info.signature != Signature::CastArgs && bc.info.signature != Signature::MatmulArgs && !reduction;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const ShardingInfo* x = types_.sharding(tensors[i]);
+    if (!x || !x->partial_axes) continue;
+    bool needs_value = nonlinear || (reduction && !reduction_keeps_partial(bc.id, x->partial_op)) ||
+                       (!function_ && bc.info.signature == Signature::MatmulArgs);
+    if (!needs_value) continue;
+    if (function_) {
+      diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(tensors[i]),
+                                                reduce_first(*x));
+      return types_.error();
+    }
+    tensors[i] = reduce_partial_in_program(tensor_nodes[i], tensors[i]);
   }
   size_t rank = types_.dims(result).size();
   std::optional<uint32_t> s;
@@ -1035,22 +1095,6 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
     }
   }
   if (!s) return types_.error();
-  // A function of a partial value's terms is not the function of their sum
-  // (exp(a) + exp(b) is not exp(a + b), nor where(c, a, 1) + where(c, b, 1)
-  // where(c, a + b, 1)): the value must be reduced first. (A cast keeps it
-  // partial.)
-  bool nonlinear = bc.info.signature != Signature::CastArgs && bc.info.signature != Signature::Reduction &&
-                   bc.info.signature != Signature::MatmulArgs &&
-                   !(bc.info.signature == Signature::MinMax && tensors.size() != 2);
-  if (*s && nonlinear && types_.sharding_info(*s).partial_axes) {
-    for (TypeId t : tensors) {
-      const ShardingInfo* x = types_.sharding(t);
-      if (!x || !x->partial_axes) continue;
-      diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(t),
-                                                reduce_first(*x));
-      return types_.error();
-    }
-  }
   return types_.with_sharding(result, *s);
 }
 

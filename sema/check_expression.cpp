@@ -412,6 +412,9 @@ Value Checker::check_expression(NodeId node) {
           value = Value{types_.tensor(ScalarType::Bool, PolicyId{}, dims, info.space, false, info.seed_style)};
           // Laid out as its operands (a mask of a split tensor is split
           // alike); a partial value's terms compare to nothing global.
+          // (The program compares the reduced values.)
+          if (!(n.flags & 1)) left_type = reduce_partial_in_program(lhs_node, left_type);
+          rhs.type = reduce_partial_in_program(ast_.child(node, 1), rhs.type);
           std::vector<TypeId> operands;
           for (TypeId t : {left_type, rhs.type})
             if (types_.kind(t) == TypeKind::Tensor && types_.sharding(t)) operands.push_back(t);
@@ -929,6 +932,29 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
   return result;
 }
 
+namespace {
+
+// Whether `lhs op rhs` keeps a partial operand partial (elementwise_sharding's
+// rules): partial sums (or means) added to or subtracted from partial values
+// of the same kind, or a partial sum scaled by something whole. Otherwise the
+// program reduces the partial operands first.
+bool keeps_partial(const TypeStore& types, BinaryOperator op, TypeId lhs, TypeId rhs) {
+  auto partial = [&](TypeId t) -> const ShardingInfo* {
+    const ShardingInfo* s = types.kind(t) == TypeKind::Tensor ? types.sharding(t) : nullptr;
+    return s && s->partial_axes ? s : nullptr;
+  };
+  const ShardingInfo *l = partial(lhs), *r = partial(rhs);
+  if (!l && !r) return true;
+  if (op == BinaryOperator::Add || op == BinaryOperator::Sub)
+    return l && r && l->partial_axes == r->partial_axes && l->partial_op == r->partial_op &&
+           (l->partial_op == PartialOp::Sum || l->partial_op == PartialOp::Avg);
+  if (op == BinaryOperator::Mul) return !(l && r) && (l ? l : r)->partial_op == PartialOp::Sum;
+  if (op == BinaryOperator::Div) return l && !r && l->partial_op == PartialOp::Sum;
+  return false;
+}
+
+}  // namespace
+
 Value Checker::check_binary(NodeId node) {
   const Node& n = ast_.node(node);
   auto op = static_cast<BinaryOperator>(n.op);
@@ -949,6 +975,8 @@ Value Checker::check_binary(NodeId node) {
       types_.kind(rhs.type) == TypeKind::Tensor && !in_device()) {
     TypeId product = matmul_result(node, ast_.child(node, 0), ast_.child(node, 1), lhs.type, rhs.type);
     if (types_.is_error(product)) return Value{product};
+    lhs.type = reduce_partial_in_program(ast_.child(node, 0), lhs.type);
+    rhs.type = reduce_partial_in_program(ast_.child(node, 1), rhs.type);
     auto sharding = matmul_sharding(node, lhs.type, rhs.type, product);
     if (!sharding) return Value{types_.error()};
     return Value{types_.with_sharding(product, *sharding)};
@@ -957,6 +985,10 @@ Value Checker::check_binary(NodeId node) {
   Value result{binary_result(node, BinaryUse::of(op), lhs.type, rhs.type)};
   if (!in_device() && !types_.is_error(result.type) && types_.kind(result.type) == TypeKind::Tensor &&
       (types_.sharding(lhs.type) || types_.sharding(rhs.type))) {
+    if (!function_ && !keeps_partial(types_, op, lhs.type, rhs.type)) {
+      lhs.type = reduce_partial_in_program(ast_.child(node, 0), lhs.type);
+      rhs.type = reduce_partial_in_program(ast_.child(node, 1), rhs.type);
+    }
     // (A number added to a partial sum would be added once per rank.)
     bool linear = (op == BinaryOperator::Add || op == BinaryOperator::Sub) &&
                   types_.kind(lhs.type) == TypeKind::Tensor && types_.kind(rhs.type) == TypeKind::Tensor;

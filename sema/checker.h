@@ -184,6 +184,7 @@ class Checker {
   Value collective_on_mesh(BuiltinCall& call, std::vector<NodeId>& bound, TypeId x);
   Value point_to_point_on_mesh(BuiltinCall& call, std::vector<NodeId>& bound, TypeId x);
   std::string reduce_first(const ShardingInfo& partial);
+  TypeId reduce_partial_in_program(NodeId operand, TypeId type);
   // The axis index of a collective's axis= in the instance's mesh, or an error.
   std::optional<int32_t> collective_axis(BuiltinCall& call, NodeId axis);
   // The end of an instance's body: sends and recvs left without their match.

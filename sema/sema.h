@@ -148,6 +148,11 @@ struct TypedModule {
   std::unordered_map<uint32_t, size_t> collective_dims;
   // send/recv/sendrecv call -> the mesh of the instance it runs in.
   std::unordered_map<uint32_t, uint32_t> collective_meshes;
+  // Program expressions whose partial value an operation needs reduced
+  // (`ts.sum(x) + 1.0` of a sharded x): the expression's NodeId index -> its
+  // partial sharding (a TypeStore sharding id); lowering all_reduces the
+  // value over the partial axes right after computing it.
+  std::unordered_map<uint32_t, uint32_t> program_reductions;
   // The value of every expression sema evaluated at compile time (module
   // constants, literals, arithmetic on them), by NodeId index. Expressions
   // that read locals may hold a value the local had before a later
