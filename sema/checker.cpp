@@ -994,9 +994,11 @@ void Checker::check_condition(NodeId node, const Value& condition) {
 // Device code has no function values: `tile.barrier` without its call is
 // a forgotten `()` (a Python expression statement that does nothing, and a
 // barrier that never happens), and a local bound to a builtin cannot be
-// compiled.
+// compiled. The seeds' bare `smem = tshared.alloc` is the exception: a
+// shared buffer typed by its first use (docs/language/kernels.md).
 bool Checker::reject_uncalled_builtin(NodeId expression, const Value& value) {
   if (!in_device() || types_.kind(value.type) != TypeKind::Builtin) return false;
+  if (static_cast<BuiltinId>(types_.info(value.type).payload) == BuiltinId::TileAllocShared) return false;
   std::string text = source_text(expression);
   diags_.emit<diag::SemaUnsupportedInKernel>(ast_.range(expression),
                                              "'" + text + "' without a call (a builtin used as a value; write '" + text + "()')")
