@@ -176,8 +176,9 @@ Bound Lowering::lower(NodeId e, Type want) {
   }
   switch (ast_.kind(e)) {
     case NodeKind::Name:
-      // A name bound to a tuple (`grads` of `loss, grads = value_and_grad(...)(...)`).
-      if (auto it = env_.find(ast_.node(e).payload); graph_ && it != env_.end() && !it->second.is_value() &&
+      // A name bound to a tuple (`grads` of `loss, grads = value_and_grad(...)(...)`)
+      // or a list (`for w in weights` in a kernel too).
+      if (auto it = env_.find(ast_.node(e).payload); it != env_.end() && !it->second.is_value() &&
                                                         node_type(e).valid() &&
                                                         (typed_.types.kind(node_type(e)) == sema::TypeKind::Tuple ||
                                                          typed_.types.kind(node_type(e)) == sema::TypeKind::List)) {

@@ -143,14 +143,18 @@ bool Lowering::lower_list_loop(NodeId statement) {
   // A tuple (`for t in (a, b)`, a tuple a function returned) is unrolled
   // the same way when its elements have one type (sema types the target).
   sema::TypeId iterable_type = node_type(iterable);
-  bool over_tuple = graph_ && iterable_type.valid() && typed_.types.kind(iterable_type) == SemaKind::Tuple;
+  bool over_tuple = iterable_type.valid() && typed_.types.kind(iterable_type) == SemaKind::Tuple;
   if (over_tuple) {
     std::span<const sema::TypeId> elements = typed_.types.tuple_elements(iterable_type);
     if (!std::ranges::all_of(elements, [&](sema::TypeId t) { return t == elements.front(); }))
       unsupported(iterable, "iterating over a tuple whose elements differ in type (the loop is unrolled with one type "
                             "for its target)");
   }
-  bool over_list = is_list_node(iterable) || over_tuple || is_row_sequence_node(iterable);
+  // In device code a loop over a list (`for off in [16, 8, 4, 2, 1]`, a
+  // list of shared buffers) or a tuple is unrolled too; only graph code
+  // unrolls loops that build lists.
+  bool over_device_list = !graph_ && iterable_type.valid() && typed_.types.kind(iterable_type) == SemaKind::List;
+  bool over_list = is_list_node(iterable) || over_tuple || is_row_sequence_node(iterable) || over_device_list;
   if (!over_list && !mentions_list(body)) return false;
   auto refuse_jumps = [&] {
     if (contains_break(ast_, body) || contains_kind(ast_, body, NodeKind::Continue))
@@ -158,7 +162,7 @@ bool Lowering::lower_list_loop(NodeId statement) {
   };
   if (over_list) {
     refuse_jumps();
-    Bound list = over_tuple ? lower(iterable) : *unrolled_sequence(iterable);
+    Bound list = over_tuple || over_device_list ? lower(iterable) : *unrolled_sequence(iterable);
     if (list.is_value()) unsupported(iterable, "iterating over this list");
     for (size_t i = 0; i < list.size(); ++i) {
       // `for x in l` binds x to each element; `for i, x in enumerate(l)`

@@ -21,14 +21,31 @@ bool is_python_builtin(std::string_view name) {
          name == "tuple" || name == "str" || name == "isinstance";
 }
 
-bool same_tree(const Ast& ast, NodeId a, NodeId b) {
+// Whether two expressions are written the same (`t * 64` and `t * 64`).
+// A literal's payload indexes its own entry in the value stores, so two
+// occurrences of `64` differ in payload: literals compare by value.
+bool same_tree(const Ast& ast, const ValueStores& values, NodeId a, NodeId b) {
   if (a.valid() != b.valid()) return false;
   if (!a.valid()) return true;
   const Node& x = ast.node(a);
   const Node& y = ast.node(b);
-  if (x.kind != y.kind || x.op != y.op || x.payload != y.payload || x.children_count != y.children_count) return false;
+  if (x.kind != y.kind || x.op != y.op || x.children_count != y.children_count) return false;
+  switch (x.kind) {
+    case NodeKind::IntLiteral:
+    case NodeKind::SizeLiteral:
+      if (values.integers[x.payload] != values.integers[y.payload]) return false;
+      break;
+    case NodeKind::FloatLiteral:
+      if (values.reals[x.payload] != values.reals[y.payload]) return false;
+      break;
+    case NodeKind::StringLiteral:
+      if (values.strings[x.payload] != values.strings[y.payload]) return false;
+      break;
+    default:
+      if (x.payload != y.payload) return false;
+  }
   for (size_t i = 0; i < x.children_count; ++i) {
-    if (!same_tree(ast, ast.child(a, i), ast.child(b, i))) return false;
+    if (!same_tree(ast, values, ast.child(a, i), ast.child(b, i))) return false;
   }
   return true;
 }
@@ -1340,7 +1357,7 @@ Value Checker::check_subscript(NodeId node) {
         length = types_.constant_dim((hi_value - lo_value + step_value - 1) / step_value);
       } else if (!step.valid() && upper.valid() && ast_.kind(upper) == NodeKind::BinaryOp &&
                  static_cast<BinaryOperator>(ast_.node(upper).op) == BinaryOperator::Add && lower.valid() &&
-                 same_tree(ast_, ast_.child(upper, 0), lower)) {
+                 same_tree(ast_, values_, ast_.child(upper, 0), lower)) {
         // Already checked as part of `upper`: read its constant, do not re-check.
         auto window = constants_.find(ast_.child(upper, 1).index);
         if (window != constants_.end() && window->second.as_int64() && *window->second.as_int64() >= 0)

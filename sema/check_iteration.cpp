@@ -16,7 +16,7 @@ Value Checker::iteration_element(NodeId iterable_node) {
   // `for t in (a, b)`: unrolled as a list is (lower_lists.cpp), so the
   // elements must be of one type (else the target stays untyped and
   // lowering names the loop).
-  if (kind == TypeKind::Tuple && !in_device()) {
+  if (kind == TypeKind::Tuple) {
     std::span<const TypeId> elements = types_.tuple_elements(iterable.type);
     if (!elements.empty() && std::ranges::all_of(elements, [&](TypeId t) { return t == elements.front(); }))
       return Value{elements.front()};

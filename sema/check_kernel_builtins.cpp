@@ -75,6 +75,15 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
       TypeId object = out_.node_types[ast_.child(ref, 0).index];
       if (object.valid() && types_.kind(object) == TypeKind::Tensor) write_tensor_element(ref, object, root);
       bool bitwise = bc.info.id == BuiltinId::TileAtomicAnd || bc.info.id == BuiltinId::TileAtomicOr || bc.info.id == BuiltinId::TileAtomicXor;
+      // A bool element is not a number (arithmetic on bool is an error), and
+      // no atomic works on one: a flag that lanes set together is an i32 or
+      // u8 element.
+      if (!bitwise && types_.info(slot.type).scalar == ScalarType::Bool) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(ref), "ref", bc.name,
+                                            "a numeric tensor element (keep a flag that lanes update atomically in an i32 or u8 tensor)",
+                                            types_.to_string(slot.type));
+        return Value{types_.error()};
+      }
       if (bitwise && !is_integer(types_.info(slot.type).scalar)) {
         diags_.emit<diag::SemaArgumentType>(ast_.range(ref), "ref", bc.name, "an integer tensor element",
                                             types_.to_string(slot.type));
@@ -104,6 +113,13 @@ Value Checker::check_kernel_builtin(BuiltinCall& bc) {
       Value v = bc.value_of(bound[0]);
       if (!bc.require_scalar(v, bound[0], "value", "a scalar (reduce a vector's elements one by one: v[0], v[1], ...)"))
         return Value{types_.error()};
+      // Arithmetic on bool is an error: a sum of bools would wrap in one bit.
+      if (types_.info(default_type(v.type)).kind == TypeKind::Scalar &&
+          types_.info(default_type(v.type)).scalar == ScalarType::Bool) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "value", bc.name,
+                                            "a number (count true lanes with cast(flag, i32))", types_.to_string(v.type));
+        return Value{types_.error()};
+      }
       // A storage float reduces in its accumulation type (default f32).
       return Value{compute_type(default_type(v))};
     }

@@ -29,7 +29,8 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
         std::vector<DimId> dims(types_.dims(x.type).begin(), types_.dims(x.type).end());
         return Value{graph_tensor(*element, dims)};
       }
-      if (!types_.is_numeric_scalar(x.type)) {
+      // bool is not a number here either (arithmetic on bool is an error).
+      if (!types_.is_numeric_scalar(x.type) || (t.kind == TypeKind::Scalar && t.scalar == ScalarType::Bool)) {
         diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "x", bc.name, "a number", types_.to_string(x.type));
         return Value{types_.error()};
       }

@@ -991,6 +991,21 @@ void Checker::check_condition(NodeId node, const Value& condition) {
   // expression alike (docs/language/graph.md, "Conditions on tensors").
 }
 
+// Device code has no function values: `tile.barrier` without its call is
+// a forgotten `()` (a Python expression statement that does nothing, and a
+// barrier that never happens), and a local bound to a builtin cannot be
+// compiled. The seeds' bare `smem = tshared.alloc` is the exception: a
+// shared buffer typed by its first use (docs/language/kernels.md).
+bool Checker::reject_uncalled_builtin(NodeId expression, const Value& value) {
+  if (!in_device() || types_.kind(value.type) != TypeKind::Builtin) return false;
+  if (static_cast<BuiltinId>(types_.info(value.type).payload) == BuiltinId::TileAllocShared) return false;
+  std::string text = source_text(expression);
+  diags_.emit<diag::SemaUnsupportedInKernel>(ast_.range(expression),
+                                             "'" + text + "' without a call (a builtin used as a value; write '" + text + "()')")
+      .fix_it_insert(ast_.range(expression).end, "()");
+  return true;
+}
+
 void Checker::check_statement(NodeId statement) {
   const Node& n = ast_.node(statement);
   auto children = ast_.children(statement);
@@ -999,7 +1014,7 @@ void Checker::check_statement(NodeId statement) {
       NodeId expression = children[0];
       // A docstring or a bare string is allowed anywhere.
       if (ast_.kind(expression) == NodeKind::StringLiteral) return;
-      check_expression(expression);
+      reject_uncalled_builtin(expression, check_expression(expression));
       return;
     }
     case NodeKind::Assign: {
@@ -1011,6 +1026,7 @@ void Checker::check_statement(NodeId statement) {
         if (ast_.kind(value_node) == NodeKind::Subscript) allow_runtime_length(value_node);
       }
       Value value = check_expression(value_node);
+      if (reject_uncalled_builtin(value_node, value)) value = Value{types_.error()};  // no follow-on errors
       for (NodeId target : children.first(children.size() - 1)) assign_to(target, value, value_node);
       return;
     }

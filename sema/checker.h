@@ -394,6 +394,7 @@ class Checker {
   void check_statements(NodeId suite);
   void check_statement(NodeId statement);
   void assign_to(NodeId target, const Value& value, NodeId value_node);
+  bool reject_uncalled_builtin(NodeId expression, const Value& value);
   // What `for TARGET in ITERABLE` binds: the element of a range or a list
   // (graph code), dynamic for what lowering iterates over no other way.
   Value iteration_element(NodeId iterable);

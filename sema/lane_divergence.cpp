@@ -95,6 +95,16 @@ class Divergence {
     return c_.helper_divergence(index, levels);
   }
 
+  // How much a loop's trip count varies: a list or a tuple has a length
+  // fixed when compiling (the loop is unrolled), whatever its elements hold
+  // (`for v in [x[i], y[i]]` runs twice on every lane; its target varies).
+  Level trip_level(NodeId iterable) const {
+    TypeId type = c_.out_.node_types[iterable.index];
+    if (type.valid() && (c_.types_.kind(type) == TypeKind::List || c_.types_.kind(type) == TypeKind::Tuple))
+      return Level::Uniform;
+    return level(iterable);
+  }
+
   Level level(NodeId node) const {
     if (!node.valid()) return Level::Uniform;
     const Node& n = ast_.node(node);
@@ -187,8 +197,8 @@ class Divergence {
         break;
       }
       case NodeKind::For: {
-        Level inner = join(join(control, level(children[1])), loop_exit(children[2]).level);
-        mark(children[0], inner, changed);
+        Level inner = join(join(control, trip_level(children[1])), loop_exit(children[2]).level);
+        mark(children[0], join(inner, level(children[1])), changed);
         propagate_block(children[2], inner, changed);
         break;
       }
@@ -405,7 +415,7 @@ class Divergence {
       case NodeKind::For: {
         check_expression(children[1], reasons);
         std::vector<Reason> inner;
-        with_condition(children[1], level(children[1]), inner);
+        with_condition(children[1], trip_level(children[1]), inner);
         Exit exit = loop_exit(children[2]);
         if (exit.level != Level::Uniform) inner.push_back({Reason::Kind::LoopExit, exit.level, exit.condition});
         check_block(children[2], inner);

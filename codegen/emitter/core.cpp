@@ -107,8 +107,13 @@ int64_t Emitter::group_size_static() {
 
 int64_t Emitter::tile_share(Type t, Operation* op) {
   int64_t elements = t.num_elements(), lanes = group_size_static();
-  if (elements == ir::kDynamic || elements % lanes != 0)
-    unsupported(op, "a register tile of " + std::string(t.str()) + " over " + std::to_string(lanes) + " lanes");
+  if (elements == ir::kDynamic || elements % lanes != 0) {
+    // Said in the source's terms: the user wrote a tile.mma of these sizes.
+    std::string shape;
+    for (int64_t d : t.shape()) shape += (shape.empty() ? "" : " x ") + (d == ir::kDynamic ? std::string("?") : std::to_string(d));
+    unsupported(op, "a register tile (a tile.mma result) of " + shape + " " + std::string(scalar_info(t.scalar()).name) +
+                        " elements, which do not divide evenly over the group's " + std::to_string(lanes) + " lanes,");
+  }
   return elements / lanes;
 }
 

@@ -659,7 +659,17 @@ class Runner {
       }
       std::string error;
       std::optional<npy::Array> array = npy::read(it->second, error);
-      if (!array) fail("--arg " + p.name + ": " + error);
+      if (!array) {
+        // `--arg x=3.0` for a tensor: a scalar given where a file belongs.
+        const char* text = it->second.c_str();
+        char* end = nullptr;
+        std::strtod(text, &end);
+        bool number = *text != '\0' && end != nullptr && *end == '\0' && error.starts_with("cannot open");
+        if (number)
+          fail("--arg " + p.name + "=" + it->second + ": the parameter '" + describe(p) +
+               "' is a tensor, read from a .npy file (a number is for a scalar parameter)");
+        fail("--arg " + p.name + ": " + error);
+      }
       std::string dtype = npy::tessera_dtype_of(array->descr);
       const numerics::Format* format = narrow_tensor_format(p.dtype);
       if (format && !narrow_accepts(*format, dtype))
