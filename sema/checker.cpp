@@ -878,6 +878,29 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
   // (`x: f32[n], n: i32`, the CUDA habit of passing the size): the name
   // would denote both, and nothing makes the two values agree.
   auto all_parameters = ast_.children(parameters).subspan(info.first_parameter);
+  // @stochastic_round(seed) names an integer parameter of this function,
+  // which the store reads at run time (docs/numerics.md).
+  for (size_t j = 0; j < all_parameters.size() && j < info.parameter_types.size(); ++j) {
+    TypeId type = info.parameter_types[j];
+    NodeId annotation = ast_.child(all_parameters[j], 0);
+    if (!annotation.valid() || types_.is_error(type) ||
+        (types_.kind(type) != TypeKind::Tensor && types_.kind(type) != TypeKind::Scalar))
+      continue;
+    IdentifierId seed = types_.policy(types_.info(type).policy).seed_name;
+    if (!seed.valid()) continue;
+    auto it = locals_.find(seed.index);
+    if (it == locals_.end()) {
+      diags_.emit<diag::SemaUndefinedName>(ast_.range(annotation), name_of(seed.index));
+      continue;
+    }
+    TypeId seed_type = it->second.type;
+    if (!it->second.is_parameter || types_.kind(seed_type) != TypeKind::Scalar ||
+        !is_integer(types_.info(seed_type).scalar))
+      diags_.emit<diag::SemaInvalidPolicyArgument>(
+          ast_.range(annotation), "stochastic_round",
+          "names '" + name_of(seed.index) + "', which is not an integer parameter of this function: the seed is an "
+          "integer constant or an integer parameter");
+  }
   for (size_t i = 0; i < all_parameters.size(); ++i) {
     uint32_t name = ast_.node(all_parameters[i]).payload;
     if (name == UINT32_MAX) continue;
