@@ -804,7 +804,12 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
     // `<<` and `>>` with a bool tensor (NumPy has no bool shift: it
     // promotes): a bool operand takes the other's integer type, int8 when
     // both are bools, NumPy's default integer (i64) beside a Python int.
-    if (use.is(BinaryOperator::LShift) || use.is(BinaryOperator::RShift)) {
+    // Arithmetic (`x * mask`, `n - (x > 0)`) promotes a bool operand the
+    // same way to the other operand's number type (`f32` beside a Python
+    // float, Tessera's default float); two bools stay refused.
+    const bool shift = use.is(BinaryOperator::LShift) || use.is(BinaryOperator::RShift);
+    const bool promotes_bool = shift || (use.kind == BinaryUse::Kind::Operator && !use.bitwise());
+    if (promotes_bool) {
       auto element = [&](TypeId t) { return types_.kind(t) == TypeKind::Tensor ? types_.scalar(types_.info(t).scalar) : t; };
       auto is_bool_element = [&](TypeId t) {
         TypeId e = element(t);
@@ -814,10 +819,12 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
         auto as_integer = [&](TypeId t, TypeId other) {
           if (!is_bool_element(t)) return t;
           const TypeInfo& o = types_.info(element(other));
-          ScalarType s = is_bool_element(other)              ? ScalarType::I8
+          ScalarType s = is_bool_element(other)              ? (shift ? ScalarType::I8 : ScalarType::Bool)
                          : o.kind == TypeKind::UntypedInt     ? ScalarType::I64
-                         : o.kind == TypeKind::Scalar && is_integer(o.scalar) ? o.scalar
-                                                                              : ScalarType::Bool;  // refused below
+                         : o.kind == TypeKind::UntypedFloat && !shift ? ScalarType::F32
+                         : o.kind == TypeKind::Scalar && (is_integer(o.scalar) || (!shift && is_float(o.scalar)))
+                             ? o.scalar
+                             : ScalarType::Bool;  // refused below
           if (types_.kind(t) != TypeKind::Tensor) return types_.scalar(s);
           const TypeInfo& ti = types_.info(t);
           return types_.tensor(s, {}, types_.dims(t), ti.space, false, false);
