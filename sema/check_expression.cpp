@@ -779,7 +779,9 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
   const TypeInfo& b = types_.info(rhs);
   SourceRange where = ast_.range(node);
   auto invalid = [&] {
-    diags_.emit<diag::SemaInvalidOperands>(where, use.spelling, types_.to_string(lhs), types_.to_string(rhs));
+    bool shown = use.shown_lhs.valid();
+    diags_.emit<diag::SemaInvalidOperands>(where, use.spelling, types_.to_string(shown ? use.shown_lhs : lhs),
+                                           types_.to_string(shown ? use.shown_rhs : rhs));
     return types_.error();
   };
   if (a.kind == TypeKind::Error || b.kind == TypeKind::Error) return types_.error();
@@ -830,7 +832,7 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
           return types_.tensor(s, {}, types_.dims(t), ti.space, false, false);
         };
         TypeId l = as_integer(lhs, rhs), r = as_integer(rhs, lhs);
-        if (!is_bool_element(l) && !is_bool_element(r)) return binary_result(node, use, l, r);
+        if (!is_bool_element(l) && !is_bool_element(r)) return binary_result(node, use.showing(lhs, rhs), l, r);
       }
     }
     // A comparison of bools with numbers compares the bools as 0 and 1, as
@@ -863,7 +865,7 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
       // bools too, which `+` would refuse).
       TypeId element = bool_with_number(types_.scalar(a.scalar), types_.scalar(b.scalar))
                            ? types_.scalar(ScalarType::Bool)
-                           : binary_result(node, use, compute_type(types_.scalar(a.scalar)),
+                           : binary_result(node, use.showing(lhs, rhs), compute_type(types_.scalar(a.scalar)),
                                            compute_type(types_.scalar(b.scalar)));
       if (types_.is_error(element)) return element;
       if (!arithmetic) element = types_.scalar(ScalarType::Bool);
@@ -875,7 +877,8 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
     if (!types_.is_numeric_scalar(scalar_side)) return invalid();
     TypeId element = bool_with_number(types_.scalar(t.scalar), scalar_side)
                          ? types_.scalar(ScalarType::Bool)
-                         : binary_result(node, use, compute_type(types_.scalar(t.scalar)), scalar_side);
+                         : binary_result(node, use.showing(lhs, rhs), compute_type(types_.scalar(t.scalar)),
+                                         scalar_side);
     if (types_.is_error(element)) return element;
     std::vector<DimId> dims(types_.dims(tensor_type).begin(), types_.dims(tensor_type).end());
     return types_.tensor(arithmetic ? types_.info(element).scalar : ScalarType::Bool, {}, dims, value_space(), false,
