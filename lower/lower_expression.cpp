@@ -560,6 +560,14 @@ Value* Lowering::lower_unary(NodeId node, Type want) {
 }
 
 Value* Lowering::lower_if_expression(NodeId node) {
+  // A condition known when compiling whose branch has the expression's
+  // type (sema typed it as that branch where the two differ): the branch
+  // taken alone, as Python evaluates it.
+  if (graph_)
+    if (std::optional<int64_t> known = constant_condition(ast_.child(node, 0))) {
+      NodeId chosen = ast_.child(node, *known ? 1 : 2);
+      if (node_type(chosen) == node_type(node)) return value(chosen);
+    }
   Type t = typed_type(node).value_or(common_type(ast_.child(node, 1), ast_.child(node, 2)));
   Value* c = value(ast_.child(node, 0), context_.bool_type());
   Operation* branch = builder_.create(OpKind::If, {c}, {t}, {}, 2);

@@ -432,10 +432,20 @@ Value Checker::check_expression(NodeId node) {
       break;
     }
     case NodeKind::IfExp: {
-      check_condition(ast_.child(node, 0), check_expression(ast_.child(node, 0)));
+      Value condition = check_expression(ast_.child(node, 0));
+      check_condition(ast_.child(node, 0), condition);
       Value a = check_expression(ast_.child(node, 1));
       Value b = check_expression(ast_.child(node, 2));
-      if (is_assignable(a.type, b.type)) {
+      // A condition known when compiling (`x if MODE == 1 else ts.sum(x)`)
+      // takes one branch, as Python evaluates only that one: the value is
+      // of its type, whatever the other's (lowering compiles it alone).
+      std::optional<bool> known;
+      if (!types_.is_error(condition.type) && !types_.is_error(a.type) && !types_.is_error(b.type) &&
+          !is_assignable(a.type, b.type) && !is_assignable(b.type, a.type))
+        known = constant_condition(ast_.child(node, 0));
+      if (known) {
+        value = *known ? a : b;
+      } else if (is_assignable(a.type, b.type)) {
         value = Value{b.type};
       } else if (is_assignable(b.type, a.type)) {
         value = Value{a.type};
