@@ -692,6 +692,15 @@ Bound Lowering::lower_call(NodeId call) {
 
 std::vector<Value*> Lowering::lower_user_call(NodeId call, uint32_t function_index) {
   const sema::FunctionInfo& info = typed_.functions[function_index];
+  // `def helper(x, *rest)`: a variable number of arguments has no
+  // parameter of its own in an instance.
+  for (NodeId p : ast_.children(ast_.child(info.def, 1))) {
+    auto kind = static_cast<ParameterKind>(ast_.node(p).op);
+    if (kind == ParameterKind::VarPositional || kind == ParameterKind::VarKeyword)
+      unsupported(call, "calling '" + name_of(info.name.index) + "', whose parameter '" +
+                            (kind == ParameterKind::VarPositional ? "*" : "**") + name_of(ast_.node(p).payload) +
+                            "' takes a variable number of arguments");
+  }
   if (info.kind != sema::FunctionKind::Helper) unsupported(call, "calling a kernel or @jit function");
   // The arguments sema bound to the parameters (positional, keyword, the
   // parameters' defaults), in the parameters' order.
@@ -702,8 +711,8 @@ std::vector<Value*> Lowering::lower_user_call(NodeId call, uint32_t function_ind
   } else {
     for (NodeId a : ast_.children(call).subspan(1)) arguments.push_back(a);
   }
-  if (arguments.size() != info.parameter_types.size()) unsupported(call, "this helper call");
   NodeId parameters = ast_.child(info.def, 1);
+  if (arguments.size() != info.parameter_types.size()) unsupported(call, "this helper call");
   std::vector<Value*> operands;
   std::vector<Type> specialization(arguments.size());
   for (size_t i = 0; i < arguments.size(); ++i) {
