@@ -63,14 +63,6 @@ void Lowering::unsupported(NodeId node, std::string what) {
   throw LoweringFailed{};
 }
 
-void Lowering::index_out_of_range(NodeId index, int64_t value, size_t axis, NodeId object, int64_t extent) {
-  SourceRange r = ast_.range(object);
-  std::string name(diags_.sources().pointer(r.begin), r.end - r.begin);
-  diags_.emit<diag::SemaIndexOutOfRange>(ast_.range(index), "index", std::to_string(value),
-                                         static_cast<unsigned>(axis), std::move(name), std::to_string(extent));
-  throw LoweringFailed{};
-}
-
 std::optional<Type> Lowering::ir_type(sema::TypeId type) {
   if (!type.valid()) return std::nullopt;
   sema::TypeInfo info = typed_.types.info(type);

@@ -861,7 +861,7 @@ Value* Lowering::graph_subscript(NodeId node) {
     std::optional<int64_t> at = constant_of(i);
     if (extent != kDynamic && at) {
       int64_t element = *at < 0 ? *at + extent : *at;
-      if (element < 0 || element >= extent) index_out_of_range(i, *at, axis, object, extent);
+      if (element < 0 || element >= extent) unsupported(i, "a tensor index out of range");
       starts.push_back(element);
       limits.push_back(element + 1);
       steps.push_back(1);

@@ -78,7 +78,7 @@ void Lowering::graph_store(NodeId target, Value* v, NodeId where) {
     std::optional<int64_t> at = constant_of(i);
     if (at && extent != kDynamic) {
       int64_t element = *at < 0 ? *at + extent : *at;
-      if (element < 0 || element >= extent) index_out_of_range(i, *at, axis, object, extent);
+      if (element < 0 || element >= extent) unsupported(i, "a tensor index out of range");
       axes[axis].kind = AxisSelection::Kind::Range;
       axes[axis].start = element;
       axes[axis].limit = element + 1;

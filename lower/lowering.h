@@ -102,9 +102,6 @@ class Lowering {
   }
   Location location(NodeId node);
   [[noreturn]] void unsupported(NodeId node, std::string what);
-  // A constant integer index outside its axis of known size, NumPy's
-  // IndexError, that sema could not fold (`x[i - 1]` of a program's `i`).
-  [[noreturn]] void index_out_of_range(NodeId index, int64_t value, size_t axis, NodeId object, int64_t extent);
   // What an expression of `e`'s kind is called in a message ("an f-string",
   // "a list comprehension"), as a user would write it, not the AST's name.
   std::string expression_phrase(NodeId e) const;
