@@ -564,6 +564,14 @@ Value* Lowering::lower_unary(NodeId node, Type want) {
 }
 
 Value* Lowering::lower_if_expression(NodeId node) {
+  // A condition known when compiling whose branch has the expression's
+  // type (sema typed it as that branch where the two differ): the branch
+  // taken alone, as Python evaluates it.
+  if (graph_)
+    if (std::optional<int64_t> known = constant_condition(ast_.child(node, 0))) {
+      NodeId chosen = ast_.child(node, *known ? 1 : 2);
+      if (node_type(chosen) == node_type(node)) return value(chosen);
+    }
   Type t = typed_type(node).value_or(common_type(ast_.child(node, 1), ast_.child(node, 2)));
   Value* c = value(ast_.child(node, 0), context_.bool_type());
   Operation* branch = builder_.create(OpKind::If, {c}, {t}, {}, 2);
@@ -688,6 +696,15 @@ Bound Lowering::lower_call(NodeId call) {
 
 std::vector<Value*> Lowering::lower_user_call(NodeId call, uint32_t function_index) {
   const sema::FunctionInfo& info = typed_.functions[function_index];
+  // `def helper(x, *rest)`: a variable number of arguments has no
+  // parameter of its own in an instance.
+  for (NodeId p : ast_.children(ast_.child(info.def, 1))) {
+    auto kind = static_cast<ParameterKind>(ast_.node(p).op);
+    if (kind == ParameterKind::VarPositional || kind == ParameterKind::VarKeyword)
+      unsupported(call, "calling '" + name_of(info.name.index) + "', whose parameter '" +
+                            (kind == ParameterKind::VarPositional ? "*" : "**") + name_of(ast_.node(p).payload) +
+                            "' takes a variable number of arguments");
+  }
   if (info.kind != sema::FunctionKind::Helper) unsupported(call, "calling a kernel or @jit function");
   // The arguments sema bound to the parameters (positional, keyword, the
   // parameters' defaults), in the parameters' order.
@@ -698,8 +715,8 @@ std::vector<Value*> Lowering::lower_user_call(NodeId call, uint32_t function_ind
   } else {
     for (NodeId a : ast_.children(call).subspan(1)) arguments.push_back(a);
   }
-  if (arguments.size() != info.parameter_types.size()) unsupported(call, "this helper call");
   NodeId parameters = ast_.child(info.def, 1);
+  if (arguments.size() != info.parameter_types.size()) unsupported(call, "this helper call");
   std::vector<Value*> operands;
   std::vector<Type> specialization(arguments.size());
   for (size_t i = 0; i < arguments.size(); ++i) {

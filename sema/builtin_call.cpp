@@ -56,9 +56,15 @@ std::vector<NodeId> BuiltinCall::bind(std::initializer_list<const char*> paramet
   for (auto& [keyword, value] : args.keywords) {
     auto it = std::find_if(parameters.begin(), parameters.end(), [&](const char* p) { return keyword == p; });
     if (it == parameters.end()) {
-      // `keepdim=` (PyTorch's spelling) for `keepdims=`: name the nearest.
+      // `keepdim=` (PyTorch's spelling) for `keepdims=`: name the nearest;
+      // PyTorch's `dim=` is NumPy's `axis=`, too far from it by spelling.
       std::vector<std::string> names(parameters.begin(), parameters.end());
-      if (auto near = checker.closest_name(keyword, names))
+      std::optional<std::string> near;
+      if (keyword == "dim" && std::find(names.begin(), names.end(), "axis") != names.end())
+        near = "axis";
+      else
+        near = checker.closest_name(keyword, names);
+      if (near)
         checker.diags_.emit<diag::SemaUnknownKeywordSuggest>(checker.ast_.range(value), name, keyword, *near);
       else
         checker.diags_.emit<diag::SemaUnknownKeyword>(checker.ast_.range(value), name, keyword);

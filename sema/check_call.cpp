@@ -502,7 +502,16 @@ std::optional<Checker::BoundArguments> Checker::bind_arguments(NodeId call, std:
   for (NodeId parameter : parameters) {
     auto kind = static_cast<ParameterKind>(ast_.node(parameter).op);
     if (kind != ParameterKind::Normal && kind != ParameterKind::KeywordOnly) {
-      check_all();  // reported at the parameter (check_function)
+      check_all();
+      // A kernel's or device helper's is reported at the parameter
+      // (check_function); graph code's at the call, as the construct not
+      // compiled that it is (lowering reports it so where sema binds no
+      // arguments, a program's call).
+      if (callee.kind != FunctionKind::Kernel && !callee.device)
+        diags_.emit<diag::LowerUnsupported>(ast_.range(call), "calling '" + callee_name + "', whose parameter '" +
+                                                                  (kind == ParameterKind::VarPositional ? "*" : "**") +
+                                                                  name_of(ast_.node(parameter).payload) +
+                                                                  "' takes a variable number of arguments");
       return std::nullopt;
     }
   }

@@ -452,10 +452,20 @@ Value Checker::check_expression(NodeId node) {
       break;
     }
     case NodeKind::IfExp: {
-      check_condition(ast_.child(node, 0), check_expression(ast_.child(node, 0)));
+      Value condition = check_expression(ast_.child(node, 0));
+      check_condition(ast_.child(node, 0), condition);
       Value a = check_expression(ast_.child(node, 1));
       Value b = check_expression(ast_.child(node, 2));
-      if (is_assignable(a.type, b.type)) {
+      // A condition known when compiling (`x if MODE == 1 else ts.sum(x)`)
+      // takes one branch, as Python evaluates only that one: the value is
+      // of its type, whatever the other's (lowering compiles it alone).
+      std::optional<bool> known;
+      if (!types_.is_error(condition.type) && !types_.is_error(a.type) && !types_.is_error(b.type) &&
+          !is_assignable(a.type, b.type) && !is_assignable(b.type, a.type))
+        known = constant_condition(ast_.child(node, 0));
+      if (known) {
+        value = *known ? a : b;
+      } else if (is_assignable(a.type, b.type)) {
         value = Value{b.type};
       } else if (is_assignable(b.type, a.type)) {
         value = Value{a.type};
@@ -799,7 +809,9 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
   const TypeInfo& b = types_.info(rhs);
   SourceRange where = ast_.range(node);
   auto invalid = [&] {
-    diags_.emit<diag::SemaInvalidOperands>(where, use.spelling, types_.to_string(lhs), types_.to_string(rhs));
+    bool shown = use.shown_lhs.valid();
+    diags_.emit<diag::SemaInvalidOperands>(where, use.spelling, types_.to_string(shown ? use.shown_lhs : lhs),
+                                           types_.to_string(shown ? use.shown_rhs : rhs));
     return types_.error();
   };
   if (a.kind == TypeKind::Error || b.kind == TypeKind::Error) return types_.error();
@@ -824,7 +836,12 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
     // `<<` and `>>` with a bool tensor (NumPy has no bool shift: it
     // promotes): a bool operand takes the other's integer type, int8 when
     // both are bools, NumPy's default integer (i64) beside a Python int.
-    if (use.is(BinaryOperator::LShift) || use.is(BinaryOperator::RShift)) {
+    // Arithmetic (`x * mask`, `n - (x > 0)`) promotes a bool operand the
+    // same way to the other operand's number type (`f32` beside a Python
+    // float, Tessera's default float); two bools stay refused.
+    const bool shift = use.is(BinaryOperator::LShift) || use.is(BinaryOperator::RShift);
+    const bool promotes_bool = shift || (use.kind == BinaryUse::Kind::Operator && !use.bitwise());
+    if (promotes_bool) {
       auto element = [&](TypeId t) { return types_.kind(t) == TypeKind::Tensor ? types_.scalar(types_.info(t).scalar) : t; };
       auto is_bool_element = [&](TypeId t) {
         TypeId e = element(t);
@@ -834,16 +851,18 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
         auto as_integer = [&](TypeId t, TypeId other) {
           if (!is_bool_element(t)) return t;
           const TypeInfo& o = types_.info(element(other));
-          ScalarType s = is_bool_element(other)              ? ScalarType::I8
+          ScalarType s = is_bool_element(other)              ? (shift ? ScalarType::I8 : ScalarType::Bool)
                          : o.kind == TypeKind::UntypedInt     ? ScalarType::I64
-                         : o.kind == TypeKind::Scalar && is_integer(o.scalar) ? o.scalar
-                                                                              : ScalarType::Bool;  // refused below
+                         : o.kind == TypeKind::UntypedFloat && !shift ? ScalarType::F32
+                         : o.kind == TypeKind::Scalar && (is_integer(o.scalar) || (!shift && is_float(o.scalar)))
+                             ? o.scalar
+                             : ScalarType::Bool;  // refused below
           if (types_.kind(t) != TypeKind::Tensor) return types_.scalar(s);
           const TypeInfo& ti = types_.info(t);
           return types_.tensor(s, {}, types_.dims(t), ti.space, false, false);
         };
         TypeId l = as_integer(lhs, rhs), r = as_integer(rhs, lhs);
-        if (!is_bool_element(l) && !is_bool_element(r)) return binary_result(node, use, l, r);
+        if (!is_bool_element(l) && !is_bool_element(r)) return binary_result(node, use.showing(lhs, rhs), l, r);
       }
     }
     // A comparison of bools with numbers compares the bools as 0 and 1, as
@@ -876,7 +895,7 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
       // bools too, which `+` would refuse).
       TypeId element = bool_with_number(types_.scalar(a.scalar), types_.scalar(b.scalar))
                            ? types_.scalar(ScalarType::Bool)
-                           : binary_result(node, use, compute_type(types_.scalar(a.scalar)),
+                           : binary_result(node, use.showing(lhs, rhs), compute_type(types_.scalar(a.scalar)),
                                            compute_type(types_.scalar(b.scalar)));
       if (types_.is_error(element)) return element;
       if (!arithmetic) element = types_.scalar(ScalarType::Bool);
@@ -888,7 +907,8 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
     if (!types_.is_numeric_scalar(scalar_side)) return invalid();
     TypeId element = bool_with_number(types_.scalar(t.scalar), scalar_side)
                          ? types_.scalar(ScalarType::Bool)
-                         : binary_result(node, use, compute_type(types_.scalar(t.scalar)), scalar_side);
+                         : binary_result(node, use.showing(lhs, rhs), compute_type(types_.scalar(t.scalar)),
+                                         scalar_side);
     if (types_.is_error(element)) return element;
     std::vector<DimId> dims(types_.dims(tensor_type).begin(), types_.dims(tensor_type).end());
     return types_.tensor(arithmetic ? types_.info(element).scalar : ScalarType::Bool, {}, dims, value_space(), false,

@@ -208,7 +208,7 @@ std::optional<ScalarType> Checker::float_element(BuiltinCall& bc, NodeId argumen
 std::optional<bool> Checker::constant_bool(BuiltinCall& bc, NodeId argument, const char* parameter) {
   Value v = bc.value_of(argument);
   if (types_.is_error(v.type)) return std::nullopt;
-  if (!v.constant || v.constant->is_float) {
+  if (!v.constant) {
     diags_.emit<diag::SemaNotConstant>(ast_.range(argument),
                                        "argument '" + std::string(parameter) + "' of '" + std::string(bc.name) + "'");
     return std::nullopt;

@@ -85,15 +85,25 @@ struct BinaryUse {
   BinaryOperator op = BinaryOperator::Add;  // Operator
   bool augmented = false;                   // Operator: `x op= y`
   std::string spelling;
+  // The operands a diagnostic shows when they are not the types checked
+  // (tensors, whose element types binary_result checks as two scalars).
+  TypeId shown_lhs{}, shown_rhs{};
 
   static BinaryUse of(BinaryOperator op, bool augmented = false) {
-    return {Kind::Operator, op, augmented, std::string(operator_spelling(op)) + (augmented ? "=" : "")};
+    return {Kind::Operator, op, augmented, std::string(operator_spelling(op)) + (augmented ? "=" : ""), {}, {}};
   }
   static BinaryUse compare(CompareOperator op) {
-    return {Kind::Compare, BinaryOperator::Add, false, std::string(operator_spelling(op))};
+    return {Kind::Compare, BinaryOperator::Add, false, std::string(operator_spelling(op)), {}, {}};
   }
-  static BinaryUse conditional() { return {Kind::Conditional, BinaryOperator::Add, false, "if-else"}; }
-  static BinaryUse builtin(std::string_view name) { return {Kind::Builtin, BinaryOperator::Add, false, std::string(name)}; }
+  static BinaryUse conditional() { return {Kind::Conditional, BinaryOperator::Add, false, "if-else", {}, {}}; }
+  static BinaryUse builtin(std::string_view name) {
+    return {Kind::Builtin, BinaryOperator::Add, false, std::string(name), {}, {}};
+  }
+  BinaryUse showing(TypeId lhs, TypeId rhs) const {
+    BinaryUse u = *this;
+    if (!u.shown_lhs.valid()) u.shown_lhs = lhs, u.shown_rhs = rhs;
+    return u;
+  }
 
   bool arithmetic() const { return kind != Kind::Compare; }
   bool is(BinaryOperator o) const { return kind == Kind::Operator && op == o; }

@@ -299,6 +299,12 @@ tessStatus tessHostLaunch(tessHostContext context, const char* name, const uint3
                           void** args) {
   if (!context) return null_context("tessHostLaunch");
   if (!context->module) return fail(TESS_ERROR_INVALID_VALUE, "tessHostLaunch: the host context has no module");
+  if (!grid || !group) return fail(TESS_ERROR_INVALID_VALUE, "tessHostLaunch: a null grid or group");
+  // Host code computes a grid from run-time sizes (ceil(M / tile) groups of
+  // a GEMM): a tensor without elements gives a grid without groups, and the
+  // kernel has nothing to do. tessLaunchKernel refuses such a grid, so the
+  // launch is skipped here.
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return ok();
   auto it = context->kernels.find(name);
   if (it == context->kernels.end()) {
     tessKernel kernel = nullptr;

@@ -123,6 +123,9 @@ extern "C" tessStatus tessHostLaunchTuned(tessHostContext context, const char* t
   if (!t.tensors.empty() && !tensors)
     return fail(TESS_ERROR_INVALID_VALUE, fmt::format("launching '{}' tuned: `tensors` is null", t.kernel));
   Launches launches{context, &t, grids, groups, args};
+  // Without elements every variant's grid is empty (tessHostLaunch skips
+  // it): nothing to time or to remember for this key.
+  if (grids[0] == 0 || grids[1] == 0 || grids[2] == 0) return launch(launches, t.default_variant);
   if (t.variants.size() == 1) return launch(launches, 0);
   // The key: as tesserac run's and tessAotLaunchTuned's.
   std::vector<tessTuneTensor> key_tensors;

@@ -98,7 +98,8 @@ tessStatus tessHostFree(tessHostContext context, tessDevicePtr ptr);
 /* Marks an allocation as returned to the caller (not freed by tessHostCall). */
 tessStatus tessHostKeep(tessHostContext context, tessDevicePtr ptr);
 /* Launches kernel `name` of the context's module: grid and group as
- * tessLaunchKernel's, no dynamic shared memory. */
+ * tessLaunchKernel's, no dynamic shared memory. A grid with no groups (a
+ * size 0 in it: the grid of a tensor without elements) launches nothing. */
 tessStatus tessHostLaunch(tessHostContext context, const char* name, const uint32_t grid[3], const uint32_t group[3],
                           void** args);
 /* Launches an autotuned kernel through the tuner (tessera_tuner.h,
