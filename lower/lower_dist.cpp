@@ -63,30 +63,26 @@ std::string_view Lowering::collective_op_name(sema::PartialOp op) {
 Value* Lowering::sum_gradient_terms(Value* gradient, uint32_t mesh, sema::TypeId argument, NodeId where) {
   const sema::MeshInfo& m = typed_.types.mesh_info(mesh);
   const sema::ShardingInfo* s = typed_.types.sharding(argument);
+  uint32_t axes = 0;
   for (size_t a = 0; a < m.axes.size(); ++a) {
     if (m.shape[a] == 1) continue;
     if (s && std::find(s->dim_axes.begin(), s->dim_axes.end(), static_cast<int32_t>(a)) != s->dim_axes.end()) continue;
-    gradient = graph_op(OpKind::GraphAllReduce, {gradient}, gradient->type(),
-                        {{"axis", context_.string_attr(m.axes[a])},
-                         {"mesh", mesh_attribute(mesh)},
-                         {"op", context_.string_attr("sum")}},
-                        where);
+    axes |= 1u << a;
   }
-  return gradient;
+  return all_reduce_over(gradient, mesh, axes, "sum", where);
 }
 
-// A program value whose reduced value an operation needs (sema's
-// reduce_partial_in_program): one all_reduce per partial axis.
-Value* Lowering::reduce_partial(Value* v, uint32_t partial_sharding, NodeId node) {
-  const sema::ShardingInfo& s = typed_.types.sharding_info(partial_sharding);
-  const sema::MeshInfo& m = typed_.types.mesh_info(s.mesh);
+// `v` all_reduced with `op` over each axis of `mesh` whose bit is set in
+// `axes`, one graph.all_reduce per axis.
+Value* Lowering::all_reduce_over(Value* v, uint32_t mesh, uint32_t axes, std::string_view op, NodeId where) {
+  const sema::MeshInfo& m = typed_.types.mesh_info(mesh);
   for (size_t a = 0; a < m.axes.size(); ++a)
-    if (s.partial_axes & (1u << a))
+    if (axes & (1u << a))
       v = graph_op(OpKind::GraphAllReduce, {v}, v->type(),
                    {{"axis", context_.string_attr(m.axes[a])},
-                    {"mesh", mesh_attribute(s.mesh)},
-                    {"op", context_.string_attr(collective_op_name(s.partial_op))}},
-                   node);
+                    {"mesh", mesh_attribute(mesh)},
+                    {"op", context_.string_attr(op)}},
+                   where);
   return v;
 }
 

@@ -238,9 +238,14 @@ Bound Lowering::lower(NodeId e, Type want) {
   bool element_read = (ast_.kind(e) == NodeKind::Subscript || is_builtin_call(e, BuiltinId::TileLoad)) &&
                       result.is_value() && result.value->type().is_scalar();
   if (!element_read) require_policy(e, PolicyUse::Other);
+  // A program value whose reduced value an operation needs (sema's
+  // reduce_partial_in_program): all_reduced over its partial axes.
   if (graph_ && result.is_value())
-    if (auto r = typed_.program_reductions.find(e.index); r != typed_.program_reductions.end())
-      result.value = reduce_partial(result.value, r->second, e);
+    if (auto r = typed_.program_reductions.find(e.index); r != typed_.program_reductions.end()) {
+      const sema::ShardingInfo& partial = typed_.types.sharding_info(r->second);
+      result.value = all_reduce_over(result.value, partial.mesh, partial.partial_axes,
+                                     collective_op_name(partial.partial_op), e);
+    }
   builder_.set_location(saved);
   return result;
 }

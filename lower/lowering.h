@@ -366,7 +366,7 @@ class Lowering {
   std::vector<NamedAttribute> sharding_attributes(const sema::ShardingInfo& sharding);
   static std::string_view collective_op_name(sema::PartialOp op);
   Value* global_view(Value* v, NodeId node);
-  Value* reduce_partial(Value* v, uint32_t partial_sharding, NodeId node);
+  Value* all_reduce_over(Value* v, uint32_t mesh, uint32_t axes, std::string_view op, NodeId where);
   Bound lower_jit_call(NodeId call);
   std::span<const NodeId> call_arguments_in_order(NodeId call) const;
   std::vector<Value*> jit_call_operands(NodeId call, Type function_type, size_t first_argument = 1);
