@@ -30,20 +30,30 @@ Value* Lowering::emit(OpKind kind, std::initializer_list<Value*> operands, Type 
   return op->result();
 }
 
+const sema::Constant* Lowering::known_constant(NodeId node) const {
+  if (instance_constants_) {
+    if (auto it = instance_constants_->find(node.index); it != instance_constants_->end()) return &it->second;
+  }
+  auto it = typed_.constants.find(node.index);
+  return it == typed_.constants.end() ? nullptr : &it->second;
+}
+
 std::optional<int64_t> Lowering::constant_of(NodeId node) const {
   NodeKind k = ast_.kind(node);
   if (k != NodeKind::IntLiteral && k != NodeKind::Name && k != NodeKind::UnaryOp && k != NodeKind::BinaryOp)
     return std::nullopt;
-  if (k == NodeKind::Name && is_local(ast_.node(node).payload)) return std::nullopt;  // may change
-  auto it = typed_.constants.find(node.index);
-  if (it == typed_.constants.end() || !it->second.as_int64()) return std::nullopt;
+  // A local may change (a parameter given a constant argument does not).
+  if (k == NodeKind::Name && is_local(ast_.node(node).payload) && !constant_parameters_.count(ast_.node(node).payload))
+    return std::nullopt;
+  const sema::Constant* c = known_constant(node);
+  if (!c || !c->as_int64()) return std::nullopt;
   // Expressions over locals may hold stale values (sema.h): only trust
-  // literals, module constants and arithmetic on them.
+  // literals, module constants, constant parameters and arithmetic on them.
   if (k == NodeKind::UnaryOp || k == NodeKind::BinaryOp) {
     for (NodeId child : ast_.children(node))
       if (!constant_of(child)) return std::nullopt;
   }
-  return it->second.as_int64();
+  return c->as_int64();
 }
 
 std::optional<int64_t> Lowering::constant_int_value(Value* v) const {
@@ -162,8 +172,8 @@ Bound Lowering::lower(NodeId e, Type want) {
   // (node_type: this @jit instance's typing of the node, not the module's.)
   if (sema::TypeId t = node_type(e); t.valid() && (typed_.types.kind(t) == SemaKind::UntypedInt ||
                                                                  typed_.types.kind(t) == SemaKind::UntypedFloat)) {
-    if (auto c = typed_.constants.find(e.index); c != typed_.constants.end() && !c->second.from_local) {
-      result.value = constant_value(c->second, want);
+    if (const sema::Constant* c = known_constant(e); c && !c->from_local) {
+      result.value = constant_value(*c, want);
       builder_.set_location(saved);
       return result;
     }
@@ -278,6 +288,21 @@ NodeId Lowering::module_constant_tuple(NodeId name) const {
   uint32_t id = ast_.node(name).payload;
   if (!graph_ || env_.count(id) || !node_type(name).valid() || typed_.types.kind(node_type(name)) != SemaKind::Tuple)
     return NodeId{};
+  return tuple_assigned_once(id);
+}
+
+// The tuple of integer constants a name stands for: a @jit instance's
+// parameter given one (sema::JitInstance::tuple_arguments), or a name the
+// module assigns it once at its top level; invalid otherwise.
+NodeId Lowering::constant_tuple_of(NodeId name) const {
+  if (ast_.kind(name) != NodeKind::Name) return NodeId{};
+  uint32_t id = ast_.node(name).payload;
+  if (auto it = tuple_parameters_.find(id); it != tuple_parameters_.end()) return it->second;
+  if (std::find(locals_.begin(), locals_.end(), id) != locals_.end() && !program_) return NodeId{};
+  return tuple_assigned_once(id);
+}
+
+NodeId Lowering::tuple_assigned_once(uint32_t id) const {
   NodeId found;
   for (NodeId statement : ast_.children(ast_.root())) {
     NodeKind kind = ast_.kind(statement);
@@ -303,8 +328,8 @@ Value* Lowering::lower_name(NodeId name, Type want) {
   // A @jit function's symbolic dimension: graph.dim of its first parameter
   // that has it, read at the top of the function (lower_graph.cpp).
   if (auto it = dim_values_.find(id); graph_ && it != dim_values_.end()) return it->second;
-  if (auto it = typed_.constants.find(name.index); it != typed_.constants.end() && !is_local(id))
-    return constant_value(it->second, want && want.is_scalar() ? want : typed_type(name).value_or(Type{}));
+  if (const sema::Constant* c = known_constant(name); c && !is_local(id))
+    return constant_value(*c, want && want.is_scalar() ? want : typed_type(name).value_or(Type{}));
   if (is_local(id))  // bound, but only on some paths before here: in a loop's body or one branch
     unsupported(name, "using '" + name_of(id) + "' after the loop or branch that binds it ('" + name_of(id) +
                           "' is carried out of a loop or an 'if' only when it is bound before it: give it a "
@@ -706,9 +731,8 @@ std::vector<Value*> Lowering::lower_user_call(NodeId call, uint32_t function_ind
   for (NodeId p : ast_.children(ast_.child(info.def, 1))) {
     auto kind = static_cast<ParameterKind>(ast_.node(p).op);
     if (kind == ParameterKind::VarPositional || kind == ParameterKind::VarKeyword)
-      unsupported(call, "calling '" + name_of(info.name.index) + "', whose parameter '" +
-                            (kind == ParameterKind::VarPositional ? "*" : "**") + name_of(ast_.node(p).payload) +
-                            "' takes a variable number of arguments");
+      unsupported(call, sema::variadic_call_phrase(name_of(info.name.index), name_of(ast_.node(p).payload),
+                                                   kind == ParameterKind::VarKeyword));
   }
   if (info.kind != sema::FunctionKind::Helper) unsupported(call, "calling a kernel or @jit function");
   // The arguments sema bound to the parameters (positional, keyword, the

@@ -223,6 +223,19 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // several arguments.)
   for (NamedAttribute& a : kernel_signature_attributes(info))
     if (!rule_only && (a.name == "arg_names" || a.name == "arg_dims" || a.name == "arg_policies")) attributes.push_back(a);
+  // An instance made for constant arguments (`s(x, 0)` of `def s(x, axis)`)
+  // computes with those values: `tesserac run --func` takes them as the
+  // parameters' values and refuses others ("NAME=VALUE", Python's text).
+  std::vector<Attribute> constants;
+  for (size_t i = 0; i < instance.constant_arguments.size(); ++i) {
+    if (!instance.constant_arguments[i]) continue;
+    sema::TypeId t = info.parameter_types[i];
+    bool boolean = typed_.types.kind(t) == SemaKind::Scalar && typed_.types.info(t).scalar == ScalarType::Bool;
+    constants.push_back(context_.string_attr(
+        name_of(ast_.node(ast_.children(parameters)[info.first_parameter + i]).payload) + "=" +
+        sema::to_string(*instance.constant_arguments[i], boolean)));
+  }
+  if (!rule_only && !constants.empty()) attributes.push_back({"arg_constants", context_.array_attr(constants)});
   // `entry`: a @jit function of the source whose every parameter is
   // annotated, so its signature is its own (not a call's): AOT exports it,
   // `tesserac run --func` runs it. Generic instances, plain helpers and rule
@@ -238,7 +251,7 @@ Operation* Lowering::jit_function_op(uint32_t index) {
     std::vector<NamedAttribute> entry_attributes;
     std::erase_if(attributes, [&](const NamedAttribute& a) {
       bool moves = a.name == "jit" || a.name == "entry" || a.name == "arg_names" || a.name == "arg_dims" ||
-                   a.name == "arg_policies";
+                   a.name == "arg_policies" || a.name == "arg_constants";
       if (moves) entry_attributes.push_back(a);
       return moves;
     });
@@ -350,8 +363,18 @@ void Lowering::lower_jit_instance(uint32_t index) {
   graph_ = true;
   node_types_ = instance.node_types.empty() ? &typed_.node_types : &instance.node_types;
   call_instances_ = instance.node_types.empty() ? &typed_.call_instances : &instance.call_instances;
+  instance_constants_ = &instance.constants;
   begin_body(info, func);
   assigned_names(ast_, ast_.child(info.def, 3), locals_);
+  constant_parameters_.clear();
+  tuple_parameters_.clear();
+  auto parameter_name = [&](size_t i) {
+    return ast_.node(ast_.children(ast_.child(info.def, 1))[info.first_parameter + i]).payload;
+  };
+  for (size_t i = 0; i < instance.constant_arguments.size(); ++i)
+    if (instance.constant_arguments[i]) constant_parameters_.insert(parameter_name(i));
+  for (size_t i = 0; i < instance.tuple_arguments.size(); ++i)
+    if (instance.tuple_arguments[i].valid()) tuple_parameters_[parameter_name(i)] = instance.tuple_arguments[i];
   Type fn = func->attr("function_type").type();
   result_types_.clear();
   for (size_t i = 0; i < fn.num_results(); ++i) result_types_.push_back(fn.result(i));
@@ -391,6 +414,9 @@ void Lowering::lower_jit_instance(uint32_t index) {
   graph_ = false;
   node_types_ = &typed_.node_types;
   call_instances_ = nullptr;
+  instance_constants_ = nullptr;
+  constant_parameters_.clear();
+  tuple_parameters_.clear();
 }
 
 // The module's top-level statements, in order: the program `tesserac run`

@@ -164,6 +164,7 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
   auto axes_argument = [&](NodeId node, Value* x) {
     if (!node.valid() || ast_.kind(node) == NodeKind::NoneLiteral) return all_axes(x);
     std::vector<int64_t> axes;
+    if (NodeId literal = constant_tuple_of(node); literal.valid()) node = literal;  // sema::Checker::tensor_axes
     if (ast_.kind(node) == NodeKind::Tuple || ast_.kind(node) == NodeKind::List) {
       for (NodeId a : ast_.children(node)) axes.push_back(*constant_of(a));
     } else {
@@ -190,14 +191,12 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
   };
   auto bool_argument = [&](NodeId node) {
     if (!node.valid()) return false;
-    auto it = typed_.constants.find(node.index);
-    if (it != typed_.constants.end()) return it->second.integer != 0;
+    if (const sema::Constant* c = known_constant(node)) return c->integer != 0;
     return ast_.kind(node) == NodeKind::BoolLiteral && (ast_.node(node).flags & 1);
   };
   auto number_argument = [&](NodeId node, double otherwise) {
     if (!node.valid() || ast_.kind(node) == NodeKind::NoneLiteral) return otherwise;
-    auto it = typed_.constants.find(node.index);
-    if (it != typed_.constants.end()) return it->second.as_double();
+    if (const sema::Constant* c = known_constant(node)) return c->as_double();
     unsupported(node, "an argument that is not a compile-time constant");
   };
   // The sizes a shape gives the result type t, one per axis, in i64 (null
@@ -705,8 +704,8 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       if (!full) {
         fill = sema::Constant{};
         fill->integer = builtin == BuiltinId::Ones || builtin == BuiltinId::OnesLike ? 1 : 0;
-      } else if (auto it = typed_.constants.find(arg(1).index); it != typed_.constants.end()) {
-        fill = it->second;
+      } else if (const sema::Constant* c = known_constant(arg(1))) {
+        fill = *c;
       }
       std::vector<Value*> sizes;
       if (like) {  // x's sizes (of a program's sharded x: this rank's block, as x holds it here)
@@ -746,7 +745,7 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       bool floating = false;
       for (NodeId n : {start_node, stop_node, arg(2)}) {
         if (!n.valid()) continue;
-        if (auto c = typed_.constants.find(n.index); c != typed_.constants.end() && c->second.is_float) floating = true;
+        if (const sema::Constant* c = known_constant(n); c && c->is_float) floating = true;
         if (std::optional<Type> t = typed_type(n); t && t->is_scalar() && is_float(t->scalar())) floating = true;
       }
       Type index = context_.index_type();

@@ -205,10 +205,13 @@ class Lowering {
   Value* symbol_dim(uint32_t identifier);
   Value* to_index(Value* v) { return convert(v, context_.index_type()); }
   std::optional<int64_t> constant_of(NodeId node) const;
+  // The value sema computed for an expression (this instance's, in a @jit
+  // instance), or null.
+  const sema::Constant* known_constant(NodeId node) const;
   bool known_positive(Value* v) const;
   bool is_local(uint32_t name) const {
     return env_.count(name) || std::find(locals_.begin(), locals_.end(), name) != locals_.end();
-  }  // literals and module constants only
+  }
   std::optional<int64_t> constant_int_value(Value* v) const;
   std::optional<int64_t> constant_condition(NodeId condition);
   Value* emit(OpKind kind, std::initializer_list<Value*> operands, Type result, std::vector<NamedAttribute> attributes = {});
@@ -343,6 +346,8 @@ class Lowering {
   size_t axis_consuming_indices(const std::vector<NodeId>& indices) const;
   Value* checked_tensor_index(Value* x, size_t axis, NodeId i);
   NodeId module_constant_tuple(NodeId name) const;
+  NodeId constant_tuple_of(NodeId name) const;
+  NodeId tuple_assigned_once(uint32_t identifier) const;
   // `x[...] = v` in graph code (lower_graph_update.cpp): x bound to the
   // updated tensor.
   bool is_graph_tensor_store(NodeId target) const;
@@ -433,6 +438,12 @@ class Lowering {
   std::vector<std::pair<uint32_t, Operation*>> pending_bodies_;
   bool failed_ = false;
   const std::vector<sema::TypeId>* node_types_ = nullptr;
+  // Lowering a @jit instance: the constants sema computed for it, which
+  // known_constant reads before the module's; and its parameters that take a
+  // constant argument (sema::JitInstance::constant_arguments).
+  const std::unordered_map<uint32_t, sema::Constant>* instance_constants_ = nullptr;
+  std::unordered_set<uint32_t> constant_parameters_;
+  std::unordered_map<uint32_t, NodeId> tuple_parameters_;  // parameter -> the tuple literal it was given
   // Lowering a @jit instance or the program: tensors are values (Graph IR),
   // not memrefs; calls of @jit functions reach the instance sema chose.
   bool graph_ = false;

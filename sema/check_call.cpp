@@ -508,10 +508,9 @@ std::optional<Checker::BoundArguments> Checker::bind_arguments(NodeId call, std:
       // compiled that it is (lowering reports it so where sema binds no
       // arguments, a program's call).
       if (callee.kind != FunctionKind::Kernel && !callee.device)
-        diags_.emit<diag::LowerUnsupported>(ast_.range(call), "calling '" + callee_name + "', whose parameter '" +
-                                                                  (kind == ParameterKind::VarPositional ? "*" : "**") +
-                                                                  name_of(ast_.node(parameter).payload) +
-                                                                  "' takes a variable number of arguments");
+        diags_.emit<diag::LowerUnsupported>(
+            ast_.range(call), variadic_call_phrase(callee_name, name_of(ast_.node(parameter).payload),
+                                                   kind == ParameterKind::VarKeyword));
       return std::nullopt;
     }
   }
@@ -847,6 +846,11 @@ Value Checker::check_builtin_family(BuiltinCall& bc) {
       }
   }
   return Value{types_.error()};
+}
+
+std::string variadic_call_phrase(std::string_view callee, std::string_view parameter, bool keywords) {
+  return "calling '" + std::string(callee) + "', whose parameter '" + (keywords ? "**" : "*") + std::string(parameter) +
+         "' takes a variable number of arguments";
 }
 
 }  // namespace tessera::sema

@@ -538,7 +538,10 @@ Value Checker::check_expression(NodeId node) {
       internal_error("sema", "unexpected expression kind " + std::string(node_kind_name(n.kind)));
   }
   set_type(node, value.type);
-  if (value.constant) constants_[node.index] = *value.constant;
+  if (value.constant) {
+    constants_[node.index] = *value.constant;
+    if (instance_constants_) (*instance_constants_)[node.index] = *value.constant;
+  }
   return value;
 }
 
@@ -659,7 +662,7 @@ Value Checker::resolve_name(NodeId node) {
       return Value{types_.error()};
     }
     Value value{local.type, local.constant, local.global_id};
-    if (value.constant) value.constant->from_local = true;
+    if (value.constant && !local.exact_constant) value.constant->from_local = true;
     return value;
   }
   if (auto it = module_symbols_.find(id); it != module_symbols_.end() && module_symbol_bound(id)) {

@@ -13,6 +13,7 @@
 
 #include "sema/builtin_call.h"
 #include "sema/checker.h"
+#include "sema/definite_assignment.h"
 
 namespace tessera::sema {
 
@@ -62,10 +63,17 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   }
   std::vector<NodeId> positional;
   std::vector<TypeId> argument_types;
+  std::vector<std::optional<Constant>> argument_constants;
+  std::vector<NodeId> argument_tuples;
   bool unknown = false;
   for (NodeId argument : bound_arguments->nodes) {
     Value v = check_expression(argument);
     positional.push_back(argument);
+    TypeKind given_kind = types_.kind(v.type);
+    bool number = given_kind == TypeKind::Scalar || given_kind == TypeKind::UntypedInt ||
+                  given_kind == TypeKind::UntypedFloat;
+    argument_constants.push_back(number && v.constant && !v.constant->from_local ? v.constant : std::nullopt);
+    argument_tuples.push_back(constant_tuple_literal(argument));
     TypeId t = default_type(v.type);
     if (types_.kind(t) == TypeKind::Tensor) t = types_.with_mut(t, false);
     // A sharded argument of the program: the function sees this rank's
@@ -149,7 +157,24 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   std::vector<TypeId> parameter_types = argument_types;
   for (size_t i = 0; i < expected; ++i)
     if (types_.kind(generic.parameter_types[i]) != TypeKind::Dynamic) parameter_types[i] = generic.parameter_types[i];
-  uint32_t instance = instantiate(index, parameter_types, call);
+  // Constant arguments of unannotated parameters the body never rebinds:
+  // the instance is made for their values (JitInstance::constant_arguments).
+  std::vector<uint32_t> rebound;
+  assigned_names(ast_, ast_.child(generic.def, 3), rebound);
+  auto parameter_nodes = ast_.children(ast_.child(generic.def, 1)).subspan(generic.first_parameter);
+  for (size_t i = 0; i < expected; ++i) {
+    uint32_t parameter_name = i < parameter_nodes.size() ? ast_.node(parameter_nodes[i]).payload : UINT32_MAX;
+    if (types_.kind(generic.parameter_types[i]) != TypeKind::Dynamic ||
+        std::find(rebound.begin(), rebound.end(), parameter_name) != rebound.end()) {
+      argument_constants[i].reset();
+      argument_tuples[i] = NodeId{};
+    }
+  }
+  if (std::none_of(argument_constants.begin(), argument_constants.end(), [](const auto& c) { return c.has_value(); }))
+    argument_constants.clear();
+  if (std::none_of(argument_tuples.begin(), argument_tuples.end(), [](NodeId n) { return n.valid(); }))
+    argument_tuples.clear();
+  uint32_t instance = instantiate(index, parameter_types, call, argument_constants, argument_tuples);
   if (instance == UINT32_MAX) return Value{types_.error()};
   (*call_instances_)[call.index] = instance;
   if (out_.custom_vjps.count(index)) instantiate_custom_rule(instance, call);
@@ -198,7 +223,9 @@ void Checker::check_generic(uint32_t index) {
   out_.functions[index].effect_source = copy.effect_source;
 }
 
-uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& parameter_types, NodeId call) {
+uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& parameter_types, NodeId call,
+                              const std::vector<std::optional<Constant>>& constant_arguments,
+                              const std::vector<NodeId>& tuple_arguments) {
   const FunctionInfo& generic = out_.functions[index];
   std::string name = name_of(generic.name);
   if (std::find(instantiating_.begin(), instantiating_.end(), index) != instantiating_.end()) {
@@ -207,7 +234,12 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   }
   for (uint32_t i = 0; i < out_.instances.size(); ++i) {
     const JitInstance& existing = out_.instances[i];
-    if (existing.function == index && existing.info.parameter_types == parameter_types) return i;
+    if (existing.function == index && existing.info.parameter_types == parameter_types &&
+        existing.constant_arguments == constant_arguments &&
+        existing.tuple_arguments.size() == tuple_arguments.size() &&
+        std::equal(tuple_arguments.begin(), tuple_arguments.end(), existing.tuple_arguments.begin(),
+                   [&](NodeId a, NodeId b) { return same_tuple_literals(a, b); }))
+      return i;
   }
   size_t earlier = static_cast<size_t>(
       std::count_if(out_.instances.begin(), out_.instances.end(), [&](const JitInstance& i) { return i.function == index; }));
@@ -220,13 +252,22 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   instance.info.effect = Effect::Pure;
   instance.symbol = earlier == 0 ? name : name + "." + std::to_string(earlier);
   instance.node_types.assign(out_.node_types.size(), TypeId{});
+  instance.constant_arguments = constant_arguments;
+  instance.tuple_arguments = tuple_arguments;
   out_.instances.push_back(std::move(instance));
 
   // Check the body with these types, in the instance's tables. The
   // diagnostics of an instance name it in a note at the call that made it
   // (each of them, with the instances around it).
   std::string signature;
-  for (TypeId t : parameter_types) signature += (signature.empty() ? "" : ", ") + types_.to_string(t);
+  auto parameter_nodes = ast_.children(ast_.child(generic.def, 1)).subspan(generic.first_parameter);
+  for (size_t i = 0; i < parameter_types.size(); ++i) {
+    signature += (signature.empty() ? "" : ", ") + types_.to_string(parameter_types[i]);
+    if (i < constant_arguments.size() && constant_arguments[i] && i < parameter_nodes.size())
+      signature += " " + name_of(ast_.node(parameter_nodes[i]).payload) + "=" +
+                   to_string(*constant_arguments[i], types_.kind(parameter_types[i]) == TypeKind::Scalar &&
+                                                         types_.info(parameter_types[i]).scalar == ScalarType::Bool);
+  }
   diags_.push_context<diag::NoteJitInstance>(ast_.range(call), name, signature);
   std::swap(out_.node_types, out_.instances[id].node_types);
   std::vector<TypeId>* saved_module = module_node_types_;
@@ -240,7 +281,16 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
     if (const ShardingInfo* s = types_.sharding(t)) current_mesh_ = s->mesh;
   std::vector<Transfer> saved_transfers;
   std::swap(saved_transfers, open_transfers_);
+  auto* saved_constants = instance_constants_;
+  auto* saved_arguments = constant_arguments_;
+  auto* saved_tuples = tuple_arguments_;
+  instance_constants_ = &out_.instances[id].constants;
+  constant_arguments_ = &out_.instances[id].constant_arguments;
+  tuple_arguments_ = &out_.instances[id].tuple_arguments;
   check_function_body(out_.instances[id].info, &parameter_types, index);
+  instance_constants_ = saved_constants;
+  constant_arguments_ = saved_arguments;
+  tuple_arguments_ = saved_tuples;
   check_unmatched_transfers();
   diags_.pop_context();
   std::swap(saved_transfers, open_transfers_);
@@ -471,6 +521,43 @@ Value Checker::check_kernel_launch(NodeId call, NodeId subscript, uint32_t index
   out_.call_arguments[call.index] = positional;
   raise_effect(std::max(kernel.effect, Effect::State), ast_.range(call));
   return Value{types_.none()};
+}
+
+}  // namespace tessera::sema
+
+namespace tessera::sema {
+
+NodeId Checker::constant_tuple_literal(NodeId node) const {
+  if (!node.valid()) return NodeId{};
+  NodeKind kind = ast_.kind(node);
+  if (kind == NodeKind::Tuple || kind == NodeKind::List) {
+    for (NodeId element : ast_.children(node)) {
+      auto c = constants_.find(element.index);
+      if (c == constants_.end() || c->second.is_float || c->second.from_local) return NodeId{};
+    }
+    return node;
+  }
+  if (kind != NodeKind::Name) return NodeId{};
+  uint32_t id = ast_.node(node).payload;
+  if (auto local = locals_.find(id); local != locals_.end()) return local->second.tuple_literal;
+  // A module constant read in a function: bound once, to a tuple literal.
+  auto symbol = module_symbols_.find(id);
+  auto bindings = program_bindings_.find(id);
+  if (symbol == module_symbols_.end() || symbol->second.kind != ModuleSymbol::Kind::Constant ||
+      bindings == program_bindings_.end() || bindings->second != 1)
+    return NodeId{};
+  return constant_tuple_literal(ast_.child(symbol->second.node, 1));
+}
+
+bool Checker::same_tuple_literals(NodeId a, NodeId b) const {
+  if (!a.valid() || !b.valid()) return a.valid() == b.valid();
+  auto as = ast_.children(a), bs = ast_.children(b);
+  if (as.size() != bs.size()) return false;
+  for (size_t i = 0; i < as.size(); ++i) {
+    auto ca = constants_.find(as[i].index), cb = constants_.find(bs[i].index);
+    if (ca == constants_.end() || cb == constants_.end() || ca->second.integer != cb->second.integer) return false;
+  }
+  return true;
 }
 
 }  // namespace tessera::sema

@@ -1,5 +1,6 @@
 // Sema: module symbols, decorators, functions and statements.
 #include "sema/checker.h"
+#include "sema/definite_assignment.h"
 #include "sema/decorators.h"
 
 #include <algorithm>
@@ -111,6 +112,26 @@ void Checker::run(NodeId module) {
   // Module-level statements other than definitions, in order (host code and
   // seed fragments): typed like a function body without a function.
   function_ = nullptr;
+  // A name that one top-level `NAME = <constant>` binds and no other
+  // statement rebinds is a constant of the program (`I = 5; x[I - 1]`): exact
+  // after its statement, as the lowering makes it (lower_program).
+  auto simple_assignment = [&](NodeId statement) {
+    return ast_.kind(statement) == NodeKind::Assign && ast_.children(statement).size() == 2 &&
+           ast_.kind(ast_.child(statement, 0)) == NodeKind::Name;
+  };
+  for (NodeId statement : ast_.children(module)) {
+    NodeKind kind = ast_.kind(statement);
+    if (kind == NodeKind::FunctionDef || kind == NodeKind::ClassDef || kind == NodeKind::Import ||
+        kind == NodeKind::ImportFrom || kind == NodeKind::TypeAlias)
+      continue;
+    if (simple_assignment(statement)) {
+      ++program_bindings_[ast_.node(ast_.child(statement, 0)).payload];
+      continue;
+    }
+    std::vector<uint32_t> names;
+    assigned_names(ast_, statement, names);
+    for (uint32_t name : names) program_bindings_[name] += 2;
+  }
   for (NodeId statement : ast_.children(module)) {
     NodeKind kind = ast_.kind(statement);
     if (kind == NodeKind::FunctionDef || kind == NodeKind::ClassDef || kind == NodeKind::Import ||
@@ -133,6 +154,12 @@ void Checker::run(NodeId module) {
     if (kind == NodeKind::Assign && ast_.children(statement).size() == 2) {
       NodeId value = ast_.child(statement, 1);
       module_value_types_[value.index] = out_.node_types[value.index];
+    }
+    if (simple_assignment(statement) && program_bindings_[ast_.node(ast_.child(statement, 0)).payload] == 1) {
+      auto local = locals_.find(ast_.node(ast_.child(statement, 0)).payload);
+      if (local != locals_.end() && local->second.constant && !local->second.constant->from_local)
+        local->second.exact_constant = true;
+      if (local != locals_.end()) local->second.tuple_literal = constant_tuple_literal(ast_.child(statement, 1));
     }
   }
   module_statement_begin_.reset();
@@ -857,6 +884,13 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
     local.type = graph_policy_values(type, device);
     local.def = parameter;
     local.is_parameter = true;
+    if (given && constant_arguments_ && parameter_index < constant_arguments_->size() &&
+        (*constant_arguments_)[parameter_index]) {
+      local.constant = (*constant_arguments_)[parameter_index];
+      local.exact_constant = true;
+    }
+    if (given && tuple_arguments_ && parameter_index < tuple_arguments_->size())
+      local.tuple_literal = (*tuple_arguments_)[parameter_index];
     local.parameter_index = parameter_index++;
     locals_[p.payload] = local;
     // Symbolic dimensions become integer values readable in the body.
@@ -957,6 +991,15 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
   if (info.mesh != UINT32_MAX && (!given || current_mesh_ == UINT32_MAX)) current_mesh_ = info.mesh;
   check_statements(body);
   current_mesh_ = saved_mesh;
+  // Python would return None from the path that falls off the end; a
+  // function with a result has no None to give (reported once per function,
+  // not per instance).
+  if (info.kind != FunctionKind::Kernel && index < out_.functions.size() && !missing_return_checked_[index] &&
+      (returns_value(ast_, body) || (returns.valid() && types_.kind(info.return_type) != TypeKind::None)) &&
+      !always_returns(ast_, body)) {
+    missing_return_checked_[index] = true;
+    diags_.emit<diag::SemaMissingReturn>(function_name_range(def), function_name);
+  }
   if (info.kind == FunctionKind::Kernel || info.device) {
     check_definite_assignment(info);
     check_uniformity(info);

@@ -34,6 +34,8 @@ struct Local {
   std::optional<Constant> constant;
   std::optional<uint32_t> parameter_index;
   bool is_dimension = false;  // a symbolic dimension of a parameter, readable as an integer
+  NodeId tuple_literal;  // the tuple literal of constants it stands for, bound so (constant_tuple_literal)
+  bool exact_constant = false;  // its constant is exact: an instance's parameter given a constant argument, a program name bound once
   int control_depth = 0;      // the loops and branches around its first binding
 };
 
@@ -368,7 +370,14 @@ class Checker {
   bool check_grid_lambda(NodeId lambda, const FunctionInfo& kernel, const std::string& name, bool whole);
   bool check_grid_axis(NodeId node, std::string& why);
   bool grid_lambda_reported_ = false;  // check_grid_lambda emitted its own error for this launch
-  uint32_t instantiate(uint32_t function_index, const std::vector<TypeId>& parameter_types, NodeId call);
+  uint32_t instantiate(uint32_t function_index, const std::vector<TypeId>& parameter_types, NodeId call,
+                       const std::vector<std::optional<Constant>>& constant_arguments = {},
+                       const std::vector<NodeId>& tuple_arguments = {});
+  // The tuple (or list) literal of integer constants an expression is, or a
+  // name stands for (a program name bound once to one, a module constant,
+  // an instance's parameter given one); invalid otherwise.
+  NodeId constant_tuple_literal(NodeId node) const;
+  bool same_tuple_literals(NodeId a, NodeId b) const;
   // A generic @jit function's body checked once with its unannotated
   // parameters unknown (names, arity, effects), and the effect it has.
   void check_generic(uint32_t function_index);
@@ -486,7 +495,16 @@ class Checker {
   std::vector<uint32_t> checking_stack_;  // function indices, for recursion
   std::vector<uint8_t> checked_;          // per function: 0 not yet, 1 in progress, 2 done
   std::unordered_map<uint32_t, bool> reported_inferred_write_;
+  std::unordered_map<uint32_t, bool> missing_return_checked_;  // per function index: sema.missing-return reported
   std::unordered_map<uint32_t, Constant>& constants_;
+  // While a @jit instance is checked: its own table of constants (written
+  // beside constants_), and the constant arguments its parameters take.
+  std::unordered_map<uint32_t, Constant>* instance_constants_ = nullptr;
+  const std::vector<std::optional<Constant>>* constant_arguments_ = nullptr;
+  const std::vector<NodeId>* tuple_arguments_ = nullptr;
+  // The program: how many times each name is bound at the top level (a
+  // `NAME = value` counts 1, any other binding 2).
+  std::unordered_map<uint32_t, int> program_bindings_;
   // @jit: generic functions whose bodies wait for instances; set once every
   // call has been seen, to check the rest generically.
   std::vector<uint32_t> generic_functions_;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace tessera::sema {
 
 namespace {
@@ -121,6 +123,18 @@ FoldError fold_integer(BinaryOperator op, ConstantInt a, ConstantInt b, Constant
     case BinaryOperator::MatMul: break;
   }
   return FoldError::TooLarge;
+}
+
+}  // namespace tessera::sema
+
+namespace tessera::sema {
+
+std::string to_string(const Constant& value, bool boolean) {
+  if (!value.is_float) return boolean ? (value.integer != 0 ? "True" : "False") : to_string(value.integer);
+  // fmt's shortest round-trip form, with Python's `.0` on whole numbers.
+  std::string text = fmt::format("{}", value.real);
+  if (text.find_first_of(".einf") == std::string::npos) text += ".0";
+  return text;
 }
 
 }  // namespace tessera::sema

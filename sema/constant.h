@@ -33,6 +33,7 @@ struct Constant {
   // width held in a local) but not exact enough to reject a program with.
   bool from_local = false;
 
+  bool operator==(const Constant&) const = default;
   double as_double() const { return is_float ? real : static_cast<double>(integer); }
   // The integer when it fits 64 bits (every size, shape and index sema uses).
   std::optional<int64_t> as_int64() const {
@@ -42,6 +43,9 @@ struct Constant {
 };
 
 std::string to_string(ConstantInt value);
+// As Python prints it: `-1`, `0.5`, `2.0`, `1e-05` (`True`/`False` when
+// `boolean`).
+std::string to_string(const Constant& value, bool boolean = false);
 
 // The values of an integer type (bool is 0..1).
 struct IntegerRange {

@@ -103,6 +103,49 @@ bool definitely_assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t
   }
 }
 
+bool returns_value(const Ast& ast, NodeId node) {
+  if (!node.valid()) return false;
+  switch (ast.kind(node)) {
+    case NodeKind::FunctionDef:
+    case NodeKind::ClassDef:
+    case NodeKind::Lambda: return false;
+    case NodeKind::Return: return ast.child(node, 0).valid();
+    default: break;
+  }
+  for (NodeId child : ast.children(node))
+    if (returns_value(ast, child)) return true;
+  return false;
+}
+
+namespace {
+
+bool holds_return(const Ast& ast, NodeId node) {
+  if (!node.valid()) return false;
+  NodeKind kind = ast.kind(node);
+  if (kind == NodeKind::FunctionDef || kind == NodeKind::ClassDef || kind == NodeKind::Lambda) return false;
+  if (kind == NodeKind::Return) return true;
+  for (NodeId child : ast.children(node))
+    if (holds_return(ast, child)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool always_returns(const Ast& ast, NodeId node) {
+  if (!node.valid()) return false;
+  auto children = ast.children(node);
+  switch (ast.kind(node)) {
+    case NodeKind::Suite:
+      return std::any_of(children.begin(), children.end(), [&](NodeId s) { return always_returns(ast, s); });
+    case NodeKind::Return: return true;
+    case NodeKind::If: return always_returns(ast, children[1]) && always_returns(ast, children[2]);
+    case NodeKind::With: return always_returns(ast, children.back());
+    case NodeKind::For:
+    case NodeKind::While: return holds_return(ast, node);
+    default: return false;
+  }
+}
+
 namespace {
 
 // The check: a walk in execution order with the set of names assigned on

@@ -22,4 +22,11 @@ void assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out);
 // path ends normally.
 bool definitely_assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out);
 
+// Whether every path through a function body ends in a `return` (a loop
+// that holds a `return` counts as one, since whether it runs to it is known
+// only when its trip count is: the lowering decides). And whether the body
+// returns a value anywhere (nested function bodies excluded).
+bool always_returns(const Ast& ast, NodeId node);
+bool returns_value(const Ast& ast, NodeId node);
+
 }  // namespace tessera::sema

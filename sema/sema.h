@@ -136,6 +136,20 @@ struct JitInstance {
   std::string symbol;            // its IR name: the function's name, or NAME.N for a second instance
   std::vector<TypeId> node_types;  // like TypedModule::node_types, for the function's nodes
   std::unordered_map<uint32_t, uint32_t> call_instances;  // Call NodeId index -> instance
+  // Per parameter: the compile-time constant its argument was, for an
+  // unannotated parameter given one (a literal, a module constant, a default
+  // such as `axis=-1`) that the body never rebinds; nullopt elsewhere. The
+  // instance is made for that value (one per distinct value, as for a type)
+  // and its body reads the parameter as that constant, so `ts.sum(x,
+  // axis=axis)` works (docs/language/graph.md, "Constant arguments").
+  std::vector<std::optional<Constant>> constant_arguments;
+  // Per parameter: the tuple literal of constants its argument stood for
+  // (`axis=(0, 1)`, a name bound to one), on the same terms; invalid elsewhere.
+  std::vector<NodeId> tuple_arguments;
+  // The constants sema computed while checking this instance, by NodeId
+  // index (TypedModule::constants holds the last instance's value of a node
+  // whose value depends on a constant argument).
+  std::unordered_map<uint32_t, Constant> constants;
 };
 
 struct TypedModule {
@@ -246,5 +260,10 @@ std::string dump_typed_ast(const TypedModule& module, const Ast& ast, const Sour
 // slices (negative indices from the end, clamped; a part that would end
 // before its start is empty). Sema types the parts, lowering slices them.
 std::vector<std::pair<int64_t, int64_t>> split_bounds(const std::vector<int64_t>& indices, int64_t extent);
+
+// What a call of a graph-code function with a `*args` or `**kwargs`
+// parameter is, in a lower.unsupported message (sema reports it where it
+// binds the call's arguments, lowering where sema binds none).
+std::string variadic_call_phrase(std::string_view callee, std::string_view parameter, bool keywords);
 
 }  // namespace tessera::sema

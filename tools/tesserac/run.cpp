@@ -452,6 +452,14 @@ class Runner {
     kernel_name_ = name;
     signature_ = codegen::kernel_signature(function);
     parameters_ = signature_.parameters;
+    constant_arguments_.clear();
+    if (ir::Attribute constants = function->attr("arg_constants")) {
+      for (size_t i = 0; i < constants.size(); ++i) {
+        std::string_view text = constants[i].string_value();
+        size_t equals = text.find('=');
+        constant_arguments_[std::string(text.substr(0, equals))] = std::string(text.substr(equals + 1));
+      }
+    }
     ir::Type fn = function->attr("function_type").type();
     std::vector<std::string> result_names;
     for (size_t i = 0; i < fn.num_results(); ++i)
@@ -651,6 +659,21 @@ class Runner {
     for (size_t i = 0; i < parameters_.size(); ++i) {
       const Parameter& p = parameters_[i];
       auto it = given.find(p.name);
+      // A generic function's instance made for a constant argument (the
+      // program's `s(x, 0)`) computes with that value: it is the default,
+      // and another is refused rather than ignored.
+      auto constant = constant_arguments_.find(p.name);
+      if (!p.tensor && constant != constant_arguments_.end()) {
+        parse_scalar(p, constant->second, arguments_[i].scalar);
+        if (it == given.end()) continue;
+        alignas(8) unsigned char asked[8] = {};
+        parse_scalar(p, it->second, asked);
+        if (std::memcmp(asked, arguments_[i].scalar, sizeof asked) != 0)
+          fail("--arg " + p.name + "=" + it->second + ": '" + kernel_name_ + "' runs as its first call made it, with the "
+               "constant argument " + p.name + "=" + constant->second + " compiled in (docs/language/graph.md, "
+               "\"Constant arguments\"); annotate its parameters to run it with other values");
+        continue;
+      }
       if (it == given.end())
         fail("missing --arg " + p.name + "=" + (p.tensor ? "FILE.npy" : "VALUE") + " for the parameter '" + describe(p) + "'");
       if (!p.tensor) {
@@ -979,6 +1002,7 @@ class Runner {
   std::vector<codegen::AotKernel> all_signatures_;
   std::vector<codegen::AotKernel> variants_;  // an autotuned kernel's, by point
   std::vector<Parameter> parameters_;
+  std::map<std::string, std::string> constant_arguments_;  // --func of an instance: its constant arguments' text
   std::vector<Argument> arguments_;
   std::vector<std::pair<std::string, std::string>> outs_;
 };
