@@ -679,8 +679,17 @@ Value Checker::resolve_name(NodeId node) {
           type = recorded->second;
         return Value{type.valid() ? type : types_.dynamic(), symbol.constant};
       }
-      case ModuleSymbol::Kind::Import:
+      case ModuleSymbol::Kind::Import: {
+        // `from tessera import softmax`, `from tessera.dist import
+        // ShardSpec`, `from tessera import bf16`: the name is what the
+        // attribute `ts.softmax` (`dist.ShardSpec`, `ts.bf16`) would be, not
+        // a module.
+        const std::string& path = module_path(symbol.module_id);
+        if (auto builtin = lookup_builtin(path)) return Value{types_.builtin(static_cast<uint32_t>(*builtin))};
+        if (auto dtype = lookup_dtype(path); dtype && !is_builtin_namespace(path))
+          return Value{types_.dtype(types_.scalar(dtype->type)), std::nullopt, false, true};
         return Value{types_.module(symbol.module_id)};
+      }
     }
   }
   if (name == "ts" || name == "tessera") return Value{types_.module(0)};
