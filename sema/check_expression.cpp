@@ -904,11 +904,13 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
       // bools too, which `+` would refuse).
       TypeId element = bool_with_number(types_.scalar(a.scalar), types_.scalar(b.scalar))
                            ? types_.scalar(ScalarType::Bool)
-                           : binary_result(node, use.showing(lhs, rhs), compute_type(types_.scalar(a.scalar)),
-                                           compute_type(types_.scalar(b.scalar)));
+                           : binary_result(node, use.showing(lhs, rhs), compute_type(types_.scalar(a.scalar, a.policy)),
+                                           compute_type(types_.scalar(b.scalar, b.policy)));
       if (types_.is_error(element)) return element;
       if (!arithmetic) element = types_.scalar(ScalarType::Bool);
-      return types_.tensor(types_.info(element).scalar, {}, dims, value_space(), false, false);
+      // The elements' @accum decides where they compute (a narrow one, as
+      // `fp8_e4m3 @accum(bf16)`, stays on the result: compute_type).
+      return types_.tensor(types_.info(element).scalar, types_.info(element).policy, dims, value_space(), false, false);
     }
     const TypeInfo& t = a.kind == TypeKind::Tensor ? a : b;
     TypeId tensor_type = a.kind == TypeKind::Tensor ? lhs : rhs;
@@ -916,12 +918,12 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
     if (!types_.is_numeric_scalar(scalar_side)) return invalid();
     TypeId element = bool_with_number(types_.scalar(t.scalar), scalar_side)
                          ? types_.scalar(ScalarType::Bool)
-                         : binary_result(node, use.showing(lhs, rhs), compute_type(types_.scalar(t.scalar)),
+                         : binary_result(node, use.showing(lhs, rhs), compute_type(types_.scalar(t.scalar, t.policy)),
                                          scalar_side);
     if (types_.is_error(element)) return element;
     std::vector<DimId> dims(types_.dims(tensor_type).begin(), types_.dims(tensor_type).end());
-    return types_.tensor(arithmetic ? types_.info(element).scalar : ScalarType::Bool, {}, dims, value_space(), false,
-                         false);
+    if (!arithmetic) return types_.tensor(ScalarType::Bool, {}, dims, value_space(), false, false);
+    return types_.tensor(types_.info(element).scalar, types_.info(element).policy, dims, value_space(), false, false);
   }
 
   if (!types_.is_numeric_scalar(lhs) || !types_.is_numeric_scalar(rhs)) return invalid();
