@@ -964,7 +964,12 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
   } else if (is_float(x.scalar) != is_float(y.scalar)) {
     result = is_float(x.scalar) ? ca : cb;
   } else if (is_float(x.scalar)) {
-    result = scalar_info(x.scalar).bits >= scalar_info(y.scalar).bits ? ca : cb;
+    // Two formats of one width (`bf16 @accum(bf16)` and `f16 @accum(f16)`):
+    // neither holds the other, f32 holds both (whichever operand is left).
+    if (x.scalar != y.scalar && scalar_info(x.scalar).bits == scalar_info(y.scalar).bits)
+      result = types_.scalar(ScalarType::F32);
+    else
+      result = scalar_info(x.scalar).bits >= scalar_info(y.scalar).bits ? ca : cb;
   } else {
     if (scalar_info(x.scalar).category != scalar_info(y.scalar).category) {
       // The signed operand first, whichever side it is on (a tensor's
