@@ -682,8 +682,17 @@ Value Checker::resolve_name(NodeId node) {
           type = recorded->second;
         return Value{type.valid() ? type : types_.dynamic(), symbol.constant};
       }
-      case ModuleSymbol::Kind::Import:
+      case ModuleSymbol::Kind::Import: {
+        // `from tessera import softmax`, `from tessera.dist import
+        // ShardSpec`, `from tessera import bf16`: the name is what the
+        // attribute `ts.softmax` (`dist.ShardSpec`, `ts.bf16`) would be, not
+        // a module.
+        const std::string& path = module_path(symbol.module_id);
+        if (auto builtin = lookup_builtin(path)) return Value{types_.builtin(static_cast<uint32_t>(*builtin))};
+        if (auto dtype = lookup_dtype(path); dtype && !is_builtin_namespace(path))
+          return Value{types_.dtype(types_.scalar(dtype->type)), std::nullopt, false, true};
         return Value{types_.module(symbol.module_id)};
+      }
     }
   }
   if (name == "ts" || name == "tessera") return Value{types_.module(0)};
@@ -898,11 +907,13 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
       // bools too, which `+` would refuse).
       TypeId element = bool_with_number(types_.scalar(a.scalar), types_.scalar(b.scalar))
                            ? types_.scalar(ScalarType::Bool)
-                           : binary_result(node, use.showing(lhs, rhs), compute_type(types_.scalar(a.scalar)),
-                                           compute_type(types_.scalar(b.scalar)));
+                           : binary_result(node, use.showing(lhs, rhs), compute_type(types_.scalar(a.scalar, a.policy)),
+                                           compute_type(types_.scalar(b.scalar, b.policy)));
       if (types_.is_error(element)) return element;
       if (!arithmetic) element = types_.scalar(ScalarType::Bool);
-      return types_.tensor(types_.info(element).scalar, {}, dims, value_space(), false, false);
+      // The elements' @accum decides where they compute (a narrow one, as
+      // `fp8_e4m3 @accum(bf16)`, stays on the result: compute_type).
+      return types_.tensor(types_.info(element).scalar, types_.info(element).policy, dims, value_space(), false, false);
     }
     const TypeInfo& t = a.kind == TypeKind::Tensor ? a : b;
     TypeId tensor_type = a.kind == TypeKind::Tensor ? lhs : rhs;
@@ -910,12 +921,12 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
     if (!types_.is_numeric_scalar(scalar_side)) return invalid();
     TypeId element = bool_with_number(types_.scalar(t.scalar), scalar_side)
                          ? types_.scalar(ScalarType::Bool)
-                         : binary_result(node, use.showing(lhs, rhs), compute_type(types_.scalar(t.scalar)),
+                         : binary_result(node, use.showing(lhs, rhs), compute_type(types_.scalar(t.scalar, t.policy)),
                                          scalar_side);
     if (types_.is_error(element)) return element;
     std::vector<DimId> dims(types_.dims(tensor_type).begin(), types_.dims(tensor_type).end());
-    return types_.tensor(arithmetic ? types_.info(element).scalar : ScalarType::Bool, {}, dims, value_space(), false,
-                         false);
+    if (!arithmetic) return types_.tensor(ScalarType::Bool, {}, dims, value_space(), false, false);
+    return types_.tensor(types_.info(element).scalar, types_.info(element).policy, dims, value_space(), false, false);
   }
 
   if (!types_.is_numeric_scalar(lhs) || !types_.is_numeric_scalar(rhs)) return invalid();
@@ -956,7 +967,12 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
   } else if (is_float(x.scalar) != is_float(y.scalar)) {
     result = is_float(x.scalar) ? ca : cb;
   } else if (is_float(x.scalar)) {
-    result = scalar_info(x.scalar).bits >= scalar_info(y.scalar).bits ? ca : cb;
+    // Two formats of one width (`bf16 @accum(bf16)` and `f16 @accum(f16)`):
+    // neither holds the other, f32 holds both (whichever operand is left).
+    if (x.scalar != y.scalar && scalar_info(x.scalar).bits == scalar_info(y.scalar).bits)
+      result = types_.scalar(ScalarType::F32);
+    else
+      result = scalar_info(x.scalar).bits >= scalar_info(y.scalar).bits ? ca : cb;
   } else {
     if (scalar_info(x.scalar).category != scalar_info(y.scalar).category) {
       // The signed operand first, whichever side it is on (a tensor's

@@ -82,15 +82,19 @@ Value Checker::check_math_builtin(BuiltinCall& bc) {
       if (t.kind == TypeKind::Tensor) {
         std::vector<DimId> dims(types_.dims(x.type).begin(), types_.dims(x.type).end());
         // The result keeps the dtype's @loss_scale (its elements read as the
-        // stored value divided by k, docs/numerics.md "Policies"); the
-        // rounding policies are applied by the cast and @accum is not kept
-        // (arithmetic on the result computes as on any tensor of the dtype).
+        // stored value divided by k, docs/numerics.md "Policies") and its
+        // @accum (arithmetic and products on the result compute in it, as on
+        // a parameter of that type: dropping it would compute a
+        // `fp8_e4m3 @accum(bf16)` product in f32); the rounding policies are
+        // applied by the cast.
         PolicyId policy;
         TypeId dtype_type{types_.info(bc.value_of(bound[1]).type).payload};
-        if (double k = types_.policy(types_.info(dtype_type).policy).loss_scale; k != 0.0) {
-          Policy scaled;
-          scaled.loss_scale = k;
-          policy = types_.intern_policy(scaled);
+        const Policy& wanted = types_.policy(types_.info(dtype_type).policy);
+        if (wanted.loss_scale != 0.0 || wanted.accum) {
+          Policy kept;
+          kept.loss_scale = wanted.loss_scale;
+          kept.accum = wanted.accum;
+          policy = types_.intern_policy(kept);
         }
         return Value{types_.tensor(*dtype, policy, dims, value_space(), false, false)};
       }

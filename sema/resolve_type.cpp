@@ -38,6 +38,11 @@ std::string dotted_path_of(const Ast& ast, const ValueStores& values, NodeId nod
 std::optional<ScalarType> Checker::resolve_dtype_name(NodeId node, bool report) {
   std::string path = dotted_path(ast_, values_, node);
   if (path.empty()) return std::nullopt;
+  // `from tessera import f32 as F`: F names what it imports.
+  if (ast_.kind(node) == NodeKind::Name)
+    if (auto symbol = module_symbols_.find(ast_.node(node).payload);
+        symbol != module_symbols_.end() && symbol->second.kind == ModuleSymbol::Kind::Import)
+      path = module_path(symbol->second.module_id);
   auto found = lookup_dtype(path);
   if (!found) {
     // An alias of a dtype (`T = bf16`) names that dtype (its policies are
