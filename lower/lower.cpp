@@ -120,12 +120,14 @@ Type Lowering::required_type(sema::TypeId type, NodeId where, std::string_view w
 //   arg_policies = per argument, its @precision_policy class or "" (only
 //               when some argument has one)
 //   shared_bytes = the static shared memory of its allocations
-std::vector<NamedAttribute> Lowering::kernel_signature_attributes(const sema::FunctionInfo& info) {
+std::vector<NamedAttribute> Lowering::kernel_signature_attributes(const sema::FunctionInfo& info,
+                                                                 const std::vector<bool>& known_text) {
   NodeId parameters = ast_.child(info.def, 1);
   std::vector<Attribute> names, dims, policies;
   std::vector<int64_t> mut;
   bool any_policy = false;
   for (size_t i = 0; i < info.parameter_types.size(); ++i) {
+    if (i < known_text.size() && known_text[i]) continue;
     NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
     std::string name = name_of(ast_.node(parameter).payload);
     sema::TypeInfo type = typed_.types.info(info.parameter_types[i]);

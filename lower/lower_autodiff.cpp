@@ -151,7 +151,7 @@ Bound Lowering::lower_transform_call(NodeId call) {
   Type fn = callee->attr("function_type").type();
   // With has_aux, results 1.. of f are aux (a tuple in it flattened).
   if (fn.num_results() != 1 && !transform.has_aux) unsupported(call, "a gradient of a function with several results");
-  std::vector<Value*> operands = jit_call_operands(call, fn);
+  std::vector<Value*> operands = jit_call_operands(call_arguments_in_order(call), fn);  // defaults included
   bool with_value = transform.kind == sema::TransformKind::ValueAndGrad;
   std::vector<Type> results;
   // grad(grad(f)): the differentiated value is the last inner gradient, of
@@ -192,7 +192,7 @@ Bound Lowering::lower_transform_call(NodeId call) {
                       "ranks' values (a partial max or min, or a layout the compiler does not know); reduce it with "
                       "all_reduce in the function");
   // A gradient of the caller's static shape where the callee has `?`.
-  auto arguments = ast_.children(call).subspan(1);
+  std::span<const NodeId> arguments = call_arguments_in_order(call);
   for (size_t g = 0; g < transform.argnums.size(); ++g) {
     Value*& v = values[g + (with_value ? 1 : 0)];
     Value* argument = operands[differentiated_input(call, instance, transform.argnums[g])];

@@ -156,12 +156,12 @@ Bound Lowering::lower_dist_builtin(NodeId call, BuiltinId builtin) {
       Value* x = value(arg(0));
       const sema::ShardingInfo* result = typed_.types.sharding(type);
       uint32_t mesh = result ? result->mesh : 0;
-      std::string axis = values_.strings[ast_.node(arg(1)).payload];
+      std::string axis = string_of(arg(1));
       std::vector<NamedAttribute> attributes{{"axis", context_.string_attr(axis)}, {"mesh", mesh_attribute(mesh)}};
       OpKind kind = OpKind::GraphAllReduce;
       auto op_name = [&](NodeId n) {
         if (!n.valid()) return std::string("sum");
-        std::string name = values_.strings[ast_.node(n).payload];
+        std::string name = string_of(n);
         return name == "avg" ? std::string("mean") : name;
       };
       auto dim = [&] { return static_cast<int64_t>(typed_.collective_dims.at(call.index)); };
@@ -191,7 +191,7 @@ Bound Lowering::lower_dist_builtin(NodeId call, BuiltinId builtin) {
       // The peers are constants sema checked; the mesh is the instance's.
       Value* x = value(arg(0));
       uint32_t mesh = typed_.collective_meshes.at(call.index);
-      std::string axis = values_.strings[ast_.node(arg(1)).payload];
+      std::string axis = string_of(arg(1));
       std::vector<NamedAttribute> attributes{{"axis", context_.string_attr(axis)}, {"mesh", mesh_attribute(mesh)}};
       if (builtin == BuiltinId::SendRecv) {
         attributes.push_back({"shift", context_.int_attr(arg(2).valid() ? constant_of(arg(2)).value_or(1) : 1)});

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "lower/lowering.h"
+#include "support/diagnostics/internal_error.h"
 
 namespace tessera::ir {
 
@@ -292,14 +293,37 @@ NodeId Lowering::module_constant_tuple(NodeId name) const {
 }
 
 // The tuple of integer constants a name stands for: a @jit instance's
-// parameter given one (sema::JitInstance::tuple_arguments), or a name the
+// parameter given one (sema::JitInstance::literal_arguments), or a name the
 // module assigns it once at its top level; invalid otherwise.
 NodeId Lowering::constant_tuple_of(NodeId name) const {
+  NodeId literal = constant_literal_of(name);
+  return literal.valid() && ast_.kind(literal) != NodeKind::StringLiteral ? literal : NodeId{};
+}
+
+// The literal a name stands for (sema::Checker::constant_literal): a @jit
+// instance's parameter given a tuple of integer constants or a string, or a
+// name the module assigns one once at its top level; invalid otherwise.
+NodeId Lowering::constant_literal_of(NodeId name) const {
   if (ast_.kind(name) != NodeKind::Name) return NodeId{};
   uint32_t id = ast_.node(name).payload;
-  if (auto it = tuple_parameters_.find(id); it != tuple_parameters_.end()) return it->second;
+  if (auto it = literal_parameters_.find(id); it != literal_parameters_.end()) return it->second;
   if (std::find(locals_.begin(), locals_.end(), id) != locals_.end() && !program_) return NodeId{};
-  return tuple_assigned_once(id);
+  if (NodeId tuple = tuple_assigned_once(id); tuple.valid()) return tuple;
+  NodeId found;
+  for (NodeId statement : ast_.children(ast_.root())) {
+    if (ast_.kind(statement) != NodeKind::Assign || ast_.children(statement).size() != 2) continue;
+    NodeId target = ast_.child(statement, 0);
+    if (ast_.kind(target) != NodeKind::Name || ast_.node(target).payload != id) continue;
+    if (found.valid()) return NodeId{};
+    found = ast_.child(statement, 1);
+  }
+  return found.valid() && ast_.kind(found) == NodeKind::StringLiteral ? found : NodeId{};
+}
+
+std::string Lowering::string_of(NodeId node) const {
+  if (ast_.kind(node) == NodeKind::Name) node = constant_literal_of(node);
+  if (!node.valid() || ast_.kind(node) != NodeKind::StringLiteral) internal_error("lower", "a string sema did not check");
+  return values_.strings[ast_.node(node).payload];
 }
 
 NodeId Lowering::tuple_assigned_once(uint32_t id) const {

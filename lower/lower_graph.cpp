@@ -138,7 +138,10 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // A tuple parameter (what a custom rule's forward function saves) is
   // passed as its elements; a tuple in a returned tuple, flattened too.
   std::vector<Type> inputs;
+  std::vector<bool> known_text(info.parameter_types.size());
   for (size_t i = 0; i < info.parameter_types.size(); ++i) {
+    known_text[i] = known_text_parameter(instance, i);
+    if (known_text[i]) continue;
     NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
     std::string what = "parameter '" + name_of(ast_.node(parameter).payload) + "'";
     // A tuple parameter, tuples in it included, is passed as its leaves.
@@ -183,8 +186,9 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // ir_type); a @jit entry point passes their storage, through a wrapper
   // (below). Per flat argument and result: its type, for the policy.
   std::vector<sema::TypeId> flat_parameters, flat_results;
-  for (sema::TypeId t : info.parameter_types)
-    for (sema::TypeId leaf : flat_types(t)) flat_parameters.push_back(leaf);
+  for (size_t i = 0; i < info.parameter_types.size(); ++i)
+    if (!known_text[i])
+      for (sema::TypeId leaf : flat_types(info.parameter_types[i])) flat_parameters.push_back(leaf);
   std::function<void(sema::TypeId)> flatten_result = [&](sema::TypeId t) {
     sema::TypeInfo r = typed_.types.info(t);
     if (r.kind == SemaKind::Tuple)
@@ -221,7 +225,7 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // --func and the AOT header check and bind them the same way).
   // (Not for rule instances: no entry points, and a tuple parameter has
   // several arguments.)
-  for (NamedAttribute& a : kernel_signature_attributes(info))
+  for (NamedAttribute& a : kernel_signature_attributes(info, known_text))
     if (!rule_only && (a.name == "arg_names" || a.name == "arg_dims" || a.name == "arg_policies")) attributes.push_back(a);
   // An instance made for constant arguments (`s(x, 0)` of `def s(x, axis)`)
   // computes with those values: `tesserac run --func` takes them as the
@@ -356,6 +360,11 @@ void Lowering::storage_wrapper(uint32_t index, Operation* inner, const std::vect
   storage_types_ = saved_storage;
 }
 
+bool Lowering::known_text_parameter(const sema::JitInstance& instance, size_t parameter) const {
+  return parameter < instance.literal_arguments.size() && instance.literal_arguments[parameter].valid() &&
+         ast_.kind(instance.literal_arguments[parameter]) == NodeKind::StringLiteral;
+}
+
 void Lowering::lower_jit_instance(uint32_t index) {
   const sema::JitInstance& instance = typed_.instances[index];
   Operation* func = jit_function_op(index);
@@ -367,14 +376,14 @@ void Lowering::lower_jit_instance(uint32_t index) {
   begin_body(info, func);
   assigned_names(ast_, ast_.child(info.def, 3), locals_);
   constant_parameters_.clear();
-  tuple_parameters_.clear();
+  literal_parameters_.clear();
   auto parameter_name = [&](size_t i) {
     return ast_.node(ast_.children(ast_.child(info.def, 1))[info.first_parameter + i]).payload;
   };
   for (size_t i = 0; i < instance.constant_arguments.size(); ++i)
     if (instance.constant_arguments[i]) constant_parameters_.insert(parameter_name(i));
-  for (size_t i = 0; i < instance.tuple_arguments.size(); ++i)
-    if (instance.tuple_arguments[i].valid()) tuple_parameters_[parameter_name(i)] = instance.tuple_arguments[i];
+  for (size_t i = 0; i < instance.literal_arguments.size(); ++i)
+    if (instance.literal_arguments[i].valid()) literal_parameters_[parameter_name(i)] = instance.literal_arguments[i];
   Type fn = func->attr("function_type").type();
   result_types_.clear();
   for (size_t i = 0; i < fn.num_results(); ++i) result_types_.push_back(fn.result(i));
@@ -384,6 +393,13 @@ void Lowering::lower_jit_instance(uint32_t index) {
   unsigned next_argument = 0;
   for (size_t i = 0; i < info.parameter_types.size(); ++i) {
     NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
+    if (known_text_parameter(instance, i)) {  // its text, known: no argument
+      // (The literal is the caller's node, typed in its tables, not here.)
+      Bound text;
+      text.text = std::make_shared<const Text>(lower_text(instance.literal_arguments[i]));
+      env_[ast_.node(parameter).payload] = text;
+      continue;
+    }
     if (typed_.types.kind(info.parameter_types[i]) == SemaKind::Tuple) {
       std::vector<Value*> leaves;
       for (size_t e = 0; e < flat_types(info.parameter_types[i]).size(); ++e)
@@ -416,7 +432,7 @@ void Lowering::lower_jit_instance(uint32_t index) {
   call_instances_ = nullptr;
   instance_constants_ = nullptr;
   constant_parameters_.clear();
-  tuple_parameters_.clear();
+  literal_parameters_.clear();
 }
 
 // The module's top-level statements, in order: the program `tesserac run`

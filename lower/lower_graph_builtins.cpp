@@ -983,6 +983,10 @@ std::vector<Value*> Lowering::jit_call_operands(std::span<const NodeId> argument
       pass(argument, b.value);
       continue;
     }
+    // A string: the callee's parameter takes its literal's text, known when
+    // compiling (known_text_parameter), and is no argument. (Where sema made
+    // no such instance, its function was refused before this call.)
+    if (b.text) continue;
     // A tuple argument (`f(p, x)` with `p = (2.0, 1.0)`, tuples in it
     // included): the callee takes a tuple parameter as its leaves, depth
     // first (jit_function_op).

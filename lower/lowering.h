@@ -94,7 +94,13 @@ class Lowering {
   // parameter, the type of the argument where it differs from the
   // parameter's own (a shared buffer for an `f32[32]` parameter), else null.
   Operation* function_op(uint32_t function_index, const std::vector<Type>& argument_types = {});
-  std::vector<NamedAttribute> kernel_signature_attributes(const sema::FunctionInfo& function);
+  // `known_text`: per parameter, whether it is no argument (a @jit
+  // instance's string parameter given a literal); empty for none.
+  std::vector<NamedAttribute> kernel_signature_attributes(const sema::FunctionInfo& function,
+                                                          const std::vector<bool>& known_text = {});
+  // Whether a @jit instance's parameter is a string given a literal
+  // (sema::JitInstance::literal_arguments): no argument of its function.
+  bool known_text_parameter(const sema::JitInstance& instance, size_t parameter) const;
   std::optional<Type> ir_type(sema::TypeId type);
   Type required_type(sema::TypeId type, NodeId where, std::string_view what);
   std::string name_of(uint32_t identifier) const {
@@ -347,6 +353,8 @@ class Lowering {
   Value* checked_tensor_index(Value* x, size_t axis, NodeId i);
   NodeId module_constant_tuple(NodeId name) const;
   NodeId constant_tuple_of(NodeId name) const;
+  NodeId constant_literal_of(NodeId name) const;
+  std::string string_of(NodeId node) const;  // a string literal's text, or of the literal a name stands for
   NodeId tuple_assigned_once(uint32_t identifier) const;
   // `x[...] = v` in graph code (lower_graph_update.cpp): x bound to the
   // updated tensor.
@@ -443,7 +451,7 @@ class Lowering {
   // constant argument (sema::JitInstance::constant_arguments).
   const std::unordered_map<uint32_t, sema::Constant>* instance_constants_ = nullptr;
   std::unordered_set<uint32_t> constant_parameters_;
-  std::unordered_map<uint32_t, NodeId> tuple_parameters_;  // parameter -> the tuple literal it was given
+  std::unordered_map<uint32_t, NodeId> literal_parameters_;  // parameter -> the tuple literal it was given
   // Lowering a @jit instance or the program: tensors are values (Graph IR),
   // not memrefs; calls of @jit functions reach the instance sema chose.
   bool graph_ = false;

@@ -392,7 +392,9 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
   if (transform.kind == TransformKind::Vjp) return check_vjp_call(call, transform, arguments);
   const FunctionInfo& generic = out_.functions[transform.function];
   std::string function_name = name_of(generic.name);
-  Value value = check_jit_call(call, transform.function, arguments);
+  Value value = check_jit_call(call, transform.function, arguments, false, true);
+  // The arguments in parameter order, defaults included (argnums index them).
+  if (auto bound = out_.call_arguments.find(call.index); bound != out_.call_arguments.end()) arguments = bound->second;
   TypeKind value_kind = types_.kind(value.type);
   if (value_kind == TypeKind::Error) return value;
   if (value_kind == TypeKind::Dynamic) return value;  // a generic caller: typed per instance

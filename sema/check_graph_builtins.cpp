@@ -94,8 +94,8 @@ std::optional<std::vector<size_t>> Checker::tensor_axes(BuiltinCall& bc, NodeId 
   std::vector<NodeId> nodes;
   // A name for a tuple of constants (`axis=axes` of a parameter given
   // `(0, 1)`, a module constant): its literal's elements.
-  NodeId literal = ast_.kind(axes) == NodeKind::Name ? constant_tuple_literal(axes) : NodeId{};
-  if (literal.valid()) {
+  NodeId literal = ast_.kind(axes) == NodeKind::Name ? constant_literal(axes) : NodeId{};
+  if (literal.valid() && ast_.kind(literal) != NodeKind::StringLiteral) {
     nodes.assign(ast_.children(literal).begin(), ast_.children(literal).end());
   } else if (ast_.kind(axes) == NodeKind::Tuple || ast_.kind(axes) == NodeKind::List) {
     nodes.assign(ast_.children(axes).begin(), ast_.children(axes).end());

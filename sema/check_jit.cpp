@@ -39,7 +39,8 @@ TypeId Checker::substitute_dims(TypeId type, const std::unordered_map<uint32_t, 
   return types_.tensor(info.scalar, info.policy, dims, info.space, false, info.seed_style);
 }
 
-Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeId> arguments, bool direct) {
+Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeId> arguments, bool direct,
+                              bool defaults) {
   const FunctionInfo& generic = out_.functions[index];
   std::string name = name_of(generic.name);
   if (!direct) {
@@ -54,7 +55,7 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   // evaluated at the call, in the caller's scope).
   std::optional<BoundArguments> bound_arguments = bind_arguments(call, arguments, generic, name);
   if (!bound_arguments) return Value{types_.error()};
-  if (!direct && !std::ranges::all_of(bound_arguments->given, [](bool g) { return g; })) {
+  if (!direct && !defaults && !std::ranges::all_of(bound_arguments->given, [](bool g) { return g; })) {
     size_t expected = generic.parameter_types.size();
     diags_.emit<diag::SemaArgumentCount>(ast_.range(call), name,
                                          std::to_string(expected) + " argument" + (expected == 1 ? "" : "s"),
@@ -64,7 +65,7 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
   std::vector<NodeId> positional;
   std::vector<TypeId> argument_types;
   std::vector<std::optional<Constant>> argument_constants;
-  std::vector<NodeId> argument_tuples;
+  std::vector<NodeId> argument_literals;
   bool unknown = false;
   for (NodeId argument : bound_arguments->nodes) {
     Value v = check_expression(argument);
@@ -73,7 +74,7 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
     bool number = given_kind == TypeKind::Scalar || given_kind == TypeKind::UntypedInt ||
                   given_kind == TypeKind::UntypedFloat;
     argument_constants.push_back(number && v.constant && !v.constant->from_local ? v.constant : std::nullopt);
-    argument_tuples.push_back(constant_tuple_literal(argument));
+    argument_literals.push_back(constant_literal(argument));
     TypeId t = default_type(v.type);
     if (types_.kind(t) == TypeKind::Tensor) t = types_.with_mut(t, false);
     // A sharded argument of the program: the function sees this rank's
@@ -87,7 +88,7 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
     TypeKind kind = types_.kind(t);
     if (kind == TypeKind::Dynamic || kind == TypeKind::Error) unknown = true;
   }
-  if (direct) out_.call_arguments[call.index] = positional;
+  if (direct || defaults) out_.call_arguments[call.index] = positional;
   size_t expected = generic.parameter_types.size();
   // Every sharded argument lies on one mesh: the function's.
   TypeId meshed{};
@@ -167,14 +168,14 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
     if (types_.kind(generic.parameter_types[i]) != TypeKind::Dynamic ||
         std::find(rebound.begin(), rebound.end(), parameter_name) != rebound.end()) {
       argument_constants[i].reset();
-      argument_tuples[i] = NodeId{};
+      argument_literals[i] = NodeId{};
     }
   }
   if (std::none_of(argument_constants.begin(), argument_constants.end(), [](const auto& c) { return c.has_value(); }))
     argument_constants.clear();
-  if (std::none_of(argument_tuples.begin(), argument_tuples.end(), [](NodeId n) { return n.valid(); }))
-    argument_tuples.clear();
-  uint32_t instance = instantiate(index, parameter_types, call, argument_constants, argument_tuples);
+  if (std::none_of(argument_literals.begin(), argument_literals.end(), [](NodeId n) { return n.valid(); }))
+    argument_literals.clear();
+  uint32_t instance = instantiate(index, parameter_types, call, argument_constants, argument_literals);
   if (instance == UINT32_MAX) return Value{types_.error()};
   (*call_instances_)[call.index] = instance;
   if (out_.custom_vjps.count(index)) instantiate_custom_rule(instance, call);
@@ -225,7 +226,7 @@ void Checker::check_generic(uint32_t index) {
 
 uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& parameter_types, NodeId call,
                               const std::vector<std::optional<Constant>>& constant_arguments,
-                              const std::vector<NodeId>& tuple_arguments) {
+                              const std::vector<NodeId>& literal_arguments) {
   const FunctionInfo& generic = out_.functions[index];
   std::string name = name_of(generic.name);
   if (std::find(instantiating_.begin(), instantiating_.end(), index) != instantiating_.end()) {
@@ -236,9 +237,9 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
     const JitInstance& existing = out_.instances[i];
     if (existing.function == index && existing.info.parameter_types == parameter_types &&
         existing.constant_arguments == constant_arguments &&
-        existing.tuple_arguments.size() == tuple_arguments.size() &&
-        std::equal(tuple_arguments.begin(), tuple_arguments.end(), existing.tuple_arguments.begin(),
-                   [&](NodeId a, NodeId b) { return same_tuple_literals(a, b); }))
+        existing.literal_arguments.size() == literal_arguments.size() &&
+        std::equal(literal_arguments.begin(), literal_arguments.end(), existing.literal_arguments.begin(),
+                   [&](NodeId a, NodeId b) { return same_literals(a, b); }))
       return i;
   }
   size_t earlier = static_cast<size_t>(
@@ -253,7 +254,7 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   instance.symbol = earlier == 0 ? name : name + "." + std::to_string(earlier);
   instance.node_types.assign(out_.node_types.size(), TypeId{});
   instance.constant_arguments = constant_arguments;
-  instance.tuple_arguments = tuple_arguments;
+  instance.literal_arguments = literal_arguments;
   out_.instances.push_back(std::move(instance));
 
   // Check the body with these types, in the instance's tables. The
@@ -267,6 +268,8 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
       signature += " " + name_of(ast_.node(parameter_nodes[i]).payload) + "=" +
                    to_string(*constant_arguments[i], types_.kind(parameter_types[i]) == TypeKind::Scalar &&
                                                          types_.info(parameter_types[i]).scalar == ScalarType::Bool);
+    else if (i < literal_arguments.size() && literal_arguments[i].valid() && i < parameter_nodes.size())
+      signature += " " + name_of(ast_.node(parameter_nodes[i]).payload) + "=" + source_text(literal_arguments[i]);
   }
   diags_.push_context<diag::NoteJitInstance>(ast_.range(call), name, signature);
   std::swap(out_.node_types, out_.instances[id].node_types);
@@ -283,14 +286,14 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   std::swap(saved_transfers, open_transfers_);
   auto* saved_constants = instance_constants_;
   auto* saved_arguments = constant_arguments_;
-  auto* saved_tuples = tuple_arguments_;
+  auto* saved_literals = literal_arguments_;
   instance_constants_ = &out_.instances[id].constants;
   constant_arguments_ = &out_.instances[id].constant_arguments;
-  tuple_arguments_ = &out_.instances[id].tuple_arguments;
+  literal_arguments_ = &out_.instances[id].literal_arguments;
   check_function_body(out_.instances[id].info, &parameter_types, index);
   instance_constants_ = saved_constants;
   constant_arguments_ = saved_arguments;
-  tuple_arguments_ = saved_tuples;
+  literal_arguments_ = saved_literals;
   check_unmatched_transfers();
   diags_.pop_context();
   std::swap(saved_transfers, open_transfers_);
@@ -527,9 +530,10 @@ Value Checker::check_kernel_launch(NodeId call, NodeId subscript, uint32_t index
 
 namespace tessera::sema {
 
-NodeId Checker::constant_tuple_literal(NodeId node) const {
+NodeId Checker::constant_literal(NodeId node) const {
   if (!node.valid()) return NodeId{};
   NodeKind kind = ast_.kind(node);
+  if (kind == NodeKind::StringLiteral) return node;
   if (kind == NodeKind::Tuple || kind == NodeKind::List) {
     for (NodeId element : ast_.children(node)) {
       auto c = constants_.find(element.index);
@@ -539,18 +543,20 @@ NodeId Checker::constant_tuple_literal(NodeId node) const {
   }
   if (kind != NodeKind::Name) return NodeId{};
   uint32_t id = ast_.node(node).payload;
-  if (auto local = locals_.find(id); local != locals_.end()) return local->second.tuple_literal;
+  if (auto local = locals_.find(id); local != locals_.end()) return local->second.literal;
   // A module constant read in a function: bound once, to a tuple literal.
   auto symbol = module_symbols_.find(id);
   auto bindings = program_bindings_.find(id);
   if (symbol == module_symbols_.end() || symbol->second.kind != ModuleSymbol::Kind::Constant ||
       bindings == program_bindings_.end() || bindings->second != 1)
     return NodeId{};
-  return constant_tuple_literal(ast_.child(symbol->second.node, 1));
+  return constant_literal(ast_.child(symbol->second.node, 1));
 }
 
-bool Checker::same_tuple_literals(NodeId a, NodeId b) const {
+bool Checker::same_literals(NodeId a, NodeId b) const {
   if (!a.valid() || !b.valid()) return a.valid() == b.valid();
+  if (ast_.kind(a) == NodeKind::StringLiteral || ast_.kind(b) == NodeKind::StringLiteral)
+    return ast_.kind(a) == ast_.kind(b) && values_.strings[ast_.node(a).payload] == values_.strings[ast_.node(b).payload];
   auto as = ast_.children(a), bs = ast_.children(b);
   if (as.size() != bs.size()) return false;
   for (size_t i = 0; i < as.size(); ++i) {

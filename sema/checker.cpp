@@ -159,7 +159,7 @@ void Checker::run(NodeId module) {
       auto local = locals_.find(ast_.node(ast_.child(statement, 0)).payload);
       if (local != locals_.end() && local->second.constant && !local->second.constant->from_local)
         local->second.exact_constant = true;
-      if (local != locals_.end()) local->second.tuple_literal = constant_tuple_literal(ast_.child(statement, 1));
+      if (local != locals_.end()) local->second.literal = constant_literal(ast_.child(statement, 1));
     }
   }
   module_statement_begin_.reset();
@@ -889,8 +889,8 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
       local.constant = (*constant_arguments_)[parameter_index];
       local.exact_constant = true;
     }
-    if (given && tuple_arguments_ && parameter_index < tuple_arguments_->size())
-      local.tuple_literal = (*tuple_arguments_)[parameter_index];
+    if (given && literal_arguments_ && parameter_index < literal_arguments_->size())
+      local.literal = (*literal_arguments_)[parameter_index];
     local.parameter_index = parameter_index++;
     locals_[p.payload] = local;
     // Symbolic dimensions become integer values readable in the body.

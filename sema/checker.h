@@ -34,7 +34,7 @@ struct Local {
   std::optional<Constant> constant;
   std::optional<uint32_t> parameter_index;
   bool is_dimension = false;  // a symbolic dimension of a parameter, readable as an integer
-  NodeId tuple_literal;  // the tuple literal of constants it stands for, bound so (constant_tuple_literal)
+  NodeId literal;  // the tuple of integer constants or the string literal it stands for (constant_literal)
   bool exact_constant = false;  // its constant is exact: an instance's parameter given a constant argument, a program name bound once
   int control_depth = 0;      // the loops and branches around its first binding
 };
@@ -338,7 +338,11 @@ class Checker {
   // `direct`: `f(...)` itself, whose arguments may be passed by keyword or
   // left to defaults (recorded in call_arguments for lowering); the calls
   // that transformations make (grad(f)(...), vjp, jvp) pass them by position.
-  Value check_jit_call(NodeId call, uint32_t function_index, std::span<const NodeId> arguments, bool direct = false);
+  // `direct`: a call as written (`f(x, axis=0)`); else a transform's
+  // (`vjp(f, x)`, `grad(f)(x)` with `defaults`: positional arguments, the
+  // parameters' defaults filling the rest).
+  Value check_jit_call(NodeId call, uint32_t function_index, std::span<const NodeId> arguments, bool direct = false,
+                       bool defaults = false);
   // --- schedule directives (check_schedule.cpp) ---
   Value check_schedule_directive(BuiltinCall& call);
   // --- autodiff (check_autodiff.cpp) ---
@@ -372,12 +376,13 @@ class Checker {
   bool grid_lambda_reported_ = false;  // check_grid_lambda emitted its own error for this launch
   uint32_t instantiate(uint32_t function_index, const std::vector<TypeId>& parameter_types, NodeId call,
                        const std::vector<std::optional<Constant>>& constant_arguments = {},
-                       const std::vector<NodeId>& tuple_arguments = {});
-  // The tuple (or list) literal of integer constants an expression is, or a
-  // name stands for (a program name bound once to one, a module constant,
-  // an instance's parameter given one); invalid otherwise.
-  NodeId constant_tuple_literal(NodeId node) const;
-  bool same_tuple_literals(NodeId a, NodeId b) const;
+                       const std::vector<NodeId>& literal_arguments = {});
+  // The tuple (or list) literal of integer constants or the string literal
+  // an expression is, or a name stands for (a program name bound once to
+  // one, a module constant, an instance's parameter given one); invalid
+  // otherwise.
+  NodeId constant_literal(NodeId node) const;
+  bool same_literals(NodeId a, NodeId b) const;
   // A generic @jit function's body checked once with its unannotated
   // parameters unknown (names, arity, effects), and the effect it has.
   void check_generic(uint32_t function_index);
@@ -501,7 +506,7 @@ class Checker {
   // beside constants_), and the constant arguments its parameters take.
   std::unordered_map<uint32_t, Constant>* instance_constants_ = nullptr;
   const std::vector<std::optional<Constant>>* constant_arguments_ = nullptr;
-  const std::vector<NodeId>* tuple_arguments_ = nullptr;
+  const std::vector<NodeId>* literal_arguments_ = nullptr;
   // The program: how many times each name is bound at the top level (a
   // `NAME = value` counts 1, any other binding 2).
   std::unordered_map<uint32_t, int> program_bindings_;

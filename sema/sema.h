@@ -143,9 +143,11 @@ struct JitInstance {
   // and its body reads the parameter as that constant, so `ts.sum(x,
   // axis=axis)` works (docs/language/graph.md, "Constant arguments").
   std::vector<std::optional<Constant>> constant_arguments;
-  // Per parameter: the tuple literal of constants its argument stood for
-  // (`axis=(0, 1)`, a name bound to one), on the same terms; invalid elsewhere.
-  std::vector<NodeId> tuple_arguments;
+  // Per parameter: the literal its argument stood for, on the same terms: a
+  // tuple of integer constants (`axis=(0, 1)`) or a string (`kind="relu"`,
+  // a name bound once to one); invalid elsewhere. A string parameter so
+  // given is no argument of the instance's function: its text is known.
+  std::vector<NodeId> literal_arguments;
   // The constants sema computed while checking this instance, by NodeId
   // index (TypedModule::constants holds the last instance's value of a node
   // whose value depends on a constant argument).

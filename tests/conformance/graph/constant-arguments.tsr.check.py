@@ -30,6 +30,9 @@ expected = {
     "total_last": x3.sum(-1),
     "mean_program": x3.mean((1, 2)),
     "mean_module": x3.mean((1, 2)),
+    "act_default": np.maximum(x, 0.0),
+    "act_sigmoid": 1.0 / (1.0 + np.exp(-x)),
+    "act_mode": 1.0 / (1.0 + np.exp(-x)),
 }
 for name, want in expected.items():
     got = np.load(f"{out}/{name}.npy")
