@@ -289,7 +289,8 @@ NodeId Lowering::module_constant_tuple(NodeId name) const {
   uint32_t id = ast_.node(name).payload;
   if (!graph_ || env_.count(id) || !node_type(name).valid() || typed_.types.kind(node_type(name)) != SemaKind::Tuple)
     return NodeId{};
-  return tuple_assigned_once(id);
+  NodeId literal = literal_assigned_once(id);
+  return literal.valid() && ast_.kind(literal) == NodeKind::Tuple ? literal : NodeId{};
 }
 
 // The tuple of integer constants a name stands for: a @jit instance's
@@ -308,16 +309,7 @@ NodeId Lowering::constant_literal_of(NodeId name) const {
   uint32_t id = ast_.node(name).payload;
   if (auto it = literal_parameters_.find(id); it != literal_parameters_.end()) return it->second;
   if (std::find(locals_.begin(), locals_.end(), id) != locals_.end() && !program_) return NodeId{};
-  if (NodeId tuple = tuple_assigned_once(id); tuple.valid()) return tuple;
-  NodeId found;
-  for (NodeId statement : ast_.children(ast_.root())) {
-    if (ast_.kind(statement) != NodeKind::Assign || ast_.children(statement).size() != 2) continue;
-    NodeId target = ast_.child(statement, 0);
-    if (ast_.kind(target) != NodeKind::Name || ast_.node(target).payload != id) continue;
-    if (found.valid()) return NodeId{};
-    found = ast_.child(statement, 1);
-  }
-  return found.valid() && ast_.kind(found) == NodeKind::StringLiteral ? found : NodeId{};
+  return literal_assigned_once(id);
 }
 
 std::string Lowering::string_of(NodeId node) const {
@@ -326,7 +318,10 @@ std::string Lowering::string_of(NodeId node) const {
   return values_.strings[ast_.node(node).payload];
 }
 
-NodeId Lowering::tuple_assigned_once(uint32_t id) const {
+// The value of the one top-level `NAME = value` that binds the name (no other
+// statement assigns it) when it is a tuple of constants or a string literal;
+// invalid otherwise.
+NodeId Lowering::literal_assigned_once(uint32_t id) const {
   NodeId found;
   for (NodeId statement : ast_.children(ast_.root())) {
     NodeKind kind = ast_.kind(statement);
@@ -336,7 +331,9 @@ NodeId Lowering::tuple_assigned_once(uint32_t id) const {
     if (found.valid() || kind != NodeKind::Assign || ast_.children(statement).size() != 2) return NodeId{};
     found = ast_.child(statement, 1);
   }
-  if (!found.valid() || ast_.kind(found) != NodeKind::Tuple) return NodeId{};
+  if (!found.valid()) return NodeId{};
+  if (ast_.kind(found) == NodeKind::StringLiteral) return found;
+  if (ast_.kind(found) != NodeKind::Tuple) return NodeId{};
   for (NodeId element : ast_.children(found))
     if (!typed_.constants.count(element.index)) return NodeId{};
   return found;

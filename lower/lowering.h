@@ -355,7 +355,7 @@ class Lowering {
   NodeId constant_tuple_of(NodeId name) const;
   NodeId constant_literal_of(NodeId name) const;
   std::string string_of(NodeId node) const;  // a string literal's text, or of the literal a name stands for
-  NodeId tuple_assigned_once(uint32_t identifier) const;
+  NodeId literal_assigned_once(uint32_t identifier) const;
   // `x[...] = v` in graph code (lower_graph_update.cpp): x bound to the
   // updated tensor.
   bool is_graph_tensor_store(NodeId target) const;
@@ -451,7 +451,7 @@ class Lowering {
   // constant argument (sema::JitInstance::constant_arguments).
   const std::unordered_map<uint32_t, sema::Constant>* instance_constants_ = nullptr;
   std::unordered_set<uint32_t> constant_parameters_;
-  std::unordered_map<uint32_t, NodeId> literal_parameters_;  // parameter -> the tuple literal it was given
+  std::unordered_map<uint32_t, NodeId> literal_parameters_;  // parameter -> the tuple or string literal it was given
   // Lowering a @jit instance or the program: tensors are values (Graph IR),
   // not memrefs; calls of @jit functions reach the instance sema chose.
   bool graph_ = false;

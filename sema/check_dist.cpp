@@ -514,7 +514,7 @@ Value Checker::collective_on_mesh(BuiltinCall& bc, std::vector<NodeId>& bound, T
   if (bc.id == BuiltinId::AllReduce || bc.id == BuiltinId::ReduceScatter) {
     if (bound[2].valid()) {
       // (A name for the string: a constant argument, a name bound once.)
-      auto name = constant_string(ast_.kind(bound[2]) == NodeKind::Name ? constant_literal(bound[2]) : bound[2]);
+      auto name = constant_string(constant_literal(bound[2]));
       auto parsed = name ? partial_op_by_name(*name) : std::nullopt;
       if (!parsed) {
         diags_.emit<diag::SemaArgumentType>(ast_.range(bound[2]), "op", bc.name,
@@ -640,7 +640,8 @@ std::optional<int32_t> Checker::collective_axis(BuiltinCall& bc, NodeId axis_nod
     return std::nullopt;
   }
   const MeshInfo& mesh = types_.mesh_info(current_mesh_);
-  auto axis_name = constant_string(ast_.kind(axis_node) == NodeKind::Name ? constant_literal(axis_node) : axis_node);
+  // (A name for the string: a constant argument, a name bound once.)
+  auto axis_name = constant_string(constant_literal(axis_node));
   if (!axis_name) {
     diags_.emit<diag::SemaArgumentType>(ast_.range(axis_node), "axis", bc.name, "a mesh axis name (a string)",
                                         source_text(axis_node));

@@ -103,33 +103,23 @@ bool definitely_assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t
   }
 }
 
-bool returns_value(const Ast& ast, NodeId node) {
-  if (!node.valid()) return false;
-  switch (ast.kind(node)) {
-    case NodeKind::FunctionDef:
-    case NodeKind::ClassDef:
-    case NodeKind::Lambda: return false;
-    case NodeKind::Return: return ast.child(node, 0).valid();
-    default: break;
-  }
-  for (NodeId child : ast.children(node))
-    if (returns_value(ast, child)) return true;
-  return false;
-}
-
 namespace {
 
-bool holds_return(const Ast& ast, NodeId node) {
+// Whether a subtree holds a `return` (one with a value, when `with_value`),
+// nested function bodies excluded.
+bool holds_return(const Ast& ast, NodeId node, bool with_value) {
   if (!node.valid()) return false;
   NodeKind kind = ast.kind(node);
   if (kind == NodeKind::FunctionDef || kind == NodeKind::ClassDef || kind == NodeKind::Lambda) return false;
-  if (kind == NodeKind::Return) return true;
+  if (kind == NodeKind::Return) return !with_value || ast.child(node, 0).valid();
   for (NodeId child : ast.children(node))
-    if (holds_return(ast, child)) return true;
+    if (holds_return(ast, child, with_value)) return true;
   return false;
 }
 
 }  // namespace
+
+bool returns_value(const Ast& ast, NodeId node) { return holds_return(ast, node, true); }
 
 bool always_returns(const Ast& ast, NodeId node) {
   if (!node.valid()) return false;
@@ -141,7 +131,7 @@ bool always_returns(const Ast& ast, NodeId node) {
     case NodeKind::If: return always_returns(ast, children[1]) && always_returns(ast, children[2]);
     case NodeKind::With: return always_returns(ast, children.back());
     case NodeKind::For:
-    case NodeKind::While: return holds_return(ast, node);
+    case NodeKind::While: return holds_return(ast, node, false);
     default: return false;
   }
 }
