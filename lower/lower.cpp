@@ -121,13 +121,13 @@ Type Lowering::required_type(sema::TypeId type, NodeId where, std::string_view w
 //               when some argument has one)
 //   shared_bytes = the static shared memory of its allocations
 std::vector<NamedAttribute> Lowering::kernel_signature_attributes(const sema::FunctionInfo& info,
-                                                                 const std::vector<bool>& known_text) {
+                                                                 const std::vector<bool>& no_argument) {
   NodeId parameters = ast_.child(info.def, 1);
   std::vector<Attribute> names, dims, policies;
   std::vector<int64_t> mut;
   bool any_policy = false;
   for (size_t i = 0; i < info.parameter_types.size(); ++i) {
-    if (i < known_text.size() && known_text[i]) continue;
+    if (i < no_argument.size() && no_argument[i]) continue;
     NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
     std::string name = name_of(ast_.node(parameter).payload);
     sema::TypeInfo type = typed_.types.info(info.parameter_types[i]);
@@ -782,8 +782,23 @@ std::optional<int64_t> Lowering::constant_condition(NodeId condition) {
   return std::nullopt;
 }
 
+// What sema fixed when compiling at an `if` of graph code (the branch it
+// checked) or a condition in it (`x is None`, `and`/`or` it short-circuited):
+// read from this instance's own table (the module's holds the last
+// instance's values).
+std::optional<bool> Lowering::sema_decision(NodeId node) const {
+  const auto& table = instance_constants_ ? *instance_constants_ : typed_.constants;
+  auto it = table.find(node.index);
+  if (it == table.end() || it->second.from_local) return std::nullopt;
+  return it->second.integer != 0;
+}
+
 std::optional<NodeId> Lowering::known_branch(NodeId statement, Value** condition) {
   NodeId then_suite = ast_.child(statement, 1), else_node = ast_.child(statement, 2);
+  // Graph code's condition fixed when compiling: sema checked only the
+  // branch it took, recorded at the statement (Checker::exact_condition),
+  // in this instance's own table (the module's holds the last instance's).
+  if (std::optional<bool> decided = sema_decision(statement)) return *decided ? then_suite : else_node;
   // A condition computed from constants (literals, module constants, -D):
   // only the branch taken becomes code, so the other may hold what this
   // configuration does not compile (examples/transformer_block.tsr saves y

@@ -212,8 +212,16 @@ Bound Lowering::lower(NodeId e, Type want) {
       if (is_string_node(e)) unsupported(e, "a string in a kernel");
       result.value = lower_binary(e);
       break;
-    case NodeKind::Compare: result.value = lower_compare(e, nullptr); break;
-    case NodeKind::BoolOp: result.value = lower_bool_op(e); break;
+    case NodeKind::Compare:
+    case NodeKind::BoolOp:
+      // Fixed by sema (`scale is None`, an `and` it short-circuited, whose
+      // right operand it left unchecked): a constant.
+      if (std::optional<bool> decided = graph_ ? sema_decision(e) : std::nullopt) {
+        result.value = builder_.constant_bool(*decided);
+        break;
+      }
+      result.value = ast_.kind(e) == NodeKind::Compare ? lower_compare(e, nullptr) : lower_bool_op(e);
+      break;
     case NodeKind::UnaryOp: result.value = lower_unary(e, want); break;
     case NodeKind::IfExp: result.value = lower_if_expression(e); break;
     case NodeKind::Call: result = lower_call(e); break;
@@ -351,6 +359,9 @@ Value* Lowering::lower_name(NodeId name, Type want) {
   if (auto it = dim_values_.find(id); graph_ && it != dim_values_.end()) return it->second;
   if (const sema::Constant* c = known_constant(name); c && !is_local(id))
     return constant_value(*c, want && want.is_scalar() ? want : typed_type(name).value_or(Type{}));
+  if (sema::TypeId t = node_type(name); t.valid() && typed_.types.kind(t) == SemaKind::None)
+    unsupported(name, "'" + name_of(id) + "', which is None here, as a value (compiled code reads None only in "
+                          "'is None' and 'is not None' tests)");
   if (is_local(id))  // bound, but only on some paths before here: in a loop's body or one branch
     unsupported(name, "using '" + name_of(id) + "' after the loop or branch that binds it ('" + name_of(id) +
                           "' is carried out of a loop or an 'if' only when it is bound before it: give it a "

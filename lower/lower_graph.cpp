@@ -138,10 +138,10 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // A tuple parameter (what a custom rule's forward function saves) is
   // passed as its elements; a tuple in a returned tuple, flattened too.
   std::vector<Type> inputs;
-  std::vector<bool> known_text(info.parameter_types.size());
+  std::vector<bool> no_argument(info.parameter_types.size());
   for (size_t i = 0; i < info.parameter_types.size(); ++i) {
-    known_text[i] = known_text_parameter(instance, i);
-    if (known_text[i]) continue;
+    no_argument[i] = no_argument_parameter(instance, i);
+    if (no_argument[i]) continue;
     NodeId parameter = ast_.children(parameters)[info.first_parameter + i];
     std::string what = "parameter '" + name_of(ast_.node(parameter).payload) + "'";
     // A tuple parameter, tuples in it included, is passed as its leaves.
@@ -187,7 +187,7 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // (below). Per flat argument and result: its type, for the policy.
   std::vector<sema::TypeId> flat_parameters, flat_results;
   for (size_t i = 0; i < info.parameter_types.size(); ++i)
-    if (!known_text[i])
+    if (!no_argument[i])
       for (sema::TypeId leaf : flat_types(info.parameter_types[i])) flat_parameters.push_back(leaf);
   std::function<void(sema::TypeId)> flatten_result = [&](sema::TypeId t) {
     sema::TypeInfo r = typed_.types.info(t);
@@ -225,7 +225,7 @@ Operation* Lowering::jit_function_op(uint32_t index) {
   // --func and the AOT header check and bind them the same way).
   // (Not for rule instances: no entry points, and a tuple parameter has
   // several arguments.)
-  for (NamedAttribute& a : kernel_signature_attributes(info, known_text))
+  for (NamedAttribute& a : kernel_signature_attributes(info, no_argument))
     if (!rule_only && (a.name == "arg_names" || a.name == "arg_dims" || a.name == "arg_policies")) attributes.push_back(a);
   // An instance made for constant arguments (`s(x, 0)` of `def s(x, axis)`)
   // computes with those values: `tesserac run --func` takes them as the
@@ -365,10 +365,36 @@ bool Lowering::known_text_parameter(const sema::JitInstance& instance, size_t pa
          ast_.kind(instance.literal_arguments[parameter]) == NodeKind::StringLiteral;
 }
 
+bool Lowering::no_argument_parameter(const sema::JitInstance& instance, size_t parameter) const {
+  return known_text_parameter(instance, parameter) ||
+         typed_.types.kind(instance.info.parameter_types[parameter]) == SemaKind::None;
+}
+
+bool Lowering::none_argument(NodeId argument) {
+  if (ast_.kind(argument) == NodeKind::NoneLiteral) return true;
+  sema::TypeId type = node_type(argument);
+  return type.valid() && typed_.types.kind(type) == SemaKind::None;
+}
+
 void Lowering::lower_jit_instance(uint32_t index) {
   const sema::JitInstance& instance = typed_.instances[index];
   Operation* func = jit_function_op(index);
   const sema::FunctionInfo& info = instance.info;
+  // The next instance and the program read the module's tables again, after
+  // a lowering error in this one too (they read its own tables otherwise,
+  // and reported the program's names as unbound).
+  struct LeaveInstance {
+    Lowering& lowering;
+    ~LeaveInstance() {
+      lowering.function_ = nullptr;
+      lowering.graph_ = false;
+      lowering.node_types_ = &lowering.typed_.node_types;
+      lowering.call_instances_ = nullptr;
+      lowering.instance_constants_ = nullptr;
+      lowering.constant_parameters_.clear();
+      lowering.literal_parameters_.clear();
+    }
+  } leave{*this};
   graph_ = true;
   node_types_ = instance.node_types.empty() ? &typed_.node_types : &instance.node_types;
   call_instances_ = instance.node_types.empty() ? &typed_.call_instances : &instance.call_instances;
@@ -400,6 +426,7 @@ void Lowering::lower_jit_instance(uint32_t index) {
       env_[ast_.node(parameter).payload] = text;
       continue;
     }
+    if (no_argument_parameter(instance, i)) continue;  // None: only `is None` reads it (sema decided those)
     if (typed_.types.kind(info.parameter_types[i]) == SemaKind::Tuple) {
       std::vector<Value*> leaves;
       for (size_t e = 0; e < flat_types(info.parameter_types[i]).size(); ++e)
@@ -426,13 +453,6 @@ void Lowering::lower_jit_instance(uint32_t index) {
   scoped_hints_.clear();
   lower_rest({Segment{ast_.child(info.def, 3), 0}}, false, nullptr);
   apply_schedule_directives(func);
-  function_ = nullptr;
-  graph_ = false;
-  node_types_ = &typed_.node_types;
-  call_instances_ = nullptr;
-  instance_constants_ = nullptr;
-  constant_parameters_.clear();
-  literal_parameters_.clear();
 }
 
 // The module's top-level statements, in order: the program `tesserac run`

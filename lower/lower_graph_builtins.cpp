@@ -977,6 +977,7 @@ std::vector<Value*> Lowering::jit_call_operands(std::span<const NodeId> argument
     operands.push_back(convert(v, want));
   };
   for (NodeId argument : arguments) {
+    if (none_argument(argument)) continue;  // a None parameter is no argument (no_argument_parameter)
     Type want = operands.size() < fn.num_inputs() ? fn.input(operands.size()) : Type{};
     Bound b = lower(argument, want && want.is_scalar() ? want : Type{});
     if (b.is_value()) {

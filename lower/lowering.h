@@ -94,13 +94,18 @@ class Lowering {
   // parameter, the type of the argument where it differs from the
   // parameter's own (a shared buffer for an `f32[32]` parameter), else null.
   Operation* function_op(uint32_t function_index, const std::vector<Type>& argument_types = {});
-  // `known_text`: per parameter, whether it is no argument (a @jit
-  // instance's string parameter given a literal); empty for none.
+  // `no_argument`: per parameter, whether it is no argument
+  // (no_argument_parameter); empty for none.
   std::vector<NamedAttribute> kernel_signature_attributes(const sema::FunctionInfo& function,
-                                                          const std::vector<bool>& known_text = {});
+                                                          const std::vector<bool>& no_argument = {});
   // Whether a @jit instance's parameter is a string given a literal
   // (sema::JitInstance::literal_arguments): no argument of its function.
   bool known_text_parameter(const sema::JitInstance& instance, size_t parameter) const;
+  // Whether a @jit instance's parameter is no argument of its function: a
+  // known string, or None (`scale=None`, whose `is None` tests sema decided).
+  bool no_argument_parameter(const sema::JitInstance& instance, size_t parameter) const;
+  // An argument given to such a None parameter.
+  bool none_argument(NodeId argument);
   std::optional<Type> ir_type(sema::TypeId type);
   Type required_type(sema::TypeId type, NodeId where, std::string_view what);
   std::string name_of(uint32_t identifier) const {
@@ -143,6 +148,7 @@ class Lowering {
   // variable): the suite or `elif`, or an invalid node for a missing else.
   // Otherwise nullopt, and `*condition` the lowered condition.
   std::optional<NodeId> known_branch(NodeId statement, Value** condition);
+  std::optional<bool> sema_decision(NodeId node) const;
   // Graph code: a loop with a `return` in its body over a list or a
   // constant range, unrolled into the continuation; false otherwise.
   bool unroll_returning_loop(NodeId statement, std::vector<Segment>& continuation);

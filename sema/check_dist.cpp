@@ -114,7 +114,7 @@ void Checker::rebind_layout(Local& local, IdentifierId name, TypeId value, NodeI
                                           types_.to_string(value));
 }
 
-std::optional<std::string> Checker::constant_string(NodeId node) {
+std::optional<std::string> Checker::constant_string(NodeId node) const {
   if (!node.valid() || ast_.kind(node) != NodeKind::StringLiteral) return std::nullopt;
   return values_.strings[ast_.node(node).payload];
 }

@@ -367,6 +367,16 @@ Value Checker::check_expression(NodeId node) {
     case NodeKind::BoolOp: {
       NodeId left = ast_.child(node, 0), right = ast_.child(node, 1);
       Value lhs = check_expression(left);
+      // Python short-circuits: in graph code a left operand fixed when
+      // compiling that decides (`bias is not None and bias.ndim == 2` of a
+      // None bias) leaves the right one unchecked, and it is no code.
+      if (!in_device()) {
+        bool is_and = static_cast<BoolOperator>(n.op) == BoolOperator::And;
+        if (std::optional<bool> first = exact_condition(left); first && *first != is_and) {
+          value = Value{types_.scalar(ScalarType::Bool), Constant{false, *first ? 1 : 0}};
+          break;
+        }
+      }
       Value rhs = check_expression(right);
       const TypeInfo &lt = types_.info(lhs.type), &rt = types_.info(rhs.type);
       // 0-d tensors in graph code: their truth values, read back to the
@@ -398,6 +408,7 @@ Value Checker::check_expression(NodeId node) {
       if (lhs.constant && rhs.constant) {
         bool a = lhs.constant->as_double() != 0.0, b = rhs.constant->as_double() != 0.0;
         value.constant = Constant{false, static_cast<BoolOperator>(n.op) == BoolOperator::And ? (a && b) : (a || b)};
+        value.constant->from_local = lhs.constant->from_local || rhs.constant->from_local;
       }
       break;
     }
@@ -449,6 +460,10 @@ Value Checker::check_expression(NodeId node) {
       } else {
         value = Value{tensor && !in_device() ? types_.dynamic() : types_.scalar(ScalarType::Bool)};
       }
+      // `x is None` in graph code: fixed by x's type (a parameter given None,
+      // or a tensor), so a constant the lowering takes as it is.
+      if (!in_device() && (op == CompareOperator::Is || op == CompareOperator::IsNot))
+        if (std::optional<bool> known = exact_condition(node)) value = Value{types_.scalar(ScalarType::Bool), Constant{false, *known ? 1 : 0}};
       break;
     }
     case NodeKind::IfExp: {

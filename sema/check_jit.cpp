@@ -566,4 +566,79 @@ bool Checker::same_literals(NodeId a, NodeId b) const {
   return true;
 }
 
+// What check_expression recorded for a node of the function being checked:
+// an instance's own table (the module's holds the last instance's values).
+const Constant* Checker::recorded_constant(NodeId node) const {
+  const auto& table = instance_constants_ ? *instance_constants_ : constants_;
+  auto it = table.find(node.index);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+// A condition of graph code fixed when compiling, after check_expression
+// checked it: an exact constant (a literal, a module constant, -D, an
+// instance's constant parameter, arithmetic on them; never a local a loop
+// may change), a comparison of two, `==`/`!=` of two strings known when
+// compiling (`kind == "relu"`), `is None`/`is not None` (false for a value
+// of any other type: a parameter given None or a tensor), and `not`, `and`,
+// `or` of those, short-circuiting as Python does.
+std::optional<bool> Checker::exact_condition(NodeId node) const {
+  const Node& n = ast_.node(node);
+  auto exact = [&](NodeId operand) -> const Constant* {
+    const Constant* c = recorded_constant(operand);
+    return c && !c->from_local ? c : nullptr;
+  };
+  switch (n.kind) {
+    case NodeKind::UnaryOp:
+      if (static_cast<UnaryOperator>(n.op) == UnaryOperator::Not) {
+        std::optional<bool> operand = exact_condition(ast_.child(node, 0));
+        if (!operand) return std::nullopt;
+        return !*operand;
+      }
+      break;
+    case NodeKind::BoolOp: {
+      bool is_and = static_cast<BoolOperator>(n.op) == BoolOperator::And;
+      std::optional<bool> first = exact_condition(ast_.child(node, 0));
+      if (!first) return std::nullopt;
+      if (*first != is_and) return first;  // `False and ...`, `True or ...`
+      return exact_condition(ast_.child(node, 1));
+    }
+    case NodeKind::Compare: {
+      if (n.flags & 1) return std::nullopt;  // a chain
+      NodeId lhs = ast_.child(node, 0), rhs = ast_.child(node, 1);
+      auto op = static_cast<CompareOperator>(n.op);
+      if (op == CompareOperator::Is || op == CompareOperator::IsNot) {
+        bool none_lhs = ast_.kind(lhs) == NodeKind::NoneLiteral, none_rhs = ast_.kind(rhs) == NodeKind::NoneLiteral;
+        if (none_lhs == none_rhs) return std::nullopt;
+        TypeId other = out_.node_types[(none_lhs ? rhs : lhs).index];
+        if (!other.valid() || types_.is_error(other) || types_.kind(other) == TypeKind::Dynamic) return std::nullopt;
+        return (types_.kind(other) == TypeKind::None) == (op == CompareOperator::Is);
+      }
+      if (op == CompareOperator::Eq || op == CompareOperator::Ne) {
+        std::optional<std::string> a = constant_string(constant_literal(lhs)), b = constant_string(constant_literal(rhs));
+        if (a && b) return (*a == *b) == (op == CompareOperator::Eq);
+      }
+      const Constant *a = exact(lhs), *b = exact(rhs);
+      if (!a || !b) return std::nullopt;
+      auto compare = [op](auto x, auto y) -> std::optional<bool> {
+        switch (op) {
+          case CompareOperator::Lt: return x < y;
+          case CompareOperator::Gt: return x > y;
+          case CompareOperator::Le: return x <= y;
+          case CompareOperator::Ge: return x >= y;
+          case CompareOperator::Eq: return x == y;
+          case CompareOperator::Ne: return x != y;
+          default: return std::nullopt;
+        }
+      };
+      if (!a->is_float && !b->is_float) return compare(a->integer, b->integer);
+      return compare(a->as_double(), b->as_double());
+    }
+    default:
+      break;
+  }
+  const Constant* c = exact(node);
+  if (!c) return std::nullopt;
+  return c->as_double() != 0.0;
+}
+
 }  // namespace tessera::sema

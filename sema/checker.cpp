@@ -989,7 +989,9 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
   // sharded arguments runs on their mesh.
   uint32_t saved_mesh = current_mesh_;
   if (info.mesh != UINT32_MAX && (!given || current_mesh_ == UINT32_MAX)) current_mesh_ = info.mesh;
+  path_ended_ = false;
   check_statements(body);
+  path_ended_ = false;
   current_mesh_ = saved_mesh;
   // Python would return None from the path that falls off the end; a
   // function with a result has no None to give (reported once per function,
@@ -1037,7 +1039,13 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
 }
 
 void Checker::check_statements(NodeId suite) {
-  for (NodeId statement : ast_.children(suite)) check_statement(statement);
+  for (NodeId statement : ast_.children(suite)) {
+    check_statement(statement);
+    // What follows an `if` whose branch taken when compiling returned is
+    // never run (nor compiled): its types may differ (`if keepdims: return
+    // ts.sum(x, axis=0, keepdims=True)` then `return ts.sum(x, axis=0)`).
+    if (path_ended_ && ast_.kind(statement) != NodeKind::Return) return;
+  }
 }
 
 // An `if` / `while` condition: a number in kernels; in graph code also a
@@ -1132,6 +1140,7 @@ void Checker::check_statement(NodeId statement) {
         auto it = locals_.find(ast_.node(target).payload);
         if (it == locals_.end()) return;  // undefined: already reported
         it->second.constant.reset();
+        it->second.literal = NodeId{};
         it->second.global_id = it->second.global_id && value.global_id;
         if (!is_assignable(result, it->second.type) && !promote_local_to_tensor(it->second, result)) {
           diags_.emit<diag::SemaLocalTypeChange>(ast_.range(children[1]), name_of(ast_.node(target).payload),
@@ -1154,15 +1163,31 @@ void Checker::check_statement(NodeId statement) {
     case NodeKind::If: {
       Value condition = check_expression(children[0]);
       check_condition(children[0], condition);
-      ++control_depth_;
-      check_statements(children[1]);
-      if (children[2].valid()) {
-        if (ast_.kind(children[2]) == NodeKind::If) {
-          check_statement(children[2]);
-        } else {
-          check_statements(children[2]);
+      auto check_branch = [&](NodeId branch) {
+        if (!branch.valid()) return;
+        if (ast_.kind(branch) == NodeKind::If) check_statement(branch);
+        else check_statements(branch);
+      };
+      // Graph code is Python: a condition fixed when compiling (a constant
+      // argument of the instance, a module constant, `scale is None`) runs
+      // one branch, and only that one is checked and compiled, as a
+      // template's discarded `if constexpr` branch is not instantiated; the
+      // branches may bind or return values of different types. The lowering
+      // reads the decision recorded at the statement (known_branch).
+      if (!in_device() && !types_.is_error(condition.type)) {
+        if (std::optional<bool> taken = exact_condition(children[0])) {
+          Constant decision{false, *taken ? 1 : 0};
+          constants_[statement.index] = decision;
+          if (instance_constants_) (*instance_constants_)[statement.index] = decision;
+          check_branch(children[*taken ? 1 : 2]);
+          return;
         }
       }
+      ++control_depth_;
+      check_statements(children[1]);
+      path_ended_ = false;
+      check_branch(children[2]);
+      path_ended_ = false;
       --control_depth_;
       return;
     }
@@ -1172,6 +1197,7 @@ void Checker::check_statement(NodeId statement) {
       ++loop_depth_;
       ++control_depth_;
       check_statements(children[1]);
+      path_ended_ = false;
       --control_depth_;
       --loop_depth_;
       return;
@@ -1182,6 +1208,7 @@ void Checker::check_statement(NodeId statement) {
       assign_to(children[0], element, children[1]);
       ++loop_depth_;
       check_statements(children[2]);
+      path_ended_ = false;
       --loop_depth_;
       --control_depth_;
       return;
@@ -1198,6 +1225,7 @@ void Checker::check_statement(NodeId statement) {
         diags_.emit<diag::SemaReturnOutsideFunction>(n.range);
         return;
       }
+      path_ended_ = true;
       if (!children[0].valid()) return;
       Value value = check_expression(children[0]);
       if (function_->kind == FunctionKind::Kernel) {
@@ -1271,8 +1299,18 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
         set_type(target, local.type);
         return;
       }
+      // Python rebinding of a name that held None (`if scale is None: scale
+      // = 0.5`, that `if` fixed in the instance given None): a new binding
+      // of the value's type, unless a run-time branch or loop may skip it.
+      if (!in_device() && types_.kind(it->second.type) == TypeKind::None && !types_.is_error(value.type) &&
+          types_.kind(value.type) != TypeKind::None && control_depth_ <= it->second.control_depth) {
+        locals_.erase(it);
+        assign_to(target, value, value_node);
+        return;
+      }
       Local& local = it->second;
       local.constant.reset();
+      local.literal = NodeId{};
       local.global_id = local.global_id && value.global_id;
       if (local.bare_shared && types_.kind(value.type) == TypeKind::Tensor) {
         local.type = value.type;  // s0, s1 = s1, s0 swaps shared buffers

@@ -201,7 +201,7 @@ class Checker {
   std::optional<int32_t> collective_axis(BuiltinCall& call, NodeId axis);
   // The end of an instance's body: sends and recvs left without their match.
   void check_unmatched_transfers();
-  std::optional<std::string> constant_string(NodeId node);
+  std::optional<std::string> constant_string(NodeId node) const;
   ScalarType range_element_type(NodeId iterable);
   void range_step_not_zero(BuiltinCall& bc, const std::vector<NodeId>& bound);
   std::vector<NodeId> literal_elements(NodeId node);
@@ -414,6 +414,9 @@ class Checker {
   void enumerate_autotune_points(FunctionInfo& info);
   std::optional<bool> constant_condition(NodeId node);
   std::optional<int64_t> constant_integer(NodeId node);
+  // Graph code's `if` conditions fixed when compiling (check_jit.cpp).
+  std::optional<bool> exact_condition(NodeId node) const;
+  const Constant* recorded_constant(NodeId node) const;
   const AutotunePin* pin_ = nullptr;
   void check_statements(NodeId suite);
   void check_statement(NodeId statement);
@@ -500,7 +503,10 @@ class Checker {
   std::vector<uint32_t> checking_stack_;  // function indices, for recursion
   std::vector<uint8_t> checked_;          // per function: 0 not yet, 1 in progress, 2 done
   std::unordered_map<uint32_t, bool> reported_inferred_write_;
-  std::unordered_map<uint32_t, bool> missing_return_checked_;  // per function index: sema.missing-return reported
+  std::unordered_map<uint32_t, bool> missing_return_checked_;
+  // The statement just checked ended its path (a `return`); an `if` whose
+  // branch taken when compiling returned ends the enclosing block too.
+  bool path_ended_ = false;  // per function index: sema.missing-return reported
   std::unordered_map<uint32_t, Constant>& constants_;
   // While a @jit instance is checked: its own table of constants (written
   // beside constants_), and the constant arguments its parameters take.
