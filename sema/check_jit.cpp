@@ -43,7 +43,8 @@ Value Checker::check_jit_call(NodeId call, uint32_t index, std::span<const NodeI
                               bool defaults) {
   const FunctionInfo& generic = out_.functions[index];
   std::string name = name_of(generic.name);
-  if (!direct) {
+  // (grad/value_and_grad calls bind as a direct call does: `defaults`.)
+  if (!direct && !defaults) {
     for (NodeId argument : arguments) {
       if (ast_.kind(argument) != NodeKind::KeywordArgument) continue;
       for (NodeId a : arguments) check_expression(ast_.kind(a) == NodeKind::KeywordArgument ? ast_.child(a, 0) : a);
