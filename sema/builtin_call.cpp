@@ -128,7 +128,7 @@ std::optional<int64_t> BuiltinCall::require_constant_integer(NodeId argument, co
     return std::nullopt;
   if (!v.constant || v.constant->is_float) {
     checker.diags_.emit<diag::SemaNotConstant>(checker.ast_.range(argument),
-                                               "argument '" + std::string(parameter) + "' of '" + std::string(name) + "'");
+                                               checker.not_constant_subject(argument, parameter, name));
     return std::nullopt;
   }
   return v.constant->integer;

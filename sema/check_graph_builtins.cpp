@@ -214,8 +214,7 @@ std::optional<bool> Checker::constant_bool(BuiltinCall& bc, NodeId argument, con
   Value v = bc.value_of(argument);
   if (types_.is_error(v.type)) return std::nullopt;
   if (!v.constant) {
-    diags_.emit<diag::SemaNotConstant>(ast_.range(argument),
-                                       "argument '" + std::string(parameter) + "' of '" + std::string(bc.name) + "'");
+    diags_.emit<diag::SemaNotConstant>(ast_.range(argument), not_constant_subject(argument, parameter, bc.name));
     return std::nullopt;
   }
   // A flag is True or False, not a number that Python would find truthy.
@@ -232,8 +231,7 @@ std::optional<double> Checker::constant_number(BuiltinCall& bc, NodeId argument,
   Value v = bc.value_of(argument);
   if (types_.is_error(v.type)) return std::nullopt;
   if (!v.constant) {
-    diags_.emit<diag::SemaNotConstant>(ast_.range(argument),
-                                       "argument '" + std::string(parameter) + "' of '" + std::string(bc.name) + "'");
+    diags_.emit<diag::SemaNotConstant>(ast_.range(argument), not_constant_subject(argument, parameter, bc.name));
     return std::nullopt;
   }
   return v.constant->as_double();

@@ -642,4 +642,17 @@ std::optional<bool> Checker::exact_condition(NodeId node) const {
   return c->as_double() != 0.0;
 }
 
+std::string Checker::not_constant_subject(NodeId argument, std::string_view parameter,
+                                          std::string_view builtin) const {
+  std::string subject = "argument '" + std::string(parameter) + "' of '" + std::string(builtin) + "'";
+  if (!instance_constants_ || ast_.kind(argument) != NodeKind::Name) return subject;
+  auto local = locals_.find(ast_.node(argument).payload);
+  if (local == locals_.end() || !local->second.is_parameter) return subject;
+  // An instance's parameter is a constant only when its call passes one and
+  // the body never assigns it (docs/language/graph.md, "Constant arguments").
+  std::string name = name_of(ast_.node(argument).payload);
+  return subject + " (parameter '" + name + "' is a run-time value here: its call passes no constant, such as " +
+         "a loop variable, or the function assigns it)";
+}
+
 }  // namespace tessera::sema

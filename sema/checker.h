@@ -416,6 +416,9 @@ class Checker {
   std::optional<int64_t> constant_integer(NodeId node);
   // Graph code's `if` conditions fixed when compiling (check_jit.cpp).
   std::optional<bool> exact_condition(NodeId node) const;
+  // sema.not-constant's subject for a builtin's argument: "argument 'axis'
+  // of 'sum'", and why a parameter named there is not constant.
+  std::string not_constant_subject(NodeId argument, std::string_view parameter, std::string_view builtin) const;
   const Constant* recorded_constant(NodeId node) const;
   const AutotunePin* pin_ = nullptr;
   void check_statements(NodeId suite);
