@@ -782,15 +782,15 @@ std::optional<int64_t> Lowering::constant_condition(NodeId condition) {
   return std::nullopt;
 }
 
-// What sema fixed when compiling at an `if` of graph code (the branch it
-// checked) or a condition in it (`x is None`, `and`/`or` it short-circuited):
-// read from this instance's own table (the module's holds the last
-// instance's values).
-std::optional<bool> Lowering::sema_decision(NodeId node) const {
+// A condition of graph code sema fixed when compiling (the branch taken,
+// the only one it checked; `x is None`; an `and`/`or` it short-circuited):
+// the truth of its exact constant, read from this instance's own table (the
+// module's holds the last instance's values).
+std::optional<bool> Lowering::sema_decision(NodeId condition) const {
   const auto& table = instance_constants_ ? *instance_constants_ : typed_.constants;
-  auto it = table.find(node.index);
+  auto it = table.find(condition.index);
   if (it == table.end() || it->second.from_local) return std::nullopt;
-  return it->second.integer != 0;
+  return it->second.as_double() != 0.0;
 }
 
 std::optional<NodeId> Lowering::known_branch(NodeId statement, Value** condition) {
@@ -798,7 +798,8 @@ std::optional<NodeId> Lowering::known_branch(NodeId statement, Value** condition
   // Graph code's condition fixed when compiling: sema checked only the
   // branch it took, recorded at the statement (Checker::exact_condition),
   // in this instance's own table (the module's holds the last instance's).
-  if (std::optional<bool> decided = sema_decision(statement)) return *decided ? then_suite : else_node;
+  if (graph_)
+    if (std::optional<bool> decided = sema_decision(ast_.child(statement, 0))) return *decided ? then_suite : else_node;
   // A condition computed from constants (literals, module constants, -D):
   // only the branch taken becomes code, so the other may hold what this
   // configuration does not compile (examples/transformer_block.tsr saves y

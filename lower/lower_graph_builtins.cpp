@@ -426,6 +426,7 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       NodeId order = arg(1);
       if (order.valid() && ast_.kind(order) != NodeKind::NoneLiteral) {
         std::vector<NodeId> nodes;
+        if (NodeId literal = constant_tuple_of(order); literal.valid()) order = literal;  // a name for one
         if (ast_.kind(order) == NodeKind::Tuple || ast_.kind(order) == NodeKind::List)
           nodes.assign(ast_.children(order).begin(), ast_.children(order).end());
         else

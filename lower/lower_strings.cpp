@@ -132,7 +132,9 @@ Text Lowering::lower_text(NodeId e) {
     }
     case NodeKind::IfExp: {
       // `"on" if FLAG else "off"`: a condition known when compiling.
-      std::optional<int64_t> condition = constant_condition(ast_.child(e, 0));
+      std::optional<int64_t> condition;
+      if (std::optional<bool> decided = graph_ ? sema_decision(ast_.child(e, 0)) : std::nullopt) condition = *decided;
+      if (!condition) condition = constant_condition(ast_.child(e, 0));
       if (!condition) condition = folded_int(value(ast_.child(e, 0)));
       if (!condition) unsupported(e, "choosing a string by a condition known only at run time");
       return lower_text(ast_.child(e, *condition ? 1 : 2));

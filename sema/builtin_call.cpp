@@ -137,7 +137,12 @@ std::optional<int64_t> BuiltinCall::require_constant_integer(NodeId argument, co
 std::vector<NodeId> BuiltinCall::shape_extents(NodeId shape) {
   const Ast& ast = checker.ast_;
   std::vector<NodeId> extents;
-  if (ast.kind(shape) == NodeKind::Tuple || ast.kind(shape) == NodeKind::List) {
+  // A name for a tuple of integer constants (a parameter given `(1, 0, 2)`,
+  // a module constant): its literal's elements (Checker::constant_literal).
+  if (NodeId literal = ast.kind(shape) == NodeKind::Name ? checker.constant_literal(shape) : NodeId{};
+      literal.valid() && ast.kind(literal) != NodeKind::StringLiteral) {
+    extents.assign(ast.children(literal).begin(), ast.children(literal).end());
+  } else if (ast.kind(shape) == NodeKind::Tuple || ast.kind(shape) == NodeKind::List) {
     extents.assign(ast.children(shape).begin(), ast.children(shape).end());
     checker.set_type(shape, checker.types_.dynamic());
   } else {

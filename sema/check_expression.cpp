@@ -469,6 +469,17 @@ Value Checker::check_expression(NodeId node) {
     case NodeKind::IfExp: {
       Value condition = check_expression(ast_.child(node, 0));
       check_condition(ast_.child(node, 0), condition);
+      // Graph code: a condition fixed when compiling (`ts.sum(x, axis=0) if
+      // kind == "sum" else x`, `b.ndim if b is not None else 0`) evaluates
+      // one branch, as Python does; only it is checked (and compiled: the
+      // lowering reads the decision recorded here).
+      if (!in_device() && !types_.is_error(condition.type)) {
+        if (std::optional<bool> taken = exact_condition(ast_.child(node, 0))) {
+          record_decision(ast_.child(node, 0), *taken);
+          value = check_expression(ast_.child(node, *taken ? 1 : 2));
+          break;
+        }
+      }
       Value a = check_expression(ast_.child(node, 1));
       Value b = check_expression(ast_.child(node, 2));
       // A condition known when compiling (`x if MODE == 1 else ts.sum(x)`)

@@ -575,6 +575,17 @@ const Constant* Checker::recorded_constant(NodeId node) const {
   return it == table.end() ? nullptr : &it->second;
 }
 
+// The branch an `if` or a conditional expression of graph code takes, fixed
+// when compiling: recorded at its condition as a constant whose truth is the
+// decision (the condition's own value where check_expression computed it),
+// for the lowering (Lowering::sema_decision).
+void Checker::record_decision(NodeId condition, bool taken) {
+  if (const Constant* known = recorded_constant(condition); known && !known->from_local) return;
+  Constant decision{false, taken ? 1 : 0};
+  constants_[condition.index] = decision;
+  if (instance_constants_) (*instance_constants_)[condition.index] = decision;
+}
+
 // A condition of graph code fixed when compiling, after check_expression
 // checked it: an exact constant (a literal, a module constant, -D, an
 // instance's constant parameter, arithmetic on them; never a local a loop

@@ -1173,12 +1173,10 @@ void Checker::check_statement(NodeId statement) {
       // one branch, and only that one is checked and compiled, as a
       // template's discarded `if constexpr` branch is not instantiated; the
       // branches may bind or return values of different types. The lowering
-      // reads the decision recorded at the statement (known_branch).
+      // reads the decision recorded at the condition (known_branch).
       if (!in_device() && !types_.is_error(condition.type)) {
         if (std::optional<bool> taken = exact_condition(children[0])) {
-          Constant decision{false, *taken ? 1 : 0};
-          constants_[statement.index] = decision;
-          if (instance_constants_) (*instance_constants_)[statement.index] = decision;
+          record_decision(children[0], *taken);
           check_branch(children[*taken ? 1 : 2]);
           return;
         }

@@ -173,10 +173,10 @@ struct TypedModule {
   // constants, literals, arithmetic on them), by NodeId index. Expressions
   // that read locals may hold a value the local had before a later
   // reassignment (a loop condition read before the body): trust it only for
-  // literals and names of module constants. At an `if` statement of graph
-  // code: 1 or 0, the branch its condition, fixed when compiling, takes
-  // (only that branch was checked; docs/language/graph.md, "Conditions
-  // fixed when compiling").
+  // literals and names of module constants. The condition of an `if` or a
+  // conditional expression of graph code fixed when compiling has one (its
+  // value, or 1 or 0), whose truth says the branch taken: only that branch
+  // was checked (docs/language/graph.md, "Conditions fixed when compiling").
   std::unordered_map<uint32_t, Constant> constants;
   // Module-level statements that only name something at compile time (a
   // dtype alias `T = bf16`): no code, so the program leaves them out.
