@@ -171,6 +171,7 @@ class Emitter {
   // The print service calls of `name`'s pieces around operands first, ...
   void emit_text(Operation* op, std::string_view name, unsigned first);
   void emit_host_save(Operation* op);
+  llvm::Value* host_call_position(Operation* op);
   void emit_host_mesh(Operation* op);
   void emit_host_collective(Operation* op);
   void emit_host_collective_start(Operation* op);
