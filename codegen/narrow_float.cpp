@@ -126,6 +126,43 @@ llvm::Value* emit_narrow_decode(llvm::IRBuilderBase& b, const numerics::Format& 
   return b.CreateBitCast(b.CreateOr(sign, bits), with_element(code->getType(), b.getFloatTy()));
 }
 
+llvm::Value* emit_f32_rounded_to_odd(llvm::IRBuilderBase& b, llvm::Value* value) {
+  llvm::Type* f32 = with_element(value->getType(), b.getFloatTy());
+  llvm::Type* i32 = with_element(value->getType(), b.getInt32Ty());
+  llvm::Value* nearest = b.CreateFPTrunc(value, f32);
+  llvm::Value* back = b.CreateFPExt(nearest, value->getType());
+  // Unordered: a NaN counts as exact (infinities are).
+  llvm::Value* exact = b.CreateFCmpUEQ(back, value);
+  llvm::Value* fabs_back = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back);
+  llvm::Value* fabs_value = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, value);
+  llvm::Value* bits = b.CreateBitCast(nearest, i32);
+  // Rounded away from zero: the neighbour toward zero (from inf, the
+  // largest finite f32); then the odd one of the two neighbours.
+  llvm::Value* toward_zero = b.CreateSelect(b.CreateFCmpOGT(fabs_back, fabs_value),
+                                            b.CreateSub(bits, llvm::ConstantInt::get(i32, 1)), bits);
+  llvm::Value* odd = b.CreateOr(toward_zero, llvm::ConstantInt::get(i32, 1));
+  return b.CreateBitCast(b.CreateSelect(exact, bits, odd), f32);
+}
+
+llvm::Value* emit_f32_rounded_to_odd_from_integer(llvm::IRBuilderBase& b, llvm::Value* value, bool is_signed) {
+  llvm::Type* i64 = with_element(value->getType(), b.getInt64Ty());
+  auto k = [&](uint64_t v) -> llvm::Value* { return llvm::ConstantInt::get(i64, v); };
+  llvm::Value* wide = is_signed ? b.CreateSExt(value, i64) : b.CreateZExt(value, i64);
+  llvm::Value* negative = is_signed ? b.CreateICmpSLT(wide, k(0)) : nullptr;
+  // |value| as unsigned (the most negative i64 too: 2^63).
+  llvm::Value* magnitude = negative ? b.CreateSelect(negative, b.CreateSub(k(0), wide), wide) : wide;
+  // The bits below the 24 leading significant ones: dropped = max(n, 24) - 24
+  // of them, n the magnitude's width (64 - ctlz).
+  llvm::Value* width = b.CreateSub(k(64), b.CreateIntrinsic(llvm::Intrinsic::ctlz, {i64}, {magnitude, b.getFalse()}));
+  llvm::Value* dropped = b.CreateSub(b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, width, k(24)), k(24));
+  llvm::Value* low_mask = b.CreateSub(b.CreateShl(k(1), dropped), k(1));
+  llvm::Value* kept = b.CreateAnd(magnitude, b.CreateNot(low_mask));
+  llvm::Value* sticky = b.CreateICmpNE(b.CreateAnd(magnitude, low_mask), k(0));
+  llvm::Value* odd = b.CreateOr(kept, b.CreateShl(b.CreateZExt(sticky, i64), dropped));
+  llvm::Value* f = b.CreateUIToFP(odd, with_element(value->getType(), b.getFloatTy()));  // exact: 24 bits at most
+  return negative ? b.CreateSelect(negative, b.CreateFNeg(f), f) : f;
+}
+
 llvm::Value* emit_float_encode_bits(llvm::IRBuilderBase& b, const numerics::Format& format, llvm::Value* value,
                                    numerics::Rounding rounding, numerics::Overflow overflow, llvm::Value* random) {
   using numerics::Rounding;

@@ -50,6 +50,16 @@ llvm::Value* emit_narrow_encode(llvm::IRBuilderBase& builder, const numerics::Fo
 llvm::Value* emit_float_encode_bits(llvm::IRBuilderBase& builder, const numerics::Format& format, llvm::Value* value,
                                    numerics::Rounding rounding, numerics::Overflow overflow, llvm::Value* random);
 
+// `value` (f64, or a vector of f64) as f32 rounded to odd
+// (numerics::f32_rounded_to_odd): rounding that to any narrower format then
+// rounds the f64 once (numerics.hpp, "Wider sources").
+llvm::Value* emit_f32_rounded_to_odd(llvm::IRBuilderBase& builder, llvm::Value* value);
+
+// The same for an integer (of any width up to 64 bits, or a vector):
+// truncated to its 24 leading significant bits, the last of them set when
+// a dropped bit was, then converted (exactly).
+llvm::Value* emit_f32_rounded_to_odd_from_integer(llvm::IRBuilderBase& builder, llvm::Value* value, bool is_signed);
+
 // numerics::random_bits(seed, counter) (Philox-4x32-10): seed and counter
 // i64, the result i32.
 llvm::Value* emit_random_bits(llvm::IRBuilderBase& builder, llvm::Value* seed, llvm::Value* counter);

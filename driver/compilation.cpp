@@ -29,7 +29,7 @@ std::optional<FileId> Compilation::load(const std::string& path, const std::vect
     if (file) file_ = *file;
     return file;
   }
-  std::optional<std::string> text = apply_overrides(sources_.contents(*file), overrides, error);
+  std::optional<std::string> text = apply_overrides(sources_.contents(*file), sources_.file_name(*file), overrides, error);
   if (!text) return std::nullopt;
   file_ = sources_.add_file(std::string(sources_.file_name(*file)), std::move(*text));
   return file_;

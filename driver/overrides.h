@@ -3,7 +3,8 @@
 // at the start of a line of the module (outside any function) gets VALUE as
 // its right-hand side before the file is lexed, so sema checks the new
 // value like any other (a dtype alias `T = f16`, a size `D = 64`), and a
-// diagnostic on that line shows the value given.
+// diagnostic on that line shows the value given. A string constant takes
+// VALUE as its text (`-D MODE=relu` for `MODE = "gelu"`).
 #pragma once
 
 #include <optional>
@@ -22,10 +23,14 @@ struct Override {
 // Parses "NAME=VALUE"; nullopt when NAME is not an identifier or '=' is missing.
 std::optional<Override> parse_override(std::string_view text);
 
-// `source` with each override applied; nullopt with `error` saying which
-// override has no module-level assignment to replace (or one that spans
-// several lines).
-std::optional<std::string> apply_overrides(std::string_view source, const std::vector<Override>& overrides,
-                                           std::string& error);
+// `source` (the file `file_name`) with each override applied. The value of
+// a string constant (`NAME = "..."`) is VALUE's text, unless VALUE is
+// itself a string literal; for a constant whose value is an integer, a
+// number, True/False or a dtype, VALUE must be one too. Nullopt with
+// `error` saying which override has no module-level assignment to replace
+// (or one that spans several lines), or has a value not of its constant's
+// kind.
+std::optional<std::string> apply_overrides(std::string_view source, std::string_view file_name,
+                                           const std::vector<Override>& overrides, std::string& error);
 
 }  // namespace tessera::driver

@@ -186,7 +186,7 @@ Bound Lowering::lower_math_builtin(NodeId call, BuiltinId builtin) {
         unsupported(call, "@stochastic_round in a cast of a scalar (its random bits are numbered by a tensor element's index)");
       check_rounding_source(x->type().scalar(), result->scalar(), *policy, call, "casting",
                             dtype_text(arg(1)));
-      if (!(x->type().is_scalar() && x->type().scalar() == ScalarType::F64)) x = convert(x, context_.f32_type());
+      if (!rounding_conversion_takes(x->type())) x = convert(x, context_.f32_type());
       return Bound{emit_rounding_conversion(builder_, x, *result, rounding_policy(*policy), nullptr), {}};
     }
     default: unsupported(call, "the builtin '" + std::string(sema::builtin_info(builtin).path) + "'");

@@ -250,9 +250,11 @@ Value* Lowering::convert_for_store(Value* v, NodeId target, const Place& place) 
     check_rounding_source(from.scalar(), element.scalar(), *policy, target, "storing",
                           typed_.types.to_string(node_type(target)));
   // The value as f32, exactly where the policy's rounding is not nearest
-  // even (checked above).
-  Value* x = (from.is_scalar() && from.scalar() == ScalarType::F64) ? v : convert(v, f32);
-  if (policy->loss_scale != 0.0) x = emit(OpKind::MulF, {x, builder_.constant_float(policy->loss_scale, x->type())}, x->type());
+  // even (checked above); an f64 or an integer is rounded by the policy's
+  // conversion itself, once (a scaled integer is scaled in f32).
+  bool scaled = policy->loss_scale != 0.0;
+  Value* x = rounding_conversion_takes(from) && !(scaled && from.is_int()) ? v : convert(v, f32);
+  if (scaled) x = emit(OpKind::MulF, {x, builder_.constant_float(policy->loss_scale, x->type())}, x->type());
   Value* bits = policy->stochastic_round ? random_bits_for(*policy, place, target) : nullptr;
   return emit_rounding_conversion(builder_, x, element, rounding_policy(*policy), bits);
 }

@@ -10,10 +10,11 @@ void Emitter::emit_constant(Operation* op) {
   llvm::Type* t = value_type(op->result()->type(), op);
   if (a.is(ir::AttributeKind::Bool)) return set(op->result(), builder_.getInt1(a.bool_value()));
   if (a.is(ir::AttributeKind::Float)) {
-    // A narrow-format constant is its code (the value rounded to f32, then encoded).
+    // A narrow-format constant is its code (the value rounded once: to odd
+    // in f32, then encoded, numerics.hpp "Wider sources").
     if (const numerics::Format* format = narrow_float_format(op->result()->type().scalar()))
       return set(op->result(), llvm::ConstantInt::get(t, numerics::encode_bits(
-                                                             *format, numerics::float_to_bits(static_cast<float>(a.float_value())),
+                                                             *format, numerics::float_to_bits(numerics::f32_rounded_to_odd(a.float_value())),
                                                              numerics::Rounding::NearestEven, numerics::Overflow::Propagate)));
     return set(op->result(), llvm::ConstantFP::get(t, a.float_value()));
   }

@@ -199,15 +199,17 @@ llvm::Value* CpuHooks::shuffle(llvm::Value* v, llvm::Value* offset, ir::ShuffleM
 // fptrunc, except f32 -> bf16: LLVM lowers that to a call of __truncsfbf2,
 // which older libgcc lack (objects must link anywhere), so it is emitted
 // here as the exact round-to-nearest-even sequence, bit for bit what the
-// GPU's cvt.rn.bf16.f32 gives (a NaN becomes the canonical 0x7fff).
+// GPU's cvt.rn.bf16.f32 gives (a NaN becomes the canonical 0x7fff). To
+// bf16 the source is f32: the emitter rounds an f64 to odd first
+// (Emitter::convert_float), which rounding it to nearest here would undo.
 llvm::Value* CpuHooks::truncate_float(llvm::Value* value, llvm::Type* to) {
   if (!to->getScalarType()->isBFloatTy()) return builder_.CreateFPTrunc(value, to);
   llvm::Type* from = value->getType();
+  if (!from->getScalarType()->isFloatTy()) internal_error("codegen", "a conversion to bf16 from a type other than f32");
   auto vector_of = [&](llvm::Type* element) -> llvm::Type* {
     if (auto* v = llvm::dyn_cast<llvm::VectorType>(from)) return llvm::VectorType::get(element, v->getElementCount());
     return element;
   };
-  if (!from->getScalarType()->isFloatTy()) value = builder_.CreateFPCast(value, vector_of(builder_.getFloatTy()));
   llvm::Type* i32 = vector_of(builder_.getInt32Ty());
   llvm::Type* i16 = vector_of(builder_.getInt16Ty());
   auto constant = [&](uint64_t v) { return llvm::ConstantInt::get(i32, v); };

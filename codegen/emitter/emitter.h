@@ -171,6 +171,7 @@ class Emitter {
   // The print service calls of `name`'s pieces around operands first, ...
   void emit_text(Operation* op, std::string_view name, unsigned first);
   void emit_host_save(Operation* op);
+  llvm::Value* host_call_position(Operation* op);
   void emit_host_mesh(Operation* op);
   void emit_host_collective(Operation* op);
   void emit_host_collective_start(Operation* op);
@@ -209,6 +210,9 @@ class Emitter {
   // Operations that compute on their first operand reject narrow-float codes.
   void reject_narrow_codes(Operation* op);
   llvm::Value* convert_float(llvm::Value* value, ScalarType from, ScalarType to, llvm::Type* to_type);
+  // An f32 rounded to nearest even into a type narrower than f32 (bf16,
+  // f16, a narrow format).
+  llvm::Value* round_f32_to(llvm::Value* f32, ScalarType to, llvm::Type* to_type);
   llvm::Value* truncate_with_policy(Operation* op);
   llvm::Value* decode_narrow(const numerics::Format& format, llvm::Value* code);
   // An element of type `from` as the accumulator type (tile.mma).

@@ -39,28 +39,33 @@ void Emitter::reject_narrow_codes(Operation* op) {
 // Conversions between float types (arith.extf / arith.truncf, and the
 // element conversions of tile.mma): through f32 whenever a narrow format
 // (fp8, fp6, fp4) is on either side, decoding and encoding as
-// numerics.hpp says (narrow_float.h). An f64 source is first rounded to
-// f32 (to nearest even), so f64 -> fp8 rounds twice.
+// numerics.hpp says (narrow_float.h). An f64 source narrower than f32 is
+// first made f32 by rounding to odd, so that it is rounded once
+// (numerics.hpp, "Wider sources"; rounding it to nearest f32 first would
+// round twice: f64 -> f32 -> bf16 is not f64 -> bf16).
 llvm::Value* Emitter::convert_float(llvm::Value* value, ScalarType from, ScalarType to, llvm::Type* to_type) {
   const numerics::Format* from_format = narrow_float_format(from);
   const numerics::Format* to_format = narrow_float_format(to);
   if (!from_format && !to_format) {
     unsigned from_bits = scalar_info(from).bits, to_bits = scalar_info(to).bits;
     if (from_bits < to_bits) return builder_.CreateFPExt(value, to_type);
-    if (from_bits > to_bits) return target_->truncate_float(value, to_type);
-    return target_->truncate_float(builder_.CreateFPExt(value, f32_like(value)), to_type);  // f16 <-> bf16
+    if (to == ScalarType::F32) return target_->truncate_float(value, to_type);  // from f64: once
   }
   llvm::Value* f32 = value;
   if (from_format)
     f32 = decode_narrow(*from_format, value);
   else if (from == ScalarType::F64)
-    f32 = builder_.CreateFPTrunc(value, f32_like(value));
+    f32 = emit_f32_rounded_to_odd(builder_, value);
   else if (from != ScalarType::F32)
     f32 = builder_.CreateFPExt(value, f32_like(value));
-  if (to_format) return emit_narrow_encode(builder_, *to_format, f32);
   if (to == ScalarType::F32) return f32;
   if (to == ScalarType::F64) return builder_.CreateFPExt(f32, to_type);
-  return target_->truncate_float(f32, to_type);  // f16, bf16: exact (every narrow value is one)
+  return round_f32_to(f32, to, to_type);
+}
+
+llvm::Value* Emitter::round_f32_to(llvm::Value* f32, ScalarType to, llvm::Type* to_type) {
+  if (const numerics::Format* format = narrow_float_format(to)) return emit_narrow_encode(builder_, *format, f32);
+  return target_->truncate_float(f32, to_type);  // bf16, f16
 }
 
 // arith.truncf with a numeric policy ({rounding = ..., saturate}, and the
@@ -69,9 +74,10 @@ llvm::Value* Emitter::convert_float(llvm::Value* value, ScalarType from, ScalarT
 // targets, bf16 and f16 included (no cvt: the GPU's cvt.rz/rm/rp forms
 // would do for some modes, but one sequence keeps the targets identical).
 // The source is first made f32 exactly (decoded, extended) or, from f64,
-// rounded to nearest even (the lowering rejects f64 sources for the other
-// modes). To f32 (from f64) only `saturate` applies: infinities become the
-// largest finite f32 of their sign.
+// rounded to odd, so that the policy's rounding is the only one (the
+// lowering rejects f64 sources for the modes other than nearest even). To
+// f32 (from f64, rounded to nearest even) only `saturate` applies:
+// infinities become the largest finite f32 of their sign.
 llvm::Value* Emitter::truncate_with_policy(Operation* op) {
   ScalarType from = op->operand(0)->type().scalar(), to = op->result()->type().scalar();
   numerics::Rounding rounding = numerics_rounding(ir::rounding_mode(*op));
@@ -81,7 +87,7 @@ llvm::Value* Emitter::truncate_with_policy(Operation* op) {
   if (const numerics::Format* format = narrow_float_format(from))
     f32 = decode_narrow(*format, value);
   else if (from == ScalarType::F64)
-    f32 = builder_.CreateFPTrunc(value, f32_like(value));
+    f32 = to == ScalarType::F32 ? builder_.CreateFPTrunc(value, f32_like(value)) : emit_f32_rounded_to_odd(builder_, value);
   else if (from != ScalarType::F32)
     f32 = builder_.CreateFPExt(value, f32_like(value));
   if (to == ScalarType::F32) {
@@ -136,14 +142,24 @@ llvm::Type* Emitter::f32_like(llvm::Value* v) {
   return builder_.getFloatTy();
 }
 
+// To f32 and f64 one conversion; to narrower types (bf16, f16, the narrow
+// formats) through f32, exactly for integers of at most 16 bits and rounded
+// to odd for wider ones, so that the value is rounded once (an i32 rounded
+// to nearest f32 and then to bf16 would be rounded twice: 33685505 would
+// become 33554432, not 33816576).
 void Emitter::emit_int_to_float(Operation* op) {
-  // To a narrow format through f32: exact below 2^24, and larger
-  // integers overflow every narrow format either way.
   llvm::Value* value = get(op->operand(0));
-  const numerics::Format* format = narrow_float_format(op->result()->type().scalar());
-  llvm::Type* to = format ? f32_like(value) : value_type(op->result()->type(), op);
-  llvm::Value* v = op->is(OpKind::SIToFP) ? builder_.CreateSIToFP(value, to) : builder_.CreateUIToFP(value, to);
-  set(op->result(), format ? emit_narrow_encode(builder_, *format, v) : v);
+  ScalarType from = op->operand(0)->type().scalar(), to = op->result()->type().scalar();
+  bool is_signed = op->is(OpKind::SIToFP);
+  llvm::Type* to_type = value_type(op->result()->type(), op);
+  if (to == ScalarType::F32 || to == ScalarType::F64)
+    return set(op->result(), is_signed ? builder_.CreateSIToFP(value, to_type) : builder_.CreateUIToFP(value, to_type));
+  llvm::Value* f32 = nullptr;
+  if (scalar_info(from).bits <= 16)  // bool too
+    f32 = is_signed ? builder_.CreateSIToFP(value, f32_like(value)) : builder_.CreateUIToFP(value, f32_like(value));
+  else
+    f32 = emit_f32_rounded_to_odd_from_integer(builder_, value, is_signed);
+  set(op->result(), round_f32_to(f32, to, to_type));
 }
 
 void Emitter::emit_float_to_int(Operation* op) {

@@ -17,7 +17,7 @@ namespace tessera::codegen::emitter {
 
 namespace {
 
-constexpr unsigned kHostAbiVersion = 6;  // TESS_HOST_ABI_VERSION
+constexpr unsigned kHostAbiVersion = 7;  // TESS_HOST_ABI_VERSION
 constexpr unsigned kMaxRank = 8;         // TESS_MAX_RANK
 // tessTensor: u64 data, i32 dtype, i32 rank, i64 shape[8], i64 strides[8].
 constexpr uint64_t kTensorDtype = 8, kTensorRank = 12, kTensorShape = 16, kTensorStrides = 80, kTensorBytes = 144;

@@ -238,21 +238,29 @@ void Emitter::emit_host_print(Operation* op) {
 }
 
 // A path known when compiling is a constant; one formatted when the program
-// runs is printed into the context's text, which the save then names.
+// runs is printed into the context's text, which the save then names. The
+// runtime's message for a file it cannot write starts with the ts.save's
+// position (host_call_position).
 void Emitter::emit_host_save(Operation* op) {
   ir::Value* v = op->operand(0);
   if (!op->has_attr("path_text")) {
     call_service(kServiceSave, {host_context_, string_constant(op->attr("path").string_value()),
-                                tensor_descriptor(memref(v), v->type(), op)});
+                                tensor_descriptor(memref(v), v->type(), op), host_call_position(op)});
     return;
   }
   call_service(kServiceTextBegin, {host_context_});
   emit_text(op, "path_text", 1);
-  call_service(kServiceSaveText, {host_context_, tensor_descriptor(memref(v), v->type(), op)});
+  call_service(kServiceSaveText, {host_context_, tensor_descriptor(memref(v), v->type(), op), host_call_position(op)});
+}
+
+// "file.tsr:LINE:COL" of the source call, for the runtime's messages ("" when unknown).
+llvm::Value* Emitter::host_call_position(Operation* op) {
+  return string_constant(op->loc().primary().known() ? source_location(op) : std::string());
 }
 
 // A new contiguous buffer with the file's contents; the runtime checks the
-// dtype, the rank and the static sizes against the file.
+// dtype, the rank and the static sizes against the file, and names the
+// ts.load's position when it fails.
 void Emitter::emit_host_load(Operation* op) {
   Type t = op->result()->type();
   size_t rank = t.rank();
@@ -264,7 +272,7 @@ void Emitter::emit_host_load(Operation* op) {
   tensor->setAlignment(llvm::Align(8));
   call_service(kServiceLoad, {host_context_, string_constant(op->attr("path").string_value()),
                               builder_.getInt32(static_cast<uint32_t>(t.scalar())),
-                              builder_.getInt32(static_cast<uint32_t>(rank)), dims, tensor});
+                              builder_.getInt32(static_cast<uint32_t>(rank)), dims, tensor, host_call_position(op)});
   auto m = std::make_shared<MemRef>();
   m->base = builder_.CreateIntToPtr(builder_.CreateLoad(builder_.getInt64Ty(), tensor), builder_.getPtrTy());
   auto field = [&](uint64_t offset) {

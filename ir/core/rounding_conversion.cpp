@@ -21,6 +21,10 @@ RoundingPolicy rounding_policy_of(const Operation& op) {
   return policy;
 }
 
+bool rounding_conversion_takes(Type t) {
+  return t.is_scalar() && (t.is_int() || t.scalar() == ScalarType::F64);
+}
+
 Value* emit_rounding_conversion(Builder& builder, Value* x, Type element, const RoundingPolicy& policy,
                                 Value* random_bits) {
   Context& context = builder.context();
@@ -29,6 +33,12 @@ Value* emit_rounding_conversion(Builder& builder, Value* x, Type element, const 
     return builder.create(kind, std::span<Value* const>(operands), std::span<const Type>(&result, 1), std::move(attributes))
         ->result();
   };
+  if (x->type().is_int()) {
+    OpKind to_float = scalar_info(x->type().scalar()).category == ScalarCategory::UnsignedInt ? OpKind::UIToFP
+                                                                                             : OpKind::SIToFP;
+    if (element.scalar() == ScalarType::BF16 && !policy.directed()) return op(to_float, {x}, element);
+    x = op(to_float, {x}, f32);
+  }
   if (element.scalar() == ScalarType::F32 && x->type() == f32) {
     if (!policy.saturate) return x;
     // f32 @saturate: infinities become the largest finite f32 of their sign

@@ -32,11 +32,23 @@ std::vector<NamedAttribute> rounding_attributes(Context& context, const Rounding
 // The policy a graph.cast's attributes say.
 RoundingPolicy rounding_policy_of(const Operation& op);
 
-// `x` (f32, or f64 when the policy rounds to nearest even) converted to
-// the float type `element` by `policy`: arith.truncf with the policy's
-// attributes (`random_bits`, one i32, as its second operand when
+// Whether emit_rounding_conversion takes a value of type `t` as it is: an
+// f64 (which callers accept under nearest even only) or an integer, which
+// rounded to nearest f32 first would be rounded twice. Callers make other
+// values f32 (exactly) first.
+bool rounding_conversion_takes(Type t);
+
+// `x` (f32; f64 when the policy rounds to nearest even; an integer)
+// converted to the float type `element` by `policy`: arith.truncf with the
+// policy's attributes (`random_bits`, one i32, as its second operand when
 // stochastic); for an f32 `element`, f32 `x` under @saturate has its
-// infinities clamped to +-FLT_MAX (NaN stays).
+// infinities clamped to +-FLT_MAX (NaN stays). An integer becomes f32
+// first (arith.sitofp/uitofp: exact below 2^24, which is all a directed
+// rounding accepts), except to bf16 under nearest even: one arith.sitofp
+// to bf16, which rounds once, where through f32 it would round twice;
+// @saturate changes nothing there, as no integer comes near bf16's largest
+// finite value. For the other types every integer above 2^24 overflows
+// whichever way it is rounded.
 Value* emit_rounding_conversion(Builder& builder, Value* x, Type element, const RoundingPolicy& policy,
                                 Value* random_bits);
 

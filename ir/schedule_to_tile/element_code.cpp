@@ -198,11 +198,12 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
       if (!policy.changes_values() && !scale) return kb.convert(operands[0], result_element);
       // As a kernel store into a tensor with the policy (lower_policy.cpp):
       // the value made f32 (exact for every source the lowering accepts
-      // with a directed rounding), then arith.truncf with the policy; the
+      // with a directed rounding; an f64 or an integer is rounded by the
+      // conversion itself, once), then arith.truncf with the policy; the
       // random bits of a stochastic rounding numbered by the element's
       // row-major index in the result.
       Value* x = operands[0];
-      if (x->type().scalar() != ScalarType::F64) x = kb.convert(x, context.f32_type());
+      if (!rounding_conversion_takes(x->type()) || scale) x = kb.convert(x, context.f32_type());
       // @loss_scale, as a kernel store: times k in f32, then the rounding.
       if (scale) x = kb.op(OpKind::MulF, {x, kb.constant(scale.float_value(), context.f32_type())}, context.f32_type());
       Value* bits = nullptr;

@@ -205,6 +205,10 @@ tessStatus copy_out(tessHostContext context, const tessTensor& t, std::vector<ui
   return tessMemcpyDtoH(context->device, storage.data(), t.data, bytes);
 }
 
+// The start of a failed ts.save's or ts.load's message: its source
+// position, "file.tsr:3:5: " (nothing when the caller has none).
+std::string at(const char* where) { return where && *where ? std::string(where) + ": " : std::string(); }
+
 int64_t element_count(const tessTensor& t) {
   int64_t n = 1;
   for (int32_t a = 0; a < t.rank; ++a) n *= t.shape[a];
@@ -368,16 +372,16 @@ tessStatus tessHostTextBegin(tessHostContext context) {
   return ok();
 }
 
-tessStatus tessHostSaveText(tessHostContext context, const tessTensor* tensor) {
+tessStatus tessHostSaveText(tessHostContext context, const tessTensor* tensor, const char* where) {
   if (!context) return null_context("tessHostSaveText");
   if (!context->capturing) return fail(TESS_ERROR_INVALID_VALUE, "tessHostSaveText: no tessHostTextBegin before it");
   context->capturing = false;
   std::string path = std::move(context->captured);
   context->captured.clear();
-  return tessHostSave(context, path.c_str(), tensor);
+  return tessHostSave(context, path.c_str(), tensor, where);
 }
 
-tessStatus tessHostSave(tessHostContext context, const char* path, const tessTensor* tensor) {
+tessStatus tessHostSave(tessHostContext context, const char* path, const tessTensor* tensor, const char* where) {
   if (!context || !path || !tensor) return fail(TESS_ERROR_INVALID_VALUE, "tessHostSave: null argument");
   if (!tessera::rt::is_first_rank()) return ok();  // a job's output is rank 0's
   std::vector<uint8_t> storage;
@@ -408,33 +412,34 @@ tessStatus tessHostSave(tessHostContext context, const char* path, const tessTen
   }
   std::string file = tessera::npy::serialize(array);
   FILE* f = std::fopen(path, "wb");
-  if (!f) return fail(TESS_ERROR_NOT_FOUND, fmt::format("ts.save: cannot write '{}': {}", path, std::strerror(errno)));
+  if (!f)
+    return fail(TESS_ERROR_NOT_FOUND, fmt::format("{}ts.save: cannot write '{}': {}", at(where), path, std::strerror(errno)));
   bool written = std::fwrite(file.data(), 1, file.size(), f) == file.size();
   if (std::fclose(f) != 0 || !written)
-    return fail(TESS_ERROR_INVALID_VALUE, fmt::format("ts.save: writing '{}' failed", path));
+    return fail(TESS_ERROR_INVALID_VALUE, fmt::format("{}ts.save: writing '{}' failed", at(where), path));
   return ok();
 }
 
 tessStatus tessHostLoad(tessHostContext context, const char* path, tessDtype dtype, int32_t rank, const int64_t* dims,
-                        tessTensor* tensor) {
+                        tessTensor* tensor, const char* where) {
   if (!context || !path || !tensor) return fail(TESS_ERROR_INVALID_VALUE, "tessHostLoad: null argument");
   std::string error;
   std::optional<tessera::npy::Array> array = tessera::npy::read(path, error);
-  if (!array) return fail(TESS_ERROR_NOT_FOUND, fmt::format("ts.load('{}'): {}", path, error));
+  if (!array) return fail(TESS_ERROR_NOT_FOUND, fmt::format("{}ts.load('{}'): {}", at(where), path, error));
   std::string have = tessera::npy::tessera_dtype_of(array->descr);
   if (have != tessDtypeName(dtype))
     return fail(TESS_ERROR_INVALID_VALUE,
-                fmt::format("ts.load('{}'): the file holds {} ({}), the program was compiled for {}", path,
+                fmt::format("{}ts.load('{}'): the file holds {} ({}), the program was compiled for {}", at(where), path,
                             have.empty() ? array->descr : have, array->descr, tessDtypeName(dtype)));
   if (static_cast<int32_t>(array->shape.size()) != rank)
-    return fail(TESS_ERROR_INVALID_VALUE, fmt::format("ts.load('{}'): the file's array has {} dimensions, the program "
+    return fail(TESS_ERROR_INVALID_VALUE, fmt::format("{}ts.load('{}'): the file's array has {} dimensions, the program "
                                                       "was compiled for {}",
-                                                      path, array->shape.size(), rank));
+                                                      at(where), path, array->shape.size(), rank));
   for (int32_t a = 0; a < rank; ++a)
     if (dims[a] >= 0 && dims[a] != array->shape[static_cast<size_t>(a)])
       return fail(TESS_ERROR_INVALID_VALUE,
-                  fmt::format("ts.load('{}'): dimension {} of the file's array is {}, the program was compiled for {}",
-                              path, a, array->shape[static_cast<size_t>(a)], dims[a]));
+                  fmt::format("{}ts.load('{}'): dimension {} of the file's array is {}, the program was compiled for {}",
+                              at(where), path, a, array->shape[static_cast<size_t>(a)], dims[a]));
   tessDevicePtr data = 0;
   if (tessStatus s = tessHostAlloc(context, array->data.size(), &data)) return s;
   // The block may be one the cache gave back while a kernel queued before

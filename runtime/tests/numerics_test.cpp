@@ -592,6 +592,49 @@ TEST_SUITE("numerics.encode") {
     CHECK_NO_MISMATCHES(mismatches);
   }
 
+  TEST_CASE("f64 sources: rounding to odd into f32, then encode, rounds once") {
+    auto odd = [](double x) { return to_bits(nx::f32_rounded_to_odd(x)); };
+    CHECK(odd(1.0) == 0x3F800000u);                      // exact: unchanged
+    CHECK(odd(1.0 + 0x1p-30) == 0x3F800001u);            // dropped bits: the odd neighbour
+    CHECK(odd(-(1.0 + 0x1p-30)) == 0xBF800001u);
+    CHECK(odd(1.0 + 0x1p-23 - 0x1p-40) == 0x3F800001u);  // nearest would round up to 1 + 2^-23, odd anyway
+    CHECK(odd(1.0 + 0x1p-22 - 0x1p-40) == 0x3F800001u);  // nearest gives the even 1 + 2^-22: one below
+    CHECK(odd(1e300) == 0x7F7FFFFFu);                    // beyond f32: the largest finite value
+    CHECK(odd(-std::numeric_limits<double>::infinity()) == 0xFF800000u);
+    CHECK(std::isnan(nx::f32_rounded_to_odd(std::numeric_limits<double>::quiet_NaN())));
+    CHECK(odd(1e-300) == 0x00000001u);                   // below every f32 subnormal: sticky
+    // 2^25 + 2^17 + 1 is just above a bf16 tie: one rounding gives 2^25 + 2^18,
+    // rounding to nearest f32 first would land on the tie and go to even.
+    constexpr Rounding rne = Rounding::NearestEven;
+    CHECK(nx::encode(nx::bf16, nx::f32_rounded_to_odd(33685505.0), rne, Overflow::Propagate) == 0x4C01u);
+    CHECK(nx::encode(nx::bf16, static_cast<float>(33685505.0), rne, Overflow::Propagate) == 0x4C00u);
+    // e4m3: 1 + 2^-4 is a tie between 1 and 1.125; just above it rounds up.
+    CHECK(nx::encode(nx::fp8_e4m3, nx::f32_rounded_to_odd(1.0625 + 0x1p-40), rne, Overflow::Propagate) == 0x39u);
+    CHECK(nx::encode(nx::fp8_e4m3, nx::f32_rounded_to_odd(1.0625), rne, Overflow::Propagate) == 0x38u);
+#if defined(__FLT16_MAX__)
+    // f16 against the compiler's f64 -> _Float16 conversion (one rounding):
+    // every f16 midpoint (the overflow threshold too) and its f64 neighbours
+    // at several distances.
+    Mismatches mismatches;
+    for (uint32_t code = 0; code < 0x7C00; ++code) {
+      const double low = nx::f16_to_float(static_cast<uint16_t>(code));
+      // Above the largest finite value: 2^16, whose midpoint is the overflow threshold.
+      const double high = code == 0x7BFF ? 65536.0 : nx::f16_to_float(static_cast<uint16_t>(code + 1));
+      const double middle = (low + high) / 2;
+      for (double delta : {0.0, 0x1p-40, 0x1p-30, 0x1p-26}) {
+        for (double x : {middle + delta * middle, middle - delta * middle, -(middle + delta * middle)}) {
+          const auto h = static_cast<_Float16>(x);
+          uint16_t want;
+          std::memcpy(&want, &h, sizeof want);
+          const uint32_t got = nx::encode(nx::f16, nx::f32_rounded_to_odd(x), rne, Overflow::Propagate);
+          mismatches.check(got == want, [&] { return "f16 of f64 " + std::to_string(x) + " -> " + hex(got) + ", want " + hex(want); });
+        }
+      }
+    }
+    CHECK_NO_MISMATCHES(mismatches);
+#endif
+  }
+
   TEST_CASE("saturation, overflow and the special values, spelled out") {
     const float inf = std::numeric_limits<float>::infinity();
     const float nan = std::numeric_limits<float>::quiet_NaN();

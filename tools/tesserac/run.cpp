@@ -159,7 +159,7 @@ void parse_scalar(const Parameter& p, const std::string& text, unsigned char* ou
     char* end = nullptr;
     double v = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0') bad("expected a number");
-    uint32_t code = numerics::encode(*format, static_cast<float>(v), numerics::Rounding::NearestEven,
+    uint32_t code = numerics::encode(*format, numerics::f32_rounded_to_odd(v), numerics::Rounding::NearestEven,
                                      numerics::Overflow::Propagate);
     std::memcpy(out, &code, format->bits() > 8 ? 2 : 1);  // little-endian
     return;

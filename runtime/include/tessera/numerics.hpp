@@ -84,6 +84,16 @@
 //      always saturate).
 //   7. Result: S | code. Zeros keep their sign; there is no flush to zero.
 //
+// Wider sources (f64, integers of more than 24 bits) are first made f32 by
+// rounding to ODD: truncate toward zero, then set the f32's last mantissa bit
+// if anything was dropped (NaN, infinities and exact values unchanged; a
+// finite value beyond the f32 range gives the largest finite f32). The f32
+// keeps at least two bits more than every format above (24 >= M + 3), so
+// encode() of it rounds exactly as one rounding of the wide value would, in
+// every mode but Stochastic (whose R bits are then the f32's): no double
+// rounding (Boldo and Melquiond, "Emulation of FMA and correctly rounded
+// sums: proved algorithms using rounding to odd", IEEE TC 2008).
+//
 // random_bits(seed, counter): word (counter & 3) of Philox-4x32-10 (Salmon et
 // al., SC'11, as in Random123/cuRAND) with
 //   key = {lo32(seed), hi32(seed)}, ctr = {lo32(counter >> 2), hi32(counter >> 2), 0, 0}
@@ -349,6 +359,20 @@ TESSERA_NUMERICS_FLOAT_CONSTEXPR uint32_t encode(const Format& format, float val
 TESSERA_NUMERICS_FLOAT_CONSTEXPR float quantize(const Format& format, float value, Rounding rounding,
                                                 Overflow overflow, uint32_t random = 0) {
   return decode(format, encode(format, value, rounding, overflow, random));
+}
+
+// --- wider sources: f64 rounded to odd ---------------------------------------
+
+// `value` as an f32 rounded to odd (the specification above): what encode()
+// takes so that an f64 is rounded once.
+TESSERA_NUMERICS_FLOAT_CONSTEXPR float f32_rounded_to_odd(double value) {
+  const float nearest = static_cast<float>(value);
+  if (value != value || static_cast<double>(nearest) == value) return nearest;  // NaN, exact, infinities
+  uint32_t bits = float_to_bits(nearest);
+  const double magnitude = value < 0 ? -value : value;
+  const double nearest_magnitude = nearest < 0 ? -static_cast<double>(nearest) : static_cast<double>(nearest);
+  if (nearest_magnitude > magnitude) bits -= 1;  // toward zero (an overflow to inf: the largest finite f32)
+  return bits_to_float(bits | 1u);
 }
 
 // --- bf16 and f16 (round to nearest even, overflow to infinity) ----------------

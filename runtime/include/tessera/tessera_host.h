@@ -31,7 +31,7 @@ typedef int32_t (*tessHostFunction)(tessHostContext context, void** args, void**
 
 /* The host ABI's version: a CPU code object with host functions exports
  * `uint32_t tessera_host_abi_version` equal to it. */
-#define TESS_HOST_ABI_VERSION 6u
+#define TESS_HOST_ABI_VERSION 7u
 
 /* What compiled host code calls, through the context (so that a code object
  * loaded with dlopen needs no symbols from the runtime): a context points at
@@ -47,9 +47,10 @@ typedef struct tessHostServices {
   tessStatus (*print_text)(tessHostContext context, const char* text);
   tessStatus (*print_tensor)(tessHostContext context, const tessTensor* tensor);
   tessStatus (*print_scalar)(tessHostContext context, tessDtype dtype, const void* value);
-  tessStatus (*save)(tessHostContext context, const char* path, const tessTensor* tensor);
+  /* ABI 7: save, load and save_text take `where`, the ts.save/ts.load's source position. */
+  tessStatus (*save)(tessHostContext context, const char* path, const tessTensor* tensor, const char* where);
   tessStatus (*load)(tessHostContext context, const char* path, tessDtype dtype, int32_t rank, const int64_t* dims,
-                     tessTensor* tensor);
+                     tessTensor* tensor, const char* where);
   tessStatus (*fail)(tessHostContext context, const char* message);
   /* ABI 2: meshes and collectives (docs/distributed.md, "The language"). */
   tessStatus (*mesh)(tessHostContext context, const char* mesh);
@@ -68,7 +69,7 @@ typedef struct tessHostServices {
   tessStatus (*collective_wait)(tessHostContext context, int64_t request);
   /* ABI 6: ts.save to a path formatted when the program runs (`f"ckpt_{step}.npy"`). */
   tessStatus (*text_begin)(tessHostContext context);
-  tessStatus (*save_text)(tessHostContext context, const tessTensor* tensor);
+  tessStatus (*save_text)(tessHostContext context, const tessTensor* tensor, const char* where);
 } tessHostServices;
 
 /* What a CPU code object exports as `tessera_host_functions`, ended by an
@@ -126,18 +127,22 @@ tessStatus tessHostPrintScalar(tessHostContext context, tessDtype dtype, const v
  * (support/format_spec.h: fill, alignment, sign, '#', '0', width, precision,
  * the types d b o x X e E f F g G %). */
 tessStatus tessHostPrintFormatted(tessHostContext context, tessDtype dtype, const void* value, const char* spec);
-/* ts.save: the tensor as a .npy file (types NumPy lacks are saved as float32). */
-tessStatus tessHostSave(tessHostContext context, const char* path, const tessTensor* tensor);
+/* ts.save: the tensor as a .npy file (types NumPy lacks are saved as float32).
+ * `where` ("file.tsr:LINE:COL" of the ts.save, or null) starts the message of
+ * a failure (a file that cannot be written), as it does tessHostLoad's. */
+tessStatus tessHostSave(tessHostContext context, const char* path, const tessTensor* tensor, const char* where);
 /* A path formatted when the program runs: after tessHostTextBegin the print
  * services write into the context's text instead of the output (on every
  * rank), and tessHostSaveText saves `tensor` as tessHostSave would to the
  * file that text names, ending it. */
 tessStatus tessHostTextBegin(tessHostContext context);
-tessStatus tessHostSaveText(tessHostContext context, const tessTensor* tensor);
+tessStatus tessHostSaveText(tessHostContext context, const tessTensor* tensor, const char* where);
 /* ts.load: a new contiguous tensor of `dtype` and `rank` from a .npy file;
- * `dims[i]` >= 0 must match the file's size, -1 takes it. */
+ * `dims[i]` >= 0 must match the file's size, -1 takes it. A file that
+ * cannot be read or does not match fails with a message that starts with
+ * `where` (the ts.load's "file.tsr:LINE:COL", or null). */
 tessStatus tessHostLoad(tessHostContext context, const char* path, tessDtype dtype, int32_t rank,
-                        const int64_t* dims, tessTensor* tensor);
+                        const int64_t* dims, tessTensor* tensor, const char* where);
 /* A run-time check failed: returns TESS_ERROR_INVALID_VALUE with `message`. */
 tessStatus tessHostFail(tessHostContext context, const char* message);
 /* The mesh `mesh` describes ("SHAPE;AXES;DEVICES", comma-separated lists:

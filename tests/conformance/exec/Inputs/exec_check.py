@@ -53,8 +53,9 @@ NARROW = {
 }
 
 
-# Encoding parameters also for f16 (whose tensors travel as native float16).
-ENCODING = dict(NARROW, f16=(5, 10, 15, "ieee"))
+# Encoding parameters also for f16 (whose tensors travel as native float16)
+# and f32 (the exact rounding of wider values: integers, f64).
+ENCODING = dict(NARROW, f16=(5, 10, 15, "ieee"), f32=(8, 23, 127, "ieee"))
 
 
 def _max_magnitude_code(dtype):
@@ -87,8 +88,15 @@ def decode(dtype, code):
     return sign * float(_value_of(dtype, magnitude))
 
 
+def _floor_log2(a):
+    """floor(log2(a)) of a positive Fraction, exactly."""
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    return e if fractions.Fraction(2) ** e <= a else e - 1
+
+
 def encode(dtype, x, rounding="rne", saturate=False, random=0):
-    """The code of the f32 value x in dtype (docs/numerics.md, "Encoding").
+    """The code of the f32 value x in dtype (docs/numerics.md, "Encoding"),
+    or of any exact value (an int, a Fraction, an f64 float) rounded once.
 
     rounding: "rne" (nearest, ties to the even code), "rna" (nearest, ties
     away from zero), "rz", "ru" (toward +inf), "rd" (toward -inf), or
@@ -113,7 +121,7 @@ def encode(dtype, x, rounding="rne", saturate=False, random=0):
     a = fractions.Fraction(abs(x))
     if a == 0:
         return sign
-    exponent = max(math.frexp(abs(x))[1] - 1, 1 - bias)
+    exponent = max(_floor_log2(a), 1 - bias)
     quantum = fractions.Fraction(2) ** (exponent - m)
     k = a / quantum
     steps = math.floor(k)
@@ -150,9 +158,11 @@ def encode(dtype, x, rounding="rne", saturate=False, random=0):
 
 
 def decode_any(dtype, code):
-    """decode() for f16 too."""
+    """decode() for f16 and f32 too."""
     if dtype == "f16":
         return struct.unpack("<e", struct.pack("<H", code))[0]
+    if dtype == "f32":
+        return struct.unpack("<f", struct.pack("<I", code))[0]
     return decode(dtype, code)
 
 
