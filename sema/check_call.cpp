@@ -705,7 +705,10 @@ std::unordered_map<uint32_t, DimId> Checker::bind_call_shapes(const FunctionInfo
       }
     }
     if (mismatch) {
-      diags_.emit<diag::SemaShapeMismatch>(ast_.range(arguments[i]), "call of '" + name_of(callee.name) + "'",
+      // Named as `f(x)`: the function and its parameter (the message quotes it).
+      NodeId parameter_node = ast_.children(ast_.child(callee.def, 1))[callee.first_parameter + i];
+      diags_.emit<diag::SemaShapeMismatch>(ast_.range(arguments[i]),
+                                           name_of(callee.name) + "(" + name_of(ast_.node(parameter_node).payload) + ")",
                                            types_.to_string(parameter), types_.to_string(argument));
     }
   }

@@ -1214,9 +1214,16 @@ bool Checker::check_constant_index(NodeId index, const Value& value, DimId dim, 
                                            static_cast<unsigned>(axis), source_text(object), std::to_string(*size));
     return false;
   }
+  // Past the start even counting from the end (`s[-65]` of 64 elements):
+  // no index to suggest.
+  if (k < 0 && size && *size + k < 0) {
+    diags_.emit<diag::SemaIndexOutOfRange>(ast_.range(index), std::string(what), to_string(k),
+                                           static_cast<unsigned>(axis), source_text(object), std::to_string(*size));
+    return false;
+  }
   if (k < 0) {
     std::string size_text = size ? std::to_string(*size) : types_.dim_to_string(dim);
-    std::string fixed = size && *size + k >= 0 ? to_string(*size + k) : size_text + " - " + to_string(-k);
+    std::string fixed = size ? to_string(*size + k) : size_text + " - " + to_string(-k);
     diags_.emit<diag::SemaNegativeIndex>(ast_.range(index), std::string(what), to_string(k), fixed)
         .fix_it_replace(ast_.range(index), fixed);
     return false;

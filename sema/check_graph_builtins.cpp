@@ -365,12 +365,12 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
         if (!w) return Value{error};
         std::vector<DimId> wd = dims_of(*w);
         if (wd.size() != 1 || !float_element(bc, bound[i], *w, parameter)) {
-          diags_.emit<diag::SemaShapeMismatch>(ast_.range(bound[i]), std::string(bc.name) + " " + parameter,
+          diags_.emit<diag::SemaShapeMismatch>(ast_.range(bound[i]), std::string(bc.name) + "(" + parameter + ")",
                                                types_.to_string(*w), "a vector over the last axis of " +
                                                                          types_.to_string(*x));
           return Value{error};
         }
-        if (!broadcast_dims(bound[i], std::string(bc.name) + " " + parameter, *w, *x, wd,
+        if (!broadcast_dims(bound[i], std::string(bc.name) + "(" + parameter + ")", *w, *x, wd,
                             std::span<const DimId>(&dims.back(), 1)))
           return Value{error};
       }
