@@ -314,7 +314,7 @@ class Derivation : GraphBuilding {
           }
           accumulate(a, ew("mul", {g, ew("mul", {ew("pow", {a, b_minus_one}), b})}));
         }
-        if (active_.count(b)) accumulate(b, ew("mul", {g, ew("mul", {y, ew("log", {a})})}));
+        if (active_.count(b)) accumulate(b, ew("mul", {g, ew("mul", {y, log_of(a)})}));
         return;
       }
       case ElementwiseOp::Max:

@@ -70,6 +70,12 @@ class GraphBuilding {
                 {{"op", context_.string_attr(fn)}});
   }
   Value* scalar(double v, ScalarType element) { return builder_.constant_float(v, context_.scalar_type(element)); }
+  // log(a) for the rules of `pow`: `a` may be a scalar (`2.0 ** x`), which
+  // graph.elementwise does not take alone (it needs a tensor operand).
+  Value* log_of(Value* a) {
+    if (a->type().is(TypeKind::Tensor)) return ew("log", {a});
+    return builder_.create(OpKind::Log, {a}, {a->type()})->result();
+  }
   // Dimension `axis` of `x`: a constant, or graph.dim.
   Value* dim(Value* x, size_t axis) {
     int64_t d = x->type().shape()[axis];

@@ -282,7 +282,7 @@ class Linearization : GraphBuilding {
           }
           da = ew("mul", {ta, ew("mul", {ew("pow", {a, b_minus_one}), b})});
         }
-        Value* db = tb ? ew("mul", {tb, ew("mul", {y, ew("log", {a})})}) : nullptr;
+        Value* db = tb ? ew("mul", {tb, ew("mul", {y, log_of(a)})}) : nullptr;
         return set(y, sum_terms(y, {da, db}));
       }
       case ElementwiseOp::Max:
