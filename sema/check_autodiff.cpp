@@ -442,8 +442,11 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
     value.type = types_.with_mut(info.parameter_types[i], false);
     function_name = "grad(" + function_name + ")";
   }
+  // One float value: a 0-d tensor, or a number (`-> f32`: the 0-d tensor
+  // read back, which autodiff differentiates through).
   TypeInfo r = types_.info(value.type);
-  if (r.kind != TypeKind::Tensor || types_.dims(value.type).size() != 0 || !is_float(r.scalar)) {
+  bool number = r.kind == TypeKind::Scalar && is_float(r.scalar);
+  if (!number && (r.kind != TypeKind::Tensor || types_.dims(value.type).size() != 0 || !is_float(r.scalar))) {
     report_non_scalar(value.type);
     return Value{types_.error()};
   }

@@ -101,6 +101,8 @@ class Derivation : GraphBuilding {
         }
         not_unrolled_[op] = why;
       }
+      if (op->is(OpKind::GraphItem) && reads_active(op) && !read_back(op, ret))
+        fail(op, kReadBackWhat, kReadBackWhy);
       if (reads_active(op))
         for (Value* r : op->results())
           if (is_float_tensor(r)) active_.insert(r);
@@ -118,6 +120,8 @@ class Derivation : GraphBuilding {
     std::vector<std::pair<Value*, Value*>> seeds;
     for (auto [index, cotangent] : terminator_seeds) {
       Value* output = ret->operand(index);
+      // A number result (`-> f32`) is the 0-d tensor read back (read_back).
+      if (Operation* item = output->defining_op(); item && item->is(OpKind::GraphItem)) output = item->operand(0);
       if (!active_.count(output)) continue;
       seeds.push_back({output, cotangent ? cotangent : constant_like(output, 1.0)});
     }

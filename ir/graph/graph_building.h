@@ -189,6 +189,56 @@ class GraphBuilding {
     return make(OpKind::GraphConstant, dynamic_sizes(like), t, {{"value", value}});
   }
 
+  // `s = graph.item t` of a differentiated 0-d float tensor (reverse or
+  // forward mode): the number read back to the host (`float(t)`, a `@jit`
+  // parameter `s: f32` given `ts.sum(x)`, a `-> f32` result). Graph
+  // operations that read `s` read `t` instead (a 0-d tensor broadcasts as
+  // the number did), so the derivative flows through them. False when a
+  // number the host computes from `s` reaches graph code, a branch's or
+  // loop's result or the function's (other than `ret`, a number result the
+  // caller seeds at `t`): its derivative would be dropped, a wrong number
+  // (the caller reports kReadBackWhat/kReadBackWhy). Comparisons and
+  // printing need none.
+  static bool read_back(Operation* item, Operation* ret) {
+    Value* s = item->result();
+    Value* t = item->operand(0);
+    if (!is_float(s->type().scalar()) || t->type().scalar() != s->type().scalar()) return true;
+    s->replace_uses_if(t, [&](OpOperand& use) {
+      Operation* user = use.owner();
+      if (!user->is(OpKind::GraphElementwise)) return false;
+      for (Value* v : user->operands())
+        if (v != s && v->type().scalar() != s->type().scalar()) return false;
+      return true;
+    });
+    std::vector<Value*> work{s};
+    while (!work.empty()) {
+      Value* v = work.back();
+      work.pop_back();
+      for (OpOperand* use : v->uses()) {
+        Operation* user = use->owner();
+        if (user == ret && v == s) continue;
+        switch (user->kind()) {
+          case OpKind::AddF: case OpKind::SubF: case OpKind::MulF: case OpKind::DivF: case OpKind::RemF:
+          case OpKind::MinF: case OpKind::MaxF: case OpKind::NegF: case OpKind::Select: case OpKind::ExtF:
+          case OpKind::TruncF: case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt:
+          case OpKind::Tanh: case OpKind::Sin: case OpKind::Cos: case OpKind::AbsF: case OpKind::PowF:
+          case OpKind::Fma:
+            for (Value* r : user->results()) work.push_back(r);
+            continue;
+          default: break;
+        }
+        if (user->name().starts_with("graph.") || user->is(OpKind::Yield) || user->is(OpKind::Return) ||
+            user->is(OpKind::Call))
+          return false;
+      }
+    }
+    return true;
+  }
+  static constexpr const char* kReadBackWhat = "through the number read back from a tensor";
+  static constexpr const char* kReadBackWhy =
+      "the host computes with it, and its derivative would be lost: keep the value a 0-d tensor "
+      "(write 'ts.sum(x) * y', not 'float(ts.sum(x)) * 2.0 * y')";
+
   Context& context_;
   Builder builder_;
 

@@ -180,6 +180,8 @@ class Linearization : GraphBuilding {
     for (Operation* op : block)
       if (op != end) ops.push_back(op);
     for (Operation* op : ops) {
+      if (op->is(OpKind::GraphItem) && reads_tangent(op) && !read_back(op, nullptr))
+        fail(op, kReadBackWhat, kReadBackWhy);
       bool float_result = false;
       for (Value* r : op->results()) float_result = float_result || is_float_tensor(r);
       if (!has_float_transfer(op) && (!float_result || !reads_tangent(op))) continue;
