@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -193,54 +194,99 @@ class GraphBuilding {
   // forward mode): the number read back to the host (`float(t)`, a `@jit`
   // parameter `s: f32` given `ts.sum(x)`, a `-> f32` result). Graph
   // operations that read `s` read `t` instead (a 0-d tensor broadcasts as
-  // the number did), so the derivative flows through them. False when a
-  // number the host computes from `s` reaches graph code, a branch's or
-  // loop's result or the function's (other than `ret`, a number result the
-  // caller seeds at `t`): its derivative would be dropped, a wrong number
-  // (the caller reports kReadBackWhat/kReadBackWhy). Comparisons and
-  // printing need none.
-  static bool read_back(Operation* item, Operation* ret) {
-    Value* s = item->result();
-    Value* t = item->operand(0);
-    if (!is_float(s->type().scalar()) || t->type().scalar() != s->type().scalar()) return true;
-    s->replace_uses_if(t, [&](OpOperand& use) {
-      Operation* user = use.owner();
-      if (!user->is(OpKind::GraphElementwise)) return false;
-      for (Value* v : user->operands())
-        if (v != s && v->type().scalar() != s->type().scalar()) return false;
-      return true;
-    });
+  // the number did), and host arithmetic on `s` whose result graph code
+  // reads gets a twin on 0-d tensors (`s * s` as graph.elementwise "mul"),
+  // so the derivative flows through them. Returns an operation the
+  // derivative cannot flow through although its result reaches graph code,
+  // a branch's or loop's result or the function's (other than `ret`: the
+  // caller seeds a number result at its twin, number_twins_); the caller
+  // reports it (its
+  // derivative would be dropped: a wrong number). Null when none.
+  // Comparisons and printing need none.
+  Operation* read_back(Operation* item, Operation* ret) { return number_as_tensor(item->result(), item->operand(0), ret); }
+  // The same for a number `s` and the 0-d tensor `t` of its value (a
+  // differentiated `f32` parameter, `t = select(true, s, s)`).
+  Operation* number_as_tensor(Value* s, Value* t, Operation* ret) {
+    if (!is_float(s->type().scalar()) || t->type().scalar() != s->type().scalar()) return nullptr;
+    std::unordered_map<Value*, Value*>& twin = number_twins_;
+    twin[s] = t;
     std::vector<Value*> work{s};
     while (!work.empty()) {
       Value* v = work.back();
       work.pop_back();
+      Value* tv = twin.at(v);
+      v->replace_uses_if(tv, [&](OpOperand& use) {
+        Operation* user = use.owner();
+        if (!user->is(OpKind::GraphElementwise) || user == tv->defining_op()) return false;
+        for (Value* o : user->operands())
+          if (o != v && o->type().scalar() != v->type().scalar()) return false;
+        return true;
+      });
       for (OpOperand* use : v->uses()) {
         Operation* user = use->owner();
-        if (user == ret && v == s) continue;
-        switch (user->kind()) {
-          case OpKind::AddF: case OpKind::SubF: case OpKind::MulF: case OpKind::DivF: case OpKind::RemF:
-          case OpKind::MinF: case OpKind::MaxF: case OpKind::NegF: case OpKind::Select: case OpKind::ExtF:
-          case OpKind::TruncF: case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt:
-          case OpKind::Tanh: case OpKind::Sin: case OpKind::Cos: case OpKind::AbsF: case OpKind::PowF:
-          case OpKind::Fma:
-            for (Value* r : user->results()) work.push_back(r);
-            continue;
-          default: break;
+        if (user == ret || user == tv->defining_op()) continue;
+        bool one_float = user->num_results() == 1 && is_float(user->result()->type().scalar());
+        if (one_float && twin.count(user->result())) continue;  // `s * s`: its second use
+        std::string_view op = elementwise_twin(user->kind());
+        if (!op.empty() && one_float && user->result()->type() == v->type()) {
+          std::vector<Value*> operands;
+          for (Value* o : user->operands()) operands.push_back(twin.count(o) ? twin.at(o) : o);
+          builder_.set_insertion_point_after(user);
+          builder_.set_location(user->loc());
+          twin[user->result()] = ew(op, operands);
+          work.push_back(user->result());
+          continue;
         }
-        if (user->name().starts_with("graph.") || user->is(OpKind::Yield) || user->is(OpKind::Return) ||
-            user->is(OpKind::Call))
-          return false;
+        if (reaches_graph(user)) return user;
       }
     }
-    return true;
+    return nullptr;
+  }
+  // The graph.elementwise operation computing what a host float operation
+  // does ("" for none).
+  static std::string_view elementwise_twin(OpKind kind) {
+    switch (kind) {
+      case OpKind::AddF: return "add";
+      case OpKind::SubF: return "sub";
+      case OpKind::MulF: return "mul";
+      case OpKind::DivF: return "div";
+      case OpKind::NegF: return "neg";
+      case OpKind::MaxF: return "max";
+      case OpKind::MinF: return "min";
+      case OpKind::PowF: return "pow";
+      case OpKind::Exp: return "exp";
+      case OpKind::Log: return "log";
+      case OpKind::Sqrt: return "sqrt";
+      case OpKind::Rsqrt: return "rsqrt";
+      case OpKind::Tanh: return "tanh";
+      case OpKind::Sin: return "sin";
+      case OpKind::Cos: return "cos";
+      case OpKind::AbsF: return "abs";
+      default: return "";
+    }
+  }
+  // Whether `op`'s results reach graph code, a branch's or loop's result,
+  // the function's or a call, through host operations (`op` itself one).
+  // A comparison's bool or an integer carries no derivative.
+  static bool reaches_graph(Operation* op) {
+    if (op->name().starts_with("graph.") || op->is(OpKind::Yield) || op->is(OpKind::Return) || op->is(OpKind::Call))
+      return true;
+    for (Value* r : op->results()) {
+      if (!is_float(r->type().scalar())) continue;
+      for (OpOperand* use : r->uses())
+        if (reaches_graph(use->owner())) return true;
+    }
+    return false;
   }
   static constexpr const char* kReadBackWhat = "through the number read back from a tensor";
   static constexpr const char* kReadBackWhy =
-      "the host computes with it, and its derivative would be lost: keep the value a 0-d tensor "
-      "(write 'ts.sum(x) * y', not 'float(ts.sum(x)) * 2.0 * y')";
+      "the host computes with it by an operation whose derivative is not followed (only + - * / ** and the math "
+      "functions of numbers are), and its derivative would be lost: compute with the 0-d tensor instead";
 
   Context& context_;
   Builder builder_;
+  // A number's 0-d tensor twin (number_as_tensor).
+  std::unordered_map<Value*, Value*> number_twins_;
 
  private:
   std::string_view pass_name_;
