@@ -385,7 +385,10 @@ void Lowering::emit_return(NodeId value, NodeId where, bool in_branch) {
   std::vector<Value*> values;
   if (value.valid()) {
     bool tuple_typed = graph_ && node_type(value).valid() && typed_.types.kind(node_type(value)) == sema::TypeKind::Tuple;
-    if ((ast_.kind(value) == NodeKind::Tuple || tuple_typed) && result_types_.size() != 1) {
+    // A 1-tuple (`return (y,)`, grad(f, argnums=(1,))(...)) is one result too.
+    bool one_tuple = tuple_typed ? typed_.types.tuple_elements(node_type(value)).size() == 1
+                                 : ast_.kind(value) == NodeKind::Tuple && ast_.children(value).size() == 1;
+    if ((ast_.kind(value) == NodeKind::Tuple || tuple_typed) && (result_types_.size() != 1 || one_tuple)) {
       // A tuple inside the tuple (a custom rule's `return y, (x, y)`) or a
       // value that is a tuple (a name bound to one, grad(f, argnums=(0, 1))(...)):
       // its elements, flattened.

@@ -1018,9 +1018,11 @@ Bound Lowering::lower_jit_call(NodeId call) {
   std::vector<Value*> values = op->results();
   // The callee's results are its tuple's elements, flattened; a nested
   // tuple (`return a, (b, c)`) is rebuilt from the instance's result type.
-  if (values.size() == 1) return Bound{values[0], {}};
+  sema::TypeId returned = typed_.instances[instance].info.return_type;
+  if (values.size() == 1 && !(returned.valid() && typed_.types.kind(returned) == SemaKind::Tuple))
+    return Bound{values[0], {}};
   size_t next = 0;
-  return bound_from_flat(typed_.instances[instance].info.return_type, values, next);
+  return bound_from_flat(returned, values, next);
 }
 
 // One axis of a launch's grid, in i64: + - * // % and cdiv, min, max

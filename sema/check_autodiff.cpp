@@ -418,8 +418,12 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
     bool one_value = (types_.kind(result) == TypeKind::Scalar ||
                       (types_.kind(result) == TypeKind::Tensor && types_.dims(result).empty())) &&
                      !is_float(types_.info(result).scalar);
+    // `return loss, aux` without has_aux=True (JAX's has_aux).
+    bool pair = !transform.has_aux && types_.kind(result) == TypeKind::Tuple &&
+                types_.tuple_elements(result).size() == 2;
     diags_.emit<diag::SemaGradNonScalar>(ast_.range(call), function_name, types_.to_string(result),
                                          one_value ? "an integer or bool result has no gradient: compute it in floats"
+                                         : pair    ? "for a function returning (value, aux), pass has_aux=True"
                                                    : "reduce it first (ts.sum, ts.mean)");
   };
   // grad(grad(f)): each inner gradient's result is the type of the
@@ -442,8 +446,11 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
     value.type = types_.with_mut(info.parameter_types[i], false);
     function_name = "grad(" + function_name + ")";
   }
+  // One float value: a 0-d tensor, or a number (`-> f32`: the 0-d tensor
+  // read back, which autodiff differentiates through).
   TypeInfo r = types_.info(value.type);
-  if (r.kind != TypeKind::Tensor || types_.dims(value.type).size() != 0 || !is_float(r.scalar)) {
+  bool number = r.kind == TypeKind::Scalar && is_float(r.scalar);
+  if (!number && (r.kind != TypeKind::Tensor || types_.dims(value.type).size() != 0 || !is_float(r.scalar))) {
     report_non_scalar(value.type);
     return Value{types_.error()};
   }
@@ -459,7 +466,9 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
       ok = false;
       continue;
     }
-    if (p.kind != TypeKind::Tensor || !is_float(p.scalar)) {
+    // A float number parameter (`t: f32`) has a gradient too, a number.
+    bool number_parameter = p.kind == TypeKind::Scalar && is_float(p.scalar);
+    if (!number_parameter && (p.kind != TypeKind::Tensor || !is_float(p.scalar))) {
       report_non_float_gradient(arguments[i], function_name, name_of(ast_.node(parameters[i]).payload), parameter);
       ok = false;
       continue;
@@ -467,7 +476,7 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
     // The argument's own type: the caller's dimensions.
     TypeId argument = default_type(out_.node_types[arguments[i].index]);
     if (types_.kind(argument) != TypeKind::Tensor) argument = parameter;
-    gradients.push_back(types_.with_mut(argument, false));
+    gradients.push_back(number_parameter ? parameter : types_.with_mut(argument, false));
   }
   if (!ok) return Value{types_.error()};
   TypeId grads = transform.tuple ? types_.tuple(gradients) : gradients[0];

@@ -1443,9 +1443,14 @@ Value Checker::check_subscript(NodeId node) {
     TypeId t = default_type(v.type);
     const TypeInfo& ti = types_.info(t);
     if (ti.kind == TypeKind::Tensor && !in_device() && !types_.dims(t).empty()) {
-      // NumPy's boolean-mask and integer-array indexing: a data-dependent shape.
-      auto d = diags_.emit<diag::SemaTensorIndex>(ast_.range(i), types_.to_string(v.type));
-      if (ti.scalar == ScalarType::Bool) d.note<diag::NoteMaskWhere>(ast_.range(i), source_text(i), source_text(object));
+      // NumPy's boolean-mask indexing: a data-dependent shape; its
+      // integer-array indexing: a gather, not compiled yet.
+      if (ti.scalar == ScalarType::Bool) {
+        diags_.emit<diag::SemaTensorIndex>(ast_.range(i), types_.to_string(v.type))
+            .note<diag::NoteMaskWhere>(ast_.range(i), source_text(i), source_text(object));
+      } else {
+        diags_.emit<diag::SemaTensorIndexGather>(ast_.range(i), types_.to_string(v.type));
+      }
       error = true;
     } else if (ti.kind != TypeKind::Error && ti.kind != TypeKind::Dynamic &&
         !(ti.kind == TypeKind::Scalar && is_integer(ti.scalar))) {

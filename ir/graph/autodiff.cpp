@@ -75,9 +75,24 @@ class Derivation : GraphBuilding {
   std::vector<Value*> run(Block& body, const std::vector<Value*>& wrt,
                           const std::vector<std::pair<unsigned, Value*>>& terminator_seeds) {
     Operation* ret = body.terminator();
-    // Active: depends on a differentiated value (float tensors only).
-    for (Value* v : wrt)
+    // Active: depends on a differentiated value (float tensors only). A
+    // differentiated number (`t: f32`) is differentiated as the 0-d tensor
+    // of its value, which the graph operations reading it read instead.
+    std::unordered_map<Value*, Value*> number_tensors;
+    for (Value* v : wrt) {
+      if (v->type().is_scalar() && is_float(v->type().scalar())) {
+        builder_.set_insertion_point_to_start(&body);
+        builder_.set_location(ret->loc());
+        Value* yes = make(OpKind::GraphConstant, {}, context_.tensor_type({}, ScalarType::Bool),
+                          {{"value", context_.bool_attr(true)}});
+        Value* t = ew("select", {yes, v, v});
+        if (Operation* host = number_as_tensor(v, t, nullptr))
+          fail(host, "with respect to a number parameter", kReadBackWhy);
+        number_tensors[v] = t;
+        active_.insert(t);
+      }
       if (is_float_tensor(v)) active_.insert(v);
+    }
     // A recv is active when its paired send's operand is (pair_transfers).
     {
       std::vector<Operation*> top;
@@ -101,6 +116,8 @@ class Derivation : GraphBuilding {
         }
         not_unrolled_[op] = why;
       }
+      if (op->is(OpKind::GraphItem) && reads_active(op))
+        if (Operation* host = read_back(op, ret)) fail(host, kReadBackWhat, kReadBackWhy);
       if (reads_active(op))
         for (Value* r : op->results())
           if (is_float_tensor(r)) active_.insert(r);
@@ -118,6 +135,8 @@ class Derivation : GraphBuilding {
     std::vector<std::pair<Value*, Value*>> seeds;
     for (auto [index, cotangent] : terminator_seeds) {
       Value* output = ret->operand(index);
+      // A number result (`-> f32`): its 0-d tensor twin (read_back).
+      if (auto twin = number_twins_.find(output); twin != number_twins_.end()) output = twin->second;
       if (!active_.count(output)) continue;
       seeds.push_back({output, cotangent ? cotangent : constant_like(output, 1.0)});
     }
@@ -151,6 +170,13 @@ class Derivation : GraphBuilding {
     builder_.set_location(ret->loc());
     std::vector<Value*> gradients;
     for (Value* v : wrt) {
+      if (auto number = number_tensors.find(v); number != number_tensors.end()) {
+        auto it = adjoint_.find(number->second);
+        gradients.push_back(it != adjoint_.end()
+                                ? builder_.create(OpKind::GraphItem, {it->second}, {v->type()})->result()
+                                : builder_.constant_float(0.0, v->type()));
+        continue;
+      }
       auto it = adjoint_.find(v);
       gradients.push_back(it != adjoint_.end() ? it->second : constant_like(v, 0.0));
     }
@@ -314,7 +340,7 @@ class Derivation : GraphBuilding {
           }
           accumulate(a, ew("mul", {g, ew("mul", {ew("pow", {a, b_minus_one}), b})}));
         }
-        if (active_.count(b)) accumulate(b, ew("mul", {g, ew("mul", {y, ew("log", {a})})}));
+        if (active_.count(b)) accumulate(b, ew("mul", {g, ew("mul", {y, log_of(a)})}));
         return;
       }
       case ElementwiseOp::Max:

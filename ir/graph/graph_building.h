@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -70,6 +71,12 @@ class GraphBuilding {
                 {{"op", context_.string_attr(fn)}});
   }
   Value* scalar(double v, ScalarType element) { return builder_.constant_float(v, context_.scalar_type(element)); }
+  // log(a) for the rules of `pow`: `a` may be a scalar (`2.0 ** x`), which
+  // graph.elementwise does not take alone (it needs a tensor operand).
+  Value* log_of(Value* a) {
+    if (a->type().is(TypeKind::Tensor)) return ew("log", {a});
+    return builder_.create(OpKind::Log, {a}, {a->type()})->result();
+  }
   // Dimension `axis` of `x`: a constant, or graph.dim.
   Value* dim(Value* x, size_t axis) {
     int64_t d = x->type().shape()[axis];
@@ -183,8 +190,103 @@ class GraphBuilding {
     return make(OpKind::GraphConstant, dynamic_sizes(like), t, {{"value", value}});
   }
 
+  // `s = graph.item t` of a differentiated 0-d float tensor (reverse or
+  // forward mode): the number read back to the host (`float(t)`, a `@jit`
+  // parameter `s: f32` given `ts.sum(x)`, a `-> f32` result). Graph
+  // operations that read `s` read `t` instead (a 0-d tensor broadcasts as
+  // the number did), and host arithmetic on `s` whose result graph code
+  // reads gets a twin on 0-d tensors (`s * s` as graph.elementwise "mul"),
+  // so the derivative flows through them. Returns an operation the
+  // derivative cannot flow through although its result reaches graph code,
+  // a branch's or loop's result or the function's (other than `ret`: the
+  // caller seeds a number result at its twin, number_twins_); the caller
+  // reports it (its
+  // derivative would be dropped: a wrong number). Null when none.
+  // Comparisons and printing need none.
+  Operation* read_back(Operation* item, Operation* ret) { return number_as_tensor(item->result(), item->operand(0), ret); }
+  // The same for a number `s` and the 0-d tensor `t` of its value (a
+  // differentiated `f32` parameter, `t = select(true, s, s)`).
+  Operation* number_as_tensor(Value* s, Value* t, Operation* ret) {
+    if (!is_float(s->type().scalar()) || t->type().scalar() != s->type().scalar()) return nullptr;
+    std::unordered_map<Value*, Value*>& twin = number_twins_;
+    twin[s] = t;
+    std::vector<Value*> work{s};
+    while (!work.empty()) {
+      Value* v = work.back();
+      work.pop_back();
+      Value* tv = twin.at(v);
+      v->replace_uses_if(tv, [&](OpOperand& use) {
+        Operation* user = use.owner();
+        if (!user->is(OpKind::GraphElementwise) || user == tv->defining_op()) return false;
+        for (Value* o : user->operands())
+          if (o != v && o->type().scalar() != v->type().scalar()) return false;
+        return true;
+      });
+      for (OpOperand* use : v->uses()) {
+        Operation* user = use->owner();
+        if (user == ret || user == tv->defining_op()) continue;
+        bool one_float = user->num_results() == 1 && is_float(user->result()->type().scalar());
+        if (one_float && twin.count(user->result())) continue;  // `s * s`: its second use
+        std::string_view op = elementwise_twin(user->kind());
+        if (!op.empty() && one_float && user->result()->type() == v->type()) {
+          std::vector<Value*> operands;
+          for (Value* o : user->operands()) operands.push_back(twin.count(o) ? twin.at(o) : o);
+          builder_.set_insertion_point_after(user);
+          builder_.set_location(user->loc());
+          twin[user->result()] = ew(op, operands);
+          work.push_back(user->result());
+          continue;
+        }
+        if (reaches_graph(user)) return user;
+      }
+    }
+    return nullptr;
+  }
+  // The graph.elementwise operation computing what a host float operation
+  // does ("" for none).
+  static std::string_view elementwise_twin(OpKind kind) {
+    switch (kind) {
+      case OpKind::AddF: return "add";
+      case OpKind::SubF: return "sub";
+      case OpKind::MulF: return "mul";
+      case OpKind::DivF: return "div";
+      case OpKind::NegF: return "neg";
+      case OpKind::MaxF: return "max";
+      case OpKind::MinF: return "min";
+      case OpKind::PowF: return "pow";
+      case OpKind::Exp: return "exp";
+      case OpKind::Log: return "log";
+      case OpKind::Sqrt: return "sqrt";
+      case OpKind::Rsqrt: return "rsqrt";
+      case OpKind::Tanh: return "tanh";
+      case OpKind::Sin: return "sin";
+      case OpKind::Cos: return "cos";
+      case OpKind::AbsF: return "abs";
+      default: return "";
+    }
+  }
+  // Whether `op`'s results reach graph code, a branch's or loop's result,
+  // the function's or a call, through host operations (`op` itself one).
+  // A comparison's bool or an integer carries no derivative.
+  static bool reaches_graph(Operation* op) {
+    if (op->name().starts_with("graph.") || op->is(OpKind::Yield) || op->is(OpKind::Return) || op->is(OpKind::Call))
+      return true;
+    for (Value* r : op->results()) {
+      if (!is_float(r->type().scalar())) continue;
+      for (OpOperand* use : r->uses())
+        if (reaches_graph(use->owner())) return true;
+    }
+    return false;
+  }
+  static constexpr const char* kReadBackWhat = "through the number read back from a tensor";
+  static constexpr const char* kReadBackWhy =
+      "the host computes with it by an operation whose derivative is not followed (only + - * / ** and the math "
+      "functions of numbers are), and its derivative would be lost: compute with the 0-d tensor instead";
+
   Context& context_;
   Builder builder_;
+  // A number's 0-d tensor twin (number_as_tensor).
+  std::unordered_map<Value*, Value*> number_twins_;
 
  private:
   std::string_view pass_name_;

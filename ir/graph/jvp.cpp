@@ -179,7 +179,15 @@ class Linearization : GraphBuilding {
     std::vector<Operation*> ops;
     for (Operation* op : block)
       if (op != end) ops.push_back(op);
-    for (Operation* op : ops) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      Operation* op = ops[i];
+      if (op->is(OpKind::GraphItem) && reads_tangent(op)) {
+        if (Operation* host = read_back(op, nullptr)) fail(host, kReadBackWhat, kReadBackWhy);
+        // The operations after it again: read_back may have added some.
+        ops.resize(i + 1);
+        for (Operation* next = op->next(); next != end; next = next->next()) ops.push_back(next);
+        continue;
+      }
       bool float_result = false;
       for (Value* r : op->results()) float_result = float_result || is_float_tensor(r);
       if (!has_float_transfer(op) && (!float_result || !reads_tangent(op))) continue;
@@ -282,7 +290,7 @@ class Linearization : GraphBuilding {
           }
           da = ew("mul", {ta, ew("mul", {ew("pow", {a, b_minus_one}), b})});
         }
-        Value* db = tb ? ew("mul", {tb, ew("mul", {y, ew("log", {a})})}) : nullptr;
+        Value* db = tb ? ew("mul", {tb, ew("mul", {y, log_of(a)})}) : nullptr;
         return set(y, sum_terms(y, {da, db}));
       }
       case ElementwiseOp::Max:

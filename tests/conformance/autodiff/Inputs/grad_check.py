@@ -12,7 +12,8 @@ that calls
 `args` maps each parameter of `func` to a NumPy array (cast to f32 unless
 it is f16, for an f16 parameter; bf16 parameters take f32 values bf16
 holds exactly) or a
-Python bool or int (passed as a run-time scalar, given to `ref` as is), `ref`
+Python bool or int (passed as a run-time scalar, given to `ref` as is) or float
+(a run-time `f32` number, given to `ref` as a 0-d f64 array), `ref`
 is the differentiated function written with NumPy (called with f64 copies of
 the arguments, returning a number), `wrt` names the arguments whose
 gradients `func` returns, in order (after the value when `value`). `analytic`,
@@ -55,6 +56,9 @@ def main():
                 continue
             if isinstance(array, int):  # an integer parameter (a run-time offset)
                 command += ["--arg", f"{name}={array}"]
+                continue
+            if isinstance(array, float):  # a float number parameter (`t: f32`), rounded to f32
+                command += ["--arg", f"{name}={float(np.float32(array))!r}"]
                 continue
             path = os.path.join(options.workdir, f"{func}.{name}.npy")
             is_f16 = isinstance(array, np.ndarray) and array.dtype == np.float16  # an f16 parameter's file
