@@ -254,8 +254,21 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
     }
     case Signature::MinMax:  // max(x) / min(x): reductions, like sum
     case Signature::Reduction: {
-      auto bound = bc.bind({"x", "axis", "keepdims"}, 1);
+      // NumPy's dtype= of sum, mean and prod: the elements converted to it
+      // and reduced in it (`ts.sum(h, dtype=f32)` of bf16 values).
+      bool takes_dtype = bc.id == BuiltinId::Sum || bc.id == BuiltinId::Mean || bc.id == BuiltinId::Prod;
+      auto bound = takes_dtype ? bc.bind({"x", "axis", "keepdims", "dtype"}, 1) : bc.bind({"x", "axis", "keepdims"}, 1);
       if (bound.empty()) return Value{error};
+      std::optional<ScalarType> dtype;
+      if (takes_dtype && bound[3].valid() && ast_.kind(bound[3]) != NodeKind::NoneLiteral) {
+        dtype = bc.require_dtype(bound[3], "dtype");
+        if (!dtype) return Value{error};
+        if (bc.id == BuiltinId::Mean && !is_float(*dtype)) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[3]), "dtype", bc.name, "a float dtype",
+                                              std::string(source_text(bound[3])));
+          return Value{error};
+        }
+      }
       // Python's sum(l), max(l), min(l) of a list (the builtins, not ts.sum:
       // NumPy's would reduce every element): the elements added (compared)
       // one by one, of the elements' type.
@@ -318,6 +331,7 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
           scalar_info(*element).bits < 64)
         element = scalar_info(*element).category == ScalarCategory::UnsignedInt ? ScalarType::U64 : ScalarType::I64;
       if (bc.id == BuiltinId::Mean && !is_float(*element)) element = ScalarType::F32;
+      if (dtype) element = *dtype;
       return Value{graph_tensor(*element, result)};
     }
     case Signature::MatmulArgs: {
