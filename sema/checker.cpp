@@ -1041,10 +1041,11 @@ void Checker::check_function_body(FunctionInfo& info, const std::vector<TypeId>*
 void Checker::check_statements(NodeId suite) {
   for (NodeId statement : ast_.children(suite)) {
     check_statement(statement);
-    // What follows an `if` whose branch taken when compiling returned is
-    // never run (nor compiled): its types may differ (`if keepdims: return
+    // Graph code: what follows a `return`, or an `if` whose branch taken
+    // when compiling returned, is never run (nor compiled), and, as in
+    // Python, not checked: its types may differ (`if keepdims: return
     // ts.sum(x, axis=0, keepdims=True)` then `return ts.sum(x, axis=0)`).
-    if (path_ended_ && ast_.kind(statement) != NodeKind::Return) return;
+    if (path_ended_ && !in_device()) return;
   }
 }
 
