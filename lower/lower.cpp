@@ -799,8 +799,7 @@ std::optional<bool> Lowering::sema_decision(NodeId condition) const {
 std::optional<NodeId> Lowering::known_branch(NodeId statement, Value** condition) {
   NodeId then_suite = ast_.child(statement, 1), else_node = ast_.child(statement, 2);
   // Graph code's condition fixed when compiling: sema checked only the
-  // branch it took, recorded at the statement (Checker::exact_condition),
-  // in this instance's own table (the module's holds the last instance's).
+  // branch it took (sema_decision).
   if (graph_)
     if (std::optional<bool> decided = sema_decision(ast_.child(statement, 0))) return *decided ? then_suite : else_node;
   // A condition computed from constants (literals, module constants, -D):

@@ -626,12 +626,12 @@ Value* Lowering::lower_unary(NodeId node, Type want) {
 }
 
 Value* Lowering::lower_if_expression(NodeId node) {
-  // A condition known when compiling whose branch has the expression's
-  // type (sema typed it as that branch where the two differ): the branch
-  // taken alone, as Python evaluates it.
   // Fixed by sema in graph code, which checked only the branch taken.
   if (std::optional<bool> decided = graph_ ? sema_decision(ast_.child(node, 0)) : std::nullopt)
     return value(ast_.child(node, *decided ? 1 : 2));
+  // A condition known when compiling whose branch has the expression's
+  // type (sema typed it as that branch where the two differ): the branch
+  // taken alone, as Python evaluates it.
   if (graph_)
     if (std::optional<int64_t> known = constant_condition(ast_.child(node, 0))) {
       NodeId chosen = ast_.child(node, *known ? 1 : 2);

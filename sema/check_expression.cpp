@@ -473,12 +473,9 @@ Value Checker::check_expression(NodeId node) {
       // kind == "sum" else x`, `b.ndim if b is not None else 0`) evaluates
       // one branch, as Python does; only it is checked (and compiled: the
       // lowering reads the decision recorded here).
-      if (!in_device() && !types_.is_error(condition.type)) {
-        if (std::optional<bool> taken = exact_condition(ast_.child(node, 0))) {
-          record_decision(ast_.child(node, 0), *taken);
-          value = check_expression(ast_.child(node, *taken ? 1 : 2));
-          break;
-        }
+      if (std::optional<bool> taken = decide_condition(ast_.child(node, 0), condition)) {
+        value = check_expression(ast_.child(node, *taken ? 1 : 2));
+        break;
       }
       Value a = check_expression(ast_.child(node, 1));
       Value b = check_expression(ast_.child(node, 2));

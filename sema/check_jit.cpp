@@ -575,15 +575,20 @@ const Constant* Checker::recorded_constant(NodeId node) const {
   return it == table.end() ? nullptr : &it->second;
 }
 
-// The branch an `if` or a conditional expression of graph code takes, fixed
-// when compiling: recorded at its condition as a constant whose truth is the
-// decision (the condition's own value where check_expression computed it),
-// for the lowering (Lowering::sema_decision).
-void Checker::record_decision(NodeId condition, bool taken) {
-  if (const Constant* known = recorded_constant(condition); known && !known->from_local) return;
-  Constant decision{false, taken ? 1 : 0};
+// The branch an `if` or a conditional expression of graph code takes, when
+// its checked condition is fixed when compiling (exact_condition): recorded
+// at the condition as a constant whose truth is the decision (the
+// condition's own value where check_expression computed it), for the
+// lowering (Lowering::sema_decision). Nullopt in kernels and at run time.
+std::optional<bool> Checker::decide_condition(NodeId condition, const Value& value) {
+  if (in_device() || types_.is_error(value.type)) return std::nullopt;
+  std::optional<bool> taken = exact_condition(condition);
+  if (!taken) return std::nullopt;
+  if (const Constant* known = recorded_constant(condition); known && !known->from_local) return taken;
+  Constant decision{false, *taken ? 1 : 0};
   constants_[condition.index] = decision;
   if (instance_constants_) (*instance_constants_)[condition.index] = decision;
+  return taken;
 }
 
 // A condition of graph code fixed when compiling, after check_expression

@@ -1175,12 +1175,9 @@ void Checker::check_statement(NodeId statement) {
       // template's discarded `if constexpr` branch is not instantiated; the
       // branches may bind or return values of different types. The lowering
       // reads the decision recorded at the condition (known_branch).
-      if (!in_device() && !types_.is_error(condition.type)) {
-        if (std::optional<bool> taken = exact_condition(children[0])) {
-          record_decision(children[0], *taken);
-          check_branch(children[*taken ? 1 : 2]);
-          return;
-        }
+      if (std::optional<bool> taken = decide_condition(children[0], condition)) {
+        check_branch(children[*taken ? 1 : 2]);
+        return;
       }
       ++control_depth_;
       check_statements(children[1]);

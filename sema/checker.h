@@ -420,7 +420,7 @@ class Checker {
   // of 'sum'", and why a parameter named there is not constant.
   std::string not_constant_subject(NodeId argument, std::string_view parameter, std::string_view builtin) const;
   const Constant* recorded_constant(NodeId node) const;
-  void record_decision(NodeId condition, bool taken);
+  std::optional<bool> decide_condition(NodeId condition, const Value& value);
   const AutotunePin* pin_ = nullptr;
   void check_statements(NodeId suite);
   void check_statement(NodeId statement);
