@@ -760,6 +760,7 @@ Value* Lowering::graph_subscript(NodeId node) {
   Value* x = value(object);
   Type t = x->type();
   std::vector<NodeId> indices = subscript_indices(index);
+  if (is_gather(indices)) return graph_gather(node, x, indices);
   size_t consuming = axis_consuming_indices(indices);
   std::vector<int64_t> starts, limits, steps;
   std::vector<Value*> dynamic_bounds;  // graph.slice's operands after x

@@ -351,6 +351,8 @@ class Lowering {
   Value* graph_compare(NodeId node);
   Value* graph_unary(NodeId node);
   Value* graph_subscript(NodeId node);
+  bool is_gather(const std::vector<NodeId>& indices);  // an integer tensor among a subscript's indices
+  Value* graph_gather(NodeId node, Value* x, const std::vector<NodeId>& indices);
   // The indices of `x[index]`: the elements of an unparenthesised tuple
   // (`x[i, j]`), else the index alone; and how many of them consume an
   // axis (all but `None` and `...`).

@@ -17,7 +17,8 @@
 #      host code and generated kernels) on cuda:0;
 #   4. the tuner on cuda:0: the @jit tests of tuned launches
 #      (tests/conformance/autotune/jit-*), CUDA events, L2 flushed;
-#   5. the runtime's unit tests, which use a GPU when one works.
+#   5. the runtime's unit tests, which use a GPU when one works;
+#   6. the NCCL backend on cuda:0 (every collective, one rank).
 # Exit status: 0 when every step passed, 1 otherwise; 77 without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -60,4 +61,18 @@ step "@jit functions and programs on cuda:0" \
 step "tuning on cuda:0" \
   env TESSERA_EXEC_DEVICE=cuda:0 "$lit" -sv "$build/tests" --filter 'conformance/autotune/jit-'
 step "runtime unit tests" ctest --test-dir "$build" -R 'unit.runtime' --output-on-failure
+# NCCL on the GPU: a one-rank communicator of the installed libnccl.so.2 (the
+# CUDA Toolkit's, else the one a Python NVIDIA package ships), every
+# collective on device memory (docs/distributed.md, "NCCL").
+libnccl="${TESSERA_LIBNCCL:-}"
+[[ -z "$libnccl" && -e /usr/local/cuda/lib64/libnccl.so.2 ]] && libnccl=/usr/local/cuda/lib64/libnccl.so.2
+if [[ -z "$libnccl" ]]; then
+  libnccl="$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)"
+fi
+if [[ -n "$libnccl" && -e "$libnccl" ]]; then
+  step "NCCL collectives on cuda:0 ($libnccl)" \
+    env TESSERA_LIBNCCL="$libnccl" TESSERA_RT_TEST_NCCL_GPU=1 "$build/runtime/runtime_unittests" --test-suite=nccl-gpu
+else
+  echo "== NCCL collectives on cuda:0: skipped (no libnccl.so.2 found; set TESSERA_LIBNCCL)"
+fi
 exit "$failed"

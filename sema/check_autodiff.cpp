@@ -76,16 +76,17 @@ std::optional<uint32_t> Checker::transformed_function(BuiltinCall& bc, NodeId fu
       return inner.function;
     }
   }
-  // Its kind comes from its decorators, read when it is checked.
+  // Its kind comes from its decorators, read when it is checked. A plain
+  // function is graph code unless a kernel calls it (JAX's grad of any
+  // Python function): differentiated as a generic @jit function is.
   if (f.kind == TypeKind::Function) check_function(f.payload);
-  if (f.kind != TypeKind::Function || out_.functions[f.payload].kind != FunctionKind::Jit) {
-    auto d = diags_.emit<diag::SemaGradNotJit>(ast_.range(fun_node), std::string(bc.name), source_text(fun_node));
-    // A plain helper: the fix is its decorator.
-    if (f.kind == TypeKind::Function && out_.functions[f.payload].kind == FunctionKind::Helper) {
-      NodeId def = out_.functions[f.payload].def;
-      d.note<diag::NoteAddJit>(ast_.range(def), name_of(out_.functions[f.payload].name));
-      d.note_fix_it_insert(ast_.range(def).begin, "@ts.jit\n");
-    }
+  const bool graph_function =
+      f.kind == TypeKind::Function &&
+      (out_.functions[f.payload].kind == FunctionKind::Jit ||
+       (out_.functions[f.payload].kind == FunctionKind::Helper && !out_.functions[f.payload].device &&
+        !out_.functions[f.payload].uses_kernel_builtins));
+  if (!graph_function) {
+    diags_.emit<diag::SemaGradNotJit>(ast_.range(fun_node), std::string(bc.name), source_text(fun_node));
     bc.check_all_arguments();
     return std::nullopt;
   }

@@ -675,14 +675,6 @@ Value Checker::check_point_to_point(BuiltinCall& bc) {
     if (bound[i].valid()) bc.value_of(bound[i]);
   if (!x) return Value{check_generic_bodies_ ? types_.dynamic() : error};
   if (check_generic_bodies_) return Value{bc.id == BuiltinId::Send ? types_.none() : types_.dynamic()};
-  if (bc.id != BuiltinId::SendRecv && !function_) {
-    // A send and its recv are paired within one @jit instance.
-    diags_.emit<diag::SemaDistCollectiveInProgram>(
-        ast_.range(bc.children[0]), std::string(bc.name),
-        "send and recv are paired within a @jit function: call them in one (sendrecv, all_reduce, all_gather, "
-        "reduce_scatter and broadcast may be written in the program)");
-    return Value{error};
-  }
   return in_mesh_view(bc, bound[0], *x, [&](TypeId local) { return point_to_point_on_mesh(bc, bound, local); });
 }
 
@@ -744,7 +736,7 @@ Value Checker::point_to_point_on_mesh(BuiltinCall& bc, std::vector<NodeId>& boun
   // Match the other side, else wait for it.
   const bool is_send = bc.id == BuiltinId::Send;
   auto other = std::find_if(open_transfers_.begin(), open_transfers_.end(), [&](const Transfer& t) {
-    return t.is_send != is_send && t.axis == *axis && t.src == src && t.dst == dst;
+    return t.is_send != is_send && t.mesh == current_mesh_ && t.axis == *axis && t.src == src && t.dst == dst;
   });
   if (other != open_transfers_.end()) {
     TypeId sent = is_send ? *x : other->type, expected = is_send ? other->type : *x;
@@ -765,7 +757,7 @@ Value Checker::point_to_point_on_mesh(BuiltinCall& bc, std::vector<NodeId>& boun
     }
     open_transfers_.erase(other);
   } else {
-    open_transfers_.push_back(Transfer{is_send, *axis, src, dst, *x, bc.call});
+    open_transfers_.push_back(Transfer{is_send, function_ == nullptr, current_mesh_, *axis, src, dst, *x, bc.call});
   }
   if (is_send) return Value{types_.none()};
   if (!s.unknown && (s.partial_axes & (1u << *axis))) {
@@ -783,16 +775,17 @@ Value Checker::point_to_point_on_mesh(BuiltinCall& bc, std::vector<NodeId>& boun
 
 void Checker::check_unmatched_transfers() {
   for (const Transfer& t : open_transfers_) {
-    const MeshInfo& mesh = types_.mesh_info(current_mesh_);
+    const MeshInfo& mesh = types_.mesh_info(t.mesh);
     std::string axis = mesh.axes[static_cast<size_t>(t.axis)];
+    const char* where = t.in_program ? "the program" : "this function";
     diags_.emit<diag::SemaDistPeer>(
         ast_.range(t.where), t.is_send ? "dist.send" : "dist.recv",
-        t.is_send ? fmt::format("from index {} to index {} along '{}' has no matching recv in this function: index {} "
+        t.is_send ? fmt::format("from index {} to index {} along '{}' has no matching recv in {}: index {} "
                                 "would never take it (write dist.recv(x, axis=\"{}\", src={}, dst={}))",
-                                t.src, t.dst, axis, t.dst, axis, t.src, t.dst)
-                  : fmt::format("from index {} to index {} along '{}' has no matching send in this function: index {} "
+                                t.src, t.dst, axis, where, t.dst, axis, t.src, t.dst)
+                  : fmt::format("from index {} to index {} along '{}' has no matching send in {}: index {} "
                                 "would wait for ever (write dist.send(x, axis=\"{}\", src={}, dst={}))",
-                                t.src, t.dst, axis, t.dst, axis, t.src, t.dst));
+                                t.src, t.dst, axis, where, t.dst, axis, t.src, t.dst));
   }
   open_transfers_.clear();
 }

@@ -1338,9 +1338,24 @@ Value Checker::check_subscript(NodeId node) {
     diags_.emit<diag::SemaMultipleEllipsis>(ast_.range(node), source_text(object));
     return Value{types_.error()};
   }
+  // NumPy's integer-array indexing in graph code (a gather,
+  // docs/language/graph.md "Indexing with integer tensors"): each integer
+  // tensor consumes one dimension; the integers beside them count as 0-d
+  // indices for NumPy's rule of where the broadcast index dimensions go (in
+  // place of the indexed ones when those are adjacent, else first).
+  struct GatherIndex {
+    size_t dim;  // the dimension of the object it indexes
+    TypeId type;
+    NodeId node;
+  };
+  std::vector<GatherIndex> gathers;
+  std::vector<size_t> integer_dims;  // dimensions integers index
+  size_t gather_at = 0;              // where in `remaining` the index dimensions go, when adjacent
+  NodeId basic_index;                // a None or a slice other than ':' (not with a gather yet)
   for (NodeId i : indices) {
     if (ast_.kind(i) == NodeKind::NoneLiteral) {
       remaining.push_back(types_.constant_dim(1));  // new axis
+      if (!basic_index.valid()) basic_index = i;
       continue;
     }
     if (ast_.kind(i) == NodeKind::EllipsisLiteral) {
@@ -1356,6 +1371,7 @@ Value Checker::check_subscript(NodeId node) {
     }
     if (ast_.kind(i) == NodeKind::Slice) {
       NodeId lower = ast_.child(i, 0), upper = ast_.child(i, 1), step = ast_.child(i, 2);
+      if ((lower.valid() || upper.valid() || step.valid()) && !basic_index.valid()) basic_index = i;
       std::optional<Constant> lo, hi;
       for (NodeId part : {lower, upper, step}) {
         if (!part.valid()) continue;
@@ -1441,25 +1457,51 @@ Value Checker::check_subscript(NodeId node) {
     const TypeInfo& ti = types_.info(t);
     if (ti.kind == TypeKind::Tensor && !in_device() && !types_.dims(t).empty()) {
       // NumPy's boolean-mask indexing: a data-dependent shape; its
-      // integer-array indexing: a gather, not compiled yet.
+      // integer-array indexing: a gather.
       if (ti.scalar == ScalarType::Bool) {
         diags_.emit<diag::SemaTensorIndex>(ast_.range(i), types_.to_string(v.type))
             .note<diag::NoteMaskWhere>(ast_.range(i), source_text(i), source_text(object));
+        error = true;
+      } else if (!is_integer(ti.scalar)) {
+        diags_.emit<diag::SemaIndexNotInteger>(ast_.range(i), types_.to_string(v.type));
+        error = true;
+      } else if (assigning_) {
+        diags_.emit<diag::SemaTensorIndexGather>(
+            ast_.range(i), types_.to_string(v.type),
+            "as an assignment target (NumPy's scatter) is not supported yet; build the new tensor with ts.where, "
+            "as in 'x = ts.where(ts.arange(n) == i, v, x)' for x[i] = v");
+        error = true;
       } else {
-        diags_.emit<diag::SemaTensorIndexGather>(ast_.range(i), types_.to_string(v.type));
+        if (gathers.empty()) gather_at = remaining.size();
+        gathers.push_back(GatherIndex{consumed, t, i});
       }
-      error = true;
     } else if (ti.kind != TypeKind::Error && ti.kind != TypeKind::Dynamic &&
         !(ti.kind == TypeKind::Scalar && is_integer(ti.scalar))) {
       diags_.emit<diag::SemaIndexNotInteger>(ast_.range(i), types_.to_string(v.type));
       error = true;
     } else if (!check_constant_index(i, v, dims[consumed], consumed, object, "index", false)) {
       error = true;
+    } else {
+      integer_dims.push_back(consumed);
     }
     if (v.global_id && info.space == AddressSpace::Shared) {
       diags_.emit<diag::SemaSharedIndexedByGlobalId>(ast_.range(i), source_text(object));
     }
     ++consumed;
+  }
+  if (!error && !gathers.empty()) {
+    std::vector<std::pair<NodeId, TypeId>> index_types;
+    for (const GatherIndex& g : gathers) index_types.push_back({g.node, g.type});
+    std::optional<std::vector<DimId>> index_dims = gather_dims(node, object, base.type, index_types, basic_index);
+    if (!index_dims) return Value{types_.error()};
+    // Adjacent indexed dimensions (integers included): the index dimensions
+    // take their place; else they come first (NumPy).
+    std::vector<size_t> indexed = integer_dims;
+    for (const GatherIndex& g : gathers) indexed.push_back(g.dim);
+    std::ranges::sort(indexed);
+    const bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
+    remaining.insert(remaining.begin() + static_cast<std::ptrdiff_t>(adjacent ? gather_at : 0), index_dims->begin(),
+                     index_dims->end());
   }
   if (error) return Value{types_.error()};
   for (size_t d = consumed; d < dims.size(); ++d) remaining.push_back(dims[d]);
@@ -1482,6 +1524,48 @@ Value Checker::check_subscript(NodeId node) {
     return Value{types_.error()};
   }
   return Value{result};
+}
+
+// The shape of a gather's indices, broadcast together (NumPy), after the
+// checks of what the lowering compiles: integer tensors with integers, ':'
+// and '...' (no None or other slice), of a tensor not split or partial over
+// a mesh. nullopt after a diagnostic.
+std::optional<std::vector<DimId>> Checker::gather_dims(NodeId node, NodeId object, TypeId object_type,
+                                                       std::span<const std::pair<NodeId, TypeId>> indices,
+                                                       NodeId basic_index) {
+  const std::string first_type = types_.to_string(indices.front().second);
+  if (basic_index.valid()) {
+    diags_.emit<diag::SemaTensorIndexGather>(
+        ast_.range(basic_index), first_type,
+        "together with None or a slice other than ':' is not supported yet; index with integer tensors, integers, "
+        "':' and '...', then slice the result");
+    return std::nullopt;
+  }
+  auto laid_out = [&](TypeId t) {
+    const ShardingInfo* s = types_.sharding(t);
+    return s && (s->unknown || s->partial_axes || s->varying_axes ||
+                 std::ranges::any_of(s->dim_axes, [](int32_t a) { return a >= 0; }));
+  };
+  for (auto [where, type] : indices) {
+    if (laid_out(type) || laid_out(object_type)) {
+      diags_.emit<diag::SemaTensorIndexGather>(
+          ast_.range(laid_out(type) ? where : object), first_type,
+          "of a tensor split, partial or varying over a mesh axis is not supported yet; all_gather the tensor and "
+          "its indices first");
+      return std::nullopt;
+    }
+  }
+  std::vector<DimId> dims(types_.dims(indices.front().second).begin(), types_.dims(indices.front().second).end());
+  TypeId shape = indices.front().second;
+  for (size_t k = 1; k < indices.size(); ++k) {
+    auto [where, type] = indices[k];
+    std::optional<std::vector<DimId>> both =
+        broadcast_dims(where, source_text(node), shape, type, dims, types_.dims(type));
+    if (!both) return std::nullopt;
+    dims = *both;
+    shape = type;
+  }
+  return dims;
 }
 
 }  // namespace tessera::sema

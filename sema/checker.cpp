@@ -163,6 +163,7 @@ void Checker::run(NodeId module) {
     }
   }
   module_statement_begin_.reset();
+  check_unmatched_transfers();  // the program's sends and recvs pair among its statements
   locals_.clear();
   for (uint32_t i = 0; i < out_.functions.size(); ++i) check_function(i);
   // Generic @jit functions no call instantiated: their bodies are checked

@@ -275,6 +275,9 @@ class Checker {
   // mismatches); returns the bindings.
   std::unordered_map<uint32_t, DimId> bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
   Value check_subscript(NodeId node);
+  std::optional<std::vector<DimId>> gather_dims(NodeId node, NodeId object, TypeId object_type,
+                                                std::span<const std::pair<NodeId, TypeId>> indices,
+                                                NodeId basic_index);
   // A constant index (or slice bound, `is_end` for a slice's end) into axis
   // `axis` of `object`, whose size is `dim`: in device code it must lie
   // inside the axis (sema.index-out-of-range, sema.negative-index).
@@ -531,6 +534,8 @@ class Checker {
   // other side (the same axis, src and dst), in program order.
   struct Transfer {
     bool is_send = false;
+    bool in_program = false;  // written in the program (else in a @jit instance)
+    uint32_t mesh = 0;
     int32_t axis = 0;
     int64_t src = 0, dst = 0;
     TypeId type;

@@ -160,9 +160,9 @@ class DimensionKeys {
       return unique(v, axis);
     }
     if (def->is(OpKind::GraphConstant) || def->is(OpKind::GraphRandom) || def->is(OpKind::GraphIota) ||
-        def->is(OpKind::GraphEmpty)) {
+        def->is(OpKind::GraphEmpty) || def->is(OpKind::GraphReshape)) {
       // Their index operands are the run-time sizes, in order of the `?`s
-      // (a random's seed, a tensor operand, comes first).
+      // (a random's seed, a reshape's input: tensor operands, come first).
       std::vector<Value*> sizes;
       for (Value* operand : def->operands())
         if (operand->type().is_index()) sizes.push_back(operand);
