@@ -758,9 +758,19 @@ size_t Lowering::axis_consuming_indices(const std::vector<NodeId>& indices) cons
 Value* Lowering::graph_subscript(NodeId node) {
   NodeId object = ast_.child(node, 0), index = ast_.child(node, 1);
   Value* x = value(object);
-  Type t = x->type();
   std::vector<NodeId> indices = subscript_indices(index);
-  if (is_gather(indices)) return graph_gather(node, x, indices);
+  // A gather beside slices: the slices first (every dimension kept), then
+  // the integer tensors and integers select (NumPy's result: the slices do
+  // not move the dimensions they keep).
+  if (is_gather(indices)) return graph_gather(node, graph_basic_indexing(node, x, indices, true), indices);
+  return graph_basic_indexing(node, x, indices, false);
+}
+
+// x[indices] for integers, slices, None and '...'. `keep_indexed`: integers
+// and integer tensors keep their dimension whole (a gather selects along it
+// next).
+Value* Lowering::graph_basic_indexing(NodeId node, Value* x, const std::vector<NodeId>& indices, bool keep_indexed) {
+  Type t = x->type();
   size_t consuming = axis_consuming_indices(indices);
   std::vector<int64_t> starts, limits, steps;
   std::vector<Value*> dynamic_bounds;  // graph.slice's operands after x
@@ -918,6 +928,14 @@ Value* Lowering::graph_subscript(NodeId node) {
       Value* a = lo.valid() ? run_time_bound(lo, lo_known, lo_value, size, zero, size) : zero;
       Value* b = hi.valid() ? run_time_bound(hi, hi_known, hi_value, size, zero, size) : size;
       run_time_window(a, emit(OpKind::MaxSI, {b, a}, context_.index_type()), s);
+      continue;
+    }
+    if (keep_indexed) {  // the gather's: selected next
+      starts.push_back(0);
+      limits.push_back(whole(axis));
+      steps.push_back(1);
+      keep(axis);
+      ++axis;
       continue;
     }
     // An integer: that element of the axis, which the result drops.

@@ -351,6 +351,7 @@ class Lowering {
   Value* graph_compare(NodeId node);
   Value* graph_unary(NodeId node);
   Value* graph_subscript(NodeId node);
+  Value* graph_basic_indexing(NodeId node, Value* x, const std::vector<NodeId>& indices, bool keep_indexed);
   bool is_gather(const std::vector<NodeId>& indices);  // an integer tensor among a subscript's indices
   Value* graph_gather(NodeId node, Value* x, const std::vector<NodeId>& indices);
   // The indices of `x[index]`: the elements of an unparenthesised tuple

@@ -1351,7 +1351,7 @@ Value Checker::check_subscript(NodeId node) {
   std::vector<GatherIndex> gathers;
   std::vector<size_t> integer_dims;  // dimensions integers index
   size_t gather_at = 0;              // where in `remaining` the index dimensions go, when adjacent
-  NodeId basic_index;                // a None or a slice other than ':' (not with a gather yet)
+  NodeId basic_index;                // a None (not with a gather yet)
   for (NodeId i : indices) {
     if (ast_.kind(i) == NodeKind::NoneLiteral) {
       remaining.push_back(types_.constant_dim(1));  // new axis
@@ -1371,7 +1371,6 @@ Value Checker::check_subscript(NodeId node) {
     }
     if (ast_.kind(i) == NodeKind::Slice) {
       NodeId lower = ast_.child(i, 0), upper = ast_.child(i, 1), step = ast_.child(i, 2);
-      if ((lower.valid() || upper.valid() || step.valid()) && !basic_index.valid()) basic_index = i;
       std::optional<Constant> lo, hi;
       for (NodeId part : {lower, upper, step}) {
         if (!part.valid()) continue;
@@ -1527,9 +1526,9 @@ Value Checker::check_subscript(NodeId node) {
 }
 
 // The shape of a gather's indices, broadcast together (NumPy), after the
-// checks of what the lowering compiles: integer tensors with integers, ':'
-// and '...' (no None or other slice), of a tensor not split or partial over
-// a mesh. nullopt after a diagnostic.
+// checks of what the lowering compiles: integer tensors with integers,
+// slices and '...' (no None), of a tensor not split or partial over a mesh.
+// nullopt after a diagnostic.
 std::optional<std::vector<DimId>> Checker::gather_dims(NodeId node, NodeId object, TypeId object_type,
                                                        std::span<const std::pair<NodeId, TypeId>> indices,
                                                        NodeId basic_index) {
@@ -1537,8 +1536,8 @@ std::optional<std::vector<DimId>> Checker::gather_dims(NodeId node, NodeId objec
   if (basic_index.valid()) {
     diags_.emit<diag::SemaTensorIndexGather>(
         ast_.range(basic_index), first_type,
-        "together with None or a slice other than ':' is not supported yet; index with integer tensors, integers, "
-        "':' and '...', then slice the result");
+        "together with None is not supported yet; index with integer tensors, integers, slices and '...', then add "
+        "the new axis to the result");
     return std::nullopt;
   }
   auto laid_out = [&](TypeId t) {

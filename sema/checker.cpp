@@ -1132,7 +1132,9 @@ void Checker::check_statement(NodeId statement) {
     case NodeKind::AugAssign: {
       NodeId target = children[0];
       if (ast_.kind(target) == NodeKind::Subscript) allow_runtime_length(target);  // a slice is invalid-operands
+      assigning_ = ast_.kind(target) == NodeKind::Subscript;  // read and written: a scatter is refused
       Value current = check_expression(target);
+      assigning_ = false;
       Value value = check_expression(children[1]);
       TypeId result =
           binary_result(statement, BinaryUse::of(static_cast<BinaryOperator>(n.op), true), current.type, value.type);
