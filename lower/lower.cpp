@@ -755,6 +755,52 @@ std::vector<uint32_t> Lowering::carried_names(std::span<const NodeId> bodies, st
   return carried;
 }
 
+// Python keeps the names a loop's body binds after the loop, when it ran.
+// A loop of graph code whose trip count is known to be at least one when
+// compiling, with no break, continue or return in its body: a name its first
+// iteration binds for certain (on every path), not bound before the loop,
+// and read after it, starts as a placeholder of its type (zeros) that the
+// first iteration replaces, so that it is carried out. Names with shapes
+// known only at run time stay refused where they are read.
+void Lowering::bind_names_of_first_iteration(NodeId body, NodeId loop, uint32_t induction_variable) {
+  if (contains_break(ast_, body) || contains_kind(ast_, body, NodeKind::Continue) ||
+      contains_kind(ast_, body, NodeKind::Return))
+    return;
+  std::vector<uint32_t> bound;
+  if (!sema::definitely_assigned_names(ast_, body, bound)) return;
+  const auto after = ast_.range(loop).end;
+  for (uint32_t name : bound) {
+    if (name == induction_variable || env_.count(name)) continue;
+    // Read after the loop (any later use of the name: an over-approximation
+    // that costs one carried value), and its type where the body binds it.
+    bool read_after = false;
+    std::optional<Type> type;
+    for (uint32_t n = 0; n < ast_.size(); ++n) {
+      NodeId node{n};
+      if (ast_.kind(node) != NodeKind::Name || ast_.node(node).payload != name) continue;
+      SourceRange r = ast_.range(node);
+      if (r.begin >= after) read_after = true;
+      else if (!type && r.begin >= ast_.range(body).begin && r.end <= ast_.range(body).end) type = typed_type(node);
+    }
+    if (!read_after || !type || !*type) continue;
+    Value* placeholder = nullptr;
+    if (type->is(TypeKind::Tensor)) {
+      if (std::ranges::any_of(type->shape(), [](int64_t d) { return d == kDynamic; })) continue;
+      Attribute zero = is_float(type->scalar()) ? context_.float_attr(0.0)
+                       : type->scalar() == ScalarType::Bool ? context_.bool_attr(false)
+                                                             : context_.int_attr(0);
+      placeholder = graph_op(OpKind::GraphConstant, {}, *type, {{"value", zero}}, loop);
+    } else if (type->is_scalar()) {
+      placeholder = is_float(type->scalar()) ? builder_.constant_float(0.0, *type)
+                    : type->scalar() == ScalarType::Bool ? builder_.constant_bool(false)
+                                                         : builder_.constant_int(0, *type);
+    } else {
+      continue;
+    }
+    env_[name] = Bound{placeholder, {}};
+  }
+}
+
 // Leaves a branch or loop body: names it defined that did not exist before
 // are out of scope now (sema's definite assignment rejects reading one).
 void Lowering::restore_env(std::unordered_map<uint32_t, Bound> saved) { env_ = std::move(saved); }
@@ -966,6 +1012,23 @@ void Lowering::lower_for(NodeId statement) {
   else if (sema::scalar_info(iv_type.scalar()).category == sema::ScalarCategory::UnsignedInt || known_positive(step_value))
     direction = Direction::Up;
 
+  // A trip count known when compiling, at least one: names the body binds
+  // stay bound after the loop, the loop variable holding its last value
+  // (Python's), unless a break may end the loop early or the body rebinds it.
+  std::optional<int64_t> final_induction;
+  if (graph_) {
+    std::optional<int64_t> first = start.valid() ? constant_of(start) : std::optional<int64_t>(0);
+    std::optional<int64_t> last = constant_of(stop);
+    if (first && last && constant_step && (*constant_step > 0 ? *first < *last : *first > *last)) {
+      bind_names_of_first_iteration(body, statement, ast_.node(target).payload);
+      std::vector<uint32_t> rebound;
+      assigned_names(ast_, body, rebound);
+      const int64_t s = *constant_step, span = s > 0 ? *last - *first : *first - *last, magnitude = s > 0 ? s : -s;
+      if (!contains_break(ast_, body) &&
+          std::find(rebound.begin(), rebound.end(), ast_.node(target).payload) == rebound.end())
+        final_induction = *first + s * ((span + magnitude - 1) / magnitude - 1);
+    }
+  }
   NodeId bodies[] = {body};
   std::vector<uint32_t> carried = carried_names(bodies, "a loop", statement);
   carried.erase(std::remove(carried.begin(), carried.end(), ast_.node(target).payload), carried.end());
@@ -1035,6 +1098,7 @@ void Lowering::lower_for(NodeId statement) {
   restore_env(saved_env);
   pending_tokens_ = saved_tokens;
   for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = Bound{results[i], {}};
+  if (final_induction) env_[target_name] = Bound{builder_.constant_int(*final_induction, iv_type), {}};
 }
 
 void Lowering::lower_while(NodeId statement) {

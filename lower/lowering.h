@@ -351,6 +351,7 @@ class Lowering {
   Value* graph_compare(NodeId node);
   Value* graph_unary(NodeId node);
   Value* graph_subscript(NodeId node);
+  void bind_names_of_first_iteration(NodeId body, NodeId loop, uint32_t induction_variable);
   Value* graph_basic_indexing(NodeId node, Value* x, const std::vector<NodeId>& indices, bool keep_indexed);
   bool is_gather(const std::vector<NodeId>& indices);  // an integer tensor among a subscript's indices
   Value* graph_gather(NodeId node, Value* x, const std::vector<NodeId>& indices);
