@@ -54,14 +54,44 @@ Value* Lowering::graph_gather(NodeId node, Value* x, const std::vector<NodeId>& 
     return v->type().shape()[static_cast<size_t>(d)] == kDynamic ? graph_dim(v, d) : nullptr;
   };
 
-  // F: the flat position over the indexed dimensions, row-major, with the
-  // indices' broadcast shape P; and whether every index is in range.
+  // `lp[ts.arange(B), labels]` (cross-entropy's class index per row): with
+  // every index tensor 1-D, an index that is arange over its whole
+  // dimension pairs result element b with that dimension's element b, so
+  // the dimension is a batch of the selection (each row selects among its
+  // own positions: M counts the other indexed dimensions only).
+  int64_t batch = -1;
+  const bool one_dimensional = std::ranges::all_of(indexed, [&](int64_t d) {
+    NodeId i = index_of[static_cast<size_t>(d)];
+    return !is_tensor_node(i) || graph_type(i).rank() == 1;
+  });
+  for (int64_t d : indexed) {
+    NodeId i = index_of[static_cast<size_t>(d)];
+    if (!one_dimensional || !is_builtin_call(i, sema::BuiltinId::Arange)) continue;
+    auto args = typed_.call_arguments.find(i.index);
+    if (args == typed_.call_arguments.end() || args->second.size() < 2) continue;
+    const std::vector<NodeId>& a = args->second;
+    std::optional<int64_t> start = a[1].valid() ? constant_of(a[0]) : std::optional<int64_t>(0);
+    std::optional<int64_t> stop = constant_of(a[1].valid() ? a[1] : a[0]);
+    std::optional<int64_t> step = a.size() > 2 && a[2].valid() ? constant_of(a[2]) : std::optional<int64_t>(1);
+    if (start == 0 && step == 1 && stop && *stop == t.shape()[static_cast<size_t>(d)]) {
+      batch = d;
+      break;
+    }
+  }
+
+  if (batch >= 0 && indexed.size() == 1) return x;  // x[ts.arange(n)]: x itself
+  const int64_t batch_size = batch >= 0 ? t.shape()[static_cast<size_t>(batch)] : 0;
+
+  // F: the flat position over the indexed dimensions (but the batch one),
+  // row-major, with the indices' broadcast shape P; and whether every index
+  // is in range.
   const Type i64 = context_.i64_type();
   Value* flat = nullptr;
   Value* in_range = nullptr;
   int64_t positions = 1;  // M, kDynamic when known at run time only
   Value* positions_value = nullptr;
   for (int64_t d : indexed) {
+    if (d == batch) continue;
     NodeId i = index_of[static_cast<size_t>(d)];
     Value* v = is_tensor_node(i) ? to_element(value(i), ScalarType::I64, i)
                                  : scalar_as_tensor(value(i, i64), ScalarType::I64, i);
@@ -79,6 +109,12 @@ Value* Lowering::graph_gather(NodeId node, Value* x, const std::vector<NodeId>& 
     positions = positions == kDynamic || size == kDynamic ? kDynamic : positions * size;
     positions_value =
         positions_value ? emit(OpKind::MulI, {positions_value, size_index}, context_.index_type()) : size_index;
+  }
+  if (batch >= 0 && flat->type().shape()[0] != batch_size) {  // the other indices broadcast along the batch
+    const std::vector<int64_t> batch_shape{batch_size};
+    Value* zeros = graph_op(OpKind::GraphConstant, {}, context_.tensor_type(batch_shape, ScalarType::I64),
+                            {{"value", context_.int_attr(0)}}, node);
+    flat = graph_elementwise("add", {flat, zeros}, node);
   }
   const std::vector<int64_t> index_shape(flat->type().shape().begin(), flat->type().shape().end());
   const size_t p = index_shape.size();
@@ -102,7 +138,8 @@ Value* Lowering::graph_gather(NodeId node, Value* x, const std::vector<NodeId>& 
 
   // The selection as one `rows` kernel (graph-fusion fuses elementwise
   // operations into a reduction over the last axis of their space): x with
-  // its indexed dimensions last and flattened, spread to [1 (P), kept..., M];
+  // its indexed dimensions last and flattened, spread to [1 (P), kept..., M]
+  // ([batch, kept..., M] with a batch dimension);
   // F broadcast to [P, kept..., 1] (P x kept elements); the positions
   // 0..M-1 along the last axis. The compare, the select and the sum run
   // over [P, kept..., M] without storing it.
@@ -110,15 +147,18 @@ Value* Lowering::graph_gather(NodeId node, Value* x, const std::vector<NodeId>& 
   const ScalarType summed = element == ScalarType::Bool ? ScalarType::I32 : element;
   const size_t last = p + kept.size();  // the axis of the M positions
   Value* source = to_element(x, summed, node);
-  std::vector<int64_t> order = kept;
-  order.insert(order.end(), indexed.begin(), indexed.end());
+  std::vector<int64_t> order;  // [batch], kept..., the other indexed
+  if (batch >= 0) order.push_back(batch);
+  order.insert(order.end(), kept.begin(), kept.end());
+  for (int64_t d : indexed)
+    if (d != batch) order.push_back(d);
   if (order != all_axes(rank)) {
     std::vector<int64_t> moved;
     for (int64_t d : order) moved.push_back(t.shape()[static_cast<size_t>(d)]);
     source = graph_op(OpKind::GraphTranspose, {source}, context_.tensor_type(moved, summed),
                       {{"perm", context_.int_array_attr(order)}}, node);
   }
-  std::vector<int64_t> spread_source(p, 1);
+  std::vector<int64_t> spread_source(p, batch >= 0 ? batch_size : 1);  // P is [batch_size] with a batch
   std::vector<Value*> source_extents(p, nullptr);
   std::vector<Value*> kept_sizes;         // their sizes known at run time, in order
   for (int64_t d : kept) {
