@@ -786,6 +786,13 @@ Value* Lowering::graph_basic_indexing(NodeId node, Value* x, const std::vector<N
   };
   bool sliced = false;
   size_t axis = 0;
+  auto keep_whole_axis = [&] {  // the current axis, whole
+    starts.push_back(0);
+    limits.push_back(whole(axis));
+    steps.push_back(1);
+    keep(axis);
+    ++axis;
+  };
   auto constant = [&](NodeId n, const char* what) -> int64_t {
     std::optional<int64_t> c = constant_of(n);
     if (!c) unsupported(n, std::string("a tensor ") + what + " that is not a compile-time constant");
@@ -846,11 +853,7 @@ Value* Lowering::graph_basic_indexing(NodeId node, Value* x, const std::vector<N
     if (k == NodeKind::Slice) {
       NodeId lo = ast_.child(i, 0), hi = ast_.child(i, 1), step = ast_.child(i, 2);
       if (!lo.valid() && !hi.valid() && !step.valid()) {
-        starts.push_back(0);
-        limits.push_back(whole(axis));
-        steps.push_back(1);
-        keep(axis);
-        ++axis;
+        keep_whole_axis();
         continue;
       }
       int64_t s = step.valid() ? constant(step, "slice step") : 1;
@@ -931,11 +934,7 @@ Value* Lowering::graph_basic_indexing(NodeId node, Value* x, const std::vector<N
       continue;
     }
     if (keep_indexed) {  // the gather's: selected next
-      starts.push_back(0);
-      limits.push_back(whole(axis));
-      steps.push_back(1);
-      keep(axis);
-      ++axis;
+      keep_whole_axis();
       continue;
     }
     // An integer: that element of the axis, which the result drops.
