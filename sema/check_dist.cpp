@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "sema/builtin_call.h"
 #include "sema/checker.h"
@@ -112,6 +113,56 @@ void Checker::rebind_layout(Local& local, IdentifierId name, TypeId value, NodeI
   if (!distributed_layout(types_.sharding(local.type)) && !distributed_layout(types_.sharding(value))) return;
   diags_.emit<diag::SemaDistLayoutRebind>(ast_.range(value_node), name_of(name), types_.to_string(local.type),
                                           types_.to_string(value));
+}
+
+// A loop whose body rebinds a name to a recv or sendrecv over mesh axis A
+// (a ring: `blk = dist.sendrecv(blk, axis="r")`) would change the name's
+// layout on its first iteration when the name enters split over A: the
+// value then varies over A in a way no split describes. The name enters
+// the loop with the join of both layouts instead, varying over A and not
+// split over it (a weaker, still true description of the entering value:
+// each rank holds its own block), so every iteration keeps one layout.
+void Checker::widen_for_loop(NodeId body) {
+  std::function<void(NodeId)> visit = [&](NodeId n) {
+    if (!n.valid()) return;
+    NodeKind kind = ast_.kind(n);
+    if (kind == NodeKind::FunctionDef || kind == NodeKind::ClassDef || kind == NodeKind::Lambda) return;
+    if (kind == NodeKind::Assign && ast_.children(n).size() == 2 &&
+        ast_.kind(ast_.child(n, 0)) == NodeKind::Name && ast_.kind(ast_.child(n, 1)) == NodeKind::Call) {
+      NodeId call = ast_.child(n, 1), callee = ast_.child(call, 0);
+      std::string callee_name = ast_.kind(callee) == NodeKind::Attribute || ast_.kind(callee) == NodeKind::Name
+                                    ? name_of(ast_.node(callee).payload)
+                                    : std::string();
+      if (callee_name == "sendrecv" || callee_name == "recv") {
+        std::optional<std::string> axis;
+        auto arguments = ast_.children(call).subspan(1);
+        for (size_t k = 0; k < arguments.size(); ++k) {
+          NodeId a = arguments[k];
+          if (ast_.kind(a) == NodeKind::KeywordArgument && name_of(ast_.node(a).payload) == "axis")
+            axis = constant_string(ast_.child(a, 0));
+          else if (k == 1 && ast_.kind(a) != NodeKind::KeywordArgument)
+            axis = constant_string(a);
+        }
+        auto local = locals_.find(ast_.node(ast_.child(n, 0)).payload);
+        const ShardingInfo* s = local == locals_.end() ? nullptr : types_.sharding(local->second.type);
+        if (axis && s && !s->unknown) {
+          const MeshInfo& mesh = types_.mesh_info(s->mesh);
+          auto at = std::find(mesh.axes.begin(), mesh.axes.end(), *axis);
+          if (at != mesh.axes.end()) {
+            const auto k = static_cast<int32_t>(at - mesh.axes.begin());
+            ShardingInfo joined = *s;
+            for (int32_t& a : joined.dim_axes)
+              if (a == k) a = -1;
+            joined.varying_axes |= 1u << k;
+            if (!(joined == *s))
+              local->second.type = types_.with_sharding(local->second.type, types_.intern_sharding(joined));
+          }
+        }
+      }
+    }
+    for (NodeId child : ast_.children(n)) visit(child);
+  };
+  visit(body);
 }
 
 std::optional<std::string> Checker::constant_string(NodeId node) const {

@@ -12,5 +12,7 @@ block_sum = a.reshape(n, 4 // n, 6).sum(axis=0)
 expected = {
     "gathered.npy": np.tile(block_sum, (n, 1)),
     "reduced.npy": block_sum,
+    "from_split.npy": a,
+    "shifted_once.npy": np.roll(a, 4 // n, axis=0),
 }
 sys.exit(compare(d, expected))
