@@ -768,32 +768,40 @@ void Lowering::bind_names_of_first_iteration(NodeId body, NodeId loop, uint32_t 
     return;
   std::vector<uint32_t> bound;
   if (!sema::definitely_assigned_names(ast_, body, bound)) return;
-  const auto after = ast_.range(loop).end;
-  for (uint32_t name : bound) {
-    if (name == induction_variable || env_.count(name)) continue;
-    // Read after the loop (any later use of the name: an over-approximation
-    // that costs one carried value), and its type where the body binds it.
+  // The candidates: each read after the loop (any later use of the name: an
+  // over-approximation that costs one carried value), and its type where
+  // the body binds it; one pass over the names of the tree.
+  struct Candidate {
     bool read_after = false;
     std::optional<Type> type;
-    for (uint32_t n = 0; n < ast_.size(); ++n) {
-      NodeId node{n};
-      if (ast_.kind(node) != NodeKind::Name || ast_.node(node).payload != name) continue;
-      SourceRange r = ast_.range(node);
-      if (r.begin >= after) read_after = true;
-      else if (!type && r.begin >= ast_.range(body).begin && r.end <= ast_.range(body).end) type = typed_type(node);
-    }
-    if (!read_after || !type || !*type) continue;
+  };
+  std::unordered_map<uint32_t, Candidate> candidates;
+  for (uint32_t name : bound)
+    if (name != induction_variable && !env_.count(name)) candidates[name];
+  if (candidates.empty()) return;
+  const SourceRange inside = ast_.range(body);
+  const auto after = ast_.range(loop).end;
+  for (uint32_t n = 0; n < ast_.size(); ++n) {
+    NodeId node{n};
+    if (ast_.kind(node) != NodeKind::Name) continue;
+    auto it = candidates.find(ast_.node(node).payload);
+    if (it == candidates.end()) continue;
+    SourceRange r = ast_.range(node);
+    if (r.begin >= after) it->second.read_after = true;
+    else if (!it->second.type && r.begin >= inside.begin && r.end <= inside.end) it->second.type = typed_type(node);
+  }
+  for (uint32_t name : bound) {  // in order of binding: the placeholders' order is deterministic
+    auto it = candidates.find(name);
+    if (it == candidates.end() || !it->second.read_after || !it->second.type || !*it->second.type) continue;
+    const Type type = *it->second.type;
     Value* placeholder = nullptr;
-    if (type->is(TypeKind::Tensor)) {
-      if (std::ranges::any_of(type->shape(), [](int64_t d) { return d == kDynamic; })) continue;
-      Attribute zero = is_float(type->scalar()) ? context_.float_attr(0.0)
-                       : type->scalar() == ScalarType::Bool ? context_.bool_attr(false)
-                                                             : context_.int_attr(0);
-      placeholder = graph_op(OpKind::GraphConstant, {}, *type, {{"value", zero}}, loop);
-    } else if (type->is_scalar()) {
-      placeholder = is_float(type->scalar()) ? builder_.constant_float(0.0, *type)
-                    : type->scalar() == ScalarType::Bool ? builder_.constant_bool(false)
-                                                         : builder_.constant_int(0, *type);
+    if (type.is(TypeKind::Tensor)) {
+      if (std::ranges::any_of(type.shape(), [](int64_t d) { return d == kDynamic; })) continue;
+      placeholder = graph_op(OpKind::GraphConstant, {}, type, {{"value", zero_attribute(type.scalar())}}, loop);
+    } else if (type.is_scalar()) {
+      placeholder = is_float(type.scalar()) ? builder_.constant_float(0.0, type)
+                    : type.scalar() == ScalarType::Bool ? builder_.constant_bool(false)
+                                                        : builder_.constant_int(0, type);
     } else {
       continue;
     }

@@ -93,10 +93,8 @@ Bound Lowering::lower_vjp_call(NodeId call, const sema::TransformInfo& transform
     std::vector<Value*> sizes;
     for (size_t d = 0; d < t.rank(); ++d)
       if (t.shape()[d] == kDynamic) unsupported(call, "has_aux with an aux tensor whose size is known only at run time");
-    Attribute zero = is_float(t.scalar()) ? context_.float_attr(0.0) : context_.int_attr(0);
-    if (t.scalar() == ScalarType::Bool) zero = context_.bool_attr(false);
     seeds.push_back(builder_.create(OpKind::GraphConstant, std::span<Value* const>(sizes), std::span<const Type>(&t, 1),
-                                    {{"value", zero}})
+                                    {{"value", zero_attribute(t.scalar())}})
                         ->result());
   }
   if (seeds.size() != fn.num_results()) unsupported(call, "a cotangent of another structure than the function's result");

@@ -144,10 +144,9 @@ Bound Lowering::lower_dist_builtin(NodeId call, BuiltinId builtin) {
       }
       for (int64_t d : local)
         if (d == kDynamic) unsupported(call, "a dist.tensor whose shape is known only at run time");
-      Attribute zero = is_float(element) ? context_.float_attr(0.0)
-                       : element == ScalarType::Bool ? context_.bool_attr(false)
-                                                     : context_.int_attr(0);
-      return Bound{graph_op(OpKind::GraphConstant, {}, context_.tensor_type(local, element), {{"value", zero}}, call), {}};
+      return Bound{graph_op(OpKind::GraphConstant, {}, context_.tensor_type(local, element),
+                            {{"value", zero_attribute(element)}}, call),
+                   {}};
     }
     case BuiltinId::AllReduce:
     case BuiltinId::AllGather:

@@ -342,6 +342,12 @@ class Lowering {
   Value* to_element(Value* v, ScalarType element, NodeId where);
   // A number as a 0-d tensor of `element` (a local sema promoted to one).
   Value* scalar_as_tensor(Value* v, ScalarType element, NodeId where);
+  // The `value` of a graph.constant of zeros of `element` (false for bool).
+  Attribute zero_attribute(ScalarType element) {
+    return is_float(element) ? context_.float_attr(0.0)
+           : element == ScalarType::Bool ? context_.bool_attr(false)
+                                         : context_.int_attr(0);
+  }
   Value* graph_op(OpKind kind, std::vector<Value*> operands, Type declared, std::vector<NamedAttribute> attributes,
                   NodeId where);
   Value* graph_elementwise(std::string_view op, std::vector<Value*> operands, NodeId where);

@@ -122,7 +122,7 @@ void Checker::rebind_layout(Local& local, IdentifierId name, TypeId value, NodeI
 // the loop with the join of both layouts instead, varying over A and not
 // split over it (a weaker, still true description of the entering value:
 // each rank holds its own block), so every iteration keeps one layout.
-void Checker::widen_for_loop(NodeId body) {
+void Checker::widen_loop_layouts(NodeId body) {
   std::function<void(NodeId)> visit = [&](NodeId n) {
     if (!n.valid()) return;
     NodeKind kind = ast_.kind(n);

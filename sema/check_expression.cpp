@@ -1343,14 +1343,9 @@ Value Checker::check_subscript(NodeId node) {
   // tensor consumes one dimension; the integers beside them count as 0-d
   // indices for NumPy's rule of where the broadcast index dimensions go (in
   // place of the indexed ones when those are adjacent, else first).
-  struct GatherIndex {
-    size_t dim;  // the dimension of the object it indexes
-    TypeId type;
-    NodeId node;
-  };
-  std::vector<GatherIndex> gathers;
-  std::vector<size_t> integer_dims;  // dimensions integers index
-  size_t gather_at = 0;              // where in `remaining` the index dimensions go, when adjacent
+  std::vector<std::pair<NodeId, TypeId>> gathers;  // the integer tensors
+  std::vector<size_t> indexed_dims;                // the dimensions they and the integers index
+  size_t gather_at = 0;                            // where in `remaining` the index dimensions go, when adjacent
   NodeId basic_index;                // a None (not with a gather yet)
   for (NodeId i : indices) {
     if (ast_.kind(i) == NodeKind::NoneLiteral) {
@@ -1472,7 +1467,8 @@ Value Checker::check_subscript(NodeId node) {
         error = true;
       } else {
         if (gathers.empty()) gather_at = remaining.size();
-        gathers.push_back(GatherIndex{consumed, t, i});
+        gathers.push_back({i, t});
+        indexed_dims.push_back(consumed);
       }
     } else if (ti.kind != TypeKind::Error && ti.kind != TypeKind::Dynamic &&
         !(ti.kind == TypeKind::Scalar && is_integer(ti.scalar))) {
@@ -1481,7 +1477,7 @@ Value Checker::check_subscript(NodeId node) {
     } else if (!check_constant_index(i, v, dims[consumed], consumed, object, "index", false)) {
       error = true;
     } else {
-      integer_dims.push_back(consumed);
+      indexed_dims.push_back(consumed);
     }
     if (v.global_id && info.space == AddressSpace::Shared) {
       diags_.emit<diag::SemaSharedIndexedByGlobalId>(ast_.range(i), source_text(object));
@@ -1489,16 +1485,12 @@ Value Checker::check_subscript(NodeId node) {
     ++consumed;
   }
   if (!error && !gathers.empty()) {
-    std::vector<std::pair<NodeId, TypeId>> index_types;
-    for (const GatherIndex& g : gathers) index_types.push_back({g.node, g.type});
-    std::optional<std::vector<DimId>> index_dims = gather_dims(node, object, base.type, index_types, basic_index);
+    std::optional<std::vector<DimId>> index_dims = gather_dims(node, object, base.type, gathers, basic_index);
     if (!index_dims) return Value{types_.error()};
     // Adjacent indexed dimensions (integers included): the index dimensions
-    // take their place; else they come first (NumPy).
-    std::vector<size_t> indexed = integer_dims;
-    for (const GatherIndex& g : gathers) indexed.push_back(g.dim);
-    std::ranges::sort(indexed);
-    const bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
+    // take their place; else they come first (NumPy). Consumed in order, so
+    // indexed_dims is sorted.
+    const bool adjacent = indexed_dims.back() - indexed_dims.front() + 1 == indexed_dims.size();
     remaining.insert(remaining.begin() + static_cast<std::ptrdiff_t>(adjacent ? gather_at : 0), index_dims->begin(),
                      index_dims->end());
   }
@@ -1540,15 +1532,12 @@ std::optional<std::vector<DimId>> Checker::gather_dims(NodeId node, NodeId objec
         "the new axis to the result");
     return std::nullopt;
   }
-  auto laid_out = [&](TypeId t) {
-    const ShardingInfo* s = types_.sharding(t);
-    return s && (s->unknown || s->partial_axes || s->varying_axes ||
-                 std::ranges::any_of(s->dim_axes, [](int32_t a) { return a >= 0; }));
-  };
+  const bool object_laid_out = distributed_layout(types_.sharding(object_type));
   for (auto [where, type] : indices) {
-    if (laid_out(type) || laid_out(object_type)) {
+    const bool index_laid_out = distributed_layout(types_.sharding(type));
+    if (index_laid_out || object_laid_out) {
       diags_.emit<diag::SemaTensorIndexGather>(
-          ast_.range(laid_out(type) ? where : object), first_type,
+          ast_.range(index_laid_out ? where : object), first_type,
           "of a tensor split, partial or varying over a mesh axis is not supported yet; all_gather the tensor and "
           "its indices first");
       return std::nullopt;

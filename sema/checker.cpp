@@ -1193,7 +1193,7 @@ void Checker::check_statement(NodeId statement) {
     case NodeKind::While: {
       Value condition = check_expression(children[0]);
       check_condition(children[0], condition);
-      widen_for_loop(children[1]);
+      widen_loop_layouts(children[1]);
       ++loop_depth_;
       ++control_depth_;
       check_statements(children[1]);
@@ -1204,7 +1204,7 @@ void Checker::check_statement(NodeId statement) {
     }
     case NodeKind::For: {
       Value element = iteration_element(children[1]);
-      widen_for_loop(children[2]);
+      widen_loop_layouts(children[2]);
       ++control_depth_;
       assign_to(children[0], element, children[1]);
       ++loop_depth_;

@@ -275,7 +275,7 @@ class Checker {
   // mismatches); returns the bindings.
   std::unordered_map<uint32_t, DimId> bind_call_shapes(const FunctionInfo& callee, const std::vector<NodeId>& arguments);
   Value check_subscript(NodeId node);
-  void widen_for_loop(NodeId body);  // a ring's name enters its loop varying (check_dist.cpp)
+  void widen_loop_layouts(NodeId body);  // a ring's name enters its loop varying (check_dist.cpp)
   std::optional<std::vector<DimId>> gather_dims(NodeId node, NodeId object, TypeId object_type,
                                                 std::span<const std::pair<NodeId, TypeId>> indices,
                                                 NodeId basic_index);
