@@ -23,7 +23,8 @@ const std::set<std::string_view, std::less<>> kCxxKeywords = {
     "try",       "typedef",   "typeid",     "typename", "union",        "unsigned",     "using",    "virtual",
     "void",      "volatile",  "wchar_t",    "while",    "xor",          "xor_eq",
     // Names the generated functions use themselves.
-    "stream",    "device",    "grid",       "args",     "arguments",     "tessera",      "std",
+    "stream",    "device",    "grid",       "args",     "arguments",     "outputs",      "mesh",     "tessera",
+    "std",
 };
 
 // The C++ element or scalar type of a Tessera dtype.
@@ -145,8 +146,12 @@ std::string aot_header(const std::string& name_space, const std::string& source,
     std::string name = cxx_identifier(f.name);
     if (name == "module" || name == "groups") name += '_';
     std::string parameters, pointers, results, result_pointers;
+    // A parameter named as a result (`result`, `result_0`) gets a `_` too.
+    std::set<std::string> result_ids;
+    for (const codegen::AotParameter& r : f.results) result_ids.insert(cxx_identifier(r.name));
     for (const codegen::AotParameter& p : f.parameters) {
       std::string id = cxx_identifier(p.name);
+      while (result_ids.count(id)) id += '_';
       parameters += ", " + parameter_type(p) + " " + id;
       pointers += std::string(pointers.empty() ? "" : ", ") + (p.tensor ? id + ".tensor()" : "&" + id);
     }
@@ -156,6 +161,10 @@ std::string aot_header(const std::string& name_space, const std::string& source,
       result_pointers += std::string(result_pointers.empty() ? "" : ", ") + id;
     }
     std::string body;
+    // A null result pointer is an error, as every other bad argument is.
+    for (const codegen::AotParameter& r : f.results)
+      body += "  if (!" + cxx_identifier(r.name) + ") return tessAotNullResult(\"" + f.name + "\", \"" +
+              cxx_identifier(r.name) + "\");\n";
     if (!f.parameters.empty()) body += "  const void* const arguments[] = {" + pointers + "};\n";
     if (!f.results.empty()) body += "  void* const outputs[] = {" + result_pointers + "};\n";
     std::string call = codegen::aot_function_name(name_space, f.name);

@@ -844,10 +844,17 @@ std::optional<int64_t> Lowering::constant_condition(NodeId condition) {
 // the truth of its exact constant, read from this instance's own table (the
 // module's holds the last instance's values).
 std::optional<bool> Lowering::sema_decision(NodeId condition) const {
-  const auto& table = instance_constants_ ? *instance_constants_ : typed_.constants;
-  auto it = table.find(condition.index);
-  if (it == table.end() || it->second.from_local) return std::nullopt;
-  return it->second.as_double() != 0.0;
+  const sema::Constant* decision = nullptr;
+  if (element_tables_in_use_ && element_tables_in_use_->node_types.count(condition.index)) {
+    auto it = element_tables_in_use_->constants.find(condition.index);
+    if (it != element_tables_in_use_->constants.end()) decision = &it->second;
+  } else {
+    const auto& table = instance_constants_ ? *instance_constants_ : typed_.constants;
+    auto it = table.find(condition.index);
+    if (it != table.end()) decision = &it->second;
+  }
+  if (!decision || decision->from_local) return std::nullopt;
+  return decision->as_double() != 0.0;
 }
 
 std::optional<NodeId> Lowering::known_branch(NodeId statement, Value** condition) {

@@ -38,7 +38,7 @@ unsigned Lowering::differentiated_input(NodeId call, uint32_t instance, uint32_t
 // function, a compile-time value bound to the primals (their IR values; its
 // sema type names the instance). (out, f_vjp).
 Bound Lowering::lower_vjp(NodeId call) {
-  uint32_t instance = call_instances_->at(call.index);
+  uint32_t instance = *call_instance(call);
   Operation* callee = jit_function_op(instance);
   Type fn = callee->attr("function_type").type();
   std::vector<NodeId> primals;  // the arguments after f, has_aux= left out
@@ -143,8 +143,8 @@ Bound Lowering::lower_vjp_call(NodeId call, const sema::TransformInfo& transform
 Bound Lowering::lower_transform_call(NodeId call) {
   sema::TransformInfo transform = typed_.types.transform_info(node_type(ast_.child(call, 0)));
   if (transform.kind == sema::TransformKind::Vjp) return lower_vjp_call(call, transform);
-  if (!call_instances_ || !call_instances_->count(call.index)) unsupported(call, "this call of a gradient function");
-  uint32_t instance = call_instances_->at(call.index);
+  if (!call_instance(call)) unsupported(call, "this call of a gradient function");
+  uint32_t instance = *call_instance(call);
   Operation* callee = jit_function_op(instance);
   Type fn = callee->attr("function_type").type();
   // With has_aux, results 1.. of f are aux (a tuple in it flattened).

@@ -32,11 +32,28 @@ Value* Lowering::emit(OpKind kind, std::initializer_list<Value*> operands, Type 
 }
 
 const sema::Constant* Lowering::known_constant(NodeId node) const {
+  // In an element of a loop over a tuple of mixed types: that element's.
+  if (element_tables_in_use_ && element_tables_in_use_->node_types.count(node.index)) {
+    auto it = element_tables_in_use_->constants.find(node.index);
+    return it == element_tables_in_use_->constants.end() ? nullptr : &it->second;
+  }
   if (instance_constants_) {
     if (auto it = instance_constants_->find(node.index); it != instance_constants_->end()) return &it->second;
   }
   auto it = typed_.constants.find(node.index);
   return it == typed_.constants.end() ? nullptr : &it->second;
+}
+
+std::optional<uint32_t> Lowering::call_instance(NodeId call) const {
+  if (element_tables_in_use_ && element_tables_in_use_->node_types.count(call.index)) {
+    auto it = element_tables_in_use_->call_instances.find(call.index);
+    if (it == element_tables_in_use_->call_instances.end()) return std::nullopt;
+    return it->second;
+  }
+  if (!call_instances_) return std::nullopt;
+  auto it = call_instances_->find(call.index);
+  if (it == call_instances_->end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<int64_t> Lowering::constant_of(NodeId node) const {
@@ -718,7 +735,9 @@ Bound Lowering::lower_call(NodeId call) {
       return Bound{convert(convert(t, context_.scalar_type(t->type().scalar())), *typed_type(call)), {}};
     }
     // enumerate(l), zip(a, b) of lists: lists of tuples (lower_lists.cpp).
-    if (ast_.kind(callee) == NodeKind::Name && is_list_node(call) &&
+    // Of a tuple whose elements differ in type: a tuple of tuples.
+    if (ast_.kind(callee) == NodeKind::Name && graph_ &&
+        (is_list_node(call) || (node_type(call).valid() && typed_.types.kind(node_type(call)) == SemaKind::Tuple)) &&
         (name_of(ast_.node(callee).payload) == "enumerate" || name_of(ast_.node(callee).payload) == "zip"))
       return lower_list_tuples(call);
     // l.append(x), len(l) of a list (lower_lists.cpp).
@@ -729,6 +748,12 @@ Bound Lowering::lower_call(NodeId call) {
         ast_.children(call).size() == 2 && is_list_node(ast_.child(call, 1)))
       return Bound{builder_.constant_int(static_cast<int64_t>(lower(ast_.child(call, 1)).size()), context_.i32_type()),
                    {}};
+    if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "len" &&
+        ast_.children(call).size() == 2 && node_type(ast_.child(call, 1)).valid() &&
+        typed_.types.kind(node_type(ast_.child(call, 1))) == SemaKind::Tuple)
+      return Bound{builder_.constant_int(static_cast<int64_t>(typed_.types.tuple_elements(node_type(ast_.child(call, 1))).size()),
+                                         context_.i32_type()),
+                   {}};
     // len(x) of a tensor: the size of its first axis (sema's check_call).
     if (ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "len" &&
         ast_.children(call).size() == 2 && is_tensor_node(ast_.child(call, 1)))
@@ -736,7 +761,7 @@ Bound Lowering::lower_call(NodeId call) {
     if (is_transform_node(callee)) return lower_transform_call(call);
     if (is_builtin_call(call, BuiltinId::Vjp)) return lower_vjp(call);
     if (is_builtin_call(call, BuiltinId::Jvp)) return lower_jvp(call);
-    if (call_instances_ && call_instances_->count(call.index)) return lower_jit_call(call);
+    if (call_instance(call)) return lower_jit_call(call);
     if (ast_.kind(callee) == NodeKind::Subscript) {
       sema::TypeId k = node_type(ast_.child(callee, 0));
       if (k.valid() && typed_.types.kind(k) == SemaKind::Function) return lower_kernel_launch(call);
@@ -749,6 +774,15 @@ Bound Lowering::lower_call(NodeId call) {
     auto builtin = static_cast<BuiltinId>(typed_.types.info(t).payload);
     if (graph_) return lower_graph_builtin(call, builtin);
     return lower_builtin_call(call, builtin);
+  }
+  // `f32(x)` of a number: cast(x, f32) (sema's check_call).
+  if (t.valid() && typed_.types.kind(t) == SemaKind::Dtype && ast_.children(call).size() == 2) {
+    std::optional<Type> to = ir_type(sema::TypeId{typed_.types.info(t).payload});
+    Value* x = value(ast_.child(call, 1));
+    if (to && to->is_scalar() && x->type().is_scalar()) {
+      if (x->type().is_index()) x = convert(x, context_.i64_type());
+      return Bound{convert(x, *to), {}};
+    }
   }
   if (t.valid() && typed_.types.kind(t) == SemaKind::Function) {
     std::vector<Value*> results = lower_user_call(call, typed_.types.info(t).payload);

@@ -390,6 +390,8 @@ void Lowering::lower_jit_instance(uint32_t index) {
       lowering.graph_ = false;
       lowering.node_types_ = &lowering.typed_.node_types;
       lowering.call_instances_ = nullptr;
+      lowering.element_tables_ = nullptr;
+      lowering.element_tables_in_use_ = nullptr;
       lowering.instance_constants_ = nullptr;
       lowering.constant_parameters_.clear();
       lowering.literal_parameters_.clear();
@@ -398,6 +400,7 @@ void Lowering::lower_jit_instance(uint32_t index) {
   graph_ = true;
   node_types_ = instance.node_types.empty() ? &typed_.node_types : &instance.node_types;
   call_instances_ = instance.node_types.empty() ? &typed_.call_instances : &instance.call_instances;
+  element_tables_ = instance.node_types.empty() ? &typed_.element_tables : &instance.element_tables;
   instance_constants_ = &instance.constants;
   begin_body(info, func);
   assigned_names(ast_, ast_.child(info.def, 3), locals_);
@@ -591,6 +594,7 @@ void Lowering::lower_program() {
   graph_ = true;
   node_types_ = &typed_.node_types;
   call_instances_ = &typed_.call_instances;
+  element_tables_ = &typed_.element_tables;
   static const sema::FunctionInfo program_info{};
   begin_body(program_info, func);
   program_ = true;
@@ -607,6 +611,7 @@ void Lowering::lower_program() {
   graph_ = false;
   program_ = false;
   call_instances_ = nullptr;
+  element_tables_ = nullptr;
 }
 
 Value* Lowering::graph_dim(Value* tensor, int64_t axis) {

@@ -104,7 +104,8 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
   bool tensor_result = is_tensor_node(call);
   // Python's sum(l), max(l), min(l) of a list (lower_lists.cpp).
   if ((builtin == BuiltinId::Sum || builtin == BuiltinId::Max || builtin == BuiltinId::Min) && arg(0).valid() &&
-      is_list_node(arg(0)))
+      (is_list_node(arg(0)) || (node_type(arg(0)).valid() && typed_.types.kind(node_type(arg(0))) == SemaKind::Tuple &&
+                                ast_.kind(ast_.child(call, 0)) == NodeKind::Name)))
     return lower_list_reduction(call, builtin);
   // Scalar math in graph code is scalar code, as in kernels.
   switch (info.signature) {
@@ -373,6 +374,13 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       return Bound{graph_elementwise("select", {c, as_element(1), as_element(2)}, call), {}};
     }
     case sema::Signature::ReshapeArgs: {
+      // The program holds this rank's block of a split tensor, and the
+      // sizes are the global tensor's: no block of the result is known.
+      if (program_)
+        if (const sema::ShardingInfo* s = typed_.types.sharding(node_type(arg(0)));
+            s && (s->unknown || std::ranges::any_of(s->dim_axes, [](int32_t a) { return a >= 0; })))
+          unsupported(call, "reshaping a tensor split over a mesh in the program (all_gather it, or reshape its "
+                            "block in a @jit function)");
       Value* x = tensor(0);
       // The shape argument, or the sizes as separate arguments (sema bound
       // them after x).
@@ -1005,7 +1013,7 @@ std::vector<Value*> Lowering::jit_call_operands(std::span<const NodeId> argument
 }
 
 Bound Lowering::lower_jit_call(NodeId call) {
-  uint32_t instance = call_instances_->at(call.index);
+  uint32_t instance = *call_instance(call);
   Operation* callee = jit_function_op(instance);
   Type fn = callee->attr("function_type").type();
   std::vector<Value*> operands = jit_call_operands(call_arguments_in_order(call), fn);

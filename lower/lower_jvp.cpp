@@ -14,7 +14,7 @@ namespace tessera::ir {
 using SemaKind = sema::TypeKind;
 
 Bound Lowering::lower_jvp(NodeId call) {
-  uint32_t instance = call_instances_->at(call.index);
+  uint32_t instance = *call_instance(call);
   Operation* callee = jit_function_op(instance);
   Type fn = callee->attr("function_type").type();
   // (callee, f, primals, tangents): sema checked the primals are a tuple

@@ -8,6 +8,7 @@
 // lower.unsupported.
 #include <algorithm>
 #include <functional>
+#include <unordered_set>
 
 #include "lower/lowering.h"
 
@@ -142,14 +143,10 @@ bool Lowering::lower_list_loop(NodeId statement) {
   NodeId target = ast_.child(statement, 0), iterable = ast_.child(statement, 1), body = ast_.child(statement, 2);
   // A tuple (`for t in (a, b)`, a tuple a function returned) is unrolled
   // the same way when its elements have one type (sema types the target).
+  // Over one whose elements differ in type, each element with the types
+  // sema found for it (for_each_element).
   sema::TypeId iterable_type = node_type(iterable);
   bool over_tuple = iterable_type.valid() && typed_.types.kind(iterable_type) == SemaKind::Tuple;
-  if (over_tuple) {
-    std::span<const sema::TypeId> elements = typed_.types.tuple_elements(iterable_type);
-    if (!std::ranges::all_of(elements, [&](sema::TypeId t) { return t == elements.front(); }))
-      unsupported(iterable, "iterating over a tuple whose elements differ in type (the loop is unrolled with one type "
-                            "for its target)");
-  }
   // In device code a loop over a list (`for off in [16, 8, 4, 2, 1]`, a
   // list of shared buffers) or a tuple is unrolled too; only graph code
   // unrolls loops that build lists.
@@ -164,13 +161,13 @@ bool Lowering::lower_list_loop(NodeId statement) {
     refuse_jumps();
     Bound list = over_tuple || over_device_list ? lower(iterable) : *unrolled_sequence(iterable);
     if (list.is_value()) unsupported(iterable, "iterating over this list");
-    for (size_t i = 0; i < list.size(); ++i) {
+    for_each_element(statement, target, list.size(), [&](size_t i) {
       // `for x in l` binds x to each element; `for i, x in enumerate(l)`
       // unpacks each tuple.
       if (ast_.kind(target) == NodeKind::Name) env_[ast_.node(target).payload] = list.element(i);
       else assign(target, list.element(i), statement);
       lower_suite(body);
-    }
+    });
     return true;
   }
   if (ast_.kind(target) != NodeKind::Name) return false;  // lowered (and refused) as any loop
@@ -186,6 +183,39 @@ bool Lowering::lower_list_loop(NodeId statement) {
     lower_suite(body);
   }
   return true;
+}
+
+void Lowering::for_each_element(NodeId loop, NodeId target, size_t count,
+                                const std::function<void(size_t)>& lower_element) {
+  const sema::ElementTablesMap& map = element_tables_ ? *element_tables_ : typed_.element_tables;
+  auto found = map.find(loop.index);
+  if (found == map.end()) {
+    for (size_t i = 0; i < count; ++i) lower_element(i);
+    return;
+  }
+  // Sema checked an element inside another's body for the last outer
+  // element only: its tables would be wrong for the others.
+  if (element_tables_in_use_)
+    unsupported(loop, "a loop or a comprehension over a tuple whose elements differ in type inside another");
+  const std::vector<sema::ElementTables>& tables = found->second;
+  if (tables.size() != count) internal_error("lower", "a tuple loop's element count differs from sema's");
+  struct Restore {
+    const sema::ElementTables*& in_use;
+    ~Restore() { in_use = nullptr; }
+  } restore{element_tables_in_use_};
+  std::unordered_set<uint32_t> outside;
+  for (const auto& [name, bound] : env_) outside.insert(name);
+  std::function<void(NodeId)> unbind = [&](NodeId t) {
+    if (ast_.kind(t) == NodeKind::Name) outside.erase(ast_.node(t).payload);
+    if (ast_.kind(t) == NodeKind::Tuple || ast_.kind(t) == NodeKind::List)
+      for (NodeId part : ast_.children(t)) unbind(part);
+  };
+  unbind(target);
+  for (size_t i = 0; i < count; ++i) {
+    std::erase_if(env_, [&](const auto& entry) { return !outside.count(entry.first); });
+    element_tables_in_use_ = &tables[i];
+    lower_element(i);
+  }
 }
 
 // The values of `range(a, b, s)` when its bounds are known when compiling;
@@ -277,7 +307,12 @@ Bound Lowering::lower_comprehension(NodeId node) {
     auto parts = ast_.children(children[g]);
     NodeId target = parts[0], iterable = parts[1];
     std::vector<Bound> items;
-    if (std::optional<Bound> sequence = unrolled_sequence(iterable)) {
+    sema::TypeId iterable_type = node_type(iterable);
+    if (iterable_type.valid() && typed_.types.kind(iterable_type) == SemaKind::Tuple) {
+      Bound tuple = lower(iterable);
+      if (tuple.is_value()) unsupported(iterable, "iterating over this tuple");
+      for (size_t i = 0; i < tuple.size(); ++i) items.push_back(tuple.element(i));
+    } else if (std::optional<Bound> sequence = unrolled_sequence(iterable)) {
       for (size_t i = 0; i < sequence->size(); ++i) items.push_back(sequence->element(i));
     } else if (auto range = unrolled_range(iterable, node, "a comprehension")) {
       Type iv_type = ast_.kind(target) == NodeKind::Name ? typed_type(target).value_or(context_.i32_type())
@@ -290,7 +325,8 @@ Bound Lowering::lower_comprehension(NodeId node) {
                                   "length must be known when compiling)"
                                 : "a comprehension over something other than a list, a tensor or range()");
     }
-    for (const Bound& item : items) {
+    for_each_element(children[g], target, items.size(), [&](size_t i) {
+      const Bound& item = items[i];
       if (ast_.kind(target) == NodeKind::Name) env_[ast_.node(target).payload] = item;
       else assign(target, item, children[g]);
       bool kept = true;
@@ -306,7 +342,7 @@ Bound Lowering::lower_comprehension(NodeId node) {
         }
       }
       if (kept) generate(g + 1);
-    }
+    });
   };
   generate(1);
   for (auto& [id, bound] : outside) {
@@ -437,6 +473,9 @@ Bound Lowering::lower_list_reduction(NodeId call, sema::BuiltinId builtin) {
     if (!e.is_value()) unsupported(list_node, "sum(), max() or min() of a list whose elements are not numbers or tensors");
     Value* v = e.value;
     if (t.is_scalar()) v = convert(v, t);
+    // A tuple's elements may differ in type: each in the result's.
+    if (t.is(TypeKind::Tensor) && !v->type().is(TypeKind::Tensor)) v = scalar_as_tensor(convert(v, context_.scalar_type(t.scalar())), t.scalar(), call);
+    if (t.is(TypeKind::Tensor) && v->type().scalar() != t.scalar()) v = to_element(v, t.scalar(), call);
     if (!result) {
       result = v;
       continue;

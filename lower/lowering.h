@@ -320,7 +320,22 @@ class Lowering {
 
   // The sema type of a node of the function being lowered (a @jit instance
   // has its own table).
-  sema::TypeId node_type(NodeId node) const { return (*node_types_)[node.index]; }
+  sema::TypeId node_type(NodeId node) const {
+    if (element_tables_in_use_) {
+      if (auto it = element_tables_in_use_->node_types.find(node.index); it != element_tables_in_use_->node_types.end())
+        return it->second;
+    }
+    return (*node_types_)[node.index];
+  }
+  // The instance sema chose for a call of a @jit function; nullopt for any other call.
+  std::optional<uint32_t> call_instance(NodeId call) const;
+  // `lower_element(i)` for each of `count` elements that a loop or a
+  // generator (`loop`) unrolls, with the tables sema recorded for element i
+  // when it checked the body once per element (sema::ElementTables: a
+  // tuple whose elements differ in type).
+  // Each element binds `target` and the names its body binds first anew
+  // (their types differ from element to element).
+  void for_each_element(NodeId loop, NodeId target, size_t count, const std::function<void(size_t)>& lower_element);
 
   // --- the graph level (lower_graph.cpp, lower_graph_builtins.cpp) ---
   void lower_jit_instance(uint32_t instance);
@@ -478,6 +493,10 @@ class Lowering {
   // entry's signature) rather than the f32 of its decoded values.
   bool storage_types_ = false;
   const std::unordered_map<uint32_t, uint32_t>* call_instances_ = nullptr;
+  // Beside call_instances_: the same table's loops over tuples of mixed
+  // types, and the element's tables read while one element is lowered.
+  const sema::ElementTablesMap* element_tables_ = nullptr;
+  const sema::ElementTables* element_tables_in_use_ = nullptr;
   std::unordered_map<uint32_t, Operation*> instance_functions_;  // instance -> func.func
 
   // The function being lowered.

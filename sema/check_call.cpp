@@ -264,6 +264,9 @@ Value Checker::check_call(NodeId node) {
     // len(l) of a list: its length, which lowering knows (lists have a
     // length known when compiling).
     if (types_.kind(x.type) == TypeKind::List) return Value{types_.scalar(ScalarType::I32)};
+    // len(t) of a tuple (or a list of tensors of several types, a tuple).
+    if (types_.kind(x.type) == TypeKind::Tuple)
+      return Value{types_.untyped_int(), Constant{false, static_cast<ConstantInt>(types_.tuple_elements(x.type).size())}};
     if (types_.kind(x.type) != TypeKind::Tensor) return Value{types_.dynamic()};
     auto dims = types_.dims(x.type);
     if (dims.empty()) {
@@ -291,28 +294,60 @@ Value Checker::check_call(NodeId node) {
     }
     std::vector<TypeId> parts;
     if (enumerate) parts.push_back(types_.scalar(ScalarType::I32));
-    // Each a list, a tuple whose elements have one type, or a tensor (its
-    // rows): what `for` unrolls (check_iteration.cpp).
+    // Each a list, a tuple, or a tensor (its rows): what `for` unrolls
+    // (check_iteration.cpp). Beside a tuple whose elements differ in type
+    // the result is a tuple of tuples (a list holds one type), so every
+    // argument's length must be known here.
+    std::vector<TypeId> sequences;
+    bool mixed = false;
     for (NodeId a : args.positional) {
       Value l = check_expression(a);
       if (types_.is_error(l.type)) return Value{types_.error()};
+      sequences.push_back(l.type);
       TypeKind kind = types_.kind(l.type);
-      std::span<const TypeId> elements = kind == TypeKind::Tuple ? types_.tuple_elements(l.type) : std::span<const TypeId>{};
-      bool one_type = std::ranges::all_of(elements, [&](TypeId t) { return t == elements.front(); });
-      if (kind == TypeKind::List) {
-        parts.push_back(TypeId{types_.info(l.type).payload});
-      } else if (kind == TypeKind::Tuple && !elements.empty() && one_type) {
-        parts.push_back(elements.front());
-      } else if (kind == TypeKind::Tensor && !types_.dims(l.type).empty()) {
-        parts.push_back(first_axis_element(l.type));
-      } else {
-        diags_.emit<diag::SemaArgumentType>(ast_.range(a), "iterable", name,
-                                            "a list, a tuple whose elements have one type, or a tensor of rank 1 or more",
-                                            types_.to_string(l.type));
+      if (kind == TypeKind::Tuple && !mixed_elements(l.type).empty()) mixed = true;
+      if (kind == TypeKind::List || (kind == TypeKind::Tensor && !types_.dims(l.type).empty()) ||
+          (kind == TypeKind::Tuple && !types_.tuple_elements(l.type).empty()))
+        continue;
+      diags_.emit<diag::SemaArgumentType>(ast_.range(a), "iterable", name, "a list, a tuple or a tensor of rank 1 or more",
+                                          types_.to_string(l.type));
+      return Value{types_.error()};
+    }
+    // The element of each argument at i (nullopt: its length is not known here).
+    auto length = [&](TypeId l) -> std::optional<size_t> {
+      if (types_.kind(l) == TypeKind::Tuple) return types_.tuple_elements(l).size();
+      if (types_.kind(l) == TypeKind::Tensor)
+        if (auto size = types_.constant_value(types_.dims(l).front())) return static_cast<size_t>(*size);
+      return std::nullopt;
+    };
+    auto element = [&](TypeId l, size_t i) {
+      if (types_.kind(l) == TypeKind::List) return TypeId{types_.info(l).payload};
+      if (types_.kind(l) == TypeKind::Tensor) return first_axis_element(l);
+      return types_.tuple_elements(l)[i];
+    };
+    if (!mixed) {
+      for (TypeId l : sequences) parts.push_back(element(l, 0));
+      return Value{types_.list(types_.tuple(parts))};
+    }
+    size_t n = SIZE_MAX;
+    for (size_t k = 0; k < sequences.size(); ++k) {
+      std::optional<size_t> known = length(sequences[k]);
+      if (!known) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(args.positional[k]), "iterable", name,
+                                            "a tuple or a tensor whose first axis' size is known when compiling (beside a "
+                                            "tuple whose elements differ in type)",
+                                            types_.to_string(sequences[k]));
         return Value{types_.error()};
       }
+      n = std::min(n, *known);
     }
-    return Value{types_.list(types_.tuple(parts))};
+    std::vector<TypeId> tuples;
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<TypeId> tuple = parts;  // enumerate's index
+      for (TypeId l : sequences) tuple.push_back(element(l, i));
+      tuples.push_back(types_.tuple(tuple));
+    }
+    return Value{types_.tuple(tuples)};
   }
 
   // round(x), round(x, ndigits) of a number in graph code: Python's. One
@@ -422,13 +457,20 @@ Value Checker::check_call(NodeId node) {
             .note<diag::NoteKernelBuiltinUse>(callee_info.kernel_builtin, name_of(callee_info.name));
         return Value{types_.error()};
       }
-      size_t expected = callee_info.parameter_types.size();
-      if (args.keywords.empty() && args.positional.size() != expected && callee_info.kind == FunctionKind::Helper &&
-          std::none_of(children.begin() + 1, children.end(), [&](NodeId a) {
+      // Parameters with a default may be left out (`scale(x)` of `def
+      // scale(x, k=2.0)`, a plain function calling another).
+      size_t expected = callee_info.parameter_types.size(), required = 0;
+      for (NodeId parameter : ast_.children(ast_.child(callee_info.def, 1)).subspan(callee_info.first_parameter))
+        required += ast_.child(parameter, 1).valid() ? 0 : 1;
+      required = std::min(required, expected);
+      if (args.keywords.empty() && (args.positional.size() < required || args.positional.size() > expected) &&
+          callee_info.kind == FunctionKind::Helper && std::none_of(children.begin() + 1, children.end(), [&](NodeId a) {
             return ast_.kind(a) == NodeKind::StarArgument || ast_.kind(a) == NodeKind::DoubleStarArgument;
           })) {
+        std::string count = required == expected ? std::to_string(expected)
+                                                 : std::to_string(required) + " to " + std::to_string(expected);
         diags_.emit<diag::SemaArgumentCount>(ast_.range(node), name_of(callee_info.name),
-                                             std::to_string(expected) + " argument" + (expected == 1 ? "" : "s"),
+                                             count + " argument" + (expected == 1 && required == 1 ? "" : "s"),
                                              static_cast<unsigned>(args.positional.size()));
       }
       bind_call_shapes(callee_info, args.positional);
@@ -436,9 +478,27 @@ Value Checker::check_call(NodeId node) {
       return Value{callee_info.return_type.valid() ? callee_info.return_type : types_.dynamic()};
     }
     case TypeKind::Dtype: {
-      // `f32(x)`: a conversion.
+      // `f32(x)` of a number: a conversion, as cast(x, f32) (C's `float(x)`,
+      // NumPy's np.float32(3)): a float to an integer truncates toward zero.
       for (NodeId argument : children.subspan(1)) check_expression(argument);
-      return Value{TypeId{info.payload}};
+      TypeId to{info.payload};
+      std::string name = types_.to_string(to);
+      if (args.positional.size() != 1 || !args.keywords.empty()) {
+        diags_.emit<diag::SemaArgumentCount>(ast_.range(node), name, "1 argument",
+                                             static_cast<unsigned>(children.size() - 1));
+        return Value{types_.error()};
+      }
+      TypeId x = out_.node_types[args.positional[0].index];
+      if (types_.is_error(x)) return Value{types_.error()};
+      if (types_.kind(to) != TypeKind::Scalar || !types_.is_numeric_scalar(x)) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(args.positional[0]), "x", name,
+                                            "a number (a tensor converts with " +
+                                                std::string(in_device() ? "cast" : "ts.cast") + "(x, " + name +
+                                                ") or x.astype(" + name + "))",
+                                            types_.to_string(x));
+        return Value{types_.error()};
+      }
+      return Value{to};
     }
     case TypeKind::Object:
     case TypeKind::Mesh:
@@ -706,10 +766,14 @@ std::unordered_map<uint32_t, DimId> Checker::bind_call_shapes(const FunctionInfo
     }
     if (mismatch) {
       // Named as `f(x)`: the function and its parameter (the message quotes it).
+      // The sizes earlier arguments gave its names, with them: 'f32[n] (f32[4] here)'.
       NodeId parameter_node = ast_.children(ast_.child(callee.def, 1))[callee.first_parameter + i];
+      std::string wanted = types_.to_string(parameter);
+      if (TypeId here = substitute_dims(parameter, bound); here != parameter)
+        wanted += " (" + types_.to_string(here) + " here)";
       diags_.emit<diag::SemaShapeMismatch>(ast_.range(arguments[i]),
                                            name_of(callee.name) + "(" + name_of(ast_.node(parameter_node).payload) + ")",
-                                           types_.to_string(parameter), types_.to_string(argument));
+                                           wanted, types_.to_string(argument));
     }
   }
   return bound;

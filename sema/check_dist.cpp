@@ -1004,7 +1004,31 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
   for (NodeId n : nodes) {
     if (!n.valid() || n.index >= out_.node_types.size() || !out_.node_types[n.index].valid()) continue;
     TypeId t = out_.node_types[n.index];
-    if (types_.kind(t) == TypeKind::Tuple || types_.kind(t) == TypeKind::List) continue;
+    // The tensors of a list or tuple (concat's and stack's, whose literal
+    // sema types as `dynamic`): sharded ones have no rule there (below), so
+    // they must be seen.
+    bool literal = ast_.kind(n) == NodeKind::List || ast_.kind(n) == NodeKind::Tuple;
+    if (literal || types_.kind(t) == TypeKind::Tuple || types_.kind(t) == TypeKind::List) {
+      // (Other builtins' tuples, jvp's primals, say what the builtin's own
+      // rule handles.)
+      if (bc.info.signature != Signature::ConcatArgs && bc.info.signature != Signature::StackArgs) continue;
+      std::vector<TypeId> parts;
+      if (literal) {
+        for (NodeId element : ast_.children(n))
+          if (out_.node_types[element.index].valid()) parts.push_back(out_.node_types[element.index]);
+      } else if (types_.kind(t) == TypeKind::List) {
+        parts.push_back(TypeId{types_.info(t).payload});
+      } else {
+        parts.assign(types_.tuple_elements(t).begin(), types_.tuple_elements(t).end());
+      }
+      for (TypeId part : parts)
+        if (types_.kind(part) == TypeKind::Tensor && types_.sharding(part)) {
+          tensors.push_back(part);
+          tensor_nodes.push_back(n);
+          sharded = true;
+        }
+      continue;
+    }
     if (types_.kind(t) != TypeKind::Tensor) continue;
     tensors.push_back(t);
     tensor_nodes.push_back(n);
@@ -1128,20 +1152,36 @@ TypeId Checker::propagate_builtin_sharding(BuiltinCall& bc, TypeId result) {
       }
       [[fallthrough]];
     }
-    default: {
-      const ShardingInfo* x = nullptr;
-      for (TypeId t : tensors)
-        if ((x = types_.sharding(t))) break;
-      ShardingInfo u;
-      u.mesh = x->mesh;
-      u.unknown = true;
-      uint32_t unknown = types_.intern_sharding(u);
+    default:
       // Each element of a tuple result (split_qkv's q, k, v) too.
-      return each_tensor(result, [&](TypeId t) { return types_.with_sharding(t, unknown); });
-    }
+      return each_tensor(result, [&](TypeId t) { return without_rule_sharding(t, tensors); });
   }
   if (!s) return types_.error();
   return types_.with_sharding(result, *s);
+}
+
+// `result` of an operation no sharding rule covers (a reshape, a slice, a
+// concat) on sharded `operands`: whole when each of them is whole on one mesh
+// (the same value on every rank: so is any function of it), else a layout
+// the compiler does not know (the value is this rank's; the program refuses
+// to print or save it, docs/distributed.md).
+TypeId Checker::without_rule_sharding(TypeId result, std::span<const TypeId> operands) {
+  if (types_.kind(result) != TypeKind::Tensor) return result;
+  const ShardingInfo* first = nullptr;
+  bool whole = true;
+  for (TypeId t : operands) {
+    const ShardingInfo* x = types_.kind(t) == TypeKind::Tensor ? types_.sharding(t) : nullptr;
+    if (!x) continue;
+    if (!first) first = x;
+    whole = whole && x->mesh == first->mesh && !x->unknown && !x->partial_axes && !x->varying_axes &&
+            std::ranges::all_of(x->dim_axes, [](int32_t a) { return a < 0; });
+  }
+  if (!first) return result;
+  ShardingInfo u;
+  u.mesh = first->mesh;
+  if (whole) u.dim_axes.assign(types_.dims(result).size(), -1);
+  else u.unknown = true;
+  return types_.with_sharding(result, types_.intern_sharding(u));
 }
 
 // `f` of a tensor type, or a tuple of `f` of each element.

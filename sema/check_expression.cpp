@@ -301,6 +301,13 @@ Value Checker::check_expression(NodeId node) {
       break;
     case NodeKind::Subscript:
       value = check_subscript(node);
+      // Of a sharded tensor in graph code: whole stays whole, anything else
+      // is a layout no rule gives (check_dist.cpp).
+      if (!in_device() && types_.kind(value.type) == TypeKind::Tensor && !types_.sharding(value.type)) {
+        TypeId object = out_.node_types[ast_.child(node, 0).index];
+        if (object.valid() && types_.kind(object) == TypeKind::Tensor && types_.sharding(object))
+          value.type = without_rule_sharding(value.type, std::span<const TypeId>(&object, 1));
+      }
       break;
     case NodeKind::BinaryOp:
       value = check_binary(node);
@@ -506,13 +513,26 @@ Value Checker::check_expression(NodeId node) {
     case NodeKind::List: {
       TypeId element = types_.dynamic();
       bool first = true;
+      std::vector<TypeId> elements;
       for (NodeId child : ast_.children(node)) {
         TypeId t = check_expression(child).type;
+        elements.push_back(default_type(t));
         if (first)
           element = default_type(t);
-        else if (!is_assignable(t, element))
+        else if (!is_assignable(t, element) || constant_sizes_differ(t, element))
           element = types_.dynamic();
         first = false;
+      }
+      // Tensors of several types in graph code (`[W1, b1, W2, b2]`, weights
+      // of several shapes): a list holds one type, so this one is a tuple
+      // (its length known, each element its own type: indexed by constants,
+      // unpacked, iterated over unrolled; docs/language/graph.md, "Lists").
+      bool tensors = !elements.empty() && std::ranges::all_of(elements, [&](TypeId t) {
+        return types_.kind(t) == TypeKind::Tensor;
+      });
+      if (!in_device() && tensors && types_.kind(element) == TypeKind::Dynamic) {
+        value = Value{types_.tuple(elements)};
+        break;
       }
       value = Value{types_.list(element)};
       break;
@@ -817,7 +837,15 @@ Value Checker::tensor_attribute(NodeId node, TypeId tensor, const std::string& m
   auto integer = [&](int64_t v) { return Value{types_.untyped_int(), Constant{false, v, 0.0}}; };
   if (member == "T") {
     std::reverse(dims.begin(), dims.end());
-    return Value{types_.tensor(info.scalar, {}, dims, value_space(), false, false)};
+    TypeId transposed = types_.tensor(info.scalar, {}, dims, value_space(), false, false);
+    // A sharded tensor's layout reversed with its dimensions (a block of x
+    // transposed is the block of x.T).
+    if (const ShardingInfo* s = types_.sharding(tensor)) {
+      ShardingInfo u = *s;
+      std::reverse(u.dim_axes.begin(), u.dim_axes.end());
+      transposed = types_.with_sharding(transposed, types_.intern_sharding(u));
+    }
+    return Value{transposed};
   }
   if (member == "ndim") return integer(static_cast<int64_t>(dims.size()));
   if (member == "size") {
@@ -867,7 +895,12 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
 
   // Tensors: elementwise with broadcasting, graph-level code only.
   if (a.kind == TypeKind::Tensor || b.kind == TypeKind::Tensor) {
-    if (in_device() && !(a.kind == TypeKind::Tensor && a.space == AddressSpace::Register)) return invalid();
+    // In kernels: a register tile (tile.mma's result) on the left, and
+    // beside it a number or another register tile; a tensor in memory is
+    // read element by element (`sc[i, j]`), never whole.
+    if (in_device() && (!(a.kind == TypeKind::Tensor && a.space == AddressSpace::Register) ||
+                        (b.kind == TypeKind::Tensor && b.space != AddressSpace::Register)))
+      return invalid();
     // `<<` and `>>` with a bool tensor (NumPy has no bool shift: it
     // promotes): a bool operand takes the other's integer type, int8 when
     // both are bools, NumPy's default integer (i64) beside a Python int.

@@ -282,6 +282,30 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
                                             types_.to_string(v.type));
         return Value{error};
       }
+      // Of a tuple (a list of tensors of several types is one): the
+      // elements folded as `a + b` (max, min: elementwise) would type them,
+      // shapes broadcast (sema.shape-mismatch, NumPy's ValueError, otherwise).
+      if (Value v = bc.value_of(bound[0]); types_.kind(v.type) == TypeKind::Tuple && !bound[1].valid() &&
+                                           !bound[2].valid() && ast_.kind(ast_.child(bc.call, 0)) == NodeKind::Name &&
+                                           (bc.id == BuiltinId::Sum || bc.id == BuiltinId::Max || bc.id == BuiltinId::Min)) {
+        std::span<const TypeId> elements = types_.tuple_elements(v.type);
+        bool numbers = !elements.empty() && std::ranges::all_of(elements, [&](TypeId e) {
+          return types_.is_numeric_scalar(e) || types_.kind(e) == TypeKind::Tensor;
+        });
+        if (elements.empty() && bc.id == BuiltinId::Sum) return Value{types_.untyped_int(), Constant{false, 0}};
+        if (!numbers) {
+          diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "iterable", bc.name,
+                                              "a non-empty tuple of numbers or tensors", types_.to_string(v.type));
+          return Value{error};
+        }
+        BinaryUse use = bc.id == BuiltinId::Sum ? BinaryUse::of(BinaryOperator::Add) : BinaryUse::builtin(bc.name);
+        TypeId folded = default_type(elements.front());
+        for (TypeId e : elements.subspan(1)) {
+          folded = binary_result(bc.call, use, folded, e);
+          if (types_.is_error(folded)) return Value{error};
+        }
+        return Value{default_type(folded)};
+      }
       bool logical = bc.id == BuiltinId::AnyOf || bc.id == BuiltinId::AllOf;
       // A number reduces to itself (NumPy: a 0-d array), in its compute type
       // (any and all: whether it is non-zero).
@@ -1140,6 +1164,13 @@ TypeId Checker::checked_reshape(TypeId x, NodeId shape, const std::string& shape
     diags_.emit<diag::SemaReshape>(ast_.range(shape), types_.to_string(x), shape_text,
                                    std::to_string(*total) + " elements cannot become " + std::to_string(known));
     return types_.error();
+  } else if (!total && inferred && all_known && known > 0 &&
+             std::ranges::none_of(types_.dims(x), [&](DimId d) { return types_.dim(d).kind == DimKind::Dynamic; })) {
+    // Sizes known by name (`a.reshape(-1)` of f32[M, K]): M*K, which a
+    // caller binding M and K computes (check_jit_call's substitute_dims).
+    DimId product = types_.constant_dim(1);
+    for (DimId d : types_.dims(x)) product = types_.binary_dim(DimKind::Mul, product, d);
+    dims[*inferred] = known == 1 ? product : types_.binary_dim(DimKind::FloorDiv, product, types_.constant_dim(known));
   }
   return types_.tensor(types_.info(x).scalar, types_.info(x).policy, dims, AddressSpace::Global, false, false);
 }
@@ -1153,6 +1184,18 @@ std::optional<std::vector<TypeId>> Checker::tensor_list_argument(BuiltinCall& bc
     // length is known to lowering only (docs/language/graph.md, "Lists").
     if (types_.kind(v.type) == TypeKind::List && types_.kind(TypeId{types_.info(v.type).payload}) == TypeKind::Tensor)
       return std::vector<TypeId>{TypeId{types_.info(v.type).payload}};
+    // A tuple variable (`l = [a, b]` of tensors of two types is one): its elements.
+    if (types_.kind(v.type) == TypeKind::Tuple && !types_.tuple_elements(v.type).empty() &&
+        std::ranges::all_of(types_.tuple_elements(v.type), [&](TypeId t) { return types_.kind(t) == TypeKind::Tensor; })) {
+      std::span<const TypeId> elements = types_.tuple_elements(v.type);
+      return std::vector<TypeId>(elements.begin(), elements.end());
+    }
+    // The generic check of a body whose list holds values of parameters'
+    // types (unknown until an instance): nothing to say yet.
+    bool unknown_elements = types_.kind(v.type) == TypeKind::Dynamic ||
+                            (types_.kind(v.type) == TypeKind::List &&
+                             types_.kind(TypeId{types_.info(v.type).payload}) == TypeKind::Dynamic);
+    if (check_generic_bodies_ && unknown_elements) return std::nullopt;
     if (!types_.is_error(v.type))
       diags_.emit<diag::SemaArgumentType>(ast_.range(list), "tensors", bc.name, "a list or tuple of tensors",
                                           types_.to_string(v.type));
@@ -1172,6 +1215,14 @@ std::optional<std::vector<TypeId>> Checker::tensor_list_argument(BuiltinCall& bc
   return parts;
 }
 
+// concat's and stack's `tensors` written out or a tuple (its parts are
+// tensor_list_argument's, one each), not a list variable (one type for all).
+bool Checker::parts_known(NodeId list) const {
+  if (ast_.kind(list) == NodeKind::Tuple || ast_.kind(list) == NodeKind::List) return true;
+  TypeId t = out_.node_types[list.index];
+  return t.valid() && types_.kind(t) == TypeKind::Tuple;
+}
+
 TypeId Checker::concat_result(BuiltinCall& bc, const std::vector<NodeId>& bound) {
   NodeId list = bound[0];
   std::optional<std::vector<TypeId>> tensors = tensor_list_argument(bc, list);
@@ -1189,7 +1240,7 @@ TypeId Checker::concat_result(BuiltinCall& bc, const std::vector<NodeId>& bound)
   std::vector<DimId> dims(types_.dims(parts[0]).begin(), types_.dims(parts[0]).end());
   std::optional<ScalarType> result = joined_element(bc, list, parts, axis, dims);
   if (!result) return types_.error();
-  if (ast_.kind(list) != NodeKind::Tuple && ast_.kind(list) != NodeKind::List) dims[*axis] = types_.dynamic_dim();
+  if (!parts_known(list)) dims[*axis] = types_.dynamic_dim();
   return graph_tensor(*result, dims);
 }
 
@@ -1211,7 +1262,8 @@ std::optional<ScalarType> Checker::joined_element(BuiltinCall& bc, NodeId list, 
                                                 types_.dim(d[i]).kind == DimKind::Symbol)));
     }
     if (!ok) {
-      diags_.emit<diag::SemaShapeMismatch>(ast_.range(ast_.children(list)[p]), std::string(bc.name),
+      bool literal = ast_.kind(list) == NodeKind::Tuple || ast_.kind(list) == NodeKind::List;
+      diags_.emit<diag::SemaShapeMismatch>(ast_.range(literal ? ast_.children(list)[p] : list), std::string(bc.name),
                                            types_.to_string(parts[0]), types_.to_string(parts[p]));
       return std::nullopt;
     }
@@ -1242,9 +1294,8 @@ TypeId Checker::stack_result(BuiltinCall& bc, const std::vector<NodeId>& bound) 
   if (!axis) return types_.error();
   std::optional<ScalarType> result = joined_element(bc, list, parts, std::nullopt, dims);
   if (!result) return types_.error();
-  bool listed = ast_.kind(list) == NodeKind::Tuple || ast_.kind(list) == NodeKind::List;  // else a list variable
   dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(*axis),
-              listed ? types_.constant_dim(static_cast<int64_t>(parts.size())) : types_.dynamic_dim());
+              parts_known(list) ? types_.constant_dim(static_cast<int64_t>(parts.size())) : types_.dynamic_dim());
   return graph_tensor(*result, dims);
 }
 

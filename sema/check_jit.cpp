@@ -10,6 +10,7 @@
 // errors reported at compile time). The instance's node types live in its own
 // table, so one AST serves every instance.
 #include <algorithm>
+#include <functional>
 
 #include "sema/builtin_call.h"
 #include "sema/checker.h"
@@ -26,14 +27,23 @@ TypeId Checker::substitute_dims(TypeId type, const std::unordered_map<uint32_t, 
   }
   if (info.kind != TypeKind::Tensor || bound.empty()) return type;
   std::vector<DimId> dims(types_.dims(type).begin(), types_.dims(type).end());
+  // A size computed from the callee's symbols (`N + N` of a concat) is
+  // computed from what the call bound them to (8 where N is 4).
+  std::function<DimId(DimId)> substitute = [&](DimId d) {
+    Dim dim = types_.dim(d);
+    if (dim.kind == DimKind::Symbol) {
+      auto it = bound.find(dim.symbol.index);
+      return it == bound.end() ? d : it->second;
+    }
+    if (dim.kind == DimKind::Constant || dim.kind == DimKind::Dynamic) return d;
+    DimId lhs = substitute(dim.lhs), rhs = substitute(dim.rhs);
+    return lhs == dim.lhs && rhs == dim.rhs ? d : types_.binary_dim(dim.kind, lhs, rhs);
+  };
   bool changed = false;
   for (DimId& d : dims) {
-    Dim dim = types_.dim(d);
-    if (dim.kind != DimKind::Symbol) continue;
-    auto it = bound.find(dim.symbol.index);
-    if (it == bound.end()) continue;
-    d = it->second;
-    changed = true;
+    DimId substituted = substitute(d);
+    changed |= substituted != d;
+    d = substituted;
   }
   if (!changed) return type;
   return types_.tensor(info.scalar, info.policy, dims, info.space, false, info.seed_style);
@@ -216,7 +226,11 @@ void Checker::check_generic(uint32_t index) {
   std::unordered_map<uint32_t, uint32_t>* saved_calls = call_instances_;
   std::unordered_map<uint32_t, uint32_t> ignored_calls;
   call_instances_ = &ignored_calls;
+  ElementTablesMap* saved_element_tables = element_tables_;
+  ElementTablesMap ignored_element_tables;
+  element_tables_ = &ignored_element_tables;
   check_function_body(copy, nullptr, index);
+  element_tables_ = saved_element_tables;
   call_instances_ = saved_calls;
   module_node_types_ = saved_module;
   std::swap(out_.node_types, scratch);
@@ -278,6 +292,8 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   if (!saved_module) module_node_types_ = &out_.instances[id].node_types;
   std::unordered_map<uint32_t, uint32_t>* saved_calls = call_instances_;
   call_instances_ = &out_.instances[id].call_instances;
+  ElementTablesMap* saved_element_tables = element_tables_;
+  element_tables_ = &out_.instances[id].element_tables;
   instantiating_.push_back(index);
   uint32_t saved_mesh = current_mesh_;
   current_mesh_ = UINT32_MAX;
@@ -301,6 +317,7 @@ uint32_t Checker::instantiate(uint32_t index, const std::vector<TypeId>& paramet
   current_mesh_ = saved_mesh;
   instantiating_.pop_back();
   call_instances_ = saved_calls;
+  element_tables_ = saved_element_tables;
   module_node_types_ = saved_module;
   std::swap(out_.node_types, out_.instances[id].node_types);
   out_.instances[id].info.parameter_types = parameter_types;

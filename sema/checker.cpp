@@ -4,6 +4,9 @@
 #include "sema/decorators.h"
 
 #include <algorithm>
+#include <array>
+#include <functional>
+#include <unordered_set>
 
 #include "support/diagnostics/internal_error.h"
 
@@ -27,6 +30,7 @@ Checker::Checker(const Ast& ast, ValueStores& values, DiagnosticEngine& diags, T
     : ast_(ast), values_(values), diags_(diags), out_(out), types_(out.types), constants_(out.constants) {
   out_.node_types.assign(ast_.size(), TypeId{});
   call_instances_ = &out_.call_instances;
+  element_tables_ = &out_.element_tables;
 }
 
 std::string Checker::source_text(NodeId node) const {
@@ -776,6 +780,8 @@ void Checker::check_function(uint32_t index) {
   module_node_types_ = nullptr;
   std::unordered_map<uint32_t, uint32_t>* saved_calls = call_instances_;
   call_instances_ = &out_.call_instances;
+  ElementTablesMap* saved_element_tables = element_tables_;
+  element_tables_ = &out_.element_tables;
   bool saved_generic = check_generic_bodies_;
   check_generic_bodies_ = false;
   uint32_t saved_mesh = current_mesh_;
@@ -787,6 +793,7 @@ void Checker::check_function(uint32_t index) {
   current_mesh_ = saved_mesh;
   check_generic_bodies_ = saved_generic;
   call_instances_ = saved_calls;
+  element_tables_ = saved_element_tables;
   module_node_types_ = saved_module;
   if (saved_module) std::swap(out_.node_types, *saved_module);
   checked_[index] = 2;
@@ -1206,11 +1213,35 @@ void Checker::check_statement(NodeId statement) {
       Value element = iteration_element(children[1]);
       widen_loop_layouts(children[2]);
       ++control_depth_;
-      assign_to(children[0], element, children[1]);
-      ++loop_depth_;
-      check_statements(children[2]);
-      path_ended_ = false;
-      --loop_depth_;
+      std::vector<TypeId> mixed = mixed_elements(out_.node_types[children[1].index]);
+      if (mixed.empty()) {
+        assign_to(children[0], element, children[1]);
+        ++loop_depth_;
+        check_statements(children[2]);
+        path_ended_ = false;
+        --loop_depth_;
+      } else {
+        // Unrolled with each element's type: the target and the names the
+        // body binds first are bound anew for each element (Python rebinds
+        // them; after the loop they hold the last element's).
+        std::unordered_set<uint32_t> outside;
+        for (const auto& [id, local] : locals_) outside.insert(id);
+        std::function<void(NodeId)> forget_target = [&](NodeId target) {
+          if (ast_.kind(target) == NodeKind::Name) outside.erase(ast_.node(target).payload);
+          if (ast_.kind(target) == NodeKind::Tuple || ast_.kind(target) == NodeKind::List)
+            for (NodeId part : ast_.children(target)) forget_target(part);
+        };
+        forget_target(children[0]);
+        std::array<NodeId, 2> roots{children[0], children[2]};
+        check_per_element(statement, mixed.size(), roots, [&](size_t i) {
+          std::erase_if(locals_, [&](const auto& local) { return !outside.count(local.first); });
+          assign_to(children[0], Value{mixed[i]}, children[1]);
+          ++loop_depth_;
+          check_statements(children[2]);
+          path_ended_ = false;
+          --loop_depth_;
+        });
+      }
       --control_depth_;
       return;
     }

@@ -437,6 +437,16 @@ class Checker {
   // `[e for x in l if c]`, `(e for ...)` in graph code: a list of e's type
   // (checker.cpp).
   TypeId check_comprehension(NodeId node);
+  bool parts_known(NodeId list) const;
+  TypeId without_rule_sharding(TypeId result, std::span<const TypeId> operands);
+  // The elements of a tuple a loop or comprehension unrolls whose elements
+  // differ in type (zip() of such tuples made one): empty for anything else.
+  std::vector<TypeId> mixed_elements(TypeId iterable) const;
+  // Checks what `roots` hold once per element (`check_element(i)`, which
+  // binds the target), recording each check's tables in element_tables_ at
+  // `loop` (sema.h, ElementTables); stops after an element with errors.
+  void check_per_element(NodeId loop, size_t count, std::span<const NodeId> roots,
+                         const std::function<void(size_t)>& check_element);
   // A local bound again to a value of another layout (check_dist.cpp).
   void rebind_layout(Local& local, IdentifierId name, TypeId value, NodeId value_node);
   void write_tensor_element(NodeId target, TypeId tensor, NodeId root_name);
@@ -547,6 +557,7 @@ class Checker {
   // Where calls of @jit functions record their instance: the module's map,
   // or the map of the instance being checked.
   std::unordered_map<uint32_t, uint32_t>* call_instances_ = nullptr;
+  ElementTablesMap* element_tables_ = nullptr;  // beside call_instances_: the same table's loops over mixed tuples
   // Where the module's node types are while a @jit instance or a generic
   // body is being checked with its own table swapped into out_.node_types
   // (null when out_.node_types is the module's): a function first reached

@@ -280,8 +280,8 @@ class Divergence {
     }
     std::string text = reason_text(*r);
     auto emit = [&](auto&& builder) {
-      if (r->kind != Reason::Kind::Returned && r->node.valid())
-        builder.template note<diag::NoteDivergentCondition>(ast_.range(r->node));
+      // For lanes that returned: the condition of the branch they returned in.
+      if (r->node.valid()) builder.template note<diag::NoteDivergentCondition>(ast_.range(r->node));
       if (callee)
         builder.template note<diag::NoteConvergentInHelper>(ast_.range(callee->need_node), callee->need_name);
     };

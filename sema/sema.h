@@ -130,12 +130,29 @@ struct ScheduleDirective {
   bool prefetch = false;
 };
 
+// A loop or a comprehension over a tuple whose elements differ in type
+// (`for p, g in zip(params, grads)` of weights of several shapes) is
+// unrolled, so sema checks its body once per element, with the target of
+// that element's type (docs/language/graph.md, "Lists"). What the check of
+// element i recorded for the body's nodes (every node of the body in
+// `node_types`; the calls of @jit functions and the constants it found):
+// the lowering reads these tables while it lowers element i.
+struct ElementTables {
+  std::unordered_map<uint32_t, TypeId> node_types;
+  std::unordered_map<uint32_t, uint32_t> call_instances;
+  std::unordered_map<uint32_t, Constant> constants;
+};
+// By the For statement's (a comprehension generator's) NodeId index: one
+// ElementTables per element, in order.
+using ElementTablesMap = std::unordered_map<uint32_t, std::vector<ElementTables>>;
+
 struct JitInstance {
   uint32_t function = 0;         // index into TypedModule::functions
   FunctionInfo info;             // the function's info with this instance's types
   std::string symbol;            // its IR name: the function's name, or NAME.N for a second instance
   std::vector<TypeId> node_types;  // like TypedModule::node_types, for the function's nodes
   std::unordered_map<uint32_t, uint32_t> call_instances;  // Call NodeId index -> instance
+  ElementTablesMap element_tables;                         // loops over tuples of mixed types (ElementTables)
   // Per parameter: the compile-time constant its argument was, for an
   // unannotated parameter given one (a literal, a module constant, a default
   // such as `axis=-1`) that the body never rebinds; nullopt elsewhere. The
@@ -196,6 +213,7 @@ struct TypedModule {
   // call of a @jit function reaches.
   std::deque<JitInstance> instances;  // stable: an instance is checked while others are created
   std::unordered_map<uint32_t, uint32_t> call_instances;
+  ElementTablesMap element_tables;  // the program's loops over tuples of mixed types (ElementTables)
   // Annotated @jit functions: their instance.
   std::unordered_map<uint32_t, uint32_t> function_instance;
   // Autodiff (docs/language/autodiff.md). @custom_vjp functions registered

@@ -176,6 +176,22 @@ Value* emit_element(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
 
 namespace {
 
+// The bits of a uniform number k / 2^P exact in `t` and below 1: its
+// significand's (its subnormal step's, for fp6/fp4 whose smallest normal
+// number is not below 1/2^P); 24 for f32 and wider (a 32-bit word's top).
+int uniform_precision(ScalarType t) {
+  switch (t) {
+    case ScalarType::F16: return 11;
+    case ScalarType::BF16: return 8;
+    case ScalarType::FP8E4M3: return 4;
+    case ScalarType::FP8E5M2: return 3;
+    case ScalarType::FP6E2M3:
+    case ScalarType::FP6E3M2: return 3;
+    case ScalarType::FP4E2M1: return 1;
+    default: return 24;
+  }
+}
+
 Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>& operands,
                     const ElementPosition& position) {
   Context& context = kb.context();
@@ -221,27 +237,30 @@ Value* element_code(KernelBuilder& kb, Operation* op, const std::vector<Value*>&
       return kb.builder().constant_int(v.int_value(), result_element);
     }
     case OpKind::GraphRandom: {
-      // uniform: the top 24 bits of one Philox word as k / 2^24 in [0, 1);
-      // normal: Box-Muller from two words (counters 2i and 2i + 1).
+      // uniform: the top P bits of one Philox word as k / 2^P in [0, 1), P
+      // the result type's precision (24 for f32, 8 for bf16: JAX's uniform),
+      // so that k / 2^P is exact there and never rounds up to 1;
+      // normal: Box-Muller from two words (counters 2i and 2i + 1), 24 bits.
       Value* seed = kb.convert(operands[0], context.i64_type());
       Value* i = kb.convert(position.linear_index(), context.i64_type());
       Type f32 = context.f32_type();
-      auto unit = [&](Value* counter, bool open_at_zero) {
+      auto unit = [&](Value* counter, bool open_at_zero, int precision) {
         Value* bits = kb.op(OpKind::RandomBits, {seed, counter}, context.i32_type());
-        Value* top = kb.op(OpKind::ShRUI, {bits, kb.builder().constant_int(8, context.i32_type())}, context.i32_type());
+        Value* top = kb.op(OpKind::ShRUI, {bits, kb.builder().constant_int(32 - precision, context.i32_type())},
+                           context.i32_type());
         if (open_at_zero) top = kb.op(OpKind::AddI, {top, kb.builder().constant_int(1, context.i32_type())}, context.i32_type());
         Value* as_float = kb.op(OpKind::UIToFP, {top}, f32);
-        return kb.op(OpKind::MulF, {as_float, kb.constant(1.0 / 16777216.0, f32)}, f32);
+        return kb.op(OpKind::MulF, {as_float, kb.constant(std::ldexp(1.0, -precision), f32)}, f32);
       };
       Value* r;
       if (op->string_attr("distribution") == "uniform") {
-        r = unit(i, false);
+        r = unit(i, false, uniform_precision(result_element.scalar()));
       } else {
         Value* two = kb.builder().constant_int(2, context.i64_type());
         Value* first = kb.op(OpKind::MulI, {i, two}, context.i64_type());
         Value* second = kb.op(OpKind::AddI, {first, kb.builder().constant_int(1, context.i64_type())}, context.i64_type());
-        Value* u1 = unit(first, true);   // (0, 1]: log is finite
-        Value* u2 = unit(second, false);
+        Value* u1 = unit(first, true, 24);  // (0, 1]: log is finite
+        Value* u2 = unit(second, false, 24);
         Value* radius = kb.op(OpKind::Sqrt, {kb.op(OpKind::MulF, {kb.constant(-2.0, f32), kb.op(OpKind::Log, {u1}, f32)}, f32)}, f32);
         Value* angle = kb.op(OpKind::MulF, {kb.constant(2.0 * M_PI, f32), u2}, f32);
         r = kb.op(OpKind::MulF, {radius, kb.op(OpKind::Cos, {angle}, f32)}, f32);

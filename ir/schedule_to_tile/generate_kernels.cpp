@@ -41,6 +41,7 @@
 #include "ir/core/builder.h"
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
+#include "ir/core/ir_text.h"
 #include "ir/core/schedule_hints.h"
 #include "ir/core/tile_attr_kinds.h"
 #include "ir/graph/decompose.h"
@@ -85,6 +86,14 @@ struct FlashForward {
 };
 using FlashForwards = std::unordered_map<Value*, FlashForward>;
 
+// The kernel families generate-kernels made in this module (a kernel and
+// its variants NAME$vI), by their text with the names left out: a group
+// whose kernels come out the same as an earlier group's (each iteration of
+// a training loop unrolled in the program, the same expression twice)
+// launches those instead of a copy, so that code generation compiles each
+// kernel once (docs/ir/schedule.md, "Generated kernels").
+using GeneratedFamilies = std::map<std::string, std::string>;  // text -> the family's name
+
 std::vector<int64_t> dims_of(Type t) {
   if (!t.is(TypeKind::Tensor)) return {};
   return {t.shape().begin(), t.shape().end()};
@@ -116,9 +125,10 @@ bool warp_reducible(ReduceKind kind, Type t) {
 
 class Generator {
  public:
-  Generator(PassContext& pass, Operation* module, Operation* kernel, std::string name, FlashForwards& flash_forwards)
+  Generator(PassContext& pass, Operation* module, Operation* kernel, std::string name, FlashForwards& flash_forwards,
+            GeneratedFamilies& families)
       : pass_(pass), context_(pass.context), module_(module), kernel_(kernel), name_(std::move(name)),
-        flash_forwards_(flash_forwards), host_(pass.context) {
+        flash_forwards_(flash_forwards), families_(families), host_(pass.context) {
     host_.set_insertion_point(kernel);
     host_.set_location(kernel->loc());
     body_ = &kernel->region(0).front();
@@ -246,6 +256,7 @@ class Generator {
       first_variant_ = false;
       built.push_back(p);
     }
+    bool duplicate = reuse_identical_family();
     // The launch: every variant's grid, then the arguments.
     std::vector<Value*> operands;
     std::vector<Attribute> variants, point_texts;
@@ -273,7 +284,7 @@ class Generator {
                                      std::move(attributes));
     for (unsigned i = 0; i < kernel_->num_results(); ++i) kernel_->result(i)->replace_all_uses_with(launch->result(i));
     kernel_->erase();
-    if (knobs.empty() || !pass_.generated_tuning) return;
+    if (knobs.empty() || !pass_.generated_tuning || duplicate) return;  // a duplicate's space is recorded
     GeneratedTuning record{name_, strategy, {}, points, {}, {}, default_point, ""};
     for (const Knob& k : knobs) {
       record.knobs.push_back(k.name);
@@ -289,6 +300,26 @@ class Generator {
                                                   : "");
     }
     pass_.generated_tuning->push_back(std::move(record));
+  }
+
+  // The variants just made, when an earlier group made the same ones
+  // (GeneratedFamilies): erased, and made_ and name_ name the earlier ones.
+  bool reuse_identical_family() {
+    std::string text;
+    for (const MadeVariant& m : made_) {
+      std::string printed = print_operation(lookup_function(module_, m.name));
+      std::string own = "@" + m.name + "(";
+      if (size_t at = printed.find(own); at != std::string::npos) printed.replace(at, own.size(), "@(");
+      text += m.name.substr(name_.size()) + "\n" + printed;  // the variant's suffix, its text
+    }
+    auto [it, added] = families_.emplace(std::move(text), name_);
+    if (added) return false;
+    for (MadeVariant& m : made_) {
+      lookup_function(module_, m.name)->erase();
+      m.name = it->second + m.name.substr(name_.size());
+    }
+    name_ = it->second;
+    return true;
   }
 
   // ---------------------------------------------------------------- host side
@@ -1532,6 +1563,7 @@ class Generator {
   Operation* kernel_;
   std::string name_;
   FlashForwards& flash_forwards_;
+  GeneratedFamilies& families_;
   Builder host_;
   Block* body_;
   std::vector<Operation*> ops_;
@@ -1571,12 +1603,13 @@ void run_generate_kernels_pass(Operation* module, PassContext& context) {
   }
   std::map<std::string, int> used;
   FlashForwards flash_forwards;
+  GeneratedFamilies families;
   for (auto [kernel, func] : kernels) {
     std::string base =
         std::string(func->symbol_name()) + "__" + std::string(kernel_strategy_name(kernel_strategy(*kernel)));
     std::string name = base + std::to_string(used[base]++);
     while (lookup_function(module, name)) name = base + std::to_string(used[base]++);
-    if (!Generator(context, module, kernel, name, flash_forwards).run()) return;
+    if (!Generator(context, module, kernel, name, flash_forwards, families).run()) return;
   }
 }
 

@@ -311,6 +311,11 @@ tessStatus tessAotLaunch(const tessAotModule* module, uint32_t kernel_index, tes
   return ok();
 }
 
+tessStatus tessAotNullResult(const char* function, const char* result) {
+  return tessera::rt::fail(TESS_ERROR_INVALID_VALUE, fmt::format("calling '{}': the result pointer '{}' is null",
+                                                                 function ? function : "?", result ? result : "?"));
+}
+
 tessStatus tessAotCall(const tessAotModule* module, const tessAotKernel* function, tessHostFunction host,
                        tessDevice device, tessStream stream, const void* const* args, void** results) {
   return tessAotCallOnMesh(module, function, host, nullptr, nullptr, device, stream, args, results);

@@ -476,6 +476,26 @@ TEST_CASE("@jit functions through the generated header") {
     CHECK(graph::product(cpu.handle(), a_view, wrong, &c) == TESS_ERROR_INVALID_VALUE);
     CHECK(last_error().find("calling 'product(a: f32[M, K], b: f32[K, N]) -> f32[?, ?]'") != std::string::npos);
     CHECK(last_error().find("dimension mismatch: 'K' is 3") != std::string::npos);
+    // A null result pointer: an error, not a write through it.
+    CHECK(graph::product(cpu.handle(), a_view, b_view, nullptr) == TESS_ERROR_INVALID_VALUE);
+    CHECK(last_error().find("calling 'product': the result pointer 'result' is null") != std::string::npos);
+  }
+
+  SUBCASE("parameters named as the wrappers' own names") {
+    std::vector<float> ones(3, 1.0f), twos(3, 2.0f), threes(3, 3.0f);
+    Array<float> r(cpu, ones), o(cpu, twos), m(cpu, threes);
+    auto view = [](Array<float>& a) { return tessera::TensorView<const float, 1>(a.buffer.address(), {3}); };
+    tessTensor added{}, doubled{}, shifted_by_one{};
+    REQUIRE_MESSAGE(graph::clashing(cpu.handle(), view(r), view(o), view(m), &added) == TESS_SUCCESS, last_error());
+    REQUIRE_MESSAGE(graph::clashing_pair(cpu.handle(), view(o), &doubled, &shifted_by_one) == TESS_SUCCESS, last_error());
+    std::vector<float> got(3);
+    REQUIRE(tessMemcpyDtoH(cpu.handle(), got.data(), added.data, 3 * sizeof(float)) == TESS_SUCCESS);
+    CHECK(got == std::vector<float>(3, 7.0f));  // 1 + 2 * 3
+    REQUIRE(tessMemcpyDtoH(cpu.handle(), got.data(), doubled.data, 3 * sizeof(float)) == TESS_SUCCESS);
+    CHECK(got == std::vector<float>(3, 4.0f));
+    REQUIRE(tessMemcpyDtoH(cpu.handle(), got.data(), shifted_by_one.data, 3 * sizeof(float)) == TESS_SUCCESS);
+    CHECK(got == std::vector<float>(3, 3.0f));
+    for (tessTensor* t : {&added, &doubled, &shifted_by_one}) CHECK(tessFree(cpu.handle(), t->data) == TESS_SUCCESS);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cerrno>
 #include <climits>
@@ -32,6 +33,7 @@
 #include "driver/loader.h"
 #include "support/diagnostics/diagnostics.h"
 #include "tessera/numerics.hpp"
+#include "tessera/tessera_collectives.h"
 #include "tessera/tessera_runtime.h"
 #include "tessera/tessera_tuner.h"
 #include "support/npy.h"
@@ -123,6 +125,41 @@ std::pair<std::string, std::string> split_binding(const std::string& text, const
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
+// A Python integer literal (decimal, 0x, 0o, 0b, `_` between digits),
+// signed, as -D takes: its sign and magnitude (`too_big` past 64 bits), or
+// nullopt when the text is no integer.
+struct IntegerText {
+  bool negative = false;
+  uint64_t magnitude = 0;
+  bool too_big = false;
+};
+std::optional<IntegerText> integer_text(std::string_view s) {
+  IntegerText r;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
+    r.negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  unsigned base = 10;
+  if (s.size() > 2 && s[0] == '0' && std::isalpha(static_cast<unsigned char>(s[1]))) {
+    char b = static_cast<char>(std::tolower(static_cast<unsigned char>(s[1])));
+    base = b == 'x' ? 16 : b == 'o' ? 8 : b == 'b' ? 2 : 0;
+    if (base == 0) return std::nullopt;
+    s.remove_prefix(2);
+  }
+  if (s.empty() || s.front() == '_' || s.back() == '_' || s.find("__") != std::string_view::npos) return std::nullopt;
+  for (char c : s) {
+    if (c == '_') continue;
+    unsigned digit = std::isdigit(static_cast<unsigned char>(c)) ? static_cast<unsigned>(c - '0')
+                     : std::isxdigit(static_cast<unsigned char>(c))
+                         ? static_cast<unsigned>(std::tolower(static_cast<unsigned char>(c)) - 'a' + 10)
+                         : 99;
+    if (digit >= base) return std::nullopt;
+    if (r.magnitude > (UINT64_MAX - digit) / base) r.too_big = true;
+    else r.magnitude = r.magnitude * base + digit;
+  }
+  return r;
+}
+
 // Scalar text -> the bytes of `dtype`.
 void parse_scalar(const Parameter& p, const std::string& text, unsigned char* out) {
   auto bad = [&](const char* why) {
@@ -161,6 +198,9 @@ void parse_scalar(const Parameter& p, const std::string& text, unsigned char* ou
     if (text.empty() || *end != '\0') bad("expected a number");
     uint32_t code = numerics::encode(*format, numerics::f32_rounded_to_odd(v), numerics::Rounding::NearestEven,
                                      numerics::Overflow::Propagate);
+    // A finite number past the format's range (`70000` for an f16) would
+    // arrive as an infinity or NaN: out of range, as for f32 and integers.
+    if (std::isfinite(v) && !std::isfinite(numerics::decode(*format, code))) bad("out of range");
     std::memcpy(out, &code, format->bits() > 8 ? 2 : 1);  // little-endian
     return;
   }
@@ -168,17 +208,17 @@ void parse_scalar(const Parameter& p, const std::string& text, unsigned char* ou
   int bits = std::atoi(p.dtype.c_str() + 1);
   if ((p.dtype[0] != 'i' && !is_unsigned) || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
     bad("scalars of this type cannot be given on the command line");
+  std::optional<IntegerText> integer = integer_text(text);
+  if (!integer) bad(is_unsigned ? "expected an unsigned integer" : "expected an integer");
+  uint64_t magnitude = integer->magnitude;
+  if (integer->too_big) bad("out of range");
   if (is_unsigned) {
-    uint64_t v = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || end != text.data() + text.size()) bad("expected an unsigned integer");
-    if (bits < 64 && v >> bits) bad("out of range");
-    std::memcpy(out, &v, static_cast<size_t>(bits / 8));  // little-endian
+    if ((integer->negative && magnitude != 0) || (bits < 64 && magnitude >> bits)) bad("out of range");
+    std::memcpy(out, &magnitude, static_cast<size_t>(bits / 8));  // little-endian
   } else {
-    int64_t v = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || end != text.data() + text.size()) bad("expected an integer");
-    if (bits < 64 && (v < -(int64_t{1} << (bits - 1)) || v >= (int64_t{1} << (bits - 1)))) bad("out of range");
+    uint64_t limit = uint64_t{1} << (bits - 1);  // -limit .. limit - 1
+    if (integer->negative ? magnitude > limit : magnitude >= limit) bad("out of range");
+    int64_t v = integer->negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
     std::memcpy(out, &v, static_cast<size_t>(bits / 8));
   }
 }
@@ -490,7 +530,14 @@ class Runner {
     if (status != TESS_SUCCESS) {
       std::string message = tessGetLastErrorMessage();
       tessHostContextDestroy(context);
-      fail((program ? "the program" : "'" + name + "'") + std::string(" failed on ") + device_name + ": " + message);
+      std::string text =
+          (program ? "the program" : "'" + name + "'") + std::string(" failed on ") + device_name + ": " + message;
+      // One rank of several: its peers would wait for it in their next
+      // collective until the timeout; the whole job ends now
+      // (docs/distributed.md, "Failure behaviour").
+      int ranks = 1;
+      if (tessJobSize(&ranks) == TESS_SUCCESS && ranks > 1) tessJobAbort(1, ("tesserac run: error: " + text).c_str());
+      fail(text);
     }
     if (!options_.quiet && !program) std::fprintf(stderr, "tesserac run: ran '%s' on %s\n", name.c_str(), device_name);
     if (options_.repeat > 0 && !program) {

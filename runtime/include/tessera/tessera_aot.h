@@ -119,6 +119,11 @@ tessStatus tessAotGetKernel(const tessAotModule* module, uint32_t kernel_index, 
 tessStatus tessAotCall(const tessAotModule* module, const tessAotKernel* function, tessHostFunction host,
                        tessDevice device, tessStream stream, const void* const* args, void** results);
 
+/* What a generated header's @jit wrapper returns for a null result pointer:
+ * TESS_ERROR_INVALID_VALUE, with the message "calling 'FUNCTION': the result
+ * pointer 'RESULT' is null" (the call would write through it). */
+tessStatus tessAotNullResult(const char* function, const char* result);
+
 /* tessAotCall for a @jit function whose collectives run on a mesh (docs/aot.md,
  * "@jit functions on a mesh"): `mesh_description` is the function's mesh as
  * compiled ("2;tp;cpu:0,cpu:1": shape; axes; devices), `mesh` the caller's
