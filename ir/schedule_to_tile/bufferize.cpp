@@ -449,7 +449,7 @@ class Bufferizer {
           if (a.name != "collective") attributes.push_back(a);
         attributes.push_back({"kind", context_.string_attr(kind)});
         Value* request = op(OpKind::HostCollectiveStart, {src, dst}, context_.index_type(), std::move(attributes));
-        in_flight_[dst] = {request, src};
+        in_flight_.emplace(dst, InFlight{request, src});
         return replace(o, {dst});
       }
       case OpKind::ScheduleCollectiveWait: {
@@ -622,7 +622,10 @@ class Bufferizer {
     Value* request;
     Value* src;
   };
-  std::map<Value*, InFlight> in_flight_;
+  // By the buffer the wait names: several sends of one buffer are in
+  // flight at once under it (each wait takes one of them; any pairing waits
+  // for every request before the buffer may change).
+  std::multimap<Value*, InFlight> in_flight_;
 };
 
 }  // namespace
