@@ -72,6 +72,7 @@ Bound Lowering::lower_builtin_call(NodeId call, BuiltinId builtin) {
     case sema::Signature::FillArgs:
     case sema::Signature::ArangeArgs:
     case sema::Signature::LinspaceArgs:
+    case sema::Signature::ArrayArgs:
     case sema::Signature::CumulativeArgs:
     case sema::Signature::NpyLoadArgs:
     case sema::Signature::NpySaveArgs:

@@ -784,6 +784,30 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
       values = graph_elementwise("add", {graph_elementwise("mul", {values, step_value}, call), start}, call);
       return Bound{to_element(values, element, call), {}};
     }
+    case sema::Signature::ArrayArgs: {
+      // The numbers in row-major order, each a [1] tensor of the element
+      // type, joined and shaped (sema checked the nesting).
+      std::vector<Value*> parts;
+      Type scalar = context_.scalar_type(element);
+      std::function<void(NodeId)> walk = [&](NodeId n) {
+        if (ast_.kind(n) == NodeKind::List || ast_.kind(n) == NodeKind::Tuple) {
+          for (NodeId child : ast_.children(n)) walk(child);
+          return;
+        }
+        Value* number = scalar_as_tensor(convert(value(n), scalar), element, n);
+        parts.push_back(graph_op(OpKind::GraphReshape, {number}, context_.tensor_type(std::vector<int64_t>{1}, element),
+                                 {}, n));
+      };
+      walk(arg(0));
+      if (parts.empty())
+        return Bound{graph_op(OpKind::GraphConstant, {}, result, {{"value", context_.int_attr(0)}}, call), {}};
+      Value* flat = parts.size() == 1
+                        ? parts[0]
+                        : graph_op(OpKind::GraphConcat, parts,
+                                   context_.tensor_type(std::vector<int64_t>{static_cast<int64_t>(parts.size())}, element),
+                                   {{"axis", context_.int_attr(0)}}, call);
+      return Bound{graph_op(OpKind::GraphReshape, {flat}, result, {}, call), {}};
+    }
     case sema::Signature::LinspaceArgs: {
       // NumPy's: step = (stop - start) / (num - 1, or num without the
       // endpoint), start + i * step computed in f64, the last value `stop`

@@ -79,6 +79,7 @@ enum class Signature : uint8_t {
   FillArgs,
   ArangeArgs,
   LinspaceArgs,
+  ArrayArgs,  // array(object, dtype=None): numbers written out
   CumulativeArgs,  // cumsum, cumprod
   NpyLoadArgs,
   NpySaveArgs,

@@ -891,6 +891,7 @@ Value Checker::check_builtin_family(BuiltinCall& bc) {
     case Signature::FillArgs:
     case Signature::ArangeArgs:
     case Signature::LinspaceArgs:
+    case Signature::ArrayArgs:
     case Signature::CumulativeArgs:
     case Signature::NpyLoadArgs:
     case Signature::NpySaveArgs:

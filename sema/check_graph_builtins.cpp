@@ -890,6 +890,71 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
       std::vector<DimId> dims{types_.constant_dim(num)};
       return Value{graph_tensor(element, dims)};
     }
+    case Signature::ArrayArgs: {
+      // array(object, dtype=None): NumPy's np.array of numbers written out,
+      // lists or tuples nested to the tensor's rank, each level of one
+      // length (`ts.array([[1.0, 2.0], [3.0, 4.0]])`; a number is a 0-d
+      // tensor). The elements may be known only at run time. The dtype: f32
+      // when an element is a float (Tessera's default float), bool when all
+      // are bools, else i32, or i64 when an element is i64, u32, u64 or a
+      // constant outside i32 (as ts.arange), unless dtype= says.
+      auto bound = bc.bind({"object", "dtype"}, 1);
+      if (bound.empty()) return Value{error};
+      Value whole = bc.value_of(bound[0]);
+      if (types_.is_error(whole.type)) return Value{error};
+      std::vector<int64_t> shape;
+      bool ragged = false, any_float = false, all_bool = true, numbers = true, wide = false;
+      std::optional<size_t> leaf_depth;
+      std::function<void(NodeId, size_t)> walk = [&](NodeId n, size_t depth) {
+        if (ast_.kind(n) == NodeKind::List || ast_.kind(n) == NodeKind::Tuple) {
+          auto children = ast_.children(n);
+          if (shape.size() == depth) shape.push_back(static_cast<int64_t>(children.size()));
+          else if (shape.size() < depth || shape[depth] != static_cast<int64_t>(children.size())) ragged = true;
+          if (children.empty() && (leaf_depth && *leaf_depth != depth + 1)) ragged = true;
+          for (NodeId child : children) walk(child, depth + 1);
+          return;
+        }
+        if (leaf_depth && *leaf_depth != depth) ragged = true;
+        leaf_depth = depth;
+        TypeId t = default_type(out_.node_types[n.index]);
+        if (!t.valid() || !types_.is_numeric_scalar(t)) {
+          numbers = false;
+          return;
+        }
+        bool is_bool = types_.kind(t) == TypeKind::Scalar && types_.info(t).scalar == ScalarType::Bool;
+        all_bool = all_bool && is_bool;
+        if (types_.kind(t) == TypeKind::Scalar) {
+          ScalarType e = types_.info(t).scalar;
+          wide = wide || e == ScalarType::I64 || e == ScalarType::U32 || e == ScalarType::U64;
+        }
+        if (auto c = constants_.find(n.index); c != constants_.end() && !c->second.is_float)
+          wide = wide || !integer_range(ScalarType::I32).contains(c->second.integer);
+        any_float = any_float || (types_.kind(t) == TypeKind::Scalar && is_float(types_.info(t).scalar));
+      };
+      walk(bound[0], 0);
+      if (leaf_depth && *leaf_depth != shape.size()) ragged = true;
+      if (!numbers || ragged) {
+        diags_.emit<diag::SemaArgumentType>(ast_.range(bound[0]), "object", bc.name,
+                                            ragged ? "numbers nested to one depth, each level of one length (NumPy "
+                                                     "refuses a ragged array)"
+                                                   : "numbers written out in (nested) lists or tuples",
+                                            source_text(bound[0]));
+        return Value{error};
+      }
+      ScalarType element = any_float                   ? ScalarType::F32
+                           : (all_bool && leaf_depth) ? ScalarType::Bool
+                           : wide                     ? ScalarType::I64
+                                                      : ScalarType::I32;
+      if (!leaf_depth) element = ScalarType::F32;  // ts.array([]): NumPy's float
+      if (bound[1].valid()) {
+        std::optional<ScalarType> dtype = bc.require_dtype(bound[1], "dtype");
+        if (!dtype) return Value{error};
+        element = *dtype;
+      }
+      std::vector<DimId> dims;
+      for (int64_t n : shape) dims.push_back(types_.constant_dim(n));
+      return Value{graph_tensor(element, dims)};
+    }
     case Signature::CumulativeArgs: {
       // cumsum(x, axis=None), cumprod(...): NumPy's running sum (product)
       // along one axis, of the flattened tensor without one. The element
