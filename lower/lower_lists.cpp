@@ -205,12 +205,9 @@ void Lowering::for_each_element(NodeId loop, NodeId target, size_t count,
   } restore{element_tables_in_use_};
   std::unordered_set<uint32_t> outside;
   for (const auto& [name, bound] : env_) outside.insert(name);
-  std::function<void(NodeId)> unbind = [&](NodeId t) {
-    if (ast_.kind(t) == NodeKind::Name) outside.erase(ast_.node(t).payload);
-    if (ast_.kind(t) == NodeKind::Tuple || ast_.kind(t) == NodeKind::List)
-      for (NodeId part : ast_.children(t)) unbind(part);
-  };
-  unbind(target);
+  std::vector<uint32_t> targets;
+  sema::target_names(ast_, target, targets);
+  for (uint32_t name : targets) outside.erase(name);
   for (size_t i = 0; i < count; ++i) {
     std::erase_if(env_, [&](const auto& entry) { return !outside.count(entry.first); });
     element_tables_in_use_ = &tables[i];

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "sema/checker.h"
+#include "sema/definite_assignment.h"
 
 namespace tessera::sema {
 
@@ -109,10 +110,10 @@ TypeId Checker::check_comprehension(NodeId node) {
   // when compiling (every generator over a tuple, its filters decided).
   std::vector<TypeId> made;
   bool error = false, length_known = true;
-  std::function<void(NodeId)> unbind = [&](NodeId target) {
-    if (ast_.kind(target) == NodeKind::Name) locals_.erase(ast_.node(target).payload);
-    if (ast_.kind(target) == NodeKind::Tuple || ast_.kind(target) == NodeKind::List)
-      for (NodeId part : ast_.children(target)) unbind(part);
+  auto unbind = [&](NodeId target) {
+    std::vector<uint32_t> names;
+    target_names(ast_, target, names);
+    for (uint32_t id : names) locals_.erase(id);
   };
   std::function<void(size_t)> generate = [&](size_t g) {
     if (g == children.size()) {

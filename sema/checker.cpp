@@ -1226,12 +1226,9 @@ void Checker::check_statement(NodeId statement) {
         // them; after the loop they hold the last element's).
         std::unordered_set<uint32_t> outside;
         for (const auto& [id, local] : locals_) outside.insert(id);
-        std::function<void(NodeId)> forget_target = [&](NodeId target) {
-          if (ast_.kind(target) == NodeKind::Name) outside.erase(ast_.node(target).payload);
-          if (ast_.kind(target) == NodeKind::Tuple || ast_.kind(target) == NodeKind::List)
-            for (NodeId part : ast_.children(target)) forget_target(part);
-        };
-        forget_target(children[0]);
+        std::vector<uint32_t> targets;
+        target_names(ast_, children[0], targets);
+        for (uint32_t id : targets) outside.erase(id);
         std::array<NodeId, 2> roots{children[0], children[2]};
         check_per_element(statement, mixed.size(), roots, [&](size_t i) {
           std::erase_if(locals_, [&](const auto& local) { return !outside.count(local.first); });

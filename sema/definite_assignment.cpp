@@ -19,7 +19,9 @@ void add_target_name(std::vector<uint32_t>& out, uint32_t name) {
   if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
 }
 
-void add_target(const Ast& ast, NodeId target, std::vector<uint32_t>& out) {
+}  // namespace
+
+void target_names(const Ast& ast, NodeId target, std::vector<uint32_t>& out) {
   if (!target.valid()) return;
   switch (ast.kind(target)) {
     case NodeKind::Name:
@@ -28,13 +30,11 @@ void add_target(const Ast& ast, NodeId target, std::vector<uint32_t>& out) {
       return;
     case NodeKind::Tuple:
     case NodeKind::List:
-      for (NodeId element : ast.children(target)) add_target(ast, element, out);
+      for (NodeId element : ast.children(target)) target_names(ast, element, out);
       return;
     default: return;  // subscripts and attributes write memory, not names
   }
 }
-
-}  // namespace
 
 void assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out) {
   if (!node.valid()) return;
@@ -44,12 +44,12 @@ void assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out) {
       for (NodeId statement : children) assigned_names(ast, statement, out);
       return;
     case NodeKind::Assign:
-      for (size_t i = 0; i + 1 < children.size(); ++i) add_target(ast, children[i], out);
+      for (size_t i = 0; i + 1 < children.size(); ++i) target_names(ast, children[i], out);
       return;
     case NodeKind::AugAssign:
-    case NodeKind::AnnAssign: add_target(ast, children[0], out); return;
+    case NodeKind::AnnAssign: target_names(ast, children[0], out); return;
     case NodeKind::For:
-      add_target(ast, children[0], out);
+      target_names(ast, children[0], out);
       assigned_names(ast, children[2], out);
       return;
     case NodeKind::While: assigned_names(ast, children[1], out); return;
@@ -58,7 +58,7 @@ void assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out) {
       assigned_names(ast, children[2], out);
       return;
     case NodeKind::With:
-      for (NodeId item : children.first(children.size() - 1)) add_target(ast, ast.child(item, 1), out);
+      for (NodeId item : children.first(children.size() - 1)) target_names(ast, ast.child(item, 1), out);
       assigned_names(ast, children.back(), out);
       return;
     default: return;
@@ -74,11 +74,11 @@ bool definitely_assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t
         if (!definitely_assigned_names(ast, statement, out)) return false;
       return true;
     case NodeKind::Assign:
-      for (size_t i = 0; i + 1 < children.size(); ++i) add_target(ast, children[i], out);
+      for (size_t i = 0; i + 1 < children.size(); ++i) target_names(ast, children[i], out);
       return true;
-    case NodeKind::AugAssign: add_target(ast, children[0], out); return true;
+    case NodeKind::AugAssign: target_names(ast, children[0], out); return true;
     case NodeKind::AnnAssign:
-      if (children[2].valid()) add_target(ast, children[0], out);  // `x: f32` alone declares, binds nothing
+      if (children[2].valid()) target_names(ast, children[0], out);  // `x: f32` alone declares, binds nothing
       return true;
     case NodeKind::If: {
       std::vector<uint32_t> then_names, else_names;
@@ -94,7 +94,7 @@ bool definitely_assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t
       return true;
     }
     case NodeKind::With:
-      for (NodeId item : children.first(children.size() - 1)) add_target(ast, ast.child(item, 1), out);
+      for (NodeId item : children.first(children.size() - 1)) target_names(ast, ast.child(item, 1), out);
       return definitely_assigned_names(ast, children.back(), out);
     case NodeKind::Return:
     case NodeKind::Break:

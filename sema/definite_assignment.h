@@ -11,6 +11,10 @@
 
 namespace tessera::sema {
 
+// The names an assignment target binds (`x`, `a, (b, c)`; not subscripts or
+// attributes, which write memory), added to `out` once each.
+void target_names(const Ast& ast, NodeId target, std::vector<uint32_t>& out);
+
 // The names a statement subtree assigns anywhere, in order of first
 // assignment (nested function bodies excluded).
 void assigned_names(const Ast& ast, NodeId node, std::vector<uint32_t>& out);
