@@ -10,6 +10,7 @@
 // with bounds known when compiling, the parts before and after the slice
 // and the updated middle are concatenated; along an axis selected by an
 // index known only at run time, `where(position == i, updated row, x)`.
+// Through integer tensors (a scatter): graph_scatter, lower_gather.cpp.
 #include <functional>
 
 #include "lower/lowering.h"
@@ -37,6 +38,22 @@ void Lowering::graph_store(NodeId target, Value* v, NodeId where) {
   Value* x = value(object);
   Type t = x->type();
   std::vector<NodeId> indices = subscript_indices(index);
+  // x[i] = v with an integer tensor i: a scatter. Beside slices with
+  // bounds (`x[1:3, i] = v`) into the sliced part, which is then assigned
+  // as `x[1:3, :] = part` below (the indexed axes whole).
+  const bool scatter = is_gather(indices);
+  if (scatter) {
+    const bool bounded_slice = std::ranges::any_of(indices, [&](NodeId i) {
+      return ast_.kind(i) == NodeKind::Slice &&
+             (ast_.child(i, 0).valid() || ast_.child(i, 1).valid() || ast_.child(i, 2).valid());
+    });
+    Value* part = bounded_slice ? graph_basic_indexing(target, x, indices, true) : x;
+    v = graph_scatter(target, part, indices, v, where);
+    if (!bounded_slice) {
+      env_[ast_.node(object).payload] = Bound{v, {}};
+      return;
+    }
+  }
   size_t consuming = axis_consuming_indices(indices);
   std::vector<AxisSelection> axes(t.rank());
   // An integer index drops its axis from the selection (x[i] of a matrix
@@ -69,6 +86,10 @@ void Lowering::graph_store(NodeId target, Value* v, NodeId where) {
       axes[axis].kind = AxisSelection::Kind::Range;
       axes[axis].start = clamp(*a);
       axes[axis].limit = std::max(clamp(*b), axes[axis].start);
+      ++axis;
+      continue;
+    }
+    if (scatter) {  // the scattered part holds this axis whole
       ++axis;
       continue;
     }

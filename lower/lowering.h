@@ -376,6 +376,22 @@ class Lowering {
   Value* graph_basic_indexing(NodeId node, Value* x, const std::vector<NodeId>& indices, bool keep_indexed);
   bool is_gather(const std::vector<NodeId>& indices);  // an integer tensor among a subscript's indices
   Value* graph_gather(NodeId node, Value* x, const std::vector<NodeId>& indices);
+  // `x[indices] = v` with an integer tensor among the indices (NumPy's
+  // scatter): the updated x.
+  Value* graph_scatter(NodeId target, Value* x, const std::vector<NodeId>& indices, Value* v, NodeId where);
+  // What `x[indices]` selects (lower_gather.cpp): x's dimensions by role,
+  // each index element's flat position F over the indexed dimensions but
+  // the batch one (shape P; checked in range when it runs).
+  struct GatherPlan {
+    std::vector<int64_t> indexed, kept;  // x's dimensions with an index, kept whole
+    int64_t batch = -1;                  // an indexed dimension selected by ts.arange over all of it
+    Value* flat = nullptr;               // F; null when the batch is the only index (x itself)
+    int64_t positions = 1;               // M, the positions F counts (kDynamic: positions_value)
+    Value* positions_value = nullptr;
+    std::vector<int64_t> order;  // x's dimensions: [batch], kept..., the other indexed
+    size_t before = 0;           // kept dimensions before P in the result (NumPy's adjacent rule)
+  };
+  GatherPlan plan_gather(NodeId node, Value* x, const std::vector<NodeId>& indices);
   // The indices of `x[index]`: the elements of an unparenthesised tuple
   // (`x[i, j]`), else the index alone; and how many of them consume an
   // axis (all but `None` and `...`).

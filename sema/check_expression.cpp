@@ -1492,12 +1492,6 @@ Value Checker::check_subscript(NodeId node) {
       } else if (!is_integer(ti.scalar)) {
         diags_.emit<diag::SemaIndexNotInteger>(ast_.range(i), types_.to_string(v.type));
         error = true;
-      } else if (assigning_) {
-        diags_.emit<diag::SemaTensorIndexGather>(
-            ast_.range(i), types_.to_string(v.type),
-            "as an assignment target (NumPy's scatter) is not supported yet; build the new tensor with ts.where, "
-            "as in 'x = ts.where(ts.arange(n) == i, v, x)' for x[i] = v");
-        error = true;
       } else {
         if (gathers.empty()) gather_at = remaining.size();
         gathers.push_back({i, t});

@@ -1139,7 +1139,7 @@ void Checker::check_statement(NodeId statement) {
     case NodeKind::AugAssign: {
       NodeId target = children[0];
       if (ast_.kind(target) == NodeKind::Subscript) allow_runtime_length(target);  // a slice is invalid-operands
-      assigning_ = ast_.kind(target) == NodeKind::Subscript;  // read and written: a scatter is refused
+      assigning_ = ast_.kind(target) == NodeKind::Subscript;
       Value current = check_expression(target);
       assigning_ = false;
       Value value = check_expression(children[1]);
