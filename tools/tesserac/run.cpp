@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "codegen/kernel_signature.h"
@@ -344,6 +345,22 @@ void check(tessStatus status, const std::string& what) {
   if (status != TESS_SUCCESS) fail(what + ": " + tessGetLastErrorMessage());
 }
 
+// Under mpirun every rank compiles the same file, so the same diagnostics:
+// rank 0 prints them, the others only count them (an error still ends each
+// with status 1).
+class FirstRankPrinter : public DiagnosticConsumer {
+ public:
+  explicit FirstRankPrinter(DiagnosticConsumer& printer) : printer_(printer) { tessJobRank(&rank_); }
+  void handle(const Diagnostic& diagnostic) override {
+    if (rank_ == 0) printer_.handle(diagnostic);
+  }
+  bool silent() const { return rank_ != 0; }
+
+ private:
+  DiagnosticConsumer& printer_;
+  int rank_ = 0;
+};
+
 class Runner {
  public:
   explicit Runner(const RunOptions& options) : options_(options) {}
@@ -351,7 +368,8 @@ class Runner {
   int run() {
     SourceManager sources;
     TextDiagnosticPrinter printer(sources, stderr, options_.diagnostics.printer());
-    DiagnosticEngine diags(sources, printer, options_.diagnostics.options());
+    FirstRankPrinter first_rank(printer);
+    DiagnosticEngine diags(sources, first_rank, options_.diagnostics.options());
     driver::Compilation compilation(sources, diags, [](const char* phase) { g_current_phase = phase; });
     if (!options_.stdlib_dir.empty()) compilation.set_stdlib_directory(options_.stdlib_dir);
     std::string error;
@@ -399,7 +417,12 @@ class Runner {
       module = compilation.prune_spilling_points(options_.opt_level, ir::PipelineStage::Tile, codegen_options(),
                                                  options_.kernel);
     diags.flush();
-    if (diags.has_errors() || !module) return kExitUserError;
+    if (diags.has_errors() || !module) {
+      // mpirun ends the job at the first rank that fails: the silent ranks
+      // let rank 0 print its diagnostics first.
+      if (first_rank.silent()) std::this_thread::sleep_for(std::chrono::seconds(2));
+      return kExitUserError;
+    }
 
     if (!options_.func.empty()) return run_host(module, find_function(module), compilation);
     if (!kernel_mode && ir::lookup_function(module, "__tessera_program")) {
