@@ -591,8 +591,18 @@ Value Checker::collective_on_mesh(BuiltinCall& bc, std::vector<NodeId>& bound, T
       return Value{error};
     }
     if ((s.partial_axes & (1u << axis)) && s.partial_op != op) {
-      diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(*x),
-                                                "a reduction with " + std::string(partial_op_name(op)));
+      // Each rank holds a term of the value (a row-parallel product's
+      // partial sum): reducing the terms any other way is not the value.
+      const std::string_view held = partial_op_name(s.partial_op);
+      diags_.emit<diag::SemaArgumentType>(
+          ast_.range(bound[2].valid() ? bound[2] : bc.call), "op", bc.name,
+          fmt::format("\"{}\" for a value that is a partial {} over mesh axis '{}' ('{}': each rank holds a term of it, "
+                      "and op=\"{}\" of the terms is the value{})",
+                      held, held, *axis_name, types_.to_string(*x), held,
+                      op == PartialOp::Avg && s.partial_op == PartialOp::Sum
+                          ? "; for the mean, divide the result by the axis size, " + std::to_string(size)
+                          : std::string()),
+          "\"" + std::string(partial_op_name(op)) + "\"");
       return Value{error};
     }
     s.partial_axes &= ~(1u << axis);
