@@ -252,6 +252,69 @@ Value* Lowering::graph_gather(NodeId node, Value* x, const std::vector<NodeId>& 
 }
 
 
+// `x[i, None]`, `x[None, :, i]`, `x[i, None, j]`: `selected` is the gather
+// of the indices without None; NumPy's new axes go where each None stands,
+// and the index dimensions first where a None separates two indices
+// (NumPy's adjacency is the index tuple's; without the None they were in
+// place of the indexed dimensions).
+Value* Lowering::gather_new_axes(NodeId node, Value* selected, size_t rank, const std::vector<NodeId>& indices) {
+  const size_t consuming = axis_consuming_indices(indices);
+  std::string roles;  // in index order: 'n' a new axis, 'k' a kept dimension, 'i' an index
+  for (NodeId i : indices) {
+    const NodeKind kind = ast_.kind(i);
+    if (kind == NodeKind::NoneLiteral) roles += 'n';
+    else if (kind == NodeKind::EllipsisLiteral) roles.append(rank - consuming, 'k');
+    else roles += kind == NodeKind::Slice ? 'k' : 'i';
+  }
+  if (std::ranges::none_of(indices, [&](NodeId i) { return ast_.kind(i) == NodeKind::EllipsisLiteral; }))
+    roles.append(rank - consuming, 'k');  // the dimensions after the indices
+  const size_t first = roles.find('i'), last = roles.rfind('i');
+  const std::string_view between = std::string_view(roles).substr(first, last - first + 1);
+  const bool dims_adjacent = between.find('k') == std::string_view::npos;
+  const bool adjacent = dims_adjacent && between.find('n') == std::string_view::npos;
+  const auto kept = static_cast<size_t>(std::ranges::count(roles, 'k'));
+  const size_t p = selected->type().rank() - kept;
+  const size_t kept_before =
+      dims_adjacent ? static_cast<size_t>(std::count(roles.begin(), roles.begin() + static_cast<std::ptrdiff_t>(first), 'k'))
+                    : 0;
+  if (dims_adjacent && !adjacent && kept_before > 0) {  // [kept before, P, kept after] -> [P, kept...]
+    std::vector<int64_t> perm, dims;
+    for (size_t k = 0; k < p; ++k) perm.push_back(static_cast<int64_t>(kept_before + k));
+    for (size_t k = 0; k < kept_before; ++k) perm.push_back(static_cast<int64_t>(k));
+    for (size_t k = kept_before + p; k < selected->type().rank(); ++k) perm.push_back(static_cast<int64_t>(k));
+    for (int64_t d : perm) dims.push_back(selected->type().shape()[static_cast<size_t>(d)]);
+    selected = graph_op(OpKind::GraphTranspose, {selected}, context_.tensor_type(dims, selected->type().scalar()),
+                        {{"perm", context_.int_array_attr(perm)}}, node);
+  }
+  std::vector<int64_t> shape;
+  std::vector<Value*> extents;
+  size_t next = 0;  // the next dimension of `selected`
+  auto take = [&] {
+    const int64_t size = selected->type().shape()[next];
+    shape.push_back(size);
+    extents.push_back(size == kDynamic ? graph_dim(selected, static_cast<int64_t>(next)) : nullptr);
+    ++next;
+  };
+  bool placed = !adjacent;
+  if (!adjacent)
+    for (size_t k = 0; k < p; ++k) take();
+  for (char role : roles) {
+    if (role == 'n') {
+      shape.push_back(1);
+      extents.push_back(nullptr);
+    } else if (role == 'k') {
+      take();
+    } else if (!placed) {
+      for (size_t k = 0; k < p; ++k) take();
+      placed = true;
+    }
+  }
+  const Type type = context_.tensor_type(shape, selected->type().scalar());
+  std::vector<Value*> operands{selected};
+  for (Value* d : dynamic_dims(type, extents)) operands.push_back(d);
+  return graph_op(OpKind::GraphReshape, operands, type, {}, node);
+}
+
 // `x[indices] = v` with integer tensors among the indices (NumPy's
 // scatter; x already sliced by the slices beside them, graph_store): the elements the indices select hold v broadcast to the
 // selection's shape, the others x's. Where an element is selected twice
@@ -386,7 +449,10 @@ Value* Lowering::graph_scatter(NodeId target, Value* x, const std::vector<NodeId
       full_shape.push_back(t.shape()[static_cast<size_t>(d)]);
       if (Value* e = extent(x, static_cast<size_t>(d))) full_sizes.push_back(e);
     }
-    if (std::vector<int64_t>(values->type().shape().begin(), values->type().shape().end()) != full_shape) {
+    // v broadcast to every index element; a size known only at run time is
+    // checked there (1 or the selection's, NumPy's rule).
+    if (std::vector<int64_t>(values->type().shape().begin(), values->type().shape().end()) != full_shape ||
+        std::ranges::count(full_shape, kDynamic) > 0) {
       Value* zeros = graph_op(OpKind::GraphConstant, full_sizes, context_.tensor_type(full_shape, summed),
                               {{"value", zero_attribute(summed)}}, where);
       values = graph_elementwise("select", {yes, values, zeros}, where);

@@ -767,7 +767,14 @@ Value* Lowering::graph_subscript(NodeId node) {
   // A gather beside slices: the slices first (every dimension kept), then
   // the integer tensors and integers select (NumPy's result: the slices do
   // not move the dimensions they keep).
-  if (is_gather(indices)) return graph_gather(node, graph_basic_indexing(node, x, indices, true), indices);
+  if (is_gather(indices)) {
+    // None beside them: the gather without it, then the new axes.
+    std::vector<NodeId> selecting;
+    std::ranges::copy_if(indices, std::back_inserter(selecting),
+                         [&](NodeId i) { return ast_.kind(i) != NodeKind::NoneLiteral; });
+    Value* selected = graph_gather(node, graph_basic_indexing(node, x, selecting, true), selecting);
+    return selecting.size() == indices.size() ? selected : gather_new_axes(node, selected, x->type().rank(), indices);
+  }
   return graph_basic_indexing(node, x, indices, false);
 }
 

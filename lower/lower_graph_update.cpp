@@ -43,6 +43,8 @@ void Lowering::graph_store(NodeId target, Value* v, NodeId where) {
   // as `x[1:3, :] = part` below (the indexed axes whole).
   const bool scatter = is_gather(indices);
   if (scatter) {
+    for (NodeId i : indices)
+      if (ast_.kind(i) == NodeKind::NoneLiteral) unsupported(i, "'None' in the target of an assignment into a tensor");
     const bool bounded_slice = std::ranges::any_of(indices, [&](NodeId i) {
       return ast_.kind(i) == NodeKind::Slice &&
              (ast_.child(i, 0).valid() || ast_.child(i, 1).valid() || ast_.child(i, 2).valid());

@@ -376,6 +376,8 @@ class Lowering {
   Value* graph_basic_indexing(NodeId node, Value* x, const std::vector<NodeId>& indices, bool keep_indexed);
   bool is_gather(const std::vector<NodeId>& indices);  // an integer tensor among a subscript's indices
   Value* graph_gather(NodeId node, Value* x, const std::vector<NodeId>& indices);
+  // A gather's result with the new axes of the None among its indices.
+  Value* gather_new_axes(NodeId node, Value* selected, size_t rank, const std::vector<NodeId>& indices);
   // `x[indices] = v` with an integer tensor among the indices (NumPy's
   // scatter): the updated x.
   Value* graph_scatter(NodeId target, Value* x, const std::vector<NodeId>& indices, Value* v, NodeId where);

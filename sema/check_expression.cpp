@@ -1379,12 +1379,18 @@ Value Checker::check_subscript(NodeId node) {
   std::vector<std::pair<NodeId, TypeId>> gathers;  // the integer tensors
   std::vector<size_t> indexed_dims;                // the dimensions they and the integers index
   size_t gather_at = 0;                            // where in `remaining` the index dimensions go, when adjacent
-  NodeId basic_index;                // a None (not with a gather yet)
+  // NumPy's adjacency is the index tuple's: a None between two indices
+  // (`x[i, None, j]`) puts the index dimensions first.
+  bool none_between = false, none_pending = false, any_indexed = false;
   for (NodeId i : indices) {
     if (ast_.kind(i) == NodeKind::NoneLiteral) {
       remaining.push_back(types_.constant_dim(1));  // new axis
-      if (!basic_index.valid()) basic_index = i;
+      none_pending = any_indexed;
       continue;
+    }
+    if (ast_.kind(i) != NodeKind::EllipsisLiteral && ast_.kind(i) != NodeKind::Slice) {
+      none_between = none_between || none_pending;
+      any_indexed = true;
     }
     if (ast_.kind(i) == NodeKind::EllipsisLiteral) {
       for (size_t skip = dims.size() > consuming ? dims.size() - consuming : 0; skip > 0; --skip)
@@ -1512,12 +1518,12 @@ Value Checker::check_subscript(NodeId node) {
     ++consumed;
   }
   if (!error && !gathers.empty()) {
-    std::optional<std::vector<DimId>> index_dims = gather_dims(node, object, base.type, gathers, basic_index);
+    std::optional<std::vector<DimId>> index_dims = gather_dims(node, object, base.type, gathers);
     if (!index_dims) return Value{types_.error()};
-    // Adjacent indexed dimensions (integers included): the index dimensions
-    // take their place; else they come first (NumPy). Consumed in order, so
-    // indexed_dims is sorted.
-    const bool adjacent = indexed_dims.back() - indexed_dims.front() + 1 == indexed_dims.size();
+    // Adjacent indexed dimensions (integers included) with no None between
+    // their indices: the index dimensions take their place; else they come
+    // first (NumPy). Consumed in order, so indexed_dims is sorted.
+    const bool adjacent = indexed_dims.back() - indexed_dims.front() + 1 == indexed_dims.size() && !none_between;
     remaining.insert(remaining.begin() + static_cast<std::ptrdiff_t>(adjacent ? gather_at : 0), index_dims->begin(),
                      index_dims->end());
   }
@@ -1545,20 +1551,11 @@ Value Checker::check_subscript(NodeId node) {
 }
 
 // The shape of a gather's indices, broadcast together (NumPy), after the
-// checks of what the lowering compiles: integer tensors with integers,
-// slices and '...' (no None), of a tensor not split or partial over a mesh.
-// nullopt after a diagnostic.
+// checks of what the lowering compiles: a tensor not split or partial over
+// a mesh. nullopt after a diagnostic.
 std::optional<std::vector<DimId>> Checker::gather_dims(NodeId node, NodeId object, TypeId object_type,
-                                                       std::span<const std::pair<NodeId, TypeId>> indices,
-                                                       NodeId basic_index) {
+                                                       std::span<const std::pair<NodeId, TypeId>> indices) {
   const std::string first_type = types_.to_string(indices.front().second);
-  if (basic_index.valid()) {
-    diags_.emit<diag::SemaTensorIndexGather>(
-        ast_.range(basic_index), first_type,
-        "together with None is not supported yet; index with integer tensors, integers, slices and '...', then add "
-        "the new axis to the result");
-    return std::nullopt;
-  }
   const bool object_laid_out = distributed_layout(types_.sharding(object_type));
   for (auto [where, type] : indices) {
     const bool index_laid_out = distributed_layout(types_.sharding(type));

@@ -50,7 +50,8 @@ TypeId Checker::graph_tensor(ScalarType element, std::span<const DimId> dims) {
 }
 
 std::optional<std::vector<DimId>> Checker::broadcast_dims(NodeId node, std::string_view what, TypeId lhs, TypeId rhs,
-                                                          std::span<const DimId> da, std::span<const DimId> db) {
+                                                          std::span<const DimId> da, std::span<const DimId> db,
+                                                          bool names_must_match) {
   size_t rank = std::max(da.size(), db.size());
   std::vector<DimId> dims(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -61,8 +62,10 @@ std::optional<std::vector<DimId>> Checker::broadcast_dims(NodeId node, std::stri
       dims[i] = x;
     } else if (cx && *cx == 1) {
       dims[i] = y;
-    } else if ((cx && cy) || (types_.dim(x).kind == DimKind::Symbol && types_.dim(y).kind == DimKind::Symbol)) {
-      // Two different constants, or two different names: not the same size.
+    } else if ((cx && cy) ||
+               (names_must_match && types_.dim(x).kind == DimKind::Symbol && types_.dim(y).kind == DimKind::Symbol)) {
+      // Two different constants (or names, where they must match): not the
+      // same size.
       diags_.emit<diag::SemaShapeMismatch>(ast_.range(node), std::string(what), types_.to_string(lhs),
                                            types_.to_string(rhs));
       return std::nullopt;
@@ -1143,9 +1146,9 @@ TypeId Checker::attention_result(BuiltinCall& bc, const std::vector<NodeId>& bou
     return types_.error();
   }
   std::vector<DimId> bq(dq.begin(), dq.end() - 2), bk(dk.begin(), dk.end() - 2), bv(dv.begin(), dv.end() - 2);
-  auto batch = broadcast_dims(bc.call, "flash_attention (batch dimensions)", q, k, bq, bk);
+  auto batch = broadcast_dims(bc.call, "flash_attention (batch dimensions)", q, k, bq, bk, true);
   if (!batch) return types_.error();
-  batch = broadcast_dims(bc.call, "flash_attention (batch dimensions)", q, v, *batch, bv);
+  batch = broadcast_dims(bc.call, "flash_attention (batch dimensions)", q, v, *batch, bv, true);
   if (!batch) return types_.error();
   std::vector<DimId> dims = *batch;
   dims.push_back(dq[dq.size() - 2]);

@@ -245,9 +245,12 @@ class Checker {
   std::optional<ScalarType> graph_element(TypeId type);
   TypeId graph_tensor(ScalarType element, std::span<const DimId> dims);
   // NumPy broadcasting of two shapes (a size-1 dimension stretches);
-  // reports a mismatch at `node` naming `what`.
+  // reports a mismatch at `node` naming `what`. Sizes known only at run
+  // time (two different names too, as `+` takes them) are checked when the
+  // kernels launch, unless `names_must_match`.
   std::optional<std::vector<DimId>> broadcast_dims(NodeId node, std::string_view what, TypeId lhs, TypeId rhs,
-                                                   std::span<const DimId> da, std::span<const DimId> db);
+                                                   std::span<const DimId> da, std::span<const DimId> db,
+                                                   bool names_must_match = false);
   std::optional<size_t> tensor_axis(NodeId where, int64_t axis, size_t rank);
   // `axis=` of a reduction: an int or a tuple of them (normalised, no
   // repeats), or every axis when absent or None; nullopt after a diagnostic.
@@ -277,8 +280,7 @@ class Checker {
   Value check_subscript(NodeId node);
   void widen_loop_layouts(NodeId body);  // a ring's name enters its loop varying (check_dist.cpp)
   std::optional<std::vector<DimId>> gather_dims(NodeId node, NodeId object, TypeId object_type,
-                                                std::span<const std::pair<NodeId, TypeId>> indices,
-                                                NodeId basic_index);
+                                                std::span<const std::pair<NodeId, TypeId>> indices);
   // A constant index (or slice bound, `is_end` for a slice's end) into axis
   // `axis` of `object`, whose size is `dim`: in device code it must lie
   // inside the axis (sema.index-out-of-range, sema.negative-index).

@@ -171,12 +171,18 @@ class Decomposer : GraphBuilding {
       if (a_batch != batch || b_batch != batch || (dynamic && a != b)) {
         std::vector<Value*> sizes;
         for (size_t d = 0; d < batch.size(); ++d) {
-          // The broadcast size: the larger of the two (a missing dim is 1).
+          // The broadcast size, NumPy's: b's where a's is 1, else a's (a
+          // missing dim is 1; not the larger: 0 against 1 is 0).
           auto side = [&](Value* x, size_t rank) -> Value* {
             int64_t at = static_cast<int64_t>(d) - static_cast<int64_t>(rc - rank);
             return at < 0 ? index(1) : dim(x, static_cast<size_t>(at));
           };
-          sizes.push_back(builder_.create(OpKind::MaxSI, {side(a, ra), side(b, rb)}, {context_.index_type()})->result());
+          Value* from_a = side(a, ra);
+          Value* a_is_one = builder_.create(OpKind::CmpI, {from_a, index(1)}, {context_.bool_type()},
+                                            {{"predicate", context_.string_attr("eq")}})
+                                ->result();
+          sizes.push_back(
+              builder_.create(OpKind::Select, {a_is_one, side(b, rb), from_a}, {context_.index_type()})->result());
         }
         if (a_batch != batch || dynamic) a = broadcast_batch(a, batch, sizes);
         if (b_batch != batch || dynamic) b = broadcast_batch(b, batch, sizes);

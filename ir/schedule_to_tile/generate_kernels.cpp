@@ -443,8 +443,10 @@ class Generator {
       Value* from = def->operand(rows ? 0 : 1);
       result = host_dim(from, static_cast<int64_t>(from->type().rank()) - (rows ? 2 : 1));
     } else {
-      // Broadcasting: the largest of the operands' sizes at this axis (for
-      // a matmul, of their batch dimensions).
+      // Broadcasting (NumPy's rule): the first of the operands' sizes at
+      // this axis that is not 1, else 1 (for a matmul, of their batch
+      // dimensions). Not the largest: 0 against 1 is 0; the others are
+      // checked to be 1 or this size before the launch (check_broadcast).
       size_t rank = t.rank();
       bool matmul = def->is(OpKind::GraphMatmul);
       for (Value* operand : def->operands()) {
@@ -453,7 +455,13 @@ class Generator {
         int64_t aligned = axis - static_cast<int64_t>(matmul ? rank - ot.rank() : rank - ot.rank());
         if (aligned < 0 || ot.shape()[static_cast<size_t>(aligned)] == 1) continue;
         Value* size = host_dim(operand, aligned);
-        result = !result || result == size ? size : host_max(result, size);
+        if (!result || result == size) {
+          result = size;
+          continue;
+        }
+        Value* is_one = host_op(OpKind::CmpI, {result, host_index(1)}, context_.bool_type(),
+                                {{"predicate", context_.string_attr("eq")}});
+        result = host_op(OpKind::Select, {is_one, size, result}, context_.index_type());
       }
       if (!result) result = host_index(1);
     }
