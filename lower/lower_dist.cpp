@@ -170,11 +170,29 @@ Bound Lowering::lower_dist_builtin(NodeId call, BuiltinId builtin) {
           kind = OpKind::GraphAllGather;
           attributes.push_back({"dim", context_.int_attr(dim())});
           break;
-        case BuiltinId::ReduceScatter:
+        case BuiltinId::ReduceScatter: {
           kind = OpKind::GraphReduceScatter;
           attributes.push_back({"op", context_.string_attr(op_name(arg(2)))});
           attributes.push_back({"dim", context_.int_attr(dim())});
+          // A size known only at run time that the axis does not divide
+          // (sema checks the constant ones): one block per rank would drop
+          // the rest.
+          const sema::MeshInfo info = typed_.types.mesh_info(mesh);
+          auto named = std::ranges::find(info.axes, axis);
+          if (x->type().shape()[static_cast<size_t>(dim())] == kDynamic && named != info.axes.end()) {
+            const int64_t ranks = info.shape[static_cast<size_t>(named - info.axes.begin())];
+            const Type i64 = context_.i64_type();
+            Value* rest = emit(OpKind::RemSI, {convert(graph_dim(x, dim()), i64), builder_.constant_int(ranks, i64)}, i64);
+            Value* divides = emit(OpKind::CmpI, {rest, builder_.constant_int(0, i64)}, context_.bool_type(),
+                                  {{"predicate", context_.string_attr("eq")}});
+            builder_.create(OpKind::HostCheck, std::span<Value* const>(&divides, 1), std::span<const Type>{},
+                            {{"message", context_.string_attr(fmt::format(
+                                             "{}: dimension {} of reduce_scatter's operand has a size that mesh axis "
+                                             "'{}' of size {} does not divide (every rank keeps an equal block)",
+                                             source_position(call), dim(), axis, ranks))}});
+          }
           break;
+        }
         default: {
           kind = OpKind::GraphBroadcast;
           std::optional<int64_t> root = arg(2).valid() ? constant_of(arg(2)) : std::optional<int64_t>(0);

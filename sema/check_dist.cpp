@@ -641,6 +641,13 @@ Value Checker::collective_on_mesh(BuiltinCall& bc, std::vector<NodeId>& bound, T
           return Value{error};
         }
       }
+      if (split == s.dim_axes.end() && s.dim_axes[*at] >= 0) {
+        // The dimension is split over another axis: the blocks gathered
+        // are all the same block of it, no layout of the whole.
+        diags_.emit<diag::SemaDistLayoutMismatch>(ast_.range(bc.call), std::string(bc.name), types_.to_string(*x),
+                                                  fmt::format("a gather along dimension {} over '{}'", *at, *axis_name));
+        return Value{error};
+      }
       dims[*at] = types_.binary_dim(DimKind::Mul, dims[*at], types_.constant_dim(size));
       s.dim_axes[*at] = -1;
       for (int32_t& a : s.dim_axes)
@@ -916,6 +923,11 @@ std::optional<uint32_t> Checker::elementwise_sharding(NodeId where, std::string_
       auto c = types_.constant_value(d[i]);
       if (c && *c == 1 && s->dim_axes[i] < 0) continue;
       if (out.dim_axes[at] >= 0 && out.dim_axes[at] != s->dim_axes[i]) return mismatch();
+      // One mesh axis splits one dimension: `a + b` of a row-split a and a
+      // column-split b over the same axis has blocks of equal shapes, but
+      // no layout of the result.
+      for (size_t other = 0; other < rank; ++other)
+        if (other != at && out.dim_axes[other] == s->dim_axes[i]) return mismatch();
       out.dim_axes[at] = s->dim_axes[i];
     }
   }
