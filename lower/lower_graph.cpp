@@ -632,8 +632,49 @@ Value* Lowering::graph_op(OpKind kind, std::vector<Value*> operands, Type declar
 }
 
 Value* Lowering::graph_elementwise(std::string_view fn, std::vector<Value*> operands, NodeId where) {
+  if (program_) cut_whole_operands(operands, where);
   Type declared = context_.tensor_type({}, ScalarType::F32);  // replaced by the inferred type
   return graph_op(OpKind::GraphElementwise, std::move(operands), declared, {{"op", context_.string_attr(fn)}}, where);
+}
+
+// In the program a split tensor's value is this rank's block of it and a
+// whole tensor's value all of it (its global sizes): an elementwise
+// operation of both (`a + bias`, `ts.where(a > 0.0, a, b)` of a split a and
+// a whole b) takes the whole operand's block of the result's layout, as
+// `dist.tensor(data=...)` cuts it (graph.shard). An operand is whole along
+// a dimension the result splits when it has the global size there (a
+// block has the global size divided by the axis, a broadcast operand 1).
+void Lowering::cut_whole_operands(std::vector<Value*>& operands, NodeId where) {
+  if (!where.valid() || where.index >= node_types_->size()) return;
+  const sema::TypeId result = node_type(where);
+  if (!result.valid() || typed_.types.info(result).kind != sema::TypeKind::Tensor) return;
+  const sema::ShardingInfo* s = typed_.types.sharding(result);
+  if (!s || s->unknown) return;
+  const sema::MeshInfo& mesh = typed_.types.mesh_info(s->mesh);
+  std::span<const sema::DimId> global = typed_.types.dims(result);
+  const size_t rank = std::min(global.size(), s->dim_axes.size());
+  for (Value*& v : operands) {
+    const Type t = v->type();
+    if (!t.is(TypeKind::Tensor) || t.rank() > rank) continue;
+    sema::ShardingInfo cut;
+    cut.mesh = s->mesh;
+    cut.dim_axes.assign(t.rank(), -1);
+    std::vector<int64_t> local(t.shape().begin(), t.shape().end());
+    bool whole_somewhere = false;
+    for (size_t i = 0; i < t.rank(); ++i) {
+      const size_t at = rank - t.rank() + i;
+      const int32_t axis = s->dim_axes[at];
+      if (axis < 0) continue;
+      const std::optional<int64_t> size = typed_.types.constant_value(global[at]);
+      const int64_t ranks = mesh.shape[static_cast<size_t>(axis)];
+      if (!size || ranks == 1 || *size == 1 || local[i] != *size) continue;
+      cut.dim_axes[i] = axis;
+      local[i] = *size / ranks;
+      whole_somewhere = true;
+    }
+    if (whole_somewhere)
+      v = graph_op(OpKind::GraphShard, {v}, context_.tensor_type(local, t.scalar()), sharding_attributes(cut), where);
+  }
 }
 
 Value* Lowering::to_element(Value* v, ScalarType element, NodeId where) {

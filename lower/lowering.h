@@ -366,6 +366,7 @@ class Lowering {
   Value* graph_op(OpKind kind, std::vector<Value*> operands, Type declared, std::vector<NamedAttribute> attributes,
                   NodeId where);
   Value* graph_elementwise(std::string_view op, std::vector<Value*> operands, NodeId where);
+  void cut_whole_operands(std::vector<Value*>& operands, NodeId where);  // the program's whole operands of split results
   const char* graph_binary_function(BinaryOperator op, NodeId where);
   void graph_aug_assign(NodeId statement, Value* current);
   Value* graph_binary(NodeId node);
