@@ -309,6 +309,8 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
                               : builtin == BuiltinId::Prod ? "prod"
                               : is_max                     ? "max"
                                                            : "min";
+      // Adding bools (`dtype=bool`) is NumPy's logical or, not a count mod 2.
+      if (element == ScalarType::Bool && kind == "sum") kind = "max";
       std::vector<int64_t> axes = axes_argument(arg(1), x);
       if (kind == "max" || kind == "min")
         require_elements(x, axes, is_max ? "zero-size array to reduction operation maximum which has no identity"
@@ -544,7 +546,8 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
     }
     case sema::Signature::VarianceArgs: {
       // NumPy's two passes: the squared deviations from the mean, their mean
-      // (ddof 0) or their sum divided by n - ddof, n the count reduced; std
+      // (ddof 0) or their sum divided by max(n - ddof, 0), n the count
+      // reduced (ddof >= n gives inf, or NaN for a sum of 0, as NumPy); std
       // the square root.
       Value* x = to_element(tensor(0), element, arg(0));
       std::vector<int64_t> axes = normalized_axes(axes_argument(arg(1), x), x->type().rank());
@@ -563,14 +566,17 @@ Bound Lowering::lower_graph_builtin(NodeId call, BuiltinId builtin) {
         if (known) {
           double n = 1;
           for (int64_t a : axes) n *= static_cast<double>(x->type().shape()[a]);
-          divisor = builder_.constant_float(n - ddof, scalar);
+          divisor = builder_.constant_float(std::max(n - ddof, 0.0), scalar);
         } else {
           Value* n = builder_.constant_index(1);
           for (int64_t a : axes)
             n = emit(OpKind::MulI, {n, x->type().shape()[a] == kDynamic ? graph_dim(x, a)
                                                                         : builder_.constant_index(x->type().shape()[a])},
                      context_.index_type());
-          divisor = emit(OpKind::SubF, {convert(n, scalar), builder_.constant_float(ddof, scalar)}, scalar);
+          divisor = emit(OpKind::MaxF,
+                         {emit(OpKind::SubF, {convert(n, scalar), builder_.constant_float(ddof, scalar)}, scalar),
+                          builder_.constant_float(0.0, scalar)},
+                         scalar);
         }
         v = graph_elementwise("div", {reduce(squares, "sum", axes, keepdims), divisor}, call);
       }

@@ -132,6 +132,7 @@ Value* reduction_identity(KernelBuilder& kb, ReduceKind kind, Type t) {
   if (t.is_float()) return kb.constant(max ? -INFINITY : INFINITY, t);
   const ScalarInfo& info = scalar_info(t.scalar());
   unsigned bits = info.bits;
+  if (t.scalar() == ScalarType::Bool) return kb.builder().constant_int(max ? 0 : 1, t);  // or, and
   if (info.category == ScalarCategory::UnsignedInt) {
     if (max) return kb.constant(0.0, t);
     return kb.builder().constant_int(bits == 64 ? -1 : static_cast<int64_t>((uint64_t{1} << bits) - 1), t);
@@ -143,7 +144,8 @@ Value* reduction_identity(KernelBuilder& kb, ReduceKind kind, Type t) {
 
 Value* reduction_combine(KernelBuilder& kb, ReduceKind kind, Value* a, Value* b) {
   Type t = a->type();
-  bool f = t.is_float(), u = !f && is_unsigned_type(t);
+  // Bools compare unsigned (true is 1, not -1 as a signed i1): max is or.
+  bool f = t.is_float(), u = !f && (is_unsigned_type(t) || t.scalar() == ScalarType::Bool);
   switch (kind) {
     case ReduceKind::Sum:
     case ReduceKind::Mean: return kb.op(f ? OpKind::AddF : OpKind::AddI, {a, b}, t);

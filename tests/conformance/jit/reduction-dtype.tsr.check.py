@@ -11,6 +11,9 @@ expected = {
     "mean_f32": (x.astype(np.float32).mean(0, keepdims=True), 1e-5),
     "sum_i32_f64": (n.sum(dtype=np.float64), 0),
     "prod_f64": ((n[:, 1:] + 1).prod(1, dtype=np.float64), 1e-12),
+    "sum_bool": (np.ones((3, 4), np.float32).sum(1, dtype=bool), 0),
+    "sum_bool_all": (n.sum(dtype=bool), 0),
+    "sum_bool_none": (n[0:1, 0:1].sum(dtype=bool), 0),
 }
 for name, (want, rtol) in expected.items():
     got = np.load(f"{out}/{name}.npy")
