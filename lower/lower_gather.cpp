@@ -35,7 +35,7 @@ bool Lowering::is_gather(const std::vector<NodeId>& indices) {
                ast_.kind(i) == NodeKind::EllipsisLiteral || !is_tensor_node(i))
              return false;
            Type t = graph_type(i);
-           return t.is(TypeKind::Tensor) && t.rank() > 0;
+           return t.is(TypeKind::Tensor) && (t.rank() > 0 || is_integer(t.scalar()));
          });
 }
 

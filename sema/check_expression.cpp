@@ -1488,7 +1488,9 @@ Value Checker::check_subscript(NodeId node) {
     Value v = check_expression(i);
     TypeId t = default_type(v.type);
     const TypeInfo& ti = types_.info(t);
-    if (ti.kind == TypeKind::Tensor && !in_device() && !types_.dims(t).empty()) {
+    // (A 0-d integer tensor, `x[labels[i]]`, selects as an integer does; as
+    // a gather of no index dimensions.)
+    if (ti.kind == TypeKind::Tensor && !in_device() && (!types_.dims(t).empty() || is_integer(ti.scalar))) {
       // NumPy's boolean-mask indexing: a data-dependent shape; its
       // integer-array indexing: a gather.
       if (ti.scalar == ScalarType::Bool) {
