@@ -755,6 +755,12 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
           dims = std::vector<DimId>(types_.dims(*x).begin(), types_.dims(*x).end());
           element = types_.info(*x).scalar;
         }
+      } else if (NodeKind k = ast_.kind(bound[0]);
+                 k != NodeKind::Tuple && k != NodeKind::List &&
+                 types_.kind(bc.value_of(bound[0]).type) == TypeKind::Dynamic) {
+        // A shape sema cannot know here (`x.shape` of a generic function's
+        // parameter): each instance's check decides.
+        return Value{types_.dynamic()};
       } else {
         dims = shape_argument(bc, bound[0]);
       }
@@ -803,6 +809,7 @@ Value Checker::check_graph_builtin(BuiltinCall& bc) {
         if (!bound[i].valid()) continue;
         Value v = bc.value_of(bound[i]);
         if (types_.is_error(v.type)) return Value{error};
+        if (types_.kind(v.type) == TypeKind::Dynamic) return Value{types_.dynamic()};  // an instance's check decides
         TypeId t = default_type(v.type);
         bool number = types_.kind(t) == TypeKind::Scalar && types_.info(t).scalar != ScalarType::Bool;
         if (!number) {
