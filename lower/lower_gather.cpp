@@ -374,9 +374,8 @@ Value* Lowering::graph_scatter(NodeId target, Value* x, const std::vector<NodeId
   // v as [P..., kept...]: right-aligned to the selection's rank (its
   // result order: the first `before` kept dimensions, P, the other kept
   // ones), then in that order.
+  vt = without_leading_ones(vt, p + kept, where);
   const Type vtype = vt->type();
-  if (vtype.rank() > p + kept)
-    unsupported(where, "assigning a tensor of higher rank than the selection it is assigned into");
   std::vector<int64_t> v_shape(p + kept - vtype.rank(), 1);
   std::vector<Value*> v_extents(v_shape.size(), nullptr);
   for (size_t d = 0; d < vtype.rank(); ++d) {

@@ -26,6 +26,24 @@ struct AxisSelection {
 };
 }  // namespace
 
+// v without its leading dimensions of size 1 beyond `rank` (NumPy's
+// assignment drops them: `x[0:2] = ones((1, 2, 3))`); sema checked they are 1.
+Value* Lowering::without_leading_ones(Value* v, size_t rank, NodeId where) {
+  const Type t = v->type();
+  if (!t.is(TypeKind::Tensor) || t.rank() <= rank) return v;
+  const size_t extra = t.rank() - rank;
+  for (size_t d = 0; d < extra; ++d)
+    if (t.shape()[d] != 1) unsupported(where, "assigning a tensor of higher rank than the selection it is assigned into");
+  std::vector<int64_t> dims(t.shape().begin() + static_cast<std::ptrdiff_t>(extra), t.shape().end());
+  std::vector<Value*> extents;
+  for (size_t d = 0; d < dims.size(); ++d)
+    extents.push_back(dims[d] == kDynamic ? graph_dim(v, static_cast<int64_t>(extra + d)) : nullptr);
+  const Type type = context_.tensor_type(dims, t.scalar());
+  std::vector<Value*> operands{v};
+  for (Value* e : dynamic_dims(type, extents)) operands.push_back(e);
+  return graph_op(OpKind::GraphReshape, operands, type, {}, where);
+}
+
 bool Lowering::is_graph_tensor_store(NodeId target) const {
   return graph_ && ast_.kind(target) == NodeKind::Subscript && is_tensor_node(ast_.child(target, 0));
 }
@@ -119,9 +137,8 @@ void Lowering::graph_store(NodeId target, Value* v, NodeId where) {
   Value* vt = v->type().is(TypeKind::Tensor) ? to_element(v, element, where) : scalar_as_tensor(v, element, where);
   size_t selection_rank = 0;
   for (size_t a = 0; a < t.rank(); ++a) selection_rank += dropped[a] ? 0 : 1;
+  vt = without_leading_ones(vt, selection_rank, where);
   Type given = vt->type();
-  if (given.rank() > selection_rank)
-    unsupported(where, "assigning a tensor of higher rank than the selection it is assigned into");
   std::vector<int64_t> dims;
   std::vector<Value*> extents;
   size_t lead = selection_rank - given.rank(), seen = 0;

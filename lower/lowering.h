@@ -410,6 +410,7 @@ class Lowering {
   // updated tensor.
   bool is_graph_tensor_store(NodeId target) const;
   void graph_store(NodeId target, Value* v, NodeId where);
+  Value* without_leading_ones(Value* v, size_t rank, NodeId where);
   Value* graph_dim(Value* tensor, int64_t axis);
   Value* tensor_size(Value* x, int64_t axis);  // the size of an axis as i32 (a constant where static)
   Bound lower_tensor_attribute(NodeId node);

@@ -1495,7 +1495,13 @@ void Checker::check_store(NodeId target, TypeId slot, const Value& value, NodeId
     // selection's shape, converted to x's element type.
     if (from.kind == TypeKind::Tensor) {
       std::span<const DimId> want = types_.dims(slot), have = types_.dims(value.type);
-      bool mismatch = have.size() > want.size();
+      // NumPy's assignment also drops v's leading dimensions of size 1
+      // (`x[0:2] = ones((1, 2, 3))` into a [2, 3] selection).
+      bool mismatch = false;
+      while (have.size() > want.size() && !mismatch) {
+        mismatch = types_.constant_value(have.front()) != std::optional<int64_t>(1);
+        have = have.subspan(1);
+      }
       for (size_t d = 0; !mismatch && d < have.size(); ++d) {
         auto a = types_.constant_value(want[want.size() - have.size() + d]), b = types_.constant_value(have[d]);
         mismatch = a && b && *a != *b && *b != 1;

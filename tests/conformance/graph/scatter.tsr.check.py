@@ -60,6 +60,8 @@ exact = {
     "flags": assigned(v["flags"], v["ids"], True),
     "counts": assigned(v["counts"], v["flat_ids"], np.int32(-5), add=True),
     "empty": assigned(table, v["none"], 1.0),
+    "leading_ones": assigned(table, v["flat_ids"], np.full((1, 4, 4), 2.0, np.float32)),
+    "slice_leading_ones": assigned(x3, slice(0, 2), np.ones((1, 1, 2, 4, 5), np.float32)),
 }
 
 # Gradients: loss = sum(x' * w), x' = x with x'[ids] = 3 v; loss_add = sum(x'' * x'' * w),
