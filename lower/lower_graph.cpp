@@ -12,9 +12,11 @@
 // accumulation type), and subscripts are slices and reshapes.
 #include <algorithm>
 #include <functional>
+#include <numeric>
 
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
+
 #include "lower/lowering.h"
 #include "support/diagnostics/internal_error.h"
 
@@ -709,7 +711,38 @@ Value* Lowering::graph_binary(NodeId node) {
   ScalarType element = graph_type(node).scalar();
   Value* a = to_element(value(lhs, is_tensor_node(lhs) ? Type{} : context_.scalar_type(element)), element, lhs);
   Value* b = to_element(value(rhs, is_tensor_node(rhs) ? Type{} : context_.scalar_type(element)), element, rhs);
+  if (op == BinaryOperator::Pow && is_integer(element) && scalar_info(element).category != ScalarCategory::UnsignedInt)
+    require_non_negative_exponent(b, node);
   return graph_elementwise(graph_binary_function(op, node), {a, b}, node);
+}
+
+// NumPy refuses integers to negative integer powers (ValueError) rather
+// than give 0: checked when it runs, unless the exponent is a constant
+// that is not negative.
+void Lowering::require_non_negative_exponent(Value* exponent, NodeId node) {
+  const Type i64 = context_.i64_type();
+  Value* ok = nullptr;
+  if (exponent->type().is(TypeKind::Tensor)) {
+    Value* zero = builder_.constant_int(0, context_.scalar_type(exponent->type().scalar()));
+    Value* negative = graph_elementwise("lt", {exponent, zero}, node);
+    std::vector<int64_t> axes(exponent->type().rank());
+    std::iota(axes.begin(), axes.end(), 0);
+    Value* count = graph_op(OpKind::GraphReduce, {to_element(negative, ScalarType::I64, node)},
+                            context_.tensor_type({}, ScalarType::I64),
+                            {{"kind", context_.string_attr("sum")}, {"axes", context_.int_array_attr(axes)}}, node);
+    ok = emit(OpKind::CmpI, {convert(count, i64), builder_.constant_int(0, i64)}, context_.bool_type(),
+              {{"predicate", context_.string_attr("eq")}});
+  } else {
+    if (Operation* def = exponent->defining_op(); def && def->is(OpKind::Constant) && def->has_attr("value") &&
+                                                  def->int_attr("value") >= 0)
+      return;
+    ok = emit(OpKind::CmpI, {convert(exponent, i64), builder_.constant_int(0, i64)}, context_.bool_type(),
+              {{"predicate", context_.string_attr("sge")}});
+  }
+  builder_.create(OpKind::HostCheck, std::span<Value* const>(&ok, 1), std::span<const Type>{},
+                  {{"message", context_.string_attr(source_position(node) +
+                                                    ": integers to negative integer powers are not allowed "
+                                                    "(NumPy's ValueError; make the base a float)")}});
 }
 
 // The graph.elementwise function of a binary operator on tensors.

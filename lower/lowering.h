@@ -368,6 +368,7 @@ class Lowering {
   Value* graph_elementwise(std::string_view op, std::vector<Value*> operands, NodeId where);
   void cut_whole_operands(std::vector<Value*>& operands, NodeId where);  // the program's whole operands of split results
   const char* graph_binary_function(BinaryOperator op, NodeId where);
+  void require_non_negative_exponent(Value* exponent, NodeId node);
   void graph_aug_assign(NodeId statement, Value* current);
   Value* graph_binary(NodeId node);
   Value* graph_compare(NodeId node);
