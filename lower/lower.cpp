@@ -544,11 +544,19 @@ void Lowering::assign(NodeId target, Bound bound, NodeId where) {
           // branch), so the name now holds this rank's block of it.
           bool relaid = held != bound.value->type() && held.is(TypeKind::Tensor) &&
                         bound.value->type().is(TypeKind::Tensor) && typed_.types.sharding(node_type(target));
+          // A graph-code name sema bound anew with the value's type (Python
+          // rebinding in straight-line code: `x = x.reshape(-1)`, `h = h @
+          // W` to another width): the new value.
+          if (!relaid && graph_ && held != bound.value->type()) {
+            std::optional<Type> now = ir_type(node_type(target));
+            relaid = now && now->is(TypeKind::Tensor) && bound.value->type().is(TypeKind::Tensor) &&
+                     (*now == bound.value->type() || same_tensor_shape(*now, bound.value->type()));
+          }
           if (!relaid) {
             if (held != bound.value->type() && !(held.is_scalar() && bound.value->type().is_scalar()) &&
                 !(held.is(TypeKind::Tile) && bound.value->type().is_scalar()))
               unsupported(where, "giving '" + name_of(name) + "' (of type '" +
-                                     typed_.types.to_string(typed_.node_types[target.index]) +
+                                     typed_.types.to_string(node_type(target)) +
                                      "') a value of another shape, memory or layout than the one it holds");
             bound.value = convert(bound.value, held);
           }

@@ -973,15 +973,23 @@ Bound Lowering::lower_tensor_attribute(NodeId node) {
                           {{"perm", context_.int_array_attr(perm)}}, node),
                  {}};
   }
+  // A size sema knows is that constant: a sharded program value's global
+  // one (the value is this rank's block of it), else the value's own.
+  sema::TypeId typed = node_type(ast_.child(node, 0));
+  auto size_of = [&](size_t d) -> Value* {
+    if (typed.valid() && typed_.types.kind(typed) == SemaKind::Tensor && d < typed_.types.dims(typed).size())
+      if (std::optional<int64_t> c = typed_.types.constant_value(typed_.types.dims(typed)[d]))
+        return builder_.constant_int(*c, context_.i32_type());
+    return tensor_size(x, static_cast<int64_t>(d));
+  };
   if (member == "shape") {
     Bound shape;
-    for (size_t d = 0; d < rank; ++d) shape.elements.push_back(tensor_size(x, static_cast<int64_t>(d)));
+    for (size_t d = 0; d < rank; ++d) shape.elements.push_back(size_of(d));
     return shape;
   }
   if (member == "size") {
     Value* total = builder_.constant_int(1, context_.i32_type());
-    for (size_t d = 0; d < rank; ++d)
-      total = emit(OpKind::MulI, {total, tensor_size(x, static_cast<int64_t>(d))}, context_.i32_type());
+    for (size_t d = 0; d < rank; ++d) total = emit(OpKind::MulI, {total, size_of(d)}, context_.i32_type());
     return Bound{total, {}};
   }
   unsupported(node, "the attribute '." + member + "' of a tensor");
@@ -1001,21 +1009,27 @@ Bound Lowering::lower_subscript(NodeId node) {
       is_tensor_node(ast_.child(object, 0))) {
     Value* x = value(ast_.child(object, 0));
     std::optional<int64_t> k = constant_of(ast_.child(node, 1));
+    if (!k) k = folded_int(value(ast_.child(node, 1)));  // an unrolled loop's variable
     int64_t rank = static_cast<int64_t>(x->type().rank());
     if (!k || *k < -rank || *k >= rank) unsupported(node, "an index of 'shape' that is not a constant in range");
     return Bound{tensor_size(x, *k < 0 ? *k + rank : *k), {}};
   }
-  // An element of a tuple in graph code (`r[1]`, `r[1][0]`, `f(x)[0]`):
-  // sema checked the constant index.
+  // An element of a tuple in graph code (`r[1]`, `r[1][0]`, `f(x)[0]`,
+  // `params[i]` in a loop unrolled for it): an index known when compiling.
   if (sema::TypeId t = node_type(object); graph_ && t.valid() && typed_.types.kind(t) == SemaKind::Tuple) {
     Bound whole = lower(object, Type{});
-    std::optional<int64_t> k = constant_of(ast_.child(node, 1));
+    NodeId index = ast_.child(node, 1);
+    std::optional<int64_t> k = constant_of(index);
+    if (!k && ast_.kind(index) != NodeKind::Slice) k = folded_int(value(index));
     int64_t n = static_cast<int64_t>(whole.nested.empty() ? whole.elements.size() : whole.nested.size());
     if (k && *k < 0) *k += n;
     if (!whole.is_value() && k && *k >= 0 && *k < n) {
       size_t i = static_cast<size_t>(*k);
       return whole.nested.empty() ? Bound{whole.elements[i], {}} : whole.nested[i];
     }
+    if (!whole.is_value() && !k && ast_.kind(index) != NodeKind::Slice)
+      unsupported(index, "indexing a tuple with an index known only at run time (a loop over a range known when "
+                         "compiling is unrolled for it)");
   }
   if (is_list_node(object)) return lower_list_subscript(node);
   // A list element: `smem[stage]`.

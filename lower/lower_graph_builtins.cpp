@@ -1148,7 +1148,19 @@ Bound Lowering::lower_kernel_launch(NodeId call) {
     std::vector<Value*> grid;
     auto axis = [&](NodeId g) {
       if (ast_.kind(g) == NodeKind::Lambda) g = ast_.child(g, 1);
-      grid.push_back(to_index(grid_axis(g)));
+      Value* size = grid_axis(g);
+      // A size computed when it runs may be negative: the launch stops
+      // there (it would wrap to 2^32 - 1 groups).
+      if (std::optional<int64_t> known = folded_int(size); !known || *known < 0) {
+        Value* zero = builder_.constant_int(0, size->type());
+        Value* ok = emit(OpKind::CmpI, {size, zero}, context_.bool_type(), {{"predicate", context_.string_attr("sge")}});
+        builder_.create(OpKind::HostCheck, std::span<Value* const>(&ok, 1), std::span<const Type>{},
+                        {{"message", context_.string_attr(source_position(g) + ": a launch of '" +
+                                                          name_of(kernel.name.index) +
+                                                          "' with a negative grid size (a grid counts groups: 0 or "
+                                                          "more)")}});
+      }
+      grid.push_back(to_index(size));
     };
     NodeId axes = grid_node;
     if (ast_.kind(axes) == NodeKind::Lambda &&

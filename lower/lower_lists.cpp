@@ -32,6 +32,15 @@ bool Lowering::mentions_list(NodeId node) const {
   if (ast_.kind(node) == NodeKind::Name && is_list_node(node)) return true;
   // `[]` made in the body, `l.append(x)` of a list made before.
   if (ast_.kind(node) == NodeKind::List && is_list_node(node)) return true;
+  // `t[i]` of a tuple with an index that is not a literal (a loop's
+  // variable): it selects an element, known only in an unrolled loop.
+  if (ast_.kind(node) == NodeKind::Subscript && graph_) {
+    sema::TypeId object = node_type(ast_.child(node, 0));
+    NodeId index = ast_.child(node, 1);
+    if (object.valid() && typed_.types.kind(object) == SemaKind::Tuple && ast_.kind(index) != NodeKind::IntLiteral &&
+        ast_.kind(index) != NodeKind::UnaryOp)
+      return true;
+  }
   for (NodeId child : ast_.children(node))
     if (mentions_list(child)) return true;
   return false;
@@ -178,10 +187,12 @@ bool Lowering::lower_list_loop(NodeId statement) {
   refuse_jumps();
   Type iv_type = typed_type(target).value_or(context_.i32_type());
   if (!iv_type.is_int()) iv_type = context_.i32_type();
-  for (int64_t v : *values) {
-    env_[ast_.node(target).payload] = Bound{builder_.constant_int(v, iv_type), {}, {}};
+  // (Checked once per value where the body indexes a tuple whose elements
+  // differ in type: each value with its tables.)
+  for_each_element(statement, target, values->size(), [&](size_t i) {
+    env_[ast_.node(target).payload] = Bound{builder_.constant_int((*values)[i], iv_type), {}, {}};
     lower_suite(body);
-  }
+  });
   return true;
 }
 
@@ -247,8 +258,11 @@ std::optional<std::vector<int64_t>> Lowering::unrolled_range(NodeId iterable, No
         return true;
       case NodeKind::Call: {
         NodeId callee = ast_.child(n, 0);
-        return ast_.kind(callee) == NodeKind::Name && name_of(ast_.node(callee).payload) == "len" &&
-               ast_.children(n).size() == 2 && is_list_node(ast_.child(n, 1));
+        if (ast_.kind(callee) != NodeKind::Name || name_of(ast_.node(callee).payload) != "len" ||
+            ast_.children(n).size() != 2)
+          return false;
+        sema::TypeId of = node_type(ast_.child(n, 1));
+        return is_list_node(ast_.child(n, 1)) || (of.valid() && typed_.types.kind(of) == SemaKind::Tuple);
       }
       default: return false;
     }

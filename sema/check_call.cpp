@@ -303,6 +303,8 @@ Value Checker::check_call(NodeId node) {
     for (NodeId a : args.positional) {
       Value l = check_expression(a);
       if (types_.is_error(l.type)) return Value{types_.error()};
+      // (A generic function's parameter before its instances: they decide.)
+      if (types_.kind(l.type) == TypeKind::Dynamic) return Value{types_.dynamic()};
       sequences.push_back(l.type);
       TypeKind kind = types_.kind(l.type);
       if (kind == TypeKind::Tuple && !mixed_elements(l.type).empty()) mixed = true;

@@ -527,8 +527,9 @@ Value Checker::check_expression(NodeId node) {
       // of several shapes): a list holds one type, so this one is a tuple
       // (its length known, each element its own type: indexed by constants,
       // unpacked, iterated over unrolled; docs/language/graph.md, "Lists").
+      // (Tuples of them too: `[(W1, b1), (W2, b2)]`, the layers of an MLP.)
       bool tensors = !elements.empty() && std::ranges::all_of(elements, [&](TypeId t) {
-        return types_.kind(t) == TypeKind::Tensor;
+        return types_.kind(t) == TypeKind::Tensor || types_.kind(t) == TypeKind::Tuple;
       });
       if (!in_device() && tensors && types_.kind(element) == TypeKind::Dynamic) {
         value = Value{types_.tuple(elements)};
@@ -1328,6 +1329,14 @@ Value Checker::check_subscript(NodeId node) {
         }
       }
       if (k && *k >= 0 && static_cast<size_t>(*k) < elements.size()) return Value{elements[static_cast<size_t>(*k)]};
+      // An index known when it runs, or in a loop lowering unrolls
+      // (`t[i]` in `for i in range(2)`), of a tuple of one element type:
+      // that type.
+      if (!in_device() && !k && !elements.empty() && !types_.is_error(i.type) &&
+          std::ranges::all_of(elements, [&](TypeId t) { return t == elements.front(); }) &&
+          (types_.kind(i.type) == TypeKind::UntypedInt ||
+           (types_.kind(i.type) == TypeKind::Scalar && is_integer(types_.info(i.type).scalar))))
+        return Value{elements.front()};
       return Value{types_.dynamic()};
     }
     case TypeKind::Tensor:

@@ -1214,7 +1214,31 @@ void Checker::check_statement(NodeId statement) {
       widen_loop_layouts(children[2]);
       ++control_depth_;
       std::vector<TypeId> mixed = mixed_elements(out_.node_types[children[1].index]);
-      if (mixed.empty()) {
+      std::optional<std::vector<int64_t>> unrolled_range;
+      if (mixed.empty() && !in_device()) unrolled_range = range_indexing_mixed_tuple(children[0], children[1], children[2]);
+      if (unrolled_range) {
+        // `for i in range(len(params)): W, b = params[i]` over a tuple whose
+        // elements differ in type: unrolled, each value of i a constant
+        // that picks its element's type (as a loop over the tuple itself).
+        std::unordered_set<uint32_t> outside;
+        for (const auto& [id, local] : locals_) outside.insert(id);
+        std::vector<uint32_t> targets;
+        target_names(ast_, children[0], targets);
+        for (uint32_t id : targets) outside.erase(id);
+        std::array<NodeId, 2> roots{children[0], children[2]};
+        --control_depth_;
+        check_per_element(statement, unrolled_range->size(), roots, [&](size_t i) {
+          std::erase_if(locals_, [&](const auto& local) { return !outside.count(local.first); });
+          Value value{element.type};
+          value.constant = Constant{false, (*unrolled_range)[i], 0.0};
+          assign_to(children[0], value, children[1]);
+          ++loop_depth_;
+          check_statements(children[2]);
+          path_ended_ = false;
+          --loop_depth_;
+        });
+        ++control_depth_;
+      } else if (mixed.empty()) {
         assign_to(children[0], element, children[1]);
         ++loop_depth_;
         check_statements(children[2]);
@@ -1229,7 +1253,12 @@ void Checker::check_statement(NodeId statement) {
         std::vector<uint32_t> targets;
         target_names(ast_, children[0], targets);
         for (uint32_t id : targets) outside.erase(id);
+        // The loop is unrolled, so its body is straight-line code of the
+        // control around it: a name the body binds again takes each
+        // element's type in turn (`for W in (W1, W2): h = h @ W`, h wider
+        // after each), as Python's rebinding does.
         std::array<NodeId, 2> roots{children[0], children[2]};
+        --control_depth_;
         check_per_element(statement, mixed.size(), roots, [&](size_t i) {
           std::erase_if(locals_, [&](const auto& local) { return !outside.count(local.first); });
           assign_to(children[0], Value{mixed[i]}, children[1]);
@@ -1238,6 +1267,7 @@ void Checker::check_statement(NodeId statement) {
           path_ended_ = false;
           --loop_depth_;
         });
+        ++control_depth_;
       }
       --control_depth_;
       return;
@@ -1337,6 +1367,17 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
         assign_to(target, value, value_node);
         return;
       }
+      // Python rebinding in graph code (`x = x.reshape(-1)`, `h = h @ W` to
+      // another width): where no run-time branch or loop may skip it, the
+      // name is bound anew with the value's type (lowering binds names to
+      // values). Inside one, a tensor whose known sizes change is
+      // sema.local-type-change below: the loop or the join would see two.
+      if (!in_device() && rebinds_with_new_type(it->second, value.type) &&
+          control_depth_ <= it->second.control_depth) {
+        locals_.erase(it);
+        assign_to(target, value, value_node);
+        return;
+      }
       Local& local = it->second;
       local.constant.reset();
       local.literal = NodeId{};
@@ -1344,7 +1385,9 @@ void Checker::assign_to(NodeId target, const Value& value, NodeId value_node) {
       if (local.bare_shared && types_.kind(value.type) == TypeKind::Tensor) {
         local.type = value.type;  // s0, s1 = s1, s0 swaps shared buffers
       } else if (!types_.is_error(local.type) && !types_.is_error(value.type) &&
-                 (!is_assignable(value.type, local.type) || !same_tensor_kind(value.type, local.type)) &&
+                 (!is_assignable(value.type, local.type) || !same_tensor_kind(value.type, local.type) ||
+                  (!in_device() && rebinds_with_new_type(local, value.type) &&
+                   constant_sizes_differ(value.type, local.type))) &&
                  !promote_local_to_tensor(local, value.type)) {
         diags_.emit<diag::SemaLocalTypeChange>(ast_.range(value_node), name_of(n.payload), types_.to_string(local.type),
                                                types_.to_string(value.type));
@@ -1557,6 +1600,17 @@ void Checker::write_tensor_element(NodeId target, TypeId tensor, NodeId root) {
   std::string name = name_of(ast_.node(root).payload);
   NodeId parameter = local.def;
   if (info.seed_style) {
+    // The seeds' `ts.Tensor[...]` parameters are writable where written:
+    // the signature says so (a launch, `tesserac run --out`, the AOT
+    // header treat it as `mut`).
+    if (function_ && local.parameter_index && *local.parameter_index < function_->parameter_types.size()) {
+      TypeId& declared = function_->parameter_types[*local.parameter_index];
+      if (types_.kind(declared) == TypeKind::Tensor && !types_.info(declared).mut) {
+        const TypeInfo& d = types_.info(declared);
+        std::vector<DimId> dims(types_.dims(declared).begin(), types_.dims(declared).end());
+        declared = types_.tensor(d.scalar, d.policy, dims, d.space, true, d.seed_style);
+      }
+    }
     // Reported once per parameter.
     if (!reported_inferred_write_[parameter.index]) {
       reported_inferred_write_[parameter.index] = true;
@@ -1620,6 +1674,50 @@ std::optional<TypeId> Checker::promoted_local_type(NodeId target, TypeId first) 
   auto it = promoted_locals_->find(target.index);
   if (it == promoted_locals_->end()) return std::nullopt;
   return types_.tensor(it->second, {}, {}, value_space(), false, false);
+}
+
+// The values of `for i in range(...)` (constant bounds) when its body
+// indexes a tuple whose elements differ in type with an index that uses i
+// (`params[i]`): such a loop is checked (and compiled) once per value.
+std::optional<std::vector<int64_t>> Checker::range_indexing_mixed_tuple(NodeId target, NodeId iterable, NodeId body) {
+  if (ast_.kind(target) != NodeKind::Name) return std::nullopt;
+  const uint32_t variable = ast_.node(target).payload;
+  std::function<bool(NodeId)> uses_variable = [&](NodeId n) {
+    if (!n.valid()) return false;
+    if (ast_.kind(n) == NodeKind::Name && ast_.node(n).payload == variable) return true;
+    return std::ranges::any_of(ast_.children(n), uses_variable);
+  };
+  std::function<bool(NodeId)> indexes_mixed = [&](NodeId n) {
+    if (!n.valid()) return false;
+    if (ast_.kind(n) == NodeKind::Subscript && ast_.kind(ast_.child(n, 0)) == NodeKind::Name &&
+        uses_variable(ast_.child(n, 1))) {
+      auto local = locals_.find(ast_.node(ast_.child(n, 0)).payload);
+      if (local != locals_.end() && !mixed_elements(local->second.type).empty()) return true;
+    }
+    return std::ranges::any_of(ast_.children(n), indexes_mixed);
+  };
+  if (!indexes_mixed(body)) return std::nullopt;
+  return constant_range(iterable);
+}
+
+// Whether binding `value` to a graph-code name that holds `local` gives
+// the name a new type: a tensor or a tuple of another type (a number's
+// widening is promote_local_to_tensor's; None's is assign_to's).
+bool Checker::rebinds_with_new_type(const Local& local, TypeId value) const {
+  if (local.bare_shared || local.is_dimension || value == local.type || types_.is_error(value) ||
+      types_.is_error(local.type))
+    return false;
+  const TypeKind from = types_.kind(local.type), to = types_.kind(value);
+  if (from == TypeKind::Dynamic || to == TypeKind::Dynamic || from == TypeKind::None || to == TypeKind::None)
+    return false;
+  // Numbers and 0-d tensors keep one type from the first binding, the
+  // widest (promote_local_to_tensor): `s = 0.0`, then `s = s + ts.sum(x)`.
+  auto one_number = [&](TypeId t, TypeKind kind) {
+    return kind == TypeKind::Scalar || kind == TypeKind::UntypedInt || kind == TypeKind::UntypedFloat ||
+           (kind == TypeKind::Tensor && types_.dims(t).empty());
+  };
+  if (one_number(local.type, from) && one_number(value, to)) return false;
+  return from == TypeKind::Tensor || from == TypeKind::Tuple || to == TypeKind::Tensor || to == TypeKind::Tuple;
 }
 
 bool Checker::promote_local_to_tensor(Local& local, TypeId value) {

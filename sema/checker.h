@@ -492,6 +492,8 @@ class Checker {
   // `s = 0.0` then `s = s + ts.sum(x)`: makes the local a 0-d tensor (and
   // records it for the next check); false where the rule does not apply.
   bool promote_local_to_tensor(Local& local, TypeId value);
+  bool rebinds_with_new_type(const Local& local, TypeId value) const;
+  std::optional<std::vector<int64_t>> range_indexing_mixed_tuple(NodeId target, NodeId iterable, NodeId body);
   // The type a local first bound at `target` has when it was promoted.
   std::optional<TypeId> promoted_local_type(NodeId target, TypeId first);
 

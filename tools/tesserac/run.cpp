@@ -431,9 +431,18 @@ class Runner {
       return run_host(module, ir::lookup_function(module, "__tessera_program"), compilation);
     }
     if (options_.grid.empty()) {
-      if (codegen::kernel_signatures(module).empty())
+      // (The kernels @jit functions generate are not the file's @kernels.)
+      std::string kernels, functions;
+      if (typed)
+        for (const sema::FunctionInfo& f : typed->functions) {
+          if (f.kind == sema::FunctionKind::Helper) continue;
+          std::string& list = f.kind == sema::FunctionKind::Kernel ? kernels : functions;
+          list += std::string(list.empty() ? "'" : ", '") + std::string(compilation.values().identifiers.name(f.name)) + "'";
+        }
+      if (kernels.empty())
         fail("'" + options_.input + "' has nothing to run: no program (top-level statements), no @jit function named "
-             "with --func, no @kernel");
+             "with --func, no @kernel" +
+             (functions.empty() ? std::string() : " (run a @jit function with --func NAME: " + functions + ")"));
       fail("running a kernel needs --grid (groups per axis)");
     }
     all_signatures_ = codegen::kernel_signatures(module);
