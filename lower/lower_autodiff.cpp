@@ -22,16 +22,28 @@ bool Lowering::is_transform_node(NodeId node) const {
 
 // argnums count parameters, and the instance's function takes a tuple
 // parameter as its elements: the input of parameter `parameter`. A gradient
-// for a tuple parameter would be a tuple of gradients (JAX's pytrees), not
-// compiled yet; other parameters of such a function differentiate.
+// for a tuple parameter is a tuple of gradients (JAX's pytrees): see
+// differentiated_inputs.
 unsigned Lowering::differentiated_input(NodeId call, uint32_t instance, uint32_t parameter) {
   const std::vector<sema::TypeId>& parameters = typed_.instances[instance].info.parameter_types;
   unsigned input = 0;
   for (uint32_t i = 0; i < parameter && i < parameters.size(); ++i)
     input += static_cast<unsigned>(flat_types(parameters[i]).size());
   if (parameter < parameters.size() && typed_.types.kind(parameters[parameter]) == SemaKind::Tuple)
-    unsupported(call, "a gradient with respect to a tuple parameter");
+    unsupported(call, "a gradient with respect to a tuple parameter here");
   return input;
+}
+
+// The inputs of parameter `parameter`: one, or a tuple parameter's leaves.
+std::vector<unsigned> Lowering::differentiated_inputs(uint32_t instance, uint32_t parameter) {
+  const std::vector<sema::TypeId>& parameters = typed_.instances[instance].info.parameter_types;
+  unsigned input = 0;
+  for (uint32_t i = 0; i < parameter && i < parameters.size(); ++i)
+    input += static_cast<unsigned>(flat_types(parameters[i]).size());
+  std::vector<unsigned> inputs;
+  const size_t leaves = parameter < parameters.size() ? flat_types(parameters[parameter]).size() : 1;
+  for (size_t leaf = 0; leaf < leaves; ++leaf) inputs.push_back(input + static_cast<unsigned>(leaf));
+  return inputs;
 }
 
 // `vjp(f, *primals)`: a call of f's instance for the primals, and the vjp
@@ -159,11 +171,11 @@ Bound Lowering::lower_transform_call(NodeId call) {
                           ? fn.result(0)
                           : fn.input(differentiated_input(call, instance, transform.inner_argnums.back())));
   std::vector<int64_t> argnums;
-  for (uint32_t i : transform.argnums) {
-    unsigned input = differentiated_input(call, instance, i);
-    results.push_back(fn.input(input));
-    argnums.push_back(input);
-  }
+  for (uint32_t i : transform.argnums)
+    for (unsigned input : differentiated_inputs(instance, i)) {
+      results.push_back(fn.input(input));
+      argnums.push_back(input);
+    }
   size_t first_aux = results.size();
   if (transform.has_aux)
     for (size_t i = 1; i < fn.num_results(); ++i) results.push_back(fn.result(i));
@@ -191,23 +203,42 @@ Bound Lowering::lower_transform_call(NodeId call) {
                       "all_reduce in the function");
   // A gradient of the caller's static shape where the callee has `?`.
   std::span<const NodeId> arguments = call_arguments_in_order(call);
-  for (size_t g = 0; g < transform.argnums.size(); ++g) {
-    Value*& v = values[g + (with_value ? 1 : 0)];
-    Value* argument = operands[differentiated_input(call, instance, transform.argnums[g])];
-    NodeId node = arguments[transform.argnums[g]];
-    if (scale != 1.0)
-      v = graph_elementwise("mul", {v, builder_.constant_float(scale, context_.scalar_type(v->type().scalar()))}, call);
-    if (on_mesh) v = sum_gradient_terms(v, global->second.mesh, node_type(node), call);
-    // A sharded argument of the program is its rank's block already.
-    if (program_ && typed_.types.sharding(node_type(node))) continue;
-    std::optional<Type> want = typed_type(node);
-    if (!want || *want == v->type() || !want->is(TypeKind::Tensor)) continue;
-    v = reshape_as(v, *want, argument);
+  const sema::FunctionInfo& instance_info = typed_.instances[instance].info;
+  size_t next_gradient = with_value ? 1 : 0;
+  for (uint32_t parameter : transform.argnums) {
+    NodeId node = arguments[parameter];
+    const bool pytree = typed_.types.kind(instance_info.parameter_types[parameter]) == SemaKind::Tuple;
+    for (unsigned input : differentiated_inputs(instance, parameter)) {
+      Value*& v = values[next_gradient++];
+      Value* argument = operands[input];
+      if (scale != 1.0)
+        v = graph_elementwise("mul", {v, builder_.constant_float(scale, context_.scalar_type(v->type().scalar()))},
+                              call);
+      if (on_mesh) {
+        if (pytree) unsupported(call, "the gradient, in the program on a mesh, with respect to a tuple parameter");
+        v = sum_gradient_terms(v, global->second.mesh, node_type(node), call);
+      }
+      // A sharded argument of the program is its rank's block already.
+      if (pytree || (program_ && typed_.types.sharding(node_type(node)))) continue;
+      std::optional<Type> want = typed_type(node);
+      if (!want || *want == v->type() || !want->is(TypeKind::Tensor)) continue;
+      v = reshape_as(v, *want, argument);
+    }
   }
-  size_t first_gradient = with_value ? 1 : 0;
-  Bound gradients = transform.tuple ? Bound{nullptr, std::vector<Value*>(values.begin() + first_gradient,
-                                                                        values.begin() + first_aux)}
-                                    : Bound{values[first_gradient], {}};
+  // Per differentiated parameter, its gradient: a value, or a tuple
+  // parameter's tuple of them (its structure over the flat results).
+  size_t next_leaf = with_value ? 1 : 0;
+  std::vector<Bound> per_parameter;
+  for (uint32_t parameter : transform.argnums)
+    per_parameter.push_back(bound_from_flat(instance_info.parameter_types[parameter], values, next_leaf));
+  Bound gradients;
+  if (!transform.tuple) {
+    gradients = std::move(per_parameter.front());
+  } else if (std::ranges::all_of(per_parameter, [](const Bound& b) { return b.is_value(); })) {
+    for (const Bound& b : per_parameter) gradients.elements.push_back(b.value);
+  } else {
+    gradients.nested = std::move(per_parameter);
+  }
   Bound aux;
   if (transform.has_aux) {
     // f's instance returns (value, aux): aux's structure, over the flat results.

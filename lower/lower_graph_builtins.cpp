@@ -1030,8 +1030,13 @@ std::vector<Value*> Lowering::jit_call_operands(std::span<const NodeId> argument
     // A tuple argument (`f(p, x)` with `p = (2.0, 1.0)`, tuples in it
     // included): the callee takes a tuple parameter as its leaves, depth
     // first (jit_function_op).
+    // (A comprehension sema made a tuple, its elements of several types,
+    // is built as a list is.)
+    sema::TypeId argument_type = node_type(argument);
+    const bool tuple_typed = argument_type.valid() && typed_.types.kind(argument_type) == SemaKind::Tuple;
     std::function<void(const Bound&)> pass_leaves = [&](const Bound& tuple) {
-      if (tuple.list_block || tuple.text) unsupported(argument, "a list or a string passed to a @jit function");
+      if ((tuple.list_block && !tuple_typed) || tuple.text)
+        unsupported(argument, "a list or a string passed to a @jit function");
       if (tuple.is_value()) return pass(argument, tuple.value);
       for (size_t i = 0; i < tuple.size(); ++i) pass_leaves(tuple.element(i));
     };

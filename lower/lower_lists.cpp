@@ -161,7 +161,18 @@ bool Lowering::lower_list_loop(NodeId statement) {
   // unrolls loops that build lists.
   bool over_device_list = !graph_ && iterable_type.valid() && typed_.types.kind(iterable_type) == SemaKind::List;
   bool over_list = is_list_node(iterable) || over_tuple || is_row_sequence_node(iterable) || over_device_list;
-  if (!over_list && !mentions_list(body)) return false;
+  // A body that binds a name holding a list or a tuple again (`params =
+  // [p - lr * g for p, g in zip(params, grads)]`, a training step) is
+  // unrolled as well: such a name is no loop-carried value.
+  auto rebinds_sequence = [&] {
+    std::vector<uint32_t> assigned;
+    assigned_names(ast_, body, assigned);
+    return std::ranges::any_of(assigned, [&](uint32_t name) {
+      auto it = env_.find(name);
+      return it != env_.end() && !it->second.is_value() && !it->second.text;
+    });
+  };
+  if (!over_list && !mentions_list(body) && !(graph_ && rebinds_sequence())) return false;
   auto refuse_jumps = [&] {
     if (contains_break(ast_, body) || contains_kind(ast_, body, NodeKind::Continue))
       unsupported(statement, "'break' or 'continue' in a loop over a list or building one (such a loop is unrolled)");

@@ -436,6 +436,7 @@ class Lowering {
   std::span<const NodeId> call_arguments_in_order(NodeId call) const;
   std::vector<Value*> jit_call_operands(NodeId call, Type function_type, size_t first_argument = 1);
   unsigned differentiated_input(NodeId call, uint32_t instance, uint32_t parameter);
+  std::vector<unsigned> differentiated_inputs(uint32_t instance, uint32_t parameter);
   std::vector<Value*> jit_call_operands(std::span<const NodeId> arguments, Type function_type);
   // Autodiff (lower_autodiff.cpp): grad(f)(args) is graph.grad; a call of a
   // @custom_vjp function carries its rule.

@@ -7,6 +7,7 @@
 // @custom_vjp function; each instance of it instantiates `fwd` with its
 // parameter types and `bwd` with (what fwd saves, the output's gradient).
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "sema/builtin_call.h"
@@ -32,11 +33,10 @@ bool Checker::reject_policy_gradient(NodeId where, const std::string& function, 
 
 void Checker::report_non_float_gradient(NodeId where, const std::string& function, const std::string& parameter,
                                         TypeId type) {
-  // A tuple of tensors (JAX's pytree of parameters) is not differentiated
-  // as one: its elements are.
+  // A tuple of float tensors (JAX's pytree) has a gradient; one holding
+  // anything else does not.
   std::string why = types_.kind(type) == TypeKind::Tuple
-                        ? "a tuple has no gradient here; pass its tensors as separate parameters and differentiate "
-                          "with respect to each (argnums=(0, 1, ...))"
+                        ? "a tuple has a gradient when every element is a float tensor (or such a tuple)"
                         : "only float tensors have gradients";
   diags_.emit<diag::SemaGradNonFloat>(ast_.range(where), function, parameter, types_.to_string(type), why);
 }
@@ -466,6 +466,29 @@ Value Checker::check_transform_call(NodeId call, TypeId transform_type, std::spa
     if (reject_policy_gradient(arguments[i], function_name, name_of(ast_.node(parameters[i]).payload), parameter)) {
       ok = false;
       continue;
+    }
+    // A tuple of float tensors (JAX's pytree of parameters: `params = (W1,
+    // b1, W2, b2)`, tuples in it too) has a tuple of gradients, one per
+    // leaf, of the same structure.
+    std::function<std::optional<TypeId>(TypeId)> pytree_gradient = [&](TypeId t) -> std::optional<TypeId> {
+      if (types_.kind(t) == TypeKind::Tensor)
+        return is_float(types_.info(t).scalar) && !types_.policy(types_.info(t).policy).custom.valid()
+                   ? std::optional<TypeId>(types_.with_mut(t, false))
+                   : std::nullopt;
+      if (types_.kind(t) != TypeKind::Tuple || types_.tuple_elements(t).empty()) return std::nullopt;
+      std::vector<TypeId> leaves;
+      for (TypeId element : std::vector<TypeId>(types_.tuple_elements(t).begin(), types_.tuple_elements(t).end())) {
+        std::optional<TypeId> g = pytree_gradient(element);
+        if (!g) return std::nullopt;
+        leaves.push_back(*g);
+      }
+      return types_.tuple(leaves);
+    };
+    if (p.kind == TypeKind::Tuple) {
+      if (std::optional<TypeId> g = pytree_gradient(parameter)) {
+        gradients.push_back(*g);
+        continue;
+      }
     }
     // A float number parameter (`t: f32`) has a gradient too, a number.
     bool number_parameter = p.kind == TypeKind::Scalar && is_float(p.scalar);
