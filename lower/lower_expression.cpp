@@ -384,6 +384,17 @@ Value* Lowering::lower_name(NodeId name, Type want) {
                           "' is carried out of a loop or an 'if' only when it is bound before it: give it a "
                           "value first, such as '" + name_of(id) + " = ts.zeros_like(...)' or '" + name_of(id) +
                           " = 0.0')");
+  // A function reading a variable of the program (a closure over it, as
+  // JAX's `def loss(W): return mse(x @ W, y)`): its value is the program's
+  // at the call, which the function has no way to reach yet.
+  if (!program_) {
+    std::vector<uint32_t> program_names;
+    for (NodeId statement : ast_.children(ast_.root())) assigned_names(ast_, statement, program_names);
+    if (std::ranges::find(program_names, id) != program_names.end())
+      unsupported(name, "reading the program's variable '" + name_of(id) +
+                            "' in a function (a closure) (pass it as an argument: 'def f(W, " + name_of(id) +
+                            ")', and for a gradient 'ts.grad(f)(W, " + name_of(id) + ")')");
+  }
   unsupported(name, "using '" + name_of(id) + "' as a value");
 }
 
