@@ -1270,6 +1270,17 @@ bool Checker::check_constant_index(NodeId index, const Value& value, DimId dim, 
 Value Checker::check_subscript(NodeId node) {
   NodeId object = ast_.child(node, 0);
   NodeId index = ast_.child(node, 1);
+  // `fp8[e5m2]` (the brief's alias of fp8_e5m2) is a dtype: `fp8` alone
+  // would warn that it means fp8_e4m3.
+  if (ast_.kind(object) == NodeKind::Name && ast_.kind(index) == NodeKind::Name &&
+      !locals_.count(ast_.node(object).payload)) {
+    std::string_view family = name_of(ast_.node(object).payload);
+    if ((family == "fp8" || family == "fp6" || family == "fp4") &&
+        lookup_dtype(std::string(family) + "_" + name_of(ast_.node(index).payload))) {
+      set_type(object, types_.dtype(types_.dynamic()));
+      return Value{types_.dtype(resolve_type(node)), std::nullopt, false, true};
+    }
+  }
   Value base = check_expression(object);
   const TypeInfo& info = types_.info(base.type);
   std::vector<NodeId> indices;

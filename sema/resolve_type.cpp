@@ -339,6 +339,16 @@ TypeId Checker::resolve_type(NodeId node) {
         }
         element = types_.info(element_type).scalar;
         policy = types_.info(element_type).policy;
+      } else if (ast_.kind(object) == NodeKind::Subscript) {
+        // `fp8[e5m2][n, k]`: a tensor of the format the inner subscript names.
+        TypeId element_type = resolve_type(object);
+        if (types_.is_error(element_type)) return set_type(node, types_.error());
+        if (types_.kind(element_type) != TypeKind::Scalar) {
+          diags_.emit<diag::SemaNotAType>(ast_.range(object), source_text(object));
+          return set_type(node, types_.error());
+        }
+        element = types_.info(element_type).scalar;
+        policy = types_.info(element_type).policy;
       } else {
         std::string path = dotted_path(ast_, values_, object);
         // fp8[e4m3]: the format as a subscript.

@@ -30,6 +30,14 @@ bool Checker::denotes_dtype(NodeId expression) const {
     case NodeKind::BinaryOp:
       return static_cast<BinaryOperator>(ast_.node(expression).op) == BinaryOperator::MatMul &&
              denotes_dtype(ast_.child(expression, 0));
+    case NodeKind::Subscript: {
+      // `fp8[e5m2]`: a format written as a subscript.
+      NodeId object = ast_.child(expression, 0), index = ast_.child(expression, 1);
+      if (ast_.kind(object) != NodeKind::Name || ast_.kind(index) != NodeKind::Name) return false;
+      std::string family = dotted_path_of(ast_, values_, object);
+      return (family == "fp8" || family == "fp6" || family == "fp4") &&
+             lookup_dtype(family + "_" + dotted_path_of(ast_, values_, index)).has_value();
+    }
     default:
       return false;
   }
