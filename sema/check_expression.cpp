@@ -954,7 +954,14 @@ TypeId Checker::binary_result(NodeId node, const BinaryUse& use, TypeId lhs, Typ
         } else if (cx && *cx == 1) {
           dims[i] = y;
         } else if (cx && cy) {
-          diags_.emit<diag::SemaShapeMismatch>(where, use.spelling, types_.to_string(lhs), types_.to_string(rhs));
+          // Blocks of two layouts (a row-split and a column-split tensor of
+          // one global shape): the layouts are what differs.
+          const ShardingInfo *sl = types_.sharding(lhs), *sr = types_.sharding(rhs);
+          if (sl && sr && sl->dim_axes != sr->dim_axes)
+            diags_.emit<diag::SemaDistLayoutMismatch>(where, std::string(use.spelling), types_.to_string(lhs),
+                                                      types_.to_string(rhs));
+          else
+            diags_.emit<diag::SemaShapeMismatch>(where, use.spelling, types_.to_string(lhs), types_.to_string(rhs));
           return types_.error();
         } else {
           dims[i] = x;  // symbolic: checked at launch
