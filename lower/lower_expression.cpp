@@ -263,7 +263,9 @@ Bound Lowering::lower(NodeId e, Type want) {
       } else {
         result.nested = std::move(parts);
       }
-      if (is_list_node(e)) result.list_block = builder_.insertion_block();
+      // (Also a list of values of several types, a tuple to sema: it prints
+      // as a list.)
+      if (is_list_node(e) || (graph_ && ast_.kind(e) == NodeKind::List)) result.list_block = builder_.insertion_block();
       break;
     }
     default:
@@ -800,8 +802,16 @@ Bound Lowering::lower_call(NodeId call) {
     if (results.size() == 1) return Bound{results[0], {}};
     return Bound{nullptr, results};
   }
-  unsupported(call, ast_.kind(callee) == NodeKind::Name ? "calling '" + name_of(ast_.node(callee).payload) + "'"
-                                                         : std::string("calling this"));
+  // (A method names itself: `saxpy.inspect_ir("tile")`.)
+  std::string what = ast_.kind(callee) == NodeKind::Name ? "calling '" + name_of(ast_.node(callee).payload) + "'"
+                     : ast_.kind(callee) == NodeKind::Attribute
+                         ? "calling '" +
+                               (ast_.kind(ast_.child(callee, 0)) == NodeKind::Name
+                                    ? name_of(ast_.node(ast_.child(callee, 0)).payload)
+                                    : std::string("...")) +
+                               "." + name_of(ast_.node(callee).payload) + "'"
+                         : std::string("calling this");
+  unsupported(call, what);
 }
 
 std::vector<Value*> Lowering::lower_user_call(NodeId call, uint32_t function_index) {

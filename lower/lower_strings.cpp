@@ -192,13 +192,15 @@ void Lowering::append_shown(Text& text, NodeId a, std::string_view spec, char co
   std::function<void(const Bound&, sema::TypeId, NodeId)> put_bound = [&](const Bound& b, sema::TypeId type,
                                                                            NodeId where) {
     if (b.is_value()) return put(b.value, "", where);
-    bool list = type.valid() && typed_.types.kind(type) == SemaKind::List;
     bool tuple = type.valid() && typed_.types.kind(type) == SemaKind::Tuple;
+    // (A list of values of several types is a tuple to sema; built as a
+    // list, it shows as one: `[W1, b1]`, a comprehension's result.)
+    bool list = (type.valid() && typed_.types.kind(type) == SemaKind::List) || (tuple && b.list_block);
     size_t n = b.size();
     text.append(list ? "[" : "(");
     for (size_t i = 0; i < n; ++i) {
       if (i) text.append(", ");
-      sema::TypeId element = list ? sema::TypeId{typed_.types.info(type).payload}
+      sema::TypeId element = !tuple && list ? sema::TypeId{typed_.types.info(type).payload}
                              : tuple && i < typed_.types.tuple_elements(type).size() ? typed_.types.tuple_elements(type)[i]
                                                                                      : sema::TypeId{};
       put_bound(b.element(i), element, where);

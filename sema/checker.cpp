@@ -1214,60 +1214,49 @@ void Checker::check_statement(NodeId statement) {
       widen_loop_layouts(children[2]);
       ++control_depth_;
       std::vector<TypeId> mixed = mixed_elements(out_.node_types[children[1].index]);
-      std::optional<std::vector<int64_t>> unrolled_range;
-      if (mixed.empty() && !in_device()) unrolled_range = range_indexing_mixed_tuple(children[0], children[1], children[2]);
-      if (unrolled_range) {
-        // `for i in range(len(params)): W, b = params[i]` over a tuple whose
-        // elements differ in type: unrolled, each value of i a constant
-        // that picks its element's type (as a loop over the tuple itself).
-        std::unordered_set<uint32_t> outside;
-        for (const auto& [id, local] : locals_) outside.insert(id);
-        std::vector<uint32_t> targets;
-        target_names(ast_, children[0], targets);
-        for (uint32_t id : targets) outside.erase(id);
-        std::array<NodeId, 2> roots{children[0], children[2]};
-        --control_depth_;
-        check_per_element(statement, unrolled_range->size(), roots, [&](size_t i) {
-          std::erase_if(locals_, [&](const auto& local) { return !outside.count(local.first); });
-          Value value{element.type};
-          value.constant = Constant{false, (*unrolled_range)[i], 0.0};
-          assign_to(children[0], value, children[1]);
-          ++loop_depth_;
-          check_statements(children[2]);
-          path_ended_ = false;
-          --loop_depth_;
-        });
-        ++control_depth_;
-      } else if (mixed.empty()) {
-        assign_to(children[0], element, children[1]);
+      auto check_body = [&] {
         ++loop_depth_;
         check_statements(children[2]);
         path_ended_ = false;
         --loop_depth_;
-      } else {
-        // Unrolled with each element's type: the target and the names the
-        // body binds first are bound anew for each element (Python rebinds
-        // them; after the loop they hold the last element's).
+      };
+      // An unrolled loop, checked once per element with `bind_target(i)`:
+      // the target and the names the body binds first are bound anew for
+      // each element (Python rebinds them; after the loop they hold the
+      // last element's). Its body is straight-line code of the control
+      // around it: a name the body binds again takes each element's type in
+      // turn (`for W in (W1, W2): h = h @ W`, h wider after each).
+      auto check_unrolled = [&](size_t count, const std::function<void(size_t)>& bind_target) {
         std::unordered_set<uint32_t> outside;
         for (const auto& [id, local] : locals_) outside.insert(id);
         std::vector<uint32_t> targets;
         target_names(ast_, children[0], targets);
         for (uint32_t id : targets) outside.erase(id);
-        // The loop is unrolled, so its body is straight-line code of the
-        // control around it: a name the body binds again takes each
-        // element's type in turn (`for W in (W1, W2): h = h @ W`, h wider
-        // after each), as Python's rebinding does.
         std::array<NodeId, 2> roots{children[0], children[2]};
         --control_depth_;
-        check_per_element(statement, mixed.size(), roots, [&](size_t i) {
+        check_per_element(statement, count, roots, [&](size_t i) {
           std::erase_if(locals_, [&](const auto& local) { return !outside.count(local.first); });
-          assign_to(children[0], Value{mixed[i]}, children[1]);
-          ++loop_depth_;
-          check_statements(children[2]);
-          path_ended_ = false;
-          --loop_depth_;
+          bind_target(i);
+          check_body();
         });
         ++control_depth_;
+      };
+      std::optional<std::vector<int64_t>> unrolled_range;
+      if (mixed.empty() && !in_device()) unrolled_range = range_indexing_mixed_tuple(children[0], children[1], children[2]);
+      if (unrolled_range) {
+        // `for i in range(len(params)): W, b = params[i]` over a tuple whose
+        // elements differ in type: each value of i a constant that picks
+        // its element's type (as a loop over the tuple itself).
+        check_unrolled(unrolled_range->size(), [&](size_t i) {
+          Value value{element.type};
+          value.constant = Constant{false, (*unrolled_range)[i], 0.0};
+          assign_to(children[0], value, children[1]);
+        });
+      } else if (mixed.empty()) {
+        assign_to(children[0], element, children[1]);
+        check_body();
+      } else {
+        check_unrolled(mixed.size(), [&](size_t i) { assign_to(children[0], Value{mixed[i]}, children[1]); });
       }
       --control_depth_;
       return;
