@@ -994,11 +994,13 @@ Bound Lowering::lower_tensor_attribute(NodeId node) {
                           {{"perm", context_.int_array_attr(perm)}}, node),
                  {}};
   }
-  // A size sema knows is that constant: a sharded program value's global
-  // one (the value is this rank's block of it), else the value's own.
+  // A sharded program value is this rank's block: its sizes are the
+  // global ones sema knows (the value's own otherwise).
   sema::TypeId typed = node_type(ast_.child(node, 0));
+  const bool block = program_ && typed.valid() && typed_.types.kind(typed) == SemaKind::Tensor &&
+                     typed_.types.sharding(typed);
   auto size_of = [&](size_t d) -> Value* {
-    if (typed.valid() && typed_.types.kind(typed) == SemaKind::Tensor && d < typed_.types.dims(typed).size())
+    if (block && d < typed_.types.dims(typed).size())
       if (std::optional<int64_t> c = typed_.types.constant_value(typed_.types.dims(typed)[d]))
         return builder_.constant_int(*c, context_.i32_type());
     return tensor_size(x, static_cast<int64_t>(d));
