@@ -1281,9 +1281,9 @@ Value Checker::check_subscript(NodeId node) {
   // would warn that it means fp8_e4m3.
   if (ast_.kind(object) == NodeKind::Name && ast_.kind(index) == NodeKind::Name &&
       !locals_.count(ast_.node(object).payload)) {
-    std::string_view family = name_of(ast_.node(object).payload);
+    const std::string family = name_of(ast_.node(object).payload);
     if ((family == "fp8" || family == "fp6" || family == "fp4") &&
-        lookup_dtype(std::string(family) + "_" + name_of(ast_.node(index).payload))) {
+        lookup_dtype(family + "_" + name_of(ast_.node(index).payload))) {
       set_type(object, types_.dtype(types_.dynamic()));
       return Value{types_.dtype(resolve_type(node)), std::nullopt, false, true};
     }
