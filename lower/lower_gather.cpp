@@ -125,18 +125,10 @@ Lowering::GatherPlan Lowering::plan_gather(NodeId node, Value* x, const std::vec
                             {{"value", context_.int_attr(0)}}, node);
     flat = graph_elementwise("add", {flat, zeros}, node);
   }
-  // NumPy's IndexError, when it runs: the count of indices out of range is 0.
-  const std::vector<int64_t> every_axis = all_axes(flat->type().rank());
-  Value* outside = graph_elementwise("select", {in_range, builder_.constant_int(0, i64), builder_.constant_int(1, i64)},
-                                     node);
-  Value* count = graph_op(OpKind::GraphReduce, {outside}, context_.tensor_type({}, ScalarType::I64),
-                          {{"kind", context_.string_attr("sum")}, {"axes", context_.int_array_attr(every_axis)}}, node);
-  Value* none = emit(OpKind::CmpI, {convert(count, i64), builder_.constant_int(0, i64)}, context_.bool_type(),
-                     {{"predicate", context_.string_attr("eq")}});
-  builder_.create(OpKind::HostCheck, std::span<Value* const>(&none, 1), std::span<const Type>{},
-                  {{"message", context_.string_attr(source_position(node) +
-                                                    ": an integer-tensor index is out of range for its axis of the "
-                                                    "tensor (NumPy's IndexError)")}});
+  // NumPy's IndexError, when it runs.
+  check_every_element(in_range, node,
+                      source_position(node) +
+                          ": an integer-tensor index is out of range for its axis of the tensor (NumPy's IndexError)");
   if (batch >= 0) g.order.push_back(batch);
   g.order.insert(g.order.end(), kept.begin(), kept.end());
   for (int64_t d : indexed)
@@ -147,6 +139,22 @@ Lowering::GatherPlan Lowering::plan_gather(NodeId node, Value* x, const std::vec
   g.before =
       adjacent ? static_cast<size_t>(std::ranges::count_if(kept, [&](int64_t d) { return d < indexed.front(); })) : 0;
   return g;
+}
+
+// Stops the run with `message` unless every element of the bool tensor
+// `ok` is true: the count of false ones, read back, is 0.
+void Lowering::check_every_element(Value* ok, NodeId node, const std::string& message) {
+  const Type i64 = context_.i64_type();
+  Value* failing =
+      graph_elementwise("select", {ok, builder_.constant_int(0, i64), builder_.constant_int(1, i64)}, node);
+  Value* count = graph_op(OpKind::GraphReduce, {failing}, context_.tensor_type({}, ScalarType::I64),
+                          {{"kind", context_.string_attr("sum")},
+                           {"axes", context_.int_array_attr(all_axes(ok->type().rank()))}},
+                          node);
+  Value* none = emit(OpKind::CmpI, {convert(count, i64), builder_.constant_int(0, i64)}, context_.bool_type(),
+                     {{"predicate", context_.string_attr("eq")}});
+  builder_.create(OpKind::HostCheck, std::span<Value* const>(&none, 1), std::span<const Type>{},
+                  {{"message", context_.string_attr(message)}});
 }
 
 Value* Lowering::graph_gather(NodeId node, Value* x, const std::vector<NodeId>& indices) {

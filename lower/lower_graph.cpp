@@ -12,7 +12,6 @@
 // accumulation type), and subscripts are slices and reshapes.
 #include <algorithm>
 #include <functional>
-#include <numeric>
 
 #include "ir/core/graph_ops.h"
 #include "ir/core/graph_shapes.h"
@@ -720,29 +719,21 @@ Value* Lowering::graph_binary(NodeId node) {
 // than give 0: checked when it runs, unless the exponent is a constant
 // that is not negative.
 void Lowering::require_non_negative_exponent(Value* exponent, NodeId node) {
-  const Type i64 = context_.i64_type();
-  Value* ok = nullptr;
+  const std::string message =
+      source_position(node) + ": integers to negative integer powers are not allowed (NumPy's ValueError; make the "
+                              "base a float)";
   if (exponent->type().is(TypeKind::Tensor)) {
     Value* zero = builder_.constant_int(0, context_.scalar_type(exponent->type().scalar()));
-    Value* negative = graph_elementwise("lt", {exponent, zero}, node);
-    std::vector<int64_t> axes(exponent->type().rank());
-    std::iota(axes.begin(), axes.end(), 0);
-    Value* count = graph_op(OpKind::GraphReduce, {to_element(negative, ScalarType::I64, node)},
-                            context_.tensor_type({}, ScalarType::I64),
-                            {{"kind", context_.string_attr("sum")}, {"axes", context_.int_array_attr(axes)}}, node);
-    ok = emit(OpKind::CmpI, {convert(count, i64), builder_.constant_int(0, i64)}, context_.bool_type(),
-              {{"predicate", context_.string_attr("eq")}});
-  } else {
-    if (Operation* def = exponent->defining_op(); def && def->is(OpKind::Constant) && def->has_attr("value") &&
-                                                  def->int_attr("value") >= 0)
-      return;
-    ok = emit(OpKind::CmpI, {convert(exponent, i64), builder_.constant_int(0, i64)}, context_.bool_type(),
-              {{"predicate", context_.string_attr("sge")}});
+    return check_every_element(graph_elementwise("ge", {exponent, zero}, node), node, message);
   }
+  if (Operation* def = exponent->defining_op();
+      def && def->is(OpKind::Constant) && def->has_attr("value") && def->int_attr("value") >= 0)
+    return;
+  const Type i64 = context_.i64_type();
+  Value* ok = emit(OpKind::CmpI, {convert(exponent, i64), builder_.constant_int(0, i64)}, context_.bool_type(),
+                   {{"predicate", context_.string_attr("sge")}});
   builder_.create(OpKind::HostCheck, std::span<Value* const>(&ok, 1), std::span<const Type>{},
-                  {{"message", context_.string_attr(source_position(node) +
-                                                    ": integers to negative integer powers are not allowed "
-                                                    "(NumPy's ValueError; make the base a float)")}});
+                  {{"message", context_.string_attr(message)}});
 }
 
 // The graph.elementwise function of a binary operator on tensors.

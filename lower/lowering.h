@@ -396,6 +396,7 @@ class Lowering {
     size_t before = 0;           // kept dimensions before P in the result (NumPy's adjacent rule)
   };
   GatherPlan plan_gather(NodeId node, Value* x, const std::vector<NodeId>& indices);
+  void check_every_element(Value* ok, NodeId node, const std::string& message);
   // The indices of `x[index]`: the elements of an unparenthesised tuple
   // (`x[i, j]`), else the index alone; and how many of them consume an
   // axis (all but `None` and `...`).
